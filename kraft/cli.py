@@ -1,0 +1,70 @@
+"""The ``kraft`` command.
+
+Each subcommand lives in the package that owns it and is imported only when used, so ``kraft
+dump-log`` never pays for Spark and a broken optional area cannot take the whole CLI down.
+
+Exit codes shared by every subcommand:
+  0  ran and found nothing wrong
+  1  ran and found a violation (counterexample, rejected trace, anomaly)
+  2  usage error, bad input, or a tool failure (missing java, TLA+ parse error, ...)
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_ERROR = 2
+
+# name -> "module:attribute" of a click.Command
+COMMANDS: dict[str, str] = {
+    "check": "model_check.cli:check",
+    "simulate": "kraft.sim.cli:simulate",
+    "conform": "traces.cli:conform",
+    "audit": "spark_validation.cli:audit",
+    "dump-log": "kraft.log.cli:dump_log",
+    "review": "kraft.review:review",
+    "report": "kraft.review:report",
+    "test": "kraft.review:test",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                return _unavailable(name, f"module {module_name} is not part of this build yet")
+            raise
+        return getattr(module, attr)
+
+
+def _unavailable(name: str, why: str) -> click.Command:
+    @click.command(name=name, help=f"(unavailable: {why})")
+    def _cmd() -> None:
+        click.echo(f"kraft {name}: {why}", err=True)
+        sys.exit(EXIT_ERROR)
+
+    return _cmd
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kraft")
+def main() -> None:
+    """Model-check, test, conform and audit Kafka's ownership protocols."""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
