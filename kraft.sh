@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Bootstrap once, then run kraft.
+#
+#   ./kraft.sh review          the review pipeline: model-check, simulate, conform, audit, summarise
+#   ./kraft.sh test [ARGS]     the test suite (pytest ARGS)
+#   ./kraft.sh <cmd> ...       any other kraft subcommand (check, simulate, conform, audit, ...)
+#
+# The first run (and any run after pyproject.toml changes) creates .venv, installs the project and its
+# Python dependencies into it, and installs a Java runtime (>= 17, for TLC and Spark) if none is found.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+venv="$here/.venv"
+stamp="$venv/.kraft-installed"
+python=${PYTHON:-python3}
+
+say() { printf 'kraft.sh: %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else say "need root to run: $*"; return 1; fi
+}
+
+java_major() {
+  local j=${JAVA_HOME:+$JAVA_HOME/bin/java}
+  j=${j:-$(command -v java || true)}
+  [ -n "$j" ] && [ -x "$j" ] || { echo 0; return; }
+  "$j" -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}'
+}
+
+ensure_java() {
+  local major
+  major=$(java_major)
+  if [ "${major:-0}" -ge 17 ] 2>/dev/null; then return; fi
+  say "no Java >= 17 found (found: ${major:-none}); installing a headless JRE with apt-get"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends default-jre-headless \
+    || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless
+  major=$(java_major)
+  [ "${major:-0}" -ge 17 ] || { say "Java >= 17 is still missing after the install (found: ${major:-none})"; exit 2; }
+}
+
+ensure_venv() {
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ ! "$here/pyproject.toml" -nt "$stamp" ]; then return; fi
+  if [ ! -x "$venv/bin/python" ]; then
+    say "creating $venv"
+    if ! "$python" -m venv --system-site-packages "$venv" 2>/dev/null; then
+      say "python venv support missing; installing python3-venv"
+      as_root apt-get update -qq
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv python3-pip
+      rm -rf "$venv"
+      "$python" -m venv --system-site-packages "$venv"
+    fi
+  fi
+  say "installing kraft and its dependencies into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here"
+  touch "$stamp"
+}
+
+ensure_java
+ensure_venv
+
+cmd=${1:-review}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  test) cd "$here" && exec "$venv/bin/python" -m pytest "$@" ;;
+  *)    exec "$venv/bin/kraft" "$cmd" "$@" ;;
+esac
