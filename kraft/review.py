@@ -108,6 +108,11 @@ def _summarise_json(path: Path) -> str:
     return f"{type(data).__name__} at {path.name}"
 
 
+def _launcher() -> list[str]:
+    """How a stage's subprocess starts the kraft CLI (a seam for tests)."""
+    return ["-m", "kraft.cli"]
+
+
 def run_stage(stage: Stage, out: Path, timeout: float | None) -> StageResult:
     command = stage.argv[0]
     if not _available(command):
@@ -115,7 +120,7 @@ def run_stage(stage: Stage, out: Path, timeout: float | None) -> StageResult:
                            f"`kraft {command}` is not part of this build", None, "")
     log_path = out / "logs" / f"{stage.name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "kraft.cli", *stage.argv]
+    argv = [sys.executable, *_launcher(), *stage.argv]
     click.echo(f"== {stage.name}: {stage.what}\n   $ kraft {' '.join(stage.argv)}")
     start = time.monotonic()
     with log_path.open("w") as log:
