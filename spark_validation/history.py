@@ -1,0 +1,713 @@
+"""Client histories: reading Jepsen EDN and kraft NDJSON into :class:`History` values.
+
+A history is what clients saw, in Jepsen's conventions (see DESIGN.md, "Traces and histories", and
+docs/contracts.md section 5): a time-ordered list of operations, each an ``invoke`` followed later by
+its completion (``ok``, ``fail`` or ``info``) from the same process.
+
+Formats read by :func:`read_history` (chosen by the file extension, sniffed when unknown):
+
+* ``.edn`` -- Jepsen: either one top-level vector of op maps, or one op map per line (Jepsen's
+  ``history.edn``). Parsed by the safe reader in :mod:`spark_validation.edn`.
+* ``.ndjson`` / ``.jsonl`` -- kraft: an optional header line ``{"v": 1, "kind": "history", ...}``,
+  then one op object per line.
+* ``.json`` -- one array of op objects (or NDJSON under a ``.json`` name).
+
+Normalisation (so EDN and NDJSON histories of the same events compare equal):
+
+* keywords become plain strings everywhere, in keys and values (``:invoke`` -> ``"invoke"``,
+  ``:ns/x`` -> ``"ns/x"``); symbols and characters become strings too;
+* every sequence (EDN vector or list, JSON array) becomes a ``tuple``; maps stay ``dict``; EDN
+  sets stay ``frozenset``; other tagged literals stay :class:`~spark_validation.edn.Tagged`;
+* the known keys (``process type f key value time index``) become :class:`Op` fields, everything
+  else goes to ``Op.extra``; ``Op.index`` is the op's ``index`` when it has one, else its position
+  among the file's well-formed ops.
+
+Nothing is dropped silently. A line (or array element) that cannot be parsed, or that is not an op
+(not a map, no ``type``/``process``, an unknown ``type``) becomes a :class:`MalformedLine` in
+``History.malformed`` and reading continues with the next op. A history whose ops do not pair up
+(a completion with no open invocation, a completion whose ``f`` differs from its invocation's, or a
+second invocation by a process with one still open) keeps all its ops and lists each problem in
+``History.structure_errors``; the checkers refuse to guess at such a history (verdict ``"unknown"``).
+A file that is not a history at all (wrong header ``kind``, undecodable, or no op could be read)
+raises :class:`HistoryFormatError`; :func:`iter_corpus` counts those in ``CorpusScan.skipped``.
+
+Processes: integer processes are clients. Any other process (Jepsen's ``:nemesis``, or a string in
+NDJSON) is not a client: its ops are kept in ``History.ops`` and counted (``History.nemesis_ops``)
+but the checkers ignore them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import attrs
+
+from spark_validation.edn import Char, EdnError, Keyword, Reader, Symbol, Tagged
+
+__all__ = [
+    "CorpusScan",
+    "History",
+    "HistoryFormatError",
+    "MalformedLine",
+    "Op",
+    "Operation",
+    "SkippedFile",
+    "StructureError",
+    "iter_corpus",
+    "normalize",
+    "pair_ops",
+    "parse_history_text",
+    "read_history",
+    "select_model",
+    "to_jsonable",
+]
+
+OP_TYPES = ("invoke", "ok", "fail", "info")
+COMPLETION_TYPES = frozenset(("ok", "fail", "info"))
+HISTORY_EXTENSIONS = (".edn", ".ndjson", ".jsonl", ".json")
+_KNOWN_KEYS = ("index", "process", "type", "f", "key", "value", "time")
+
+
+# --------------------------------------------------------------------------------------------
+# values
+
+
+def normalize(value: Any) -> Any:
+    """Normalise a parsed EDN/JSON value to the audit's plain Python form (see module doc)."""
+    if value is None or isinstance(value, (bool, int, float, Decimal)):
+        return value
+    if isinstance(value, str):
+        return str(value) if isinstance(value, Char) else value
+    if isinstance(value, Keyword):
+        return value.qualified
+    if isinstance(value, Symbol):
+        return value.qualified
+    if isinstance(value, (tuple, list)):
+        return tuple(normalize(v) for v in value)
+    if isinstance(value, dict):
+        return {normalize(k): normalize(v) for k, v in value.items()}
+    if isinstance(value, frozenset):
+        return frozenset(normalize(v) for v in value)
+    if isinstance(value, Tagged):
+        return Tagged(value.tag, normalize(value.value))
+    return value
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert a normalised value to something ``json.dumps`` accepts.
+
+    Tuples become lists, sets sorted lists (when sortable), map keys strings (JSON requires it;
+    non-string keys go through ``json.dumps``), tagged values ``{"#tag": value}``, decimals strings.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+    if isinstance(value, (tuple, list)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [to_jsonable(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return sorted(items, key=lambda x: json.dumps(x, sort_keys=True))
+    if isinstance(value, dict):
+        return {
+            (k if isinstance(k, str) else json.dumps(to_jsonable(k))): to_jsonable(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, Tagged):
+        return {"#" + value.tag: to_jsonable(value.value)}
+    if isinstance(value, Decimal):
+        return str(value)
+    return repr(value)
+
+
+# --------------------------------------------------------------------------------------------
+# records
+
+
+@attrs.frozen
+class Op:
+    """One history event: an invocation or a completion (Jepsen's op map)."""
+
+    index: int
+    process: Any
+    type: str
+    f: Any
+    key: Any = None
+    value: Any = None
+    time: int | None = None
+    extra: dict = attrs.field(factory=dict, eq=True, hash=False)
+
+    @property
+    def is_client(self) -> bool:
+        """Integer processes are clients; ``nemesis`` and other non-integer processes are not."""
+        return isinstance(self.process, int) and not isinstance(self.process, bool)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict in the NDJSON history format (extra keys included)."""
+        d: dict[str, Any] = {
+            "index": self.index,
+            "process": self.process,
+            "type": self.type,
+            "f": to_jsonable(self.f),
+        }
+        if self.key is not None:
+            d["key"] = to_jsonable(self.key)
+        d["value"] = to_jsonable(self.value)
+        if self.time is not None:
+            d["time"] = self.time
+        for k, v in self.extra.items():
+            d[k if isinstance(k, str) else json.dumps(to_jsonable(k))] = to_jsonable(v)
+        return d
+
+
+@attrs.frozen
+class MalformedLine:
+    """A line (or array element) of a history file that could not be read as an op."""
+
+    path: str
+    line: int
+    reason: str
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class StructureError:
+    """An op that does not pair up with the others (see module doc). ``position`` is its place
+    in ``History.ops``."""
+
+    position: int
+    index: int
+    process: Any
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"position": self.position, "index": self.index, "process": self.process, "reason": self.reason}
+
+
+@attrs.frozen
+class Operation:
+    """An invocation paired with its completion (``None``: it never completed)."""
+
+    invoke: Op
+    complete: Op | None
+    invoke_pos: int
+    complete_pos: int | None
+
+    @property
+    def outcome(self) -> str:
+        """``ok``, ``fail``, ``info``, or ``pending`` (never completed; treated as ``info``)."""
+        return self.complete.type if self.complete is not None else "pending"
+
+
+@attrs.define
+class History:
+    """A parsed history. The first four fields are the contract (docs/contracts.md section 6)."""
+
+    id: str
+    ops: list[Op]
+    model: str | None
+    malformed: list[MalformedLine] = attrs.field(factory=list)
+    structure_errors: list[StructureError] = attrs.field(factory=list)
+    path: str | None = None
+    header: dict = attrs.field(factory=dict)
+    initial: Any = None
+
+    @property
+    def nemesis_ops(self) -> int:
+        """Number of ops from non-client processes (kept, ignored by the checkers)."""
+        return sum(1 for op in self.ops if not op.is_client)
+
+    @property
+    def client_ops(self) -> list[Op]:
+        return [op for op in self.ops if op.is_client]
+
+    def summary(self) -> dict[str, Any]:
+        counts = {t: 0 for t in OP_TYPES}
+        for op in self.ops:
+            if op.is_client:
+                counts[op.type] = counts.get(op.type, 0) + 1
+        return {
+            "id": self.id,
+            "model": self.model,
+            "ops": len(self.ops),
+            "nemesis_ops": self.nemesis_ops,
+            "types": counts,
+            "malformed_lines": len(self.malformed),
+            "structure_errors": len(self.structure_errors),
+        }
+
+
+class HistoryFormatError(ValueError):
+    """The file is not a history at all (its whole content is unusable). Names file and line."""
+
+    def __init__(self, path: str, line: int | None, reason: str) -> None:
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------------------------
+# pairing
+
+
+def pair_ops(ops: Sequence[Op]) -> tuple[list[Operation], list[StructureError]]:
+    """Pair client invocations with completions, in history order.
+
+    Returns the operations in invocation order and the structure errors found. Non-client ops
+    are skipped. An ``info`` completion frees its process (Jepsen then uses a new process id, but
+    reuse is not an error); the op itself stays open to the end of the history. Invocations that
+    never complete come back with ``complete=None``.
+    """
+    open_by_process: dict[Any, int] = {}
+    invokes: list[tuple[int, Op]] = []
+    completions: dict[int, tuple[int, Op]] = {}
+    errors: list[StructureError] = []
+    for pos, op in enumerate(ops):
+        if not op.is_client:
+            continue
+        if op.type == "invoke":
+            if op.process in open_by_process:
+                j = open_by_process[op.process]
+                errors.append(
+                    StructureError(
+                        pos,
+                        op.index,
+                        op.process,
+                        f"process {op.process} invoked op index {op.index} while its op index "
+                        f"{invokes[j][1].index} is still open",
+                    )
+                )
+            open_by_process[op.process] = len(invokes)
+            invokes.append((pos, op))
+        else:
+            j = open_by_process.pop(op.process, None)
+            if j is None:
+                errors.append(
+                    StructureError(
+                        pos,
+                        op.index,
+                        op.process,
+                        f"{op.type} completion (f={op.f!r}) of process {op.process} has no open invocation",
+                    )
+                )
+                continue
+            inv = invokes[j][1]
+            if inv.f != op.f:
+                errors.append(
+                    StructureError(
+                        pos,
+                        op.index,
+                        op.process,
+                        f"completion f={op.f!r} does not match its invocation's f={inv.f!r} "
+                        f"(invocation index {inv.index})",
+                    )
+                )
+            completions[j] = (pos, op)
+    result = []
+    for j, (pos, inv) in enumerate(invokes):
+        c = completions.get(j)
+        result.append(Operation(inv, c[1] if c else None, pos, c[0] if c else None))
+    return result, errors
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+
+
+def _op_from_mapping(raw: Any, position: int) -> Op | str:
+    """Build an Op from a parsed map, or return the reason it is not an op."""
+    if not isinstance(raw, dict):
+        return f"not an op map but {type(raw).__name__}"
+    fields: dict[str, Any] = {}
+    extra: dict[Any, Any] = {}
+    for k, v in raw.items():
+        name = normalize(k)
+        if name in _KNOWN_KEYS:
+            fields[name] = v
+        else:
+            extra[name] = normalize(v)
+    if "type" not in fields:
+        return "op has no type"
+    typ = normalize(fields["type"])
+    if typ not in OP_TYPES:
+        return f"unknown op type {typ!r}"
+    if "process" not in fields:
+        return "op has no process"
+    process = normalize(fields["process"])
+    if isinstance(process, (dict, tuple, frozenset)):
+        return f"bad process {process!r}"
+    index = fields.get("index", position)
+    if not isinstance(index, int) or isinstance(index, bool):
+        return f"bad index {index!r}"
+    time = fields.get("time")
+    if time is not None and (not isinstance(time, int) or isinstance(time, bool)):
+        if isinstance(time, float):
+            time = int(time)
+        else:
+            return f"bad time {time!r}"
+    return Op(
+        index=index,
+        process=process,
+        type=typ,
+        f=normalize(fields.get("f")),
+        key=normalize(fields.get("key")),
+        value=normalize(fields.get("value")),
+        time=time,
+        extra=extra,
+    )
+
+
+def _line_text(text: str, line_start: int) -> str:
+    end = text.find("\n", line_start)
+    return text[line_start : end if end >= 0 else len(text)][:500]
+
+
+class _Collector:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.ops: list[Op] = []
+        self.malformed: list[MalformedLine] = []
+
+    def add(self, raw: Any, line: int, text: str) -> None:
+        result = _op_from_mapping(raw, len(self.ops))
+        if isinstance(result, str):
+            self.malformed.append(MalformedLine(self.path, line, result, text))
+        else:
+            self.ops.append(result)
+
+    def bad(self, line: int, reason: str, text: str) -> None:
+        self.malformed.append(MalformedLine(self.path, line, reason, text))
+
+
+def _resync(text: str, after_line_start: int, stops: str) -> int:
+    """Offset of the first line after the one starting at ``after_line_start`` whose first
+    non-blank character is in ``stops`` (or the end of the text)."""
+    pos = text.find("\n", after_line_start)
+    while pos >= 0:
+        start = pos + 1
+        stripped = text[start : start + 200].lstrip(" \t,\r")
+        if stripped[:1] and stripped[0] in stops:
+            return start
+        pos = text.find("\n", start)
+    return len(text)
+
+
+def _read_sequence(
+    text: str,
+    path: str,
+    col: _Collector,
+    start: int,
+    in_vector: bool,
+    read_one: Any,
+    skip_ws: Any,
+) -> None:
+    """Read op values from ``start`` on, resynchronising at the next op-looking line on error.
+
+    ``read_one(pos) -> (value, end)`` raises ``(reason, error_pos)`` via ``_ReadError``.
+    """
+    pos = start
+    n = len(text)
+    closed = not in_vector
+    while True:
+        pos = skip_ws(pos)
+        if pos >= n:
+            break
+        line_start = text.rfind("\n", 0, pos) + 1
+        line = text.count("\n", 0, pos) + 1
+        if in_vector and not closed and text[pos] == "]":
+            closed = True
+            pos += 1
+            continue
+        if in_vector and closed:
+            col.bad(line, "data after the closing ']' of the history vector", _line_text(text, line_start))
+            pos = _resync(text, line_start, "{")
+            continue
+        try:
+            value, pos = read_one(pos)
+        except _ReadError as exc:
+            col.bad(line, exc.reason, _line_text(text, line_start))
+            pos = _resync(text, line_start, "{]" if in_vector else "{")
+            continue
+        col.add(value, line, _line_text(text, line_start))
+    if in_vector and not closed:
+        line = text.count("\n") + 1
+        col.bad(line, "end of file: the history vector is not closed with ']'", "")
+
+
+class _ReadError(Exception):
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _parse_edn(text: str, path: str, col: _Collector) -> None:
+    reader = Reader(text, path)
+
+    def skip_ws(pos: int) -> int:
+        reader.pos = pos
+        reader.skip_ws()
+        return reader.pos
+
+    def read_one(pos: int) -> tuple[Any, int]:
+        reader.pos = pos
+        try:
+            value = reader.read()
+        except EdnError as exc:
+            raise _ReadError(f"EDN error at line {exc.line}, column {exc.column}: {exc.reason}") from None
+        return value, reader.pos
+
+    start = skip_ws(0)
+    in_vector = text[start : start + 1] == "["
+    _read_sequence(text, path, col, start + 1 if in_vector else start, in_vector, read_one, skip_ws)
+
+
+_JSON = json.JSONDecoder()
+
+
+def _json_error(text: str, exc: json.JSONDecodeError) -> str:
+    return f"JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+
+
+def _parse_json_array(text: str, path: str, col: _Collector, start: int) -> None:
+    def skip_ws(pos: int) -> int:
+        n = len(text)
+        while pos < n and text[pos] in " \t\r\n,":
+            pos += 1
+        return pos
+
+    def read_one(pos: int) -> tuple[Any, int]:
+        try:
+            return _JSON.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise _ReadError(_json_error(text, exc)) from None
+
+    _read_sequence(text, path, col, start + 1, True, read_one, skip_ws)
+
+
+def _parse_ndjson(text: str, path: str, col: _Collector) -> dict:
+    header: dict = {}
+    first = True
+    for lineno, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        try:
+            value = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            col.bad(lineno, f"JSON error at column {exc.colno}: {exc.msg}", line[:500])
+            first = False
+            continue
+        if first and isinstance(value, dict) and "kind" in value and "type" not in value:
+            first = False
+            if value.get("kind") != "history":
+                raise HistoryFormatError(path, lineno, f"not a history: header kind is {value.get('kind')!r}")
+            if value.get("v") != 1:
+                raise HistoryFormatError(path, lineno, f"unsupported history version v={value.get('v')!r}")
+            header = value
+            continue
+        first = False
+        col.add(value, lineno, line[:500])
+    return header
+
+
+def _sniff(text: str) -> str:
+    s = text.lstrip(" \t\r\n\ufeff")
+    if s.startswith("{\"") or s.startswith("{ \""):
+        return "ndjson"
+    if s.startswith("[") and s[1:].lstrip().startswith("{\""):
+        return "json"
+    return "edn"
+
+
+def parse_history_text(
+    text: str, path: str, fmt: str | None = None
+) -> tuple[list[Op], list[MalformedLine], dict]:
+    """Parse history text. ``fmt`` is ``edn``, ``ndjson`` or ``json`` (sniffed when ``None``).
+
+    Returns (ops, malformed lines, NDJSON header or ``{}``). Raises :class:`HistoryFormatError`
+    when nothing in the text is an op but something is wrong with it.
+    """
+    col = _Collector(path)
+    header: dict = {}
+    if fmt is None:
+        fmt = _sniff(text)
+    if fmt == "edn":
+        _parse_edn(text, path, col)
+    elif fmt == "json":
+        start = len(text) - len(text.lstrip())
+        if text[start : start + 1] == "[":
+            _parse_json_array(text, path, col, start)
+        else:
+            header = _parse_ndjson(text, path, col)
+    elif fmt == "ndjson":
+        header = _parse_ndjson(text, path, col)
+    else:
+        raise ValueError(f"unknown history format {fmt!r}")
+    if not col.ops and col.malformed:
+        first = col.malformed[0]
+        raise HistoryFormatError(
+            path,
+            first.line,
+            f"no operation could be read ({len(col.malformed)} malformed; first: {first.reason})",
+        )
+    return col.ops, col.malformed, header
+
+
+def _format_for(path: Path) -> str | None:
+    suffix = path.suffix.lower()
+    if suffix == ".edn":
+        return "edn"
+    if suffix in (".ndjson", ".jsonl"):
+        return "ndjson"
+    if suffix == ".json":
+        return "json"
+    return None
+
+
+def _read_model_file(path: Path) -> tuple[str | None, Any, bool]:
+    """A model file holds a model name, or JSON ``{"model": name, "initial": value}``."""
+    text = path.read_text(encoding="utf-8").strip()
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise HistoryFormatError(str(path), exc.lineno, f"bad model file: {exc.msg}") from None
+        return obj.get("model"), normalize(obj.get("initial")), "initial" in obj
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            return line.split()[0], None, False
+    return None, None, False
+
+
+def select_model(path: str | os.PathLike[str], header: dict | None = None, default: str | None = None) -> tuple[str | None, Any]:
+    """The model for a history file, and its initial value: the sidecar ``<file>.model`` first,
+    then the NDJSON header's ``model``, then ``model.txt`` in the file's directory, then
+    ``default``. (File-specific settings beat directory-wide ones.)"""
+    p = Path(path)
+    header = header or {}
+    sidecar = p.with_name(p.name + ".model")
+    if sidecar.is_file():
+        name, initial, has = _read_model_file(sidecar)
+        if name:
+            return name, initial if has else header.get("initial")
+    if header.get("model"):
+        return header["model"], normalize(header.get("initial"))
+    dir_file = p.parent / "model.txt"
+    if dir_file.is_file():
+        name, initial, _ = _read_model_file(dir_file)
+        if name:
+            return name, initial
+    return default, None
+
+
+def read_history(
+    path: str | os.PathLike[str], *, default_model: str | None = None, id: str | None = None
+) -> History:
+    """Read one history file (see the module doc for formats and error handling).
+
+    Raises :class:`HistoryFormatError` if the file is not a history (unreadable, not UTF-8, a
+    header of another kind, or no op readable), naming the file and line.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise HistoryFormatError(str(p), None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise HistoryFormatError(str(p), line, f"not UTF-8 text (byte {exc.start})") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    ops, malformed, header = parse_history_text(text, str(p), _format_for(p))
+    model, initial = select_model(p, header, default_model)
+    _, errors = pair_ops(ops)
+    return History(
+        id=id if id is not None else str(p),
+        ops=ops,
+        model=model,
+        malformed=malformed,
+        structure_errors=errors,
+        path=str(p),
+        header=header,
+        initial=initial,
+    )
+
+
+def history_from_ops(ops: Iterable[Op], *, id: str = "<ops>", model: str | None = None, initial: Any = None) -> History:
+    """Wrap ops built in memory (tests, generators) as a History, with structure checking."""
+    ops = list(ops)
+    _, errors = pair_ops(ops)
+    return History(id=id, ops=ops, model=model, structure_errors=errors, initial=initial)
+
+
+@attrs.frozen
+class SkippedFile:
+    path: str
+    reason: str
+
+
+class CorpusScan:
+    """Iterate the histories under some paths; ``skipped`` lists the files that were not read.
+
+    Directories are walked recursively in sorted order (deterministic). Files with a history
+    extension are read; model files (``*.model``, ``model.txt``) are metadata; any other file is
+    counted in ``skipped`` (reason "not a history file"), as is every file that raised
+    :class:`HistoryFormatError`. History ids are paths relative to the argument they came from.
+    """
+
+    def __init__(self, paths: Iterable[str | os.PathLike[str]], default_model: str | None = None) -> None:
+        self.paths = [Path(p) for p in paths]
+        self.default_model = default_model
+        self.skipped: list[SkippedFile] = []
+        self.read = 0
+
+    def files(self) -> Iterator[tuple[Path, str]]:
+        """(file, id) pairs in deterministic order; missing paths are recorded as skipped."""
+        for root in self.paths:
+            if root.is_file():
+                yield root, str(root)
+            elif root.is_dir():
+                for dirpath, dirnames, filenames in os.walk(root):
+                    dirnames.sort()
+                    for name in sorted(filenames):
+                        f = Path(dirpath) / name
+                        yield f, f.relative_to(root).as_posix() if len(self.paths) == 1 else str(f)
+            else:
+                self.skipped.append(SkippedFile(str(root), "no such file or directory"))
+
+    def __iter__(self) -> Iterator[History]:
+        for f, hid in self.files():
+            if f.name == "model.txt" or f.name.endswith(".model"):
+                continue
+            if f.suffix.lower() not in HISTORY_EXTENSIONS:
+                self.skipped.append(SkippedFile(str(f), "not a history file (extension)"))
+                continue
+            try:
+                h = read_history(f, default_model=self.default_model, id=hid)
+            except HistoryFormatError as exc:
+                self.skipped.append(SkippedFile(str(f), str(exc)))
+                continue
+            self.read += 1
+            yield h
+
+
+def iter_corpus(paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str], *, default_model: str | None = None) -> CorpusScan:
+    """Histories under ``paths`` (files or directories). Iterate the result; afterwards
+    ``.read`` and ``.skipped`` say what was read and what was not (and why)."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return CorpusScan(paths, default_model)
