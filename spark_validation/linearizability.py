@@ -1,0 +1,378 @@
+"""Linearizability checking of client histories.
+
+The algorithm is Wing & Gong's search (J. Parallel Distrib. Comput. 1993) with Lowe's memoisation
+("Testing for linearizability", Concurrency and Computation 2017), as Porcupine implements it
+(github.com/anishathalye/porcupine, ``checker.go``): the history becomes a doubly linked list of
+call and return entries in real-time order; the search walks the list, *lifts* a call (and its
+return) out of the list when the model accepts it as the next linearized op, and backtracks
+(*unlifts*) when it meets the return of an op it has not linearized. A cache of the configurations
+already explored -- the set of linearized calls as an integer bitset plus the (hashable) model
+state -- prunes the search. Histories are first split by key (P-compositionality: a history of
+independent objects is linearizable iff each object's sub-history is, Herlihy & Wing 1990) and
+each partition is checked on its own.
+
+Jepsen/Knossos semantics for outcomes: ``fail`` ops are dropped; ``info`` and never-completed ops
+have no return entry (they may take effect at any time after their invocation) and need not be
+linearized at all; the search succeeds once every op with an observed outcome is linearized.
+
+Python-specific choices for speed: the linked list is two integer arrays (``nxt``/``prv``) with
+head and tail sentinels, bitsets are Python ints, each partition's calls are pre-split into
+parallel lists, and the inner loop binds everything to locals. A time budget and a cap on the
+cache size turn an explosive search into ``valid = "unknown"`` with how far it got.
+
+Result (docs/contracts.md section 6)::
+
+    LinResult(valid: True | False | "unknown", ops, seconds, anomalies, info)
+
+An anomaly is ``{"kind": "nonlinearizable", "key": k, "evidence": {...}}`` per failing partition;
+the evidence holds the longest linearizable prefix the search found, the model state after it, the
+op whose return the search could not get past (``stuck_op``), and for every op that could have
+come next, whether the model accepted it from that state (``candidates``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import attrs
+
+from spark_validation.history import History, Op, Operation, pair_ops, to_jsonable
+from spark_validation.models import UNKNOWN, Call, Model, ModelError, get_model
+
+__all__ = ["LinResult", "check_history", "check_calls", "DEFAULT_MAX_CACHE"]
+
+DEFAULT_MAX_CACHE = 2_000_000
+"""Cache entries per partition before giving up with ``"unknown"`` (each entry is a small tuple;
+two million entries stay well under a gigabyte)."""
+
+_PREFIX_CAP = 200  # ops of the linearized prefix listed in evidence (the length is always given)
+_STATES_CAP = 8  # distinct stuck states listed in evidence
+
+
+@attrs.frozen
+class LinResult:
+    """The verdict for one history (contract section 6)."""
+
+    valid: Any  # True | False | "unknown"
+    ops: int
+    seconds: float
+    anomalies: list = attrs.field(factory=list)
+    info: dict = attrs.field(factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "ops": self.ops,
+            "seconds": self.seconds,
+            "anomalies": to_jsonable(self.anomalies),
+            "info": to_jsonable(self.info),
+        }
+
+
+def _op_json(operation: Operation) -> dict[str, Any]:
+    inv = operation.invoke
+    c = operation.complete
+    d: dict[str, Any] = {
+        "index": inv.index,
+        "process": inv.process,
+        "f": inv.f,
+        "value": to_jsonable(inv.value),
+        "type": operation.outcome,
+    }
+    if inv.key is not None:
+        d["key"] = to_jsonable(inv.key)
+    if c is not None:
+        d["completion_index"] = c.index
+        d["output"] = to_jsonable(c.value)
+    return d
+
+
+def _call_json(model: Model, call: Call) -> dict[str, Any]:
+    d = _op_json(call.operation)
+    d["call"] = model.describe_call(call)
+    return d
+
+
+class _Budget:
+    def __init__(self, deadline: float | None, max_cache: int) -> None:
+        self.deadline = deadline
+        self.max_cache = max_cache
+
+
+def check_calls(
+    model: Model,
+    calls: Sequence[Call],
+    initial_state: Any,
+    *,
+    deadline: float | None = None,
+    max_cache: int = DEFAULT_MAX_CACHE,
+) -> tuple[Any, dict[str, Any]]:
+    """Check one partition. Returns (True | False | "unknown", details).
+
+    ``details`` has ``explored`` (search steps), ``cache`` (configurations memoised) and, when not
+    linearizable, ``evidence``; when unknown, ``reason`` and ``best_prefix``.
+    """
+    n = len(calls)
+    # --- events in real-time order: (history position, 0=call/1=return, call id) -----------
+    events: list[tuple[int, int, int]] = []
+    for cid, c in enumerate(calls):
+        events.append((c.operation.invoke_pos, 0, cid))
+        if c.output is not UNKNOWN and c.operation.complete is not None and c.operation.complete.type == "ok":
+            events.append((c.operation.complete_pos, 1, cid))
+    events.sort()
+    m = len(events)
+    HEAD, TAIL = m, m + 1
+    nxt = list(range(1, m + 1)) + [0, -1]
+    prv = [HEAD] + list(range(0, m - 1)) + [-1, m - 1]
+    nxt[HEAD] = 0 if m else TAIL
+    prv[TAIL] = m - 1 if m else HEAD
+    is_call = [e[1] == 0 for e in events]
+    node_cid = [e[2] for e in events]
+    ret_node = [-1] * n  # call id -> return node (or -1: returns "at infinity")
+    call_node = [0] * n
+    for node, (_, kind, cid) in enumerate(events):
+        if kind:
+            ret_node[cid] = node
+        else:
+            call_node[cid] = node
+    node_ret = [ret_node[node_cid[k]] if is_call[k] else -1 for k in range(m)]
+    inputs = [c.input for c in calls]
+    outputs = [c.output for c in calls]
+    must = [c.output is not UNKNOWN for c in calls]
+    bits = [1 << i for i in range(n)]
+    remaining = sum(must)
+
+    step = model.step
+    state = initial_state
+    linearized = 0
+    cache: set[tuple[int, Any]] = set()
+    stack: list[tuple[int, Any]] = []  # (call node lifted, state before it)
+    best_len = -1
+    best: tuple[list[int], Any, int] | None = None  # (lifted call nodes, state, stuck node)
+    stuck_states: list[Any] = []
+    explored = 0
+    check_every = 2048
+    countdown = check_every
+    entry = nxt[HEAD]
+    result: Any = True
+
+    while remaining:
+        explored += 1
+        countdown -= 1
+        if not countdown:
+            countdown = check_every
+            if deadline is not None and time.perf_counter() > deadline:
+                result = "unknown"
+                reason = "time budget exhausted"
+                break
+            if len(cache) > max_cache:
+                result = "unknown"
+                reason = f"cache limit of {max_cache} configurations reached"
+                break
+        if entry != TAIL and is_call[entry]:
+            cid = node_cid[entry]
+            ok, new_state = step(state, inputs[cid], outputs[cid])
+            if ok:
+                new_lin = linearized | bits[cid]
+                ck = (new_lin, new_state)
+                if ck not in cache:
+                    cache.add(ck)
+                    stack.append((entry, state))
+                    state = new_state
+                    linearized = new_lin
+                    if must[cid]:
+                        remaining -= 1
+                    # lift the call and its return out of the list
+                    p, q = prv[entry], nxt[entry]
+                    nxt[p] = q
+                    prv[q] = p
+                    r = node_ret[entry]
+                    if r >= 0:
+                        p, q = prv[r], nxt[r]
+                        nxt[p] = q
+                        prv[q] = p
+                    entry = nxt[HEAD]
+                    continue
+            entry = nxt[entry]
+            continue
+        # a return of an op not linearized yet (or the end of the list with ops left): backtrack
+        depth = len(stack)
+        if depth >= best_len:
+            if depth > best_len:
+                best_len = depth
+                best = ([e for e, _ in stack], state, entry)
+                stuck_states = []
+            if len(stuck_states) < _STATES_CAP and state not in stuck_states:
+                stuck_states.append(state)
+        if not stack:
+            result = False
+            break
+        entry, state = stack.pop()
+        cid = node_cid[entry]
+        linearized ^= bits[cid]
+        if must[cid]:
+            remaining += 1
+        r = node_ret[entry]
+        if r >= 0:
+            nxt[prv[r]] = r
+            prv[nxt[r]] = r
+        nxt[prv[entry]] = entry
+        prv[nxt[entry]] = entry
+        entry = nxt[entry]
+
+    details: dict[str, Any] = {"explored": explored, "cache": len(cache), "calls": n}
+    if result is True:
+        return True, details
+    if result == "unknown":
+        details["reason"] = reason
+        details["best_prefix"] = max(best_len, len(stack))
+        return "unknown", details
+    assert best is not None
+    details["evidence"] = _evidence(model, calls, events, best, stuck_states)
+    return False, details
+
+
+def _evidence(
+    model: Model,
+    calls: Sequence[Call],
+    events: list[tuple[int, int, int]],
+    best: tuple[list[int], Any, int],
+    stuck_states: list[Any],
+) -> dict[str, Any]:
+    nodes, state, stuck = best
+    done = {events[node][2] for node in nodes}
+    prefix = [calls[events[node][2]] for node in nodes]
+    limit = len(events) if stuck >= len(events) else stuck
+    candidates = []
+    for node in range(limit):
+        pos, kind, cid = events[node]
+        if kind == 0 and cid not in done:
+            ok, new_state = model.step(state, calls[cid].input, calls[cid].output)
+            d = _call_json(model, calls[cid])
+            d["accepted"] = ok
+            if ok:
+                d["state_after"] = model.describe(new_state)
+            candidates.append(d)
+    evidence: dict[str, Any] = {
+        "prefix_length": len(prefix),
+        "linearized_prefix": [_call_json(model, c) for c in prefix[-_PREFIX_CAP:]],
+        "state": model.describe(state),
+        "state_value": model.state_json(state),
+        "states": [model.describe(s) for s in stuck_states],
+        "candidates": candidates,
+    }
+    if stuck < len(events):
+        evidence["stuck_op"] = _call_json(model, calls[events[stuck][2]])
+        evidence["explanation"] = (
+            f"after the {len(prefix)} ops of linearized_prefix the model is in {model.describe(state)}; "
+            f"op index {calls[events[stuck][2]].operation.invoke.index} must take effect before it "
+            f"returned, but no order of the ops that could come next lets it"
+        )
+    else:
+        evidence["explanation"] = (
+            f"after the {len(prefix)} ops of linearized_prefix the model is in {model.describe(state)}; "
+            f"the remaining ops with observed outcomes cannot be linearized in any order"
+        )
+    return evidence
+
+
+def _to_operations(history_or_ops: Any) -> tuple[list[Operation], list, int, int, str | None, Any]:
+    """(operations, structure errors, op count, nemesis ops, model name, initial) from the input."""
+    if isinstance(history_or_ops, History):
+        ops = history_or_ops.ops
+        model_name, initial = history_or_ops.model, history_or_ops.initial
+    else:
+        ops = list(history_or_ops)
+        model_name, initial = None, None
+    if ops and isinstance(ops[0], Operation):
+        return list(ops), [], len(ops), 0, model_name, initial  # already paired
+    operations, errors = pair_ops(ops)
+    nemesis = sum(1 for op in ops if not op.is_client)
+    return operations, errors, len(ops), nemesis, model_name, initial
+
+
+def check_history(
+    history_or_ops: History | Sequence[Op] | Sequence[Operation],
+    model: str | Model | None = None,
+    *,
+    initial: Any = None,
+    budget_seconds: float | None = None,
+    max_cache: int = DEFAULT_MAX_CACHE,
+) -> LinResult:
+    """Is the history linearizable with respect to ``model``?
+
+    ``model`` defaults to the history's own model. ``initial`` defaults to the history's initial
+    value (from its header or model file), else the model's default. ``budget_seconds`` bounds the
+    whole check; ``max_cache`` bounds memoised configurations per partition. Never raises for bad
+    input: a malformed history (ops that do not pair up), an unknown model or an op the model
+    cannot interpret give ``valid = "unknown"`` with ``info["error"]``.
+    """
+    t0 = time.perf_counter()
+    deadline = t0 + budget_seconds if budget_seconds is not None else None
+    operations, errors, n_ops, nemesis, h_model, h_initial = _to_operations(history_or_ops)
+    info: dict[str, Any] = {"nemesis_ops": nemesis}
+    if isinstance(history_or_ops, History):
+        info["history"] = history_or_ops.id
+        if history_or_ops.malformed:
+            info["malformed_lines"] = len(history_or_ops.malformed)
+            info["scope"] = "verdict covers the readable ops only"
+
+    def done(valid: Any, anomalies: list | None = None) -> LinResult:
+        return LinResult(valid, n_ops, time.perf_counter() - t0, anomalies or [], info)
+
+    model = model if model is not None else h_model
+    if model is None:
+        info["error"] = "no model given and the history names none"
+        return done("unknown")
+    try:
+        m = get_model(model)
+    except KeyError as exc:
+        info["error"] = str(exc.args[0])
+        return done("unknown")
+    info["model"] = m.name
+    if errors:
+        info["error"] = "malformed history: operations do not pair up"
+        info["structure_errors"] = [e.to_dict() for e in errors]
+        return done("unknown")
+    if initial is None:
+        initial = h_initial
+    live = [o for o in operations if o.outcome != "fail"]
+    info["failed_ops_dropped"] = len(operations) - len(live)
+    try:
+        calls = m.calls(live)
+    except ModelError as exc:
+        info["error"] = str(exc)
+        return done("unknown")
+    info["calls"] = len(calls)
+    parts = m.partition(calls)
+    info["partitions"] = len(parts)
+    anomalies: list[dict[str, Any]] = []
+    unknown: list[dict[str, Any]] = []
+    explored = 0
+    for done_parts, (key, part) in enumerate(parts, 1):
+        verdict, details = check_calls(m, part, m.init(initial, key), deadline=deadline, max_cache=max_cache)
+        explored += details["explored"]
+        if verdict is False:
+            anomalies.append({"kind": "nonlinearizable", "key": to_jsonable(key), "evidence": details["evidence"]})
+        elif verdict == "unknown":
+            unknown.append(
+                {
+                    "key": to_jsonable(key),
+                    "reason": details["reason"],
+                    "calls": details["calls"],
+                    "best_prefix": details["best_prefix"],
+                    "explored": details["explored"],
+                }
+            )
+            if deadline is not None and time.perf_counter() > deadline:
+                info["unchecked_partitions"] = len(parts) - done_parts
+                break
+    info["explored"] = explored
+    if unknown:
+        info["unknown_partitions"] = unknown
+    if anomalies:
+        return done(False, anomalies)
+    if unknown:
+        return done("unknown")
+    return done(True)

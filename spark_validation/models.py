@@ -1,0 +1,462 @@
+"""Sequential specifications ("models") for the linearizability checker.
+
+The interface follows Porcupine's ``Model`` (github.com/anishathalye/porcupine, ``model.go``):
+``init`` gives the initial state, ``step(state, input, output) -> (ok, new_state)`` says whether an
+operation with that input could have returned that output in that state, ``partition`` splits a
+history into independent sub-histories (P-compositionality, Herlihy & Wing 1990, section 3.3), and
+``describe`` renders a state for people. States are hashable and immutable (``None``, ints,
+tuples, frozensets) so the checker can memoise on them.
+
+Turning history operations into checker calls is the model's job too (:meth:`Model.calls`): which
+ops constrain, which can be dropped, where the key is. Shared Jepsen/Knossos semantics:
+
+* a ``fail`` completion means the op did not happen: the checker drops it before the model sees it;
+* an ``info`` completion (or none at all) means it may or may not have happened, at any point after
+  its invocation: its output is :data:`UNKNOWN` and the checker may linearize it or leave it out;
+* a read whose outcome is unknown constrains nothing and is dropped.
+
+Models (``MODELS[name]``):
+
+``register``      ``write v`` / ``read -> v``; initial value ``initial`` (default ``None``).
+``cas-register``  ``register`` plus ``cas [old new]``, which succeeds iff the value is ``old``
+                  (a ``fail``-ed cas is dropped, as in Knossos).
+``kv``            one ``cas-register`` per key. Key convention 1: the op has a ``key`` field and
+                  ``value`` is the register value. Convention 2 (Jepsen ``independent``): no key
+                  field, ``value`` is ``[k v]`` on invocation and on ``ok`` completion (a read
+                  invokes ``[k nil]`` and completes ``[k v]``). ``initial`` is a dict per key or
+                  one value for all keys.
+``set``           ``add v`` / ``read -> collection`` (the whole set, compared as a set).
+``append-log``    one Kafka partition log per key. ``send``/``append v`` returns the offset it was
+                  assigned (``ok`` value: an offset, or ``[offset v]`` as in Jepsen's Kafka
+                  workload); ``read``/``poll`` returns ``[[offset v] ...]``, or a map
+                  ``{key [[offset v] ...]}``. Jepsen Kafka micro-op values
+                  (``[[:send k v] [:poll]]`` completing ``[[:send k [o v]] [:poll {k [...]}]]``)
+                  are split into one call per micro-op over the op's interval. See
+                  :class:`AppendLogModel` for the exact semantics.
+
+Every model also accepts a ``key`` field on ops and then checks each key independently.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from operator import itemgetter
+from typing import Any, Iterable, Sequence
+
+import attrs
+
+from spark_validation.history import Operation, to_jsonable
+
+__all__ = [
+    "MODELS",
+    "UNKNOWN",
+    "AppendLogModel",
+    "Call",
+    "CasRegisterModel",
+    "KVModel",
+    "Model",
+    "ModelError",
+    "RegisterModel",
+    "SetModel",
+    "get_model",
+]
+
+
+class _Unknown:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+"""The output of an op whose outcome was not observed (``info`` or never completed)."""
+
+
+class ModelError(ValueError):
+    """An operation the model cannot interpret (unknown ``f``, badly shaped value)."""
+
+    def __init__(self, operation: Operation, reason: str) -> None:
+        inv = operation.invoke
+        super().__init__(f"op index {inv.index} (process {inv.process}, f={inv.f!r}): {reason}")
+        self.operation = operation
+        self.reason = reason
+
+
+@attrs.frozen
+class Call:
+    """One thing to linearize: ``input`` is ``(f, argument)``, ``output`` the observed result
+    (:data:`UNKNOWN` if not observed). ``must`` is False for calls that may be left out."""
+
+    key: Any
+    input: tuple
+    output: Any
+    operation: Operation
+
+    @property
+    def must(self) -> bool:
+        return self.output is not UNKNOWN
+
+
+class Model:
+    """Base class. Subclasses define ``name``, :meth:`step`, :meth:`calls_for` and may override
+    :meth:`init`, :meth:`calls` and :meth:`describe`."""
+
+    name = "model"
+
+    def init(self, initial: Any = None, key: Any = None) -> Any:
+        """The initial state (for ``key`` when the model is partitioned by key)."""
+        return initial
+
+    def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
+        raise NotImplementedError
+
+    def calls_for(self, operation: Operation) -> list[Call]:
+        """The calls one ``ok``/``info``/pending operation contributes (``[]`` to drop it)."""
+        raise NotImplementedError
+
+    def calls(self, operations: Iterable[Operation]) -> list[Call]:
+        """All calls of a history's operations (``fail`` ones are never passed in)."""
+        out: list[Call] = []
+        for operation in operations:
+            out.extend(self.calls_for(operation))
+        return out
+
+    def partition(self, calls: Sequence[Call]) -> list[tuple[Any, list[Call]]]:
+        """Sub-histories by key, in order of first appearance (deterministic)."""
+        groups: dict[Any, list[Call]] = {}
+        for c in calls:
+            groups.setdefault(c.key, []).append(c)
+        return list(groups.items())
+
+    def describe(self, state: Any) -> str:
+        return repr(state)
+
+    def describe_call(self, call: Call) -> str:
+        f, arg = call.input
+        if call.output is UNKNOWN:
+            out = "? (outcome unknown)"
+        elif call.output is None and arg is not None:
+            out = "ok"
+        else:
+            out = repr(call.output)
+        return f"{f}({'' if arg is None else repr(arg)}) -> {out}"
+
+    def state_json(self, state: Any) -> Any:
+        return to_jsonable(state)
+
+
+def _output(operation: Operation) -> Any:
+    c = operation.complete
+    if c is None or c.type != "ok":
+        return UNKNOWN
+    return c.value
+
+
+READ = "read"
+WRITE = "write"
+CAS = "cas"
+
+
+class RegisterModel(Model):
+    """A read/write register (Knossos ``register``)."""
+
+    name = "register"
+    fs: frozenset[str] = frozenset((READ, WRITE))
+
+    def _key_value(self, operation: Operation, value: Any) -> tuple[Any, Any]:
+        return operation.invoke.key, value
+
+    def calls_for(self, operation: Operation) -> list[Call]:
+        inv = operation.invoke
+        f = inv.f
+        if f not in self.fs:
+            raise ModelError(operation, f"{self.name} has no operation {f!r} (expected one of {sorted(self.fs)})")
+        out = _output(operation)
+        if f == READ:
+            if out is UNKNOWN:
+                return []
+            key, value = self._key_value(operation, out)
+            return [Call(key, (READ, None), value, operation)]
+        key, arg = self._key_value(operation, inv.value)
+        if f == CAS:
+            if not (isinstance(arg, tuple) and len(arg) == 2):
+                raise ModelError(operation, f"cas value must be [old new], got {arg!r}")
+        if out is not UNKNOWN:
+            out = None  # the output of a write/cas carries no information beyond "ok"
+        return [Call(key, (f, arg), out, operation)]
+
+    def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
+        f, arg = op_input
+        if f is WRITE or f == WRITE:
+            return True, arg
+        return op_output == state, state
+
+    def describe(self, state: Any) -> str:
+        return f"value={state!r}"
+
+
+class CasRegisterModel(RegisterModel):
+    """A register with compare-and-set (Knossos ``cas-register``)."""
+
+    name = "cas-register"
+    fs = frozenset((READ, WRITE, CAS))
+
+    def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
+        f, arg = op_input
+        if f == WRITE:
+            return True, arg
+        if f == CAS:
+            if state == arg[0]:
+                return True, arg[1]
+            return False, state
+        return op_output == state, state
+
+
+class KVModel(CasRegisterModel):
+    """A map of independent cas-registers, checked key by key."""
+
+    name = "kv"
+
+    def _key_value(self, operation: Operation, value: Any) -> tuple[Any, Any]:
+        inv = operation.invoke
+        if inv.key is not None:
+            return inv.key, value
+        if isinstance(value, tuple) and len(value) == 2:
+            return value[0], value[1]
+        raise ModelError(operation, f"kv op without a key field needs value [k v], got {value!r}")
+
+    def calls_for(self, operation: Operation) -> list[Call]:
+        inv = operation.invoke
+        if inv.f == READ and inv.key is None:
+            # the key of a read is in the invocation ([k nil]); the completion repeats it
+            out = _output(operation)
+            if out is UNKNOWN:
+                return []
+            k, _ = self._key_value(operation, inv.value)
+            k2, v = self._key_value(operation, out)
+            if k2 != k:
+                raise ModelError(operation, f"read of key {k!r} completed with key {k2!r}")
+            return [Call(k, (READ, None), v, operation)]
+        return super().calls_for(operation)
+
+    def init(self, initial: Any = None, key: Any = None) -> Any:
+        if isinstance(initial, dict):
+            return initial.get(key)
+        return initial
+
+
+class SetModel(Model):
+    """A grow-only set: ``add v``, ``read`` of the whole set."""
+
+    name = "set"
+
+    def init(self, initial: Any = None, key: Any = None) -> Any:
+        return frozenset(initial or ())
+
+    def calls_for(self, operation: Operation) -> list[Call]:
+        inv = operation.invoke
+        out = _output(operation)
+        if inv.f == "add":
+            return [Call(inv.key, ("add", inv.value), None if out is not UNKNOWN else UNKNOWN, operation)]
+        if inv.f == READ:
+            if out is UNKNOWN:
+                return []
+            if not isinstance(out, (tuple, list, frozenset, set)):
+                raise ModelError(operation, f"set read must return a collection, got {out!r}")
+            return [Call(inv.key, (READ, None), frozenset(out), operation)]
+        raise ModelError(operation, f"set has no operation {inv.f!r} (expected add, read)")
+
+    def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
+        f, arg = op_input
+        if f == "add":
+            if arg in state:
+                return True, state
+            return True, state | {arg}
+        return op_output == state, state
+
+    def describe(self, state: Any) -> str:
+        try:
+            return "{" + ", ".join(repr(x) for x in sorted(state)) + "}"
+        except TypeError:
+            return repr(set(state))
+
+
+_APPEND_FS = frozenset(("send", "append"))
+_READ_FS = frozenset(("poll", "read"))
+_IGNORED_LOG_FS = frozenset(("assign", "subscribe", "crash", "debug-topic-partitions"))
+_first = itemgetter(0)
+
+
+class AppendLogModel(Model):
+    """One Kafka partition log per key, as clients see it.
+
+    State: the log as a tuple of ``(offset, value)`` pairs in append order. Offsets must increase
+    strictly along the log but may have gaps (Kafka offsets skip over control records and
+    transaction markers), so the order of appends is the order of their offsets.
+
+    * ``send v -> o``: linearizable iff ``o`` is greater than every offset in the log; appends
+      ``(o, v)``.
+    * ``poll -> [(o1, v1) ... (ok, vk)]`` (non-empty): linearizable iff the log holds exactly
+      these pairs as consecutive entries starting at offset ``o1`` (same values, no entry of the
+      log skipped between ``o1`` and ``ok``). A poll may stop short of the log's end. An empty
+      poll constrains nothing and is dropped.
+    * An ``info``/pending send whose value some ``ok`` poll returned at offset ``o`` is checked
+      as ``send v -> o`` (that it happened is known; only when is open). If polls returned the
+      value at several offsets the lowest is used and the others surface as violations. An
+      unknown send that no poll observed is dropped: with gaps allowed it can constrain nothing.
+    * ``assign``/``subscribe``/``crash``/``debug-topic-partitions`` ops do not touch the log and
+      are dropped.
+
+    Jepsen Kafka micro-op transactions are split into one call per micro-op (each over the whole
+    op's interval): a per-partition check, not a transactional one.
+    """
+
+    name = "append-log"
+
+    def init(self, initial: Any = None, key: Any = None) -> Any:
+        if isinstance(initial, dict):
+            initial = initial.get(key)
+        return tuple((int(o), v) for o, v in (initial or ()))
+
+    # -- turning ops into calls ------------------------------------------------------------
+
+    @staticmethod
+    def _micro_ops(value: Any) -> bool:
+        return (
+            isinstance(value, tuple)
+            and len(value) > 0
+            and all(
+                isinstance(m, tuple) and m and m[0] in ("send", "poll", "append", "read")
+                for m in value
+            )
+        )
+
+    def _raw_calls(self, operation: Operation) -> list[tuple[Any, str, Any, Any]]:
+        """(key, kind, argument, output) with kind ``send`` or ``poll``; output UNKNOWN if not ok."""
+        inv = operation.invoke
+        out = _output(operation)
+        f = inv.f
+        if f in _IGNORED_LOG_FS:
+            return []
+        if self._micro_ops(inv.value):
+            mops = inv.value
+            outs = out if out is not UNKNOWN else None
+            if outs is not None and (not isinstance(outs, tuple) or len(outs) != len(mops)):
+                raise ModelError(operation, f"completion has {outs!r}, not one result per micro-op")
+            result = []
+            for i, m in enumerate(mops):
+                mo = outs[i] if outs is not None else None
+                if m[0] in ("send", "append"):
+                    if len(m) != 3:
+                        raise ModelError(operation, f"micro-op {m!r} is not [:send k v]")
+                    o = UNKNOWN
+                    if mo is not None:
+                        if not (isinstance(mo, tuple) and len(mo) == 3):
+                            raise ModelError(operation, f"send result {mo!r} is not [:send k [offset v]]")
+                        o = self._offset(operation, mo[2])
+                    result.append((m[1], "send", m[2], o))
+                else:
+                    if mo is None:
+                        continue
+                    if not (isinstance(mo, tuple) and len(mo) == 2 and isinstance(mo[1], dict)):
+                        raise ModelError(operation, f"poll result {mo!r} is not [:poll {{k [[o v] ...]}}]")
+                    for k, pairs in mo[1].items():
+                        result.append((k, "poll", None, self._pairs(operation, pairs)))
+            return result
+        if f in _APPEND_FS:
+            o = self._offset(operation, out) if out is not UNKNOWN else UNKNOWN
+            return [(inv.key, "send", inv.value, o)]
+        if f in _READ_FS:
+            if out is UNKNOWN:
+                return []
+            if isinstance(out, dict):
+                return [(k, "poll", None, self._pairs(operation, v)) for k, v in out.items()]
+            return [(inv.key, "poll", None, self._pairs(operation, out))]
+        raise ModelError(operation, f"append-log has no operation {f!r} (expected send/append, poll/read)")
+
+    @staticmethod
+    def _offset(operation: Operation, out: Any) -> int:
+        if isinstance(out, int) and not isinstance(out, bool):
+            return out
+        if isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], int):
+            return out[0]
+        raise ModelError(operation, f"send completion must be an offset or [offset value], got {out!r}")
+
+    @staticmethod
+    def _pairs(operation: Operation, pairs: Any) -> tuple:
+        if pairs is None:
+            return ()
+        if not isinstance(pairs, tuple) or not all(
+            isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], int) for p in pairs
+        ):
+            raise ModelError(operation, f"poll result must be [[offset value] ...], got {pairs!r}")
+        return pairs
+
+    def calls(self, operations: Iterable[Operation]) -> list[Call]:
+        raw: list[tuple[Operation, tuple[Any, str, Any, Any]]] = []
+        for operation in operations:
+            for r in self._raw_calls(operation):
+                raw.append((operation, r))
+        # where did polls see each value? (key, value) -> offsets
+        seen: dict[tuple[Any, Any], set[int]] = {}
+        for _, (k, kind, _, out) in raw:
+            if kind == "poll":
+                for o, v in out:
+                    try:
+                        seen.setdefault((k, v), set()).add(o)
+                    except TypeError:  # unhashable value: cannot be matched to a send
+                        pass
+        calls: list[Call] = []
+        for operation, (k, kind, arg, out) in raw:
+            if kind == "send":
+                if out is UNKNOWN:
+                    try:
+                        offsets = seen.get((k, arg))
+                    except TypeError:
+                        offsets = None
+                    if not offsets:
+                        continue
+                    out = min(offsets)
+                    # known to have happened, but keep it optional in time only: it must be
+                    # linearized (it was observed), so it becomes a "must" call.
+                calls.append(Call(k, ("send", arg), out, operation))
+            else:
+                if not out:
+                    continue
+                calls.append(Call(k, ("poll", None), out, operation))
+        return calls
+
+    # -- semantics ---------------------------------------------------------------------------
+
+    def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
+        if op_input[0] == "send":
+            if state and state[-1][0] >= op_output:
+                return False, state
+            return True, state + ((op_output, op_input[1]),)
+        first = op_output[0][0]
+        i = bisect_left(state, first, key=_first)
+        if i + len(op_output) > len(state):
+            return False, state
+        for j, pair in enumerate(op_output):
+            if state[i + j] != pair:
+                return False, state
+        return True, state
+
+    def describe(self, state: Any) -> str:
+        return "log=[" + " ".join(f"{o}:{v!r}" for o, v in state) + "]"
+
+
+MODELS: dict[str, Model] = {
+    m.name: m for m in (RegisterModel(), CasRegisterModel(), KVModel(), SetModel(), AppendLogModel())
+}
+
+
+def get_model(model: str | Model) -> Model:
+    """The model named ``model`` (or ``model`` itself). Raises ``KeyError`` naming the choices."""
+    if isinstance(model, Model):
+        return model
+    try:
+        return MODELS[model]
+    except KeyError:
+        raise KeyError(f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}") from None
