@@ -1,0 +1,333 @@
+"""Kafka's AbstractStickyAssignorTest/StickyAssignorTest scenarios, ported (same inputs, same
+expected assignments; our code). Member ids, topic names and generations are Kafka's, because
+the results depend on Java HashMap iteration order of exactly those strings."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraft.groups.assignors import StickyAssignor
+
+from .helpers import S, assert_valid_and_balanced, is_fully_balanced, next_round, tp
+
+GEN = 1
+topic, topic1, topic2, topic3 = "topic", "topic1", "topic2", "topic3"
+c, c1, c2, c3, c4 = "consumer", "consumer1", "consumer2", "consumer3", "consumer4"
+
+
+def run(ppt, subs, assignor=None):
+    a = assignor or StickyAssignor()
+    result = a.assign(ppt, subs)
+    assert_valid_and_balanced(subs, result, ppt)
+    return a, result
+
+
+def test_one_consumer_no_topic():
+    a, r = run({}, {c: S([])})
+    assert r == {c: []} and a.partitions_transferring_ownership == {}
+
+
+def test_one_consumer_nonexistent_topic():
+    a, r = run({topic: 0}, {c: S([topic])})
+    assert r == {c: []} and a.partitions_transferring_ownership == {}
+
+
+def test_one_consumer_one_topic():
+    _, r = run({topic: 3}, {c: S([topic])})
+    assert r[c] == [tp(topic, 0), tp(topic, 1), tp(topic, 2)]
+
+
+def test_only_assigns_partitions_from_subscribed_topics():
+    subs = {c: S([topic], [tp(topic, 0), tp(topic, 1), tp("other", 0), tp("other", 1)], GEN)}
+    a, r = run({topic: 2}, subs)
+    assert r[c] == [tp(topic, 0), tp(topic, 1)] and a.partitions_transferring_ownership == {}
+
+
+def test_one_consumer_multiple_topics():
+    _, r = run({topic1: 1, topic2: 2}, {c: S([topic1, topic2])})
+    assert r[c] == [tp(topic1, 0), tp(topic2, 0), tp(topic2, 1)]
+
+
+def test_two_consumers_one_topic_one_partition():
+    _, r = run({topic: 1}, {c1: S([topic]), c2: S([topic])})
+    assert is_fully_balanced(r)
+
+
+def test_two_consumers_one_topic_two_partitions():
+    _, r = run({topic: 2}, {c1: S([topic]), c2: S([topic])})
+    assert r == {c1: [tp(topic, 0)], c2: [tp(topic, 1)]}
+
+
+def test_multiple_consumers_mixed_topic_subscriptions():
+    subs = {c1: S([topic1]), c2: S([topic1, topic2]), c3: S([topic1])}
+    a, r = run({topic1: 3, topic2: 2}, subs)
+    assert r == {c1: [tp(topic1, 0), tp(topic1, 2)], c2: [tp(topic2, 0), tp(topic2, 1)], c3: [tp(topic1, 1)]}
+    assert a.partitions_transferring_ownership is None  # the general path ran
+
+
+def test_two_consumers_two_topics_six_partitions():
+    subs = {c1: S([topic1, topic2]), c2: S([topic1, topic2])}
+    _, r = run({topic1: 3, topic2: 3}, subs)
+    assert r == {c1: [tp(topic1, 0), tp(topic1, 2), tp(topic2, 1)],
+                 c2: [tp(topic1, 1), tp(topic2, 0), tp(topic2, 2)]}
+
+
+def test_consumer_owning_min_quota_expected_max_quota():
+    t = [topic1, topic2]
+    subs = {c1: S(t, [tp(topic1, 0), tp(topic2, 1)], GEN), c2: S(t, [tp(topic1, 1), tp(topic2, 2)], GEN)}
+    a, r = run({topic1: 2, topic2: 3}, subs)
+    assert r == {c1: [tp(topic1, 0), tp(topic2, 1), tp(topic2, 0)], c2: [tp(topic1, 1), tp(topic2, 2)]}
+    assert a.partitions_transferring_ownership == {}
+
+
+def test_max_quota_consumers_more_than_expected_max_capacity_members():
+    t = [topic1, topic2]
+    subs = {c1: S(t, [tp(topic1, 0), tp(topic2, 0)], GEN), c2: S(t, [tp(topic1, 1), tp(topic2, 1)], GEN),
+            c3: S(t, [], GEN)}
+    a, r = run({topic1: 2, topic2: 2}, subs)
+    assert a.partitions_transferring_ownership == {tp(topic2, 0): c3}
+    assert r == {c1: [tp(topic1, 0)], c2: [tp(topic1, 1), tp(topic2, 1)], c3: [tp(topic2, 0)]}
+
+
+def test_all_consumers_are_under_min_quota():
+    t = [topic1, topic2]
+    subs = {c1: S(t, [tp(topic1, 0)], GEN), c2: S(t, [tp(topic1, 1)], GEN), c3: S(t, [], GEN)}
+    a, r = run({topic1: 2, topic2: 3}, subs)
+    assert a.partitions_transferring_ownership == {}
+    assert r == {c1: [tp(topic1, 0), tp(topic2, 1)], c2: [tp(topic1, 1), tp(topic2, 2)], c3: [tp(topic2, 0)]}
+
+
+def test_add_remove_consumer_one_topic():
+    a = StickyAssignor()
+    ppt = {topic: 3}
+    _, r = run(ppt, {c1: S([topic])}, a)
+    assert r[c1] == [tp(topic, 0), tp(topic, 1), tp(topic, 2)]
+    subs = {c1: S([topic], r[c1], GEN), c2: S([topic], [], GEN)}
+    _, r = run(ppt, subs, a)
+    assert a.partitions_transferring_ownership == {tp(topic, 2): c2}
+    assert r == {c1: [tp(topic, 0), tp(topic, 1)], c2: [tp(topic, 2)]}
+    _, r = run(ppt, {c2: S([topic], r[c2], GEN)}, a)
+    assert set(r[c2]) == {tp(topic, 0), tp(topic, 1), tp(topic, 2)}
+    assert a.partitions_transferring_ownership == {}
+
+
+def test_topic_balance_after_reassignment():
+    a = StickyAssignor()
+    t = [topic1, topic2]
+    ppt = {topic1: 12, topic2: 12}
+
+    def per_topic(r, n):
+        for parts in r.values():
+            assert sum(p.topic == topic1 for p in parts) == n and sum(p.topic == topic2 for p in parts) == n
+
+    _, r = run(ppt, {c1: S(t)}, a)
+    per_topic(r, 12)
+    _, r = run(ppt, {c1: S(t, r[c1], GEN), c2: S(t, [], GEN)}, a)
+    per_topic(r, 6)
+    subs = {c1: S(t, r[c1], GEN), c2: S(t, r[c2], GEN), c3: S(t, [], GEN), c4: S(t, [], GEN)}
+    _, r = run(ppt, subs, a)
+    per_topic(r, 3)
+    _, r = run(ppt, {c3: S(t, r[c3], GEN), c4: S(t, r[c4], GEN)}, a)
+    per_topic(r, 6)
+    assert a.partitions_transferring_ownership == {}
+
+
+def test_add_remove_two_consumers_two_topics():
+    a = StickyAssignor()
+    t = [topic1, topic2]
+    ppt = {topic1: 3, topic2: 4}
+    _, r = run(ppt, {c1: S(t), c2: S(t)}, a)
+    assert r == {c1: [tp(topic1, 0), tp(topic1, 2), tp(topic2, 1), tp(topic2, 3)],
+                 c2: [tp(topic1, 1), tp(topic2, 0), tp(topic2, 2)]}
+    subs = {c1: S(t, r[c1], GEN), c2: S(t, r[c2], GEN), c3: S(t, [], GEN), c4: S(t, [], GEN)}
+    _, r = run(ppt, subs, a)
+    assert a.partitions_transferring_ownership == {tp(topic1, 2): c3, tp(topic2, 3): c3, tp(topic2, 2): c4}
+    assert r == {c1: [tp(topic1, 0), tp(topic2, 1)], c2: [tp(topic2, 0), tp(topic1, 1)],
+                 c3: [tp(topic1, 2), tp(topic2, 3)], c4: [tp(topic2, 2)]}
+    _, r = run(ppt, {c3: S(t, r[c3], GEN), c4: S(t, r[c4], GEN)}, a)
+    assert r == {c3: [tp(topic1, 2), tp(topic2, 3), tp(topic1, 0), tp(topic2, 1)],
+                 c4: [tp(topic2, 2), tp(topic1, 1), tp(topic2, 0)]}
+    assert a.partitions_transferring_ownership == {}
+
+
+def test_poor_round_robin_assignment_scenario():
+    ppt = {f"topic{i}": (i % 2) + 1 for i in range(1, 6)}
+    subs = {"consumer1": S(["topic1", "topic2", "topic3", "topic4", "topic5"]),
+            "consumer2": S(["topic1", "topic3", "topic5"]),
+            "consumer3": S(["topic1", "topic3", "topic5"]),
+            "consumer4": S(["topic1", "topic2", "topic3", "topic4", "topic5"])}
+    run(ppt, subs)
+
+
+def test_add_remove_topic_two_consumers():
+    a = StickyAssignor()
+    ppt = {topic: 3}
+    _, r1 = run(ppt, {c1: S([topic]), c2: S([topic])}, a)
+    assert sorted(map(len, r1.values())) == [1, 2]
+    ppt = {topic: 3, topic2: 3}
+    t = [topic, topic2]
+    _, r2 = run(ppt, {c1: S(t, r1[c1], GEN), c2: S(t, r1[c2], GEN)}, a)
+    assert len(r2[c1]) == 3 and len(r2[c2]) == 3
+    assert set(r1[c1]) <= set(r2[c1]) and set(r1[c2]) <= set(r2[c2])
+    ppt = {topic2: 3}
+    _, r3 = run(ppt, {c1: S([topic2], r2[c1], GEN), c2: S([topic2], r2[c2], GEN)}, a)
+    assert sorted(map(len, r3.values())) == [1, 2]
+    assert set(r3[c1]) <= set(r2[c1]) and set(r3[c2]) <= set(r2[c2])
+
+
+def name(prefix: str, i: int, max_num: int) -> str:
+    """Kafka's getCanonicalName: zero-padded to the width of max_num."""
+    return prefix + str(i).zfill(len(str(max_num)))
+
+
+def test_reassignment_after_one_consumer_leaves():
+    a = StickyAssignor()
+    ppt = {name("t", i, 20): i for i in range(1, 20)}
+    subs = {name("c", i, 20): S([name("t", j, 20) for j in range(1, i + 1)]) for i in range(1, 20)}
+    _, r = run(ppt, subs, a)
+    subs = next_round(subs, r, GEN)
+    del subs["c10"]
+    _, r = run(ppt, subs, a)
+    assert a.is_sticky()
+
+
+def test_reassignment_after_one_consumer_added():
+    a = StickyAssignor()
+    ppt = {"topic": 20}
+    subs = {name("c", i, 10): S(["topic"]) for i in range(1, 10)}
+    _, r = run(ppt, subs, a)
+    assert a.partitions_transferring_ownership == {}
+    subs[name("c", 10, 10)] = S(["topic"])
+    _, r = run(ppt, subs, a)
+    assert a.partitions_transferring_ownership == {}
+
+
+def test_same_subscriptions():
+    a = StickyAssignor()
+    ppt = {name("t", i, 15): i for i in range(1, 15)}
+    topics = [name("t", j, 15) for j in range(1, len(ppt) + 1)]
+    subs = {name("c", i, 9): S(topics) for i in range(1, 9)}
+    _, r = run(ppt, subs, a)
+    subs = next_round(subs, r, GEN)
+    del subs[name("c", 5, 9)]
+    _, r = run(ppt, subs, a)
+    assert a.partitions_transferring_ownership == {}
+
+
+@pytest.mark.parametrize("gens", [(1, 2, 3), (1, 3, 2), (2, 1, 3), (2, 3, 1), (3, 1, 2), (3, 2, 1)])
+def test_subscription_not_equal_and_same_partition_with_3_generations(gens):
+    ppt = {topic: 6, topic1: 1}
+    subs = {c1: S([topic], [tp(topic, 0), tp(topic, 2)], gens[0]),
+            c2: S([topic], [tp(topic, 1), tp(topic, 2), tp(topic, 3)], gens[1]),
+            c3: S([topic], [tp(topic, 2), tp(topic, 4), tp(topic, 5)], gens[2]),
+            c4: S([topic1], [tp(topic1, 0)], 2)}
+    r = StickyAssignor().assign(ppt, subs)
+    flat = [p for ps in r.values() for p in ps]
+    assert len(flat) == len(set(flat))
+    assert all(1 <= len(ps) <= 2 for ps in r.values())
+
+
+def test_new_subscription():
+    a = StickyAssignor()
+    ppt = {name("t", i, 5): 1 for i in range(1, 5)}
+    subs = {name("c", i, 3): S([name("t", j, 5) for j in range(i, 3 * i - 1)]) for i in range(3)}
+    _, r = run(ppt, subs, a)
+    subs[name("c", 0, 3)] = S(list(subs[name("c", 0, 3)].topics) + [name("t", 1, 5)])
+    _, r = run(ppt, subs, a)
+    assert a.is_sticky()
+
+
+def test_move_existing_assignments():
+    ppt = {f"topic{i}": 1 for i in range(1, 7)}
+    subs = {c1: S([topic1, topic2], [tp(topic1, 0)], GEN),
+            c2: S([topic1, topic2, topic3, "topic4"], [tp(topic2, 0), tp(topic3, 0)], GEN),
+            c3: S([topic2, topic3, "topic4", "topic5", "topic6"],
+                  [tp("topic4", 0), tp("topic5", 0), tp("topic6", 0)], GEN)}
+    a, _ = run(ppt, subs)
+    assert a.partitions_transferring_ownership is None
+
+
+def test_stickiness():
+    a = StickyAssignor()
+    ppt = {topic1: 3}
+    subs = {m: S([topic1]) for m in (c1, c2, c3, c4)}
+    _, r = run(ppt, subs, a)
+    assert all(len(v) <= 1 for v in r.values())
+    before = {m: v[0] for m, v in r.items() if v}
+    subs = {m: S([topic1], r[m], GEN) for m in (c2, c3, c4)}
+    _, r = run(ppt, subs, a)
+    for m, v in r.items():
+        assert len(v) == 1
+        assert m not in before or before[m] in v
+
+
+def test_assignment_updated_for_deleted_topic():
+    a, r = run({topic1: 1, topic3: 100}, {c: S([topic1, topic2, topic3])})
+    assert sum(map(len, r.values())) == 101 and a.partitions_transferring_ownership == {}
+
+
+def test_no_exception_when_only_subscribed_topic_deleted():
+    a = StickyAssignor()
+    _, r = run({topic: 3}, {c: S([topic])}, a)
+    r = a.assign({}, {c: S([topic], r[c], GEN)})
+    assert r == {c: []} and a.partitions_transferring_ownership == {}
+
+
+def test_all_consumers_reach_expected_quota_and_are_considered_filled():
+    subs = {c1: S([topic], [tp(topic, 0), tp(topic, 1)], GEN), c2: S([topic], [tp(topic, 2)], GEN),
+            c3: S([topic], [], GEN)}
+    a, r = run({topic: 4}, subs)
+    assert r == {c1: [tp(topic, 0), tp(topic, 1)], c2: [tp(topic, 2)], c3: [tp(topic, 3)]}
+    assert a.partitions_transferring_ownership == {}
+
+
+@pytest.mark.parametrize("older", [9, -1], ids=["stale-generation", "no-generation"])
+def test_owned_partitions_invalidated_for_older_generation(older):
+    t = [topic, topic2]
+    owned = [tp(topic, 0), tp(topic, 2), tp(topic2, 1)]
+    a, r = run({topic: 3, topic2: 3}, {c1: S(t, owned, 10), c2: S(t, owned, older)})
+    assert set(r[c1]) == set(owned)
+    assert set(r[c2]) == {tp(topic, 1), tp(topic2, 0), tp(topic2, 2)}
+    assert a.partitions_transferring_ownership == {}
+
+
+def test_partition_claimed_by_two_members_of_one_generation_is_transferring():
+    """KAFKA-14639: equal-generation double claims are invalidated."""
+    subs = {c1: S([topic], [tp(topic, 0), tp(topic, 1)], GEN), c2: S([topic], [tp(topic, 0), tp(topic, 2)], GEN),
+            c3: S([topic], [], GEN)}
+    a, r = run({topic: 3}, subs)
+    assert a.partitions_transferring_ownership == {tp(topic, 0): c3}
+    assert r == {c1: [tp(topic, 1)], c2: [tp(topic, 2)], c3: [tp(topic, 0)]}
+
+
+def test_partitions_go_to_highest_generation():
+    t = [topic, topic2, topic3]
+    subs = {c1: S(t, [tp(topic, 0), tp(topic2, 0), tp(topic3, 0)], 10),
+            c2: S(t, [tp(topic, 1), tp(topic2, 1), tp(topic3, 1)], 9),
+            c3: S(t, [tp(topic2, 1), tp(topic3, 0), tp(topic3, 2)], 8)}
+    a, r = run({topic: 3, topic2: 3, topic3: 3}, subs)
+    assert set(r[c1]) == {tp(topic, 0), tp(topic2, 0), tp(topic3, 0)}
+    assert set(r[c2]) == {tp(topic, 1), tp(topic2, 1), tp(topic3, 1)}
+    assert set(r[c3]) == {tp(topic, 2), tp(topic2, 2), tp(topic3, 2)}
+    assert a.partitions_transferring_ownership == {}
+
+
+def test_no_reassignment_on_current_members():
+    t = [topic, topic2, topic3, topic1]
+    subs = {c1: S(t, [], -1),
+            c2: S(t, [tp(topic, 0), tp(topic2, 0), tp(topic1, 0)], 9),
+            c3: S(t, [tp(topic3, 2), tp(topic2, 2), tp(topic1, 1)], 8),
+            c4: S(t, [tp(topic3, 1), tp(topic, 1), tp(topic, 2)], 7)}
+    a, r = run({topic: 3, topic1: 3, topic2: 3, topic3: 3}, subs)
+    assert set(r[c1]) == {tp(topic1, 2), tp(topic2, 1), tp(topic3, 0)}
+    assert a.partitions_transferring_ownership == {}
+
+
+def test_owned_partitions_invalidated_for_member_with_multiple_generations():
+    t = [topic, topic2]
+    subs = {c1: S(t, [tp(topic, 0), tp(topic2, 1), tp(topic, 1)], 10),
+            c2: S(t, [tp(topic, 0), tp(topic2, 1), tp(topic2, 2)], 8)}
+    a, r = run({topic: 3, topic2: 3}, subs)
+    assert set(r[c1]) == {tp(topic, 0), tp(topic2, 1), tp(topic, 1)}
+    assert set(r[c2]) == {tp(topic, 2), tp(topic2, 2), tp(topic2, 0)}
+    assert a.partitions_transferring_ownership == {}
