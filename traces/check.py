@@ -1,0 +1,463 @@
+"""Conformance checking: does some behaviour of the spec take exactly the logged steps?
+
+Pipeline for a set of trace files:
+
+1. read each file (``traces.schema``), pick the protocol glue from the header, translate every
+   ``"spec": true`` step into micro-steps (``traces.generate.Micro``); ``"spec": false`` steps are
+   counted as skipped.  The checkable prefix ends at the first unusable line (malformed JSON,
+   truncated last line, unknown action, arguments the glue cannot render).
+2. group traces that share a spec and CONSTANTS, cut the groups into batches, and run one TLC
+   process per batch (``batch`` mode), several processes in parallel, each in its own run
+   directory (own ``-metadir`` and ``java.io.tmpdir``).
+3. every trace the batch did not accept is re-run alone (``single`` mode, witness invariant): the
+   search depth names the first micro-step no behaviour matches; a third, relaxed run (``diag``)
+   at that step tells "action not enabled" (with the glue's guards) from "state mismatch" (with the
+   logged variables that disagree with every spec successor, and the spec's values).
+4. a prefix that TLC accepts but that ended at an unusable line is rejected at that line.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+import attrs
+
+from traces.generate import MODULE_PREFIX, Micro, render_cfg, render_module
+from traces.protocols import Glue, GlueError, SpecStep, UnknownAction, get_glue
+from traces.schema import Event, Trace, read_trace
+from traces.tla import RenderError, parse_printed
+from traces import tlcrun
+
+
+@attrs.define
+class TraceResult:
+    """The verdict on one trace file (also one row of ``conform.json``)."""
+
+    trace: str
+    protocol: str | None = None
+    spec: str | None = None
+    seed: Any = None
+    variant: str | None = None
+    events: int = 0  # "spec": true steps read from the file
+    skipped: int = 0  # "spec": false steps (no spec counterpart), counted and skipped
+    checked: int = 0  # spec steps TLC matched before the verdict
+    verdict: str = "error"  # "accepted" | "rejected" | "error"
+    kind: str | None = None  # why rejected: not_enabled | state_mismatch | init_mismatch |
+    #                          unknown_action | bad_step | malformed_json | truncated | bad_header | empty
+    line: int | None = None  # the first divergent step's line in the trace file (header = line 1)
+    step: int | None = None  # its "i"
+    action: str | None = None
+    node: Any = None
+    args: dict[str, Any] | None = None
+    state: dict[str, Any] | None = None  # the logged post-state at that step
+    part: str | None = None  # for a composed step: which spec action of it failed
+    disagree: list[str] = attrs.field(factory=list)  # logged vars no successor agrees with
+    mismatches: list[dict[str, Any]] = attrs.field(factory=list)  # closest successor: var, logged, spec
+    successors: int | None = None  # spec successors of the logged action at that step
+    spec_states: int | None = None  # spec states consistent with the trace before that step
+    guards: dict[str, str] = attrs.field(factory=dict)
+    message: str = ""
+    warnings: list[str] = attrs.field(factory=list)
+    seconds: float = 0.0
+    tlc_runs: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class Options:
+    batch: int = 64  # traces per TLC run
+    jobs: int = 1  # TLC processes in parallel
+    timeout: float | None = None  # per TLC run
+    heap: str = "1g"
+    keep: Path | None = None  # keep run directories here (debugging)
+    diagnose: bool = True
+
+
+@attrs.define
+class Prepared:
+    trace: Trace
+    glue: Glue
+    micros: list[Micro]
+    init: dict[str, str]
+    constants: dict[str, str]
+    stop: TraceResult | None  # the verdict if the TLC-checked prefix is accepted (bad line), else None
+    events: list[Event]  # the spec events that became micro-steps (index = event order)
+
+    @property
+    def key(self) -> str:
+        return json.dumps([self.glue.protocol, self.glue.module, self.constants], sort_keys=True)
+
+
+def _base(trace: Trace) -> TraceResult:
+    h = trace.header
+    return TraceResult(trace=trace.path, protocol=trace.protocol, spec=trace.spec_module,
+                       seed=h.get("seed"), variant=h.get("variant"),
+                       events=len(trace.spec_events), skipped=trace.skipped,
+                       warnings=list(trace.warnings))
+
+
+def _event_fields(r: TraceResult, ev: Event) -> None:
+    r.line, r.step, r.action, r.node, r.args, r.state = ev.line, ev.i, ev.action, ev.node, ev.args, ev.state
+
+
+def prepare(trace: Trace, glue: Glue | None = None) -> Prepared | TraceResult:
+    """Translate a read trace for TLC, or return the final verdict if nothing can be checked."""
+    if trace.problem is not None and trace.problem.kind in ("bad_header", "empty") or not trace.header:
+        r = _base(trace)
+        p = trace.problem
+        r.verdict, r.kind = "rejected", (p.kind if p else "bad_header")
+        r.line = p.line if p else 1
+        r.message = p.message if p else f"{trace.path}: no header"
+        return r
+    if glue is None:
+        glue = get_glue(trace.protocol or "")
+    if glue is None:
+        r = _base(trace)
+        r.verdict, r.kind, r.line = "error", "no_glue", 1
+        r.message = (f"{trace.path}:1: no conformance glue for protocol {trace.protocol!r} "
+                     f"(spec {trace.spec_module!r})")
+        return r
+    if trace.spec_module != glue.module:
+        r = _base(trace)
+        r.verdict, r.kind, r.line = "error", "no_glue", 1
+        r.message = (f"{trace.path}:1: header names spec {trace.spec_module!r} but the "
+                     f"{glue.protocol!r} glue checks against {glue.module!r}")
+        return r
+    try:
+        constants = glue.constants(trace.header)
+    except Exception as exc:  # the header's constants do not fit: bad input, say which
+        r = _base(trace)
+        r.verdict, r.kind, r.line = "rejected", "bad_header", 1
+        r.message = f"{trace.path}:1: constants: {exc}"
+        return r
+    init: dict[str, str] = {}
+    stop: TraceResult | None = None
+    if "init" in trace.header:
+        try:
+            init = glue.render_state(trace.header["init"], f"{trace.path}:1 init")
+        except (GlueError, RenderError) as exc:
+            r = _base(trace)
+            r.verdict, r.kind, r.line, r.message = "rejected", "bad_header", 1, str(exc)
+            return r
+    micros: list[Micro] = []
+    events: list[Event] = []
+    prev_checked: dict[str, str] | None = None
+    for ev in trace.events:
+        if not ev.spec:
+            continue
+        try:
+            steps: list[SpecStep] = glue.translate(ev)
+            full = glue.render_state(ev.state, f"{trace.path}:{ev.line} state")
+            for st in steps:
+                if st.op not in glue.templates:
+                    raise GlueError(f"glue maps {ev.action} to unknown spec operator {st.op}")
+        except UnknownAction:
+            stop = _base(trace)
+            stop.verdict, stop.kind = "rejected", "unknown_action"
+            _event_fields(stop, ev)
+            stop.message = (f"{trace.path}:{ev.line}: unknown action {ev.action!r}: not an action of spec "
+                            f"{glue.module} (mark implementation-only steps \"spec\": false)")
+            break
+        except (GlueError, RenderError) as exc:
+            stop = _base(trace)
+            stop.verdict, stop.kind = "rejected", "bad_step"
+            _event_fields(stop, ev)
+            msg = str(exc)
+            stop.message = msg if msg.startswith(trace.path) else f"{trace.path}:{ev.line}: {msg}"
+            break
+        n = len(steps)
+        for j, st in enumerate(steps, 1):
+            if j < n:
+                micros.append(Micro(st.op, st.params, None, (), ev.line, j, n))
+                continue
+            if n == 1 and prev_checked is not None:
+                check = {k: v for k, v in full.items() if prev_checked.get(k) != v}
+                same = tuple(k for k in full if prev_checked.get(k) == full[k])
+            else:
+                check, same = dict(full), ()
+            micros.append(Micro(st.op, st.params, check, same, ev.line, j, n))
+        prev_checked = full
+        events.append(ev)
+    if stop is None and trace.problem is not None:
+        p = trace.problem
+        stop = _base(trace)
+        stop.verdict, stop.kind, stop.line = "rejected", p.kind, p.line
+        stop.message = p.message
+    return Prepared(trace, glue, micros, init, constants, stop, events)
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+
+class _RunDir:
+    def __init__(self, opts: Options, tag: str) -> None:
+        base = opts.keep
+        if base is not None:
+            base.mkdir(parents=True, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(prefix=f"conform-{tag}-", dir=base))
+        self.keep = base is not None
+
+    def __enter__(self) -> Path:
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.keep:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _setup(run: Path, glue: Glue) -> None:
+    for f in glue.spec_dir.glob("*.tla"):
+        shutil.copy(f, run / f.name)
+
+
+def _run(glue: Glue, traces: list[list[Micro]], inits: list[dict[str, str]], constants: dict[str, str],
+         mode: str, opts: Options, **kw: Any) -> tlcrun.RunResult:
+    with _RunDir(opts, mode) as run:
+        _setup(run, glue)
+        name = f"{MODULE_PREFIX}_{glue.module}"
+        (run / f"{name}.tla").write_text(render_module(glue, name, traces, inits, mode, **kw))
+        (run / f"{name}.cfg").write_text(render_cfg(constants, mode))
+        return tlcrun.run_tlc(run, name, f"{name}.cfg", timeout=opts.timeout, heap=opts.heap)
+
+
+def _tool_error(r: TraceResult, res: tlcrun.RunResult, what: str) -> TraceResult:
+    r.verdict, r.kind = "error", "tool_error"
+    detail = "; ".join(res.errors) if res.errors else res.output[-1500:]
+    printed = res.printed.strip()
+    if printed and res.outcome == "error":
+        detail += "\n" + printed[-1500:]
+    r.message = f"{what}: TLC {res.outcome}: {detail}"
+    return r
+
+
+def check_batch(batch: list[Prepared], opts: Options) -> list[TraceResult]:
+    """Check traces sharing one glue and CONSTANTS: one TLC run, then localise the rejected."""
+    if not batch:
+        return []
+    t0 = time.monotonic()
+    glue, constants = batch[0].glue, batch[0].constants
+    results: list[TraceResult] = []
+    if len(batch) == 1:
+        results.append(localise(batch[0], opts))
+    else:
+        res = _run(glue, [p.micros for p in batch], [p.init for p in batch], constants, "batch", opts)
+        share = res.seconds / len(batch)
+        if res.outcome != "ok":
+            for p in batch:
+                r = _tool_error(_base(p.trace), res, f"batch of {len(batch)} traces")
+                r.seconds, r.tlc_runs = share, 1
+                results.append(r)
+            return results
+        accepted = {int(t) for t in _markers(res.printed, "TRACCEPT")}
+        for t, p in enumerate(batch, 1):
+            if t in accepted:
+                r = _accept(p)
+                r.seconds, r.tlc_runs = share, 1
+                results.append(r)
+            else:
+                r = localise(p, opts)
+                r.seconds += share
+                r.tlc_runs += 1
+                results.append(r)
+    if len(batch) == 1:
+        results[0].seconds = time.monotonic() - t0
+    return results
+
+
+def _marker_rows(printed: str, tag: str) -> list[tuple[Any, ...]]:
+    """Every ``<<"TAG", ...>>`` tuple the run printed (TLC may break long ones over lines)."""
+    out = []
+    for m in re.finditer(r'<<\s*"' + re.escape(tag) + '"', printed):
+        try:
+            val, _ = parse_printed(printed, m.start())
+        except ValueError:
+            continue
+        out.append(tuple(val[1:]))
+    return out
+
+
+def _markers(printed: str, tag: str) -> list[Any]:
+    return [row[0] for row in _marker_rows(printed, tag) if row]
+
+
+def _all_markers(printed: str, tag: str) -> list[tuple[Any, ...]]:
+    return _marker_rows(printed, tag)
+
+
+def _accept(p: Prepared) -> TraceResult:
+    if p.stop is not None:
+        r = p.stop
+        r.checked = len(p.events)
+        r.message += f" (the {len(p.events)} spec steps before it conform)"
+        return r
+    r = _base(p.trace)
+    r.verdict, r.checked = "accepted", len(p.events)
+    r.message = f"{r.events} spec steps conform ({r.skipped} non-spec steps skipped)"
+    return r
+
+
+def localise(p: Prepared, opts: Options) -> TraceResult:
+    """Check one trace alone with the witness invariant; on rejection find and explain the first
+    step that no behaviour of the spec can match."""
+    t0 = time.monotonic()
+    res = _run(p.glue, [p.micros], [p.init], p.constants, "single", opts)
+    if res.outcome == "invariant":
+        r = _accept(p)
+        r.seconds, r.tlc_runs = time.monotonic() - t0, 1
+        return r
+    if res.outcome != "ok":
+        r = _tool_error(_base(p.trace), res, "single-trace run")
+        r.seconds, r.tlc_runs = time.monotonic() - t0, 1
+        return r
+    r = _base(p.trace)
+    r.verdict, r.tlc_runs = "rejected", 1
+    if p.stop is not None:
+        r.warnings.append(f"the trace also has an unusable line: {p.stop.message}")
+    if res.depth == 0:
+        r.kind, r.line = "init_mismatch", 1
+        r.message = (f"{p.trace.path}:1: no initial state of {p.glue.module} matches the trace "
+                     + ("(header 'init')" if p.init else "(spec Init is unsatisfiable with these constants)"))
+        r.seconds = time.monotonic() - t0
+        return r
+    k = res.depth  # micro-steps 1..k-1 matched; micro-step k is the first unmatched
+    if k > len(p.micros):  # cannot happen: TLC would have violated the witness invariant
+        r.verdict, r.kind = "error", "tool_error"
+        r.message = f"TLC search depth {res.depth} beyond the trace ({len(p.micros)} steps) without acceptance"
+        return r
+    m = p.micros[k - 1]
+    ev = next(e for e in p.events if e.line == m.line)
+    _event_fields(r, ev)
+    r.checked = sum(1 for e in p.events if e.line < m.line)
+    steps = p.glue.translate(ev)
+    if m.parts > 1:
+        r.part = f"{m.op} (spec action {m.part} of {m.parts} composing {ev.action})"
+    if opts.diagnose:
+        _diagnose(p, k, m, ev, steps, r, opts)
+        r.tlc_runs += 1
+    if not r.message:
+        r.message = f"{p.trace.path}:{m.line}: no behaviour of {p.glue.module} can take step {ev.action}"
+    r.seconds = time.monotonic() - t0
+    return r
+
+
+def _diagnose(p: Prepared, k: int, m: Micro, ev: Event, steps: list[SpecStep], r: TraceResult,
+              opts: Options) -> None:
+    final = m.part == m.parts
+    full = p.glue.render_state(ev.state, "state") if final else None
+    diag_vars = tuple(full) if full else ()
+    res = _run(p.glue, [p.micros[:k]], [p.init], p.constants, "diag", opts, diag_full=full,
+               diag_vars=diag_vars)
+    where = f"{p.trace.path}:{m.line}"
+    call = f"{m.op}({', '.join(m.params)})"
+    if res.outcome != "ok":
+        r.message = (f"{where}: first step no behaviour of {p.glue.module} matches: {ev.action} "
+                     f"(diagnosis run failed: {'; '.join(res.errors) or res.outcome})")
+        return
+    pre = _all_markers(res.printed, "TRPRE")
+    succ = _all_markers(res.printed, "TRDIAG")
+    r.spec_states = len(pre)
+    r.successors = len(succ)
+    labels = list(p.glue.guards.get(m.op, {}))
+    for j, label in enumerate(labels):
+        vals = [row[2 * j + 1] for row in pre if len(row) > 2 * j + 1]
+        t = sum(1 for v in vals if v is True)
+        r.guards[label] = "true" if t == len(vals) else ("false" if t == 0 else f"true in {t} of {len(vals)} states")
+    comp = f" (part {m.part} of {m.parts} of {ev.action})" if m.parts > 1 else ""
+    if not succ:
+        r.kind = "not_enabled"
+        failing = [f"{g} is {v}" for g, v in r.guards.items() if v != "true"]
+        r.message = (f"{where}: action {call}{comp} is not enabled in any of the {len(pre)} spec "
+                     f"state(s) consistent with the trace so far"
+                     + (f" ({'; '.join(failing)})" if failing else ""))
+        return
+    r.kind = "state_mismatch"
+    rows = []
+    for row in succ:
+        vals = {}
+        for j in range(0, len(row), 3):
+            vals[row[j]] = (row[j + 1], row[j + 2])
+        rows.append(vals)
+    r.disagree = [v for v in diag_vars if all(not row[v][0] for row in rows)]
+    best = min(rows, key=lambda row: sum(1 for v in diag_vars if not row[v][0]))
+    r.mismatches = [{"var": v, "logged": ev.state.get(v), "spec": best[v][1]}
+                    for v in diag_vars if not best[v][0]]
+    if r.disagree:
+        what = (f"logged {', '.join(r.disagree)} disagree(s) with every one of the {len(rows)} spec "
+                f"successor(s)")
+    else:
+        what = (f"each logged variable matches some of the {len(rows)} spec successor(s) but no "
+                f"single one matches all (closest differs in {', '.join(x['var'] for x in r.mismatches)})")
+    detail = "; ".join(f"{x['var']}: logged {json.dumps(x['logged'], separators=(',', ':'))}, "
+                       f"spec {x['spec']}" for x in r.mismatches)
+    r.message = f"{where}: {call}{comp} is enabled but {what}: {detail}"
+
+
+# ---- whole runs -------------------------------------------------------------------------------
+
+
+def plan(paths: Iterable[str | Path], opts: Options, glue: Glue | None = None
+         ) -> tuple[list[list[Prepared]], list[TraceResult]]:
+    """Read and translate traces; return TLC batches and the verdicts decided without TLC."""
+    groups: dict[str, list[Prepared]] = {}
+    done: list[TraceResult] = []
+    for path in paths:
+        try:
+            tr = read_trace(path)
+        except OSError as exc:
+            done.append(TraceResult(trace=str(path), verdict="error", kind="io", message=f"{path}: {exc}"))
+            continue
+        p = prepare(tr, glue)
+        if isinstance(p, TraceResult):
+            done.append(p)
+        else:
+            groups.setdefault(p.key, []).append(p)
+    batches = []
+    for g in groups.values():
+        for i in range(0, len(g), max(1, opts.batch)):
+            batches.append(g[i:i + opts.batch])
+    return batches, done
+
+
+def check_paths(paths: Iterable[str | Path], opts: Options = Options(), glue: Glue | None = None,
+                progress: Any = None) -> list[TraceResult]:
+    """Check trace files; results in the order of ``paths``."""
+    paths = [str(p) for p in paths]
+    batches, done = plan(paths, opts, glue)
+    results = list(done)
+    if opts.jobs <= 1 or len(batches) <= 1:
+        for b in batches:
+            results.extend(check_batch(b, opts))
+            if progress:
+                progress(len(b))
+    else:
+        with cf.ThreadPoolExecutor(max_workers=opts.jobs) as ex:
+            futs = [ex.submit(check_batch, b, opts) for b in batches]
+            for f in cf.as_completed(futs):
+                out = f.result()
+                results.extend(out)
+                if progress:
+                    progress(len(out))
+    order = {p: i for i, p in enumerate(paths)}
+    results.sort(key=lambda r: order.get(r.trace, len(order)))
+    return results
+
+
+def expand(inputs: Iterable[str | Path]) -> list[Path]:
+    """Files as given; directories searched recursively for ``*.ndjson`` / ``*.jsonl`` traces."""
+    out: list[Path] = []
+    for x in inputs:
+        p = Path(x)
+        if p.is_dir():
+            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".ndjson", ".jsonl") and q.is_file()))
+        else:
+            out.append(p)
+    return out

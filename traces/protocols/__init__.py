@@ -1,0 +1,116 @@
+"""Protocol glue: how a logged trace step becomes spec actions and TLA+ values.
+
+A :class:`Glue` says, for one protocol,
+
+* which spec module checks it and where that module lives;
+* which spec variables a trace may log and the type of each (``traces.tla`` type language);
+* for each logged action name, the spec action(s) it stands for: one :class:`SpecStep` normally,
+  two or more when the implementation takes in one step what the spec splits (they are composed
+  in the trace spec: the intermediate state is existentially chosen by TLC, the logged post-state
+  is checked after the last one);
+* the TLA+ operator each spec step calls (``templates``: an expression over the parameter tuple
+  ``p``), and optional named guards evaluated only for diagnostics ("message in network");
+* the CONSTANTS of a run from the trace header.
+
+The registry maps the header's ``protocol`` field to a glue. Built-in glues are imported lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+import attrs
+
+from traces.schema import Event
+from traces.tla import T
+
+
+@attrs.frozen
+class SpecStep:
+    """One spec action invocation: ``op`` is a key of ``Glue.templates``; ``params`` are TLA+
+    expressions (already rendered) bound to ``p[1]``, ``p[2]``, ... in the template."""
+
+    op: str
+    params: tuple[str, ...] = ()
+
+
+class UnknownAction(Exception):
+    """The logged action has no spec counterpart in this glue (and was not marked spec: false)."""
+
+
+class GlueError(Exception):
+    """The step cannot be translated (bad args for the action); message says which field."""
+
+
+@attrs.define
+class Glue:
+    protocol: str
+    module: str
+    spec_dir: Path
+    variables: dict[str, T]  # spec variables a trace may log, with their JSON->TLA+ type
+    templates: dict[str, str]  # op -> TLA+ action expression over the parameter tuple p
+    translate: Callable[[Event], list[SpecStep]]  # raises UnknownAction / GlueError
+    constants: Callable[[dict[str, Any]], dict[str, str]]  # header -> {CONSTANT: cfg value text}
+    guards: dict[str, dict[str, str]] = attrs.field(factory=dict)  # op -> {label: TLA+ expr over p}
+    extra_modules: tuple[str, ...] = ()  # modules the generated module must EXTEND besides `module`
+    variants: tuple[str, ...] = ()  # bug-variant CONSTANT names (always FALSE when checking)
+
+    def render_state(self, state: dict[str, Any], where: str) -> dict[str, str]:
+        """Render the logged variables this glue knows; unknown names raise GlueError."""
+        out = {}
+        for k, v in state.items():
+            t = self.variables.get(k)
+            if t is None:
+                raise GlueError(f"{where}: {k!r} is not a variable of spec {self.module} "
+                                f"(known: {', '.join(sorted(self.variables))})")
+            out[k] = t.render(v, f"{where}.{k}")
+        return out
+
+
+_BUILTIN = {
+    "kraft": "traces.protocols.kraft:GLUE",
+}
+_REGISTRY: dict[str, Glue] = {}
+
+
+def register(glue: Glue) -> None:
+    _REGISTRY[glue.protocol] = glue
+
+
+def get_glue(protocol: str) -> Glue | None:
+    if protocol in _REGISTRY:
+        return _REGISTRY[protocol]
+    target = _BUILTIN.get(protocol)
+    if target is None:
+        return None
+    mod, attr = target.split(":")
+    glue = getattr(importlib.import_module(mod), attr)
+    _REGISTRY[protocol] = glue
+    return glue
+
+
+def load_glue(target: str) -> Glue:
+    """Load and register a glue given as ``module:attribute`` or ``path/to/file.py:attribute``."""
+    mod, _, attr = target.rpartition(":")
+    if mod.endswith(".py"):
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(Path(mod).stem, mod)
+        if spec is None or spec.loader is None:
+            raise GlueError(f"cannot load glue file {mod}")
+        module = importlib.util.module_from_spec(spec)
+        import sys
+
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(mod)
+    glue = getattr(module, attr or "GLUE")
+    register(glue)
+    return glue
+
+
+def known_protocols() -> list[str]:
+    return sorted(set(_BUILTIN) | set(_REGISTRY))
