@@ -326,7 +326,21 @@ class Reader:
         items: list[Any] = []
         append = items.append
         while True:
-            value = self._read(closer)
+            try:
+                value = self._read(closer)
+            except EdnError as exc:
+                if exc.reason.startswith("end of input") and not getattr(exc, "_opener", False):
+                    line, col = self.line_col(start)
+                    opener = self.text[start : start + 2] if self.text[start] == "#" else self.text[start]
+                    err = EdnError(
+                        f"{opener!r} opened at line {line}, column {col} is not closed (end of input)",
+                        self.source,
+                        line,
+                        col,
+                    )
+                    err._opener = True  # type: ignore[attr-defined]
+                    raise err from None
+                raise
             if value is _CLOSE:
                 return items
             append(value)
