@@ -1,0 +1,81 @@
+"""Configuration and roles of a KRaft voter.
+
+The bug-variant flags are named exactly like the CONSTANTS of ``spec/KRaft.tla`` (contract section 1/2),
+so a grep for ``VoteWithoutLogCheck`` finds both sides.  The default is always the correct protocol.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+VARIANTS: tuple[str, ...] = (
+    "VoteWithoutLogCheck",
+    "HwmFromAnyEpoch",
+    "NoTruncateOnDivergence",
+    "ForgetVoteOnRestart",
+)
+
+VARIANT_DOCS: dict[str, str] = {
+    "VoteWithoutLogCheck": "grant votes without comparing last epoch / end offset (Raft §5.4.1 election restriction); "
+    "a voter lacking committed entries can win, so LeaderCompleteness breaks",
+    "HwmFromAnyEpoch": "leader advances the high watermark by counting replicas even below its epochStartOffset "
+    "(Raft §5.4.2 / Figure 8: prior-epoch entries committed by counting can still be overwritten)",
+    "NoTruncateOnDivergence": "follower never truncates: on a Diverging response it keeps its log and just moves its "
+    "fetch position back, and on Ok it keeps its own entries where they conflict (Raft §5.3 rule 3 skipped)",
+    "ForgetVoteOnRestart": "votedId is not persisted in the quorum-state file, so a restarted voter can vote twice "
+    "in one epoch and two leaders can be elected in it (ElectionSafety)",
+}
+
+
+class Role(enum.Enum):
+    """``role[n]`` of the spec; values are the spec's strings."""
+
+    UNATTACHED = "Unattached"
+    PROSPECTIVE = "Prospective"
+    CANDIDATE = "Candidate"
+    LEADER = "Leader"
+    FOLLOWER = "Follower"
+    RESIGNED = "Resigned"
+
+
+def _positive(instance: object, attribute: attrs.Attribute, value: int) -> None:
+    if value <= 0:
+        raise ValueError(f"{attribute.name} must be > 0, got {value}")
+
+
+@attrs.frozen
+class QuorumConfig:
+    """Timeouts (virtual milliseconds) and protocol variant flags.
+
+    Defaults follow Kafka: ``quorum.election.timeout.ms`` = 1000, ``quorum.fetch.timeout.ms`` = 2000,
+    check-quorum after 1.5 x fetch timeout (``LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR``).
+    """
+
+    election_timeout_ms: int = attrs.field(default=1000, validator=_positive)
+    fetch_timeout_ms: int = attrs.field(default=2000, validator=_positive)
+    check_quorum_timeout_ms: int = attrs.field(default=3000, validator=_positive)
+    request_timeout_ms: int = attrs.field(default=200, validator=_positive)
+    fetch_interval_ms: int = attrs.field(default=50, validator=_positive)
+    flush_delay_ms: int = attrs.field(default=5, validator=_positive)
+    # None: a fetch response carries every entry from the fetch offset to the log end.
+    max_fetch_entries: int | None = None
+    PreVote: bool = True
+    VoteWithoutLogCheck: bool = False
+    HwmFromAnyEpoch: bool = False
+    NoTruncateOnDivergence: bool = False
+    ForgetVoteOnRestart: bool = False
+
+    def with_variant(self, name: str | None) -> "QuorumConfig":
+        """Return a copy with the named variant flag switched on (``None``: unchanged)."""
+        if name is None:
+            return self
+        if name not in VARIANTS and name != "PreVote":
+            raise ValueError(f"unknown KRaft variant {name!r}; known: {', '.join(VARIANTS)}")
+        if name == "PreVote":
+            return attrs.evolve(self, PreVote=not self.PreVote)
+        return attrs.evolve(self, **{name: True})
+
+    def variant_names(self) -> list[str]:
+        return [v for v in VARIANTS if getattr(self, v)]

@@ -1,0 +1,212 @@
+"""The KRaft safety invariants, written once over projected states (``projection.project_cluster``).
+
+State invariants (a function of one state; names as in ``spec/KRaft.tla``):
+  ElectionSafety, LogMatching, StateMachineSafety, MajorityReachedHighWatermark
+History invariants (need the previous states; ``Monitor`` keeps the ghost variables the spec keeps):
+  ElectionSafety (at most one leader per epoch over the whole run), LeaderCompleteness,
+  MonotonicHighWatermark, CommittedDurability (no record ever known committed is lost or changed:
+  it stays durable on a majority of voters and every node's committed prefix agrees with it).
+
+Used by the simulator after every event, by the Hypothesis state machines as ``@invariant``s and by
+the trace checker on recorded post-states.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import attrs
+
+STATE_INVARIANTS = ("ElectionSafety", "LogMatching", "StateMachineSafety", "MajorityReachedHighWatermark")
+ALL_INVARIANTS = STATE_INVARIANTS + ("LeaderCompleteness", "MonotonicHighWatermark", "CommittedDurability")
+
+
+@attrs.frozen
+class Violation:
+    invariant: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.invariant}: {self.message}"
+
+
+class InvariantViolation(AssertionError):
+    """Raised by drivers when an invariant fails; names the invariant, the event and the state."""
+
+    def __init__(self, violation: Violation, event: int | None = None, summary: str = "") -> None:
+        self.violation = violation
+        self.invariant = violation.invariant
+        self.event = event
+        self.summary = summary
+        where = f" after event {event}" if event is not None else ""
+        super().__init__(f"invariant {violation.invariant} violated{where}: {violation.message}\n{summary}")
+
+
+def _entries(state: dict[str, Any], n: Any) -> list[tuple[int, Any]]:
+    """Log of ``n`` as (epoch, value) tuples (accepts the spec's dict entries or tuples)."""
+    log = state["log"][n]
+    if log and isinstance(log[0], dict):
+        return [(e["epoch"], e["value"]) for e in log]
+    return log
+
+
+def _logs(state: dict[str, Any]) -> dict[Any, list[tuple[int, Any]]]:
+    cache = state.get("_tuple_logs")
+    if cache is None:
+        cache = {n: _entries(state, n) for n in state["log"]}
+        state["_tuple_logs"] = cache
+    return cache
+
+
+def _majority(state: dict[str, Any]) -> int:
+    return len(state["role"]) // 2 + 1
+
+
+def election_safety(state: dict[str, Any]) -> list[Violation]:
+    seen: dict[int, Any] = {}
+    out = []
+    for n, r in state["role"].items():
+        if r == "Leader":
+            e = state["currentEpoch"][n]
+            if e in seen:
+                out.append(Violation("ElectionSafety", f"nodes {seen[e]} and {n} are both leader in epoch {e}"))
+            seen[e] = n
+    return out
+
+
+def log_matching(state: dict[str, Any]) -> list[Violation]:
+    """If two logs hold an entry with the same offset and epoch, they agree on everything before it."""
+    nodes = sorted(state["log"])
+    logs = _logs(state)
+    out = []
+    for i, a in enumerate(nodes):
+        for b in nodes[i + 1:]:
+            la, lb = logs[a], logs[b]
+            m = min(len(la), len(lb))
+            if la[:m] == lb[:m]:
+                continue
+            first_diff = next(k for k in range(m) if la[k] != lb[k])
+            for k in range(first_diff, m):
+                if la[k][0] == lb[k][0]:
+                    out.append(Violation(
+                        "LogMatching",
+                        f"nodes {a} and {b} both have epoch {la[k][0]} at offset {k} but differ at offset "
+                        f"{first_diff}: {la[first_diff]} vs {lb[first_diff]}"))
+                    break
+    return out
+
+
+def state_machine_safety(state: dict[str, Any]) -> list[Violation]:
+    """No two nodes consider different records committed at the same offset."""
+    nodes = sorted(state["log"])
+    logs = _logs(state)
+    out = []
+    for i, a in enumerate(nodes):
+        for b in nodes[i + 1:]:
+            k = min(state["highWatermark"][a], state["highWatermark"][b])
+            la, lb = logs[a][:k], logs[b][:k]
+            if la != lb:
+                off = next(j for j in range(k) if la[j] != lb[j])
+                out.append(Violation(
+                    "StateMachineSafety",
+                    f"nodes {a} and {b} committed different records at offset {off}: {la[off]} vs {lb[off]}"))
+    return out
+
+
+def majority_reached_high_watermark(state: dict[str, Any]) -> list[Violation]:
+    """A leader's high watermark is covered by a majority of voters holding the same prefix."""
+    out = []
+    for n, r in state["role"].items():
+        if r != "Leader":
+            continue
+        hwm = state["highWatermark"][n]
+        logs = _logs(state)
+        prefix = logs[n][:hwm]
+        have = [v for v in logs if len(logs[v]) >= hwm and logs[v][:hwm] == prefix]
+        if len(have) < _majority(state):
+            out.append(Violation(
+                "MajorityReachedHighWatermark",
+                f"leader {n} (epoch {state['currentEpoch'][n]}) has highWatermark {hwm} but only {have} hold that prefix"))
+    return out
+
+
+def check_state(state: dict[str, Any]) -> list[Violation]:
+    """All state invariants of one projected state."""
+    return (election_safety(state) + log_matching(state) + state_machine_safety(state)
+            + majority_reached_high_watermark(state))
+
+
+class Monitor:
+    """Ghost state across a run (spec ghost ``committed``) and the history invariants over it.
+
+    ``observe(state, restarted)`` after every step; ``restarted`` holds nodes whose volatile state was
+    legitimately reset in that step (their high watermark may restart from 0)."""
+
+    def __init__(self) -> None:
+        self.committed: list[tuple[int, Any]] = []
+        self.commit_epoch: list[int] = []
+        self.leader_of_epoch: dict[int, Any] = {}
+        self.last_hwm: dict[Any, int] = {}
+
+    def observe(self, state: dict[str, Any], restarted: Iterable[Any] = ()) -> list[Violation]:
+        out = check_state(state)
+        restarted = set(restarted)
+        # ElectionSafety over the run.
+        for n, r in state["role"].items():
+            if r == "Leader":
+                e = state["currentEpoch"][n]
+                prev = self.leader_of_epoch.setdefault(e, n)
+                if prev != n:
+                    out.append(Violation("ElectionSafety", f"epoch {e} had leader {prev} and now leader {n}"))
+        # MonotonicHighWatermark.
+        for n, h in state["highWatermark"].items():
+            if n not in restarted and h < self.last_hwm.get(n, 0):
+                out.append(Violation("MonotonicHighWatermark",
+                                     f"node {n} high watermark went from {self.last_hwm[n]} to {h}"))
+            self.last_hwm[n] = h
+        # CommittedDurability part 1: every node's committed prefix agrees with the ghost; extend it.
+        logs = _logs(state)
+        for n in sorted(state["log"]):
+            hwm = state["highWatermark"][n]
+            entries = logs[n][:hwm]
+            common = min(len(entries), len(self.committed))
+            if entries[:common] != self.committed[:common]:
+                k = next(j for j in range(common) if entries[j] != self.committed[j])
+                out.append(Violation(
+                    "CommittedDurability",
+                    f"node {n} has {entries[k]} committed at offset {k}, but {self.committed[k]} was committed "
+                    f"there before (in epoch {self.commit_epoch[k]})"))
+            else:
+                if len(entries) > len(self.committed):
+                    e = state["currentEpoch"][n]
+                    self.commit_epoch.extend([e] * (len(entries) - len(self.committed)))
+                    self.committed.extend(entries[len(self.committed):])
+        # CommittedDurability part 2: the committed prefix stays durable on a majority.
+        if self.committed:
+            holders = []
+            for v in state["log"]:
+                flushed = state["flushedOffset"][v]
+                if flushed >= len(self.committed) and logs[v][:len(self.committed)] == self.committed:
+                    holders.append(v)
+            if len(holders) < _majority(state):
+                out.append(Violation(
+                    "CommittedDurability",
+                    f"the {len(self.committed)} committed records are durable only on {holders or 'no node'}"))
+        # LeaderCompleteness.
+        for n, r in state["role"].items():
+            if r != "Leader":
+                continue
+            e = state["currentEpoch"][n]
+            entries = logs[n]
+            upto = len(self.committed)
+            while upto and self.commit_epoch[upto - 1] > e:
+                upto -= 1  # commit epochs never decrease along the log
+            if entries[:upto] == self.committed[:upto]:
+                continue
+            for k, (rec, ce) in enumerate(zip(self.committed, self.commit_epoch)):
+                if ce <= e and (k >= len(entries) or entries[k] != rec):
+                    out.append(Violation(
+                        "LeaderCompleteness",
+                        f"leader {n} of epoch {e} lacks {rec} committed at offset {k} in epoch {ce}"))
+                    break
+        return out

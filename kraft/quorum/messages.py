@@ -1,0 +1,110 @@
+"""KRaft RPC messages.
+
+Field names are the spec's message-record fields without the leading ``m`` (contract section 2):
+``mlastEpoch`` <-> ``lastEpoch``.  ``to_spec()`` gives the record exactly as ``spec/KRaft.tla`` writes it.
+Entries travel as decoded ``Entry`` values; the receiving node writes them as real record batches.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import attrs
+
+LEADER_CHANGE = "LeaderChange"
+
+
+@attrs.frozen
+class Entry:
+    """One log entry ``[epoch |-> e, value |-> v]``; ``value`` is an int client value or ``"LeaderChange"``."""
+
+    epoch: int
+    value: int | str
+
+    def to_spec(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, "value": self.value}
+
+
+@attrs.frozen
+class VoteRequest:
+    source: int
+    dest: int
+    epoch: int
+    lastEpoch: int
+    lastOffset: int
+    preVote: bool
+    mtype = "VoteRequest"
+
+
+@attrs.frozen
+class VoteResponse:
+    source: int
+    dest: int
+    epoch: int
+    granted: bool
+    preVote: bool
+    mtype = "VoteResponse"
+
+
+@attrs.frozen
+class BeginQuorumEpochRequest:
+    source: int
+    dest: int
+    epoch: int
+    mtype = "BeginQuorumEpochRequest"
+
+
+@attrs.frozen
+class EndQuorumEpochRequest:
+    source: int
+    dest: int
+    epoch: int
+    mtype = "EndQuorumEpochRequest"
+
+
+@attrs.frozen
+class FetchRequest:
+    source: int
+    dest: int
+    epoch: int
+    fetchOffset: int
+    lastFetchedEpoch: int
+    mtype = "FetchRequest"
+
+
+FETCH_OK = "Ok"
+FETCH_DIVERGING = "Diverging"
+FETCH_FENCED = "FencedEpoch"
+
+
+@attrs.frozen
+class FetchResponse:
+    """``fetchOffset`` echoes the request (where ``entries`` start): Kafka's batches carry their base
+    offsets, so a follower can discard a stale or duplicated response; see docs/quorum.md."""
+
+    source: int
+    dest: int
+    epoch: int
+    result: str
+    entries: tuple[Entry, ...]
+    highWatermark: int
+    divergingEpoch: int
+    divergingEndOffset: int
+    fetchOffset: int
+    mtype = "FetchResponse"
+
+
+Message = Union[
+    VoteRequest, VoteResponse, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest, FetchResponse
+]
+
+
+def to_spec(msg: Message) -> dict[str, Any]:
+    """The spec's message record: ``{"mtype": ..., "msource": ..., ...}``."""
+    out: dict[str, Any] = {"mtype": msg.mtype}
+    for field in attrs.fields(type(msg)):
+        value = getattr(msg, field.name)
+        if field.name == "entries":
+            value = [e.to_spec() for e in value]
+        out["m" + field.name] = value
+    return out

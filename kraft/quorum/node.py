@@ -1,0 +1,525 @@
+"""A KRaft voter as a sans-I/O state machine.
+
+Inputs: messages (``handle_*``), client appends, and the virtual clock (``now_ms`` on every call);
+randomness (election jitter) comes from the ``random.Random`` handed in.  Outputs: messages appended
+to ``outbox`` (drained by the caller) and committed records fed to the application state machine.
+
+Every method named after a spec action implements exactly that action of ``spec/KRaft.tla``
+(table in ``kraft.quorum.actions``).  Timer-driven and internal actions are not fired by the node
+itself: ``next_action(now_ms)`` says which one is enabled, the driver calls it, so each spec step is
+one call and can be recorded with its post-state.
+
+Behaviour follows Kafka's ``org.apache.kafka.raft`` (KafkaRaftClient, QuorumState, LeaderState,
+FollowerState, CandidateState, ProspectiveState, ResignedState, UnattachedState), KIP-595 and
+KIP-996; simplifications are listed in docs/quorum.md.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.messages import (
+    FETCH_DIVERGING,
+    FETCH_FENCED,
+    FETCH_OK,
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    Entry,
+    FetchRequest,
+    FetchResponse,
+    Message,
+    VoteRequest,
+    VoteResponse,
+)
+from kraft.quorum.statemachine import MetadataStateMachine, RecordListStateMachine
+from kraft.quorum.storage import QuorumStorage
+
+
+class NotLeaderError(Exception):
+    """A client append reached a node that is not the leader."""
+
+
+class QuorumNode:
+    """One voter.  Create with ``QuorumNode(node_id, voters, config, fs, rng=..., now_ms=...)``."""
+
+    def __init__(
+        self,
+        node_id: int,
+        voters: tuple[int, ...] | list[int],
+        config: QuorumConfig,
+        fs: Any,
+        *,
+        rng: random.Random,
+        now_ms: int = 0,
+        directory: str | None = None,
+        state_machine_factory: Callable[[], MetadataStateMachine] = RecordListStateMachine,
+        disk_lost: bool = False,
+    ) -> None:
+        self.id = node_id
+        self.voters: tuple[int, ...] = tuple(sorted(voters))
+        if node_id not in self.voters:
+            raise ValueError(f"node {node_id} is not one of the voters {self.voters}")
+        self.config = config
+        self.fs = fs
+        self.rng = rng
+        self.directory = directory or f"/kraft/node-{node_id}"
+        self.state_machine_factory = state_machine_factory
+        self.outbox: list[Message] = []
+        self._recover(now_ms, disk_lost)
+
+    # ------------------------------------------------------------------ recovery / bookkeeping
+    def _recover(self, now: int, disk_lost: bool) -> None:
+        self.storage = QuorumStorage.open(self.fs, self.directory)
+        epoch, leader, voted = self.storage.read_quorum_state()
+        self.current_epoch: int = epoch
+        self.leader_id: int | None = leader
+        self.voted_for: int | None = voted
+        self.high_watermark = 0
+        self.state_machine: MetadataStateMachine = self.state_machine_factory()
+        self.applied = 0
+        self.votes_granted: set[int] = set()
+        self.end_offsets: dict[int, int] = {v: 0 for v in self.voters}
+        self.epoch_start_offset = 0
+        self.fetched_voters: set[int] = set()
+        self.bqe_next: dict[int, int] = {}
+        self.election_deadline: int | None = None
+        self.fetch_deadline: int | None = None
+        self.next_fetch_at: int | None = None
+        self.check_quorum_deadline: int | None = None
+        self.flush_deadline: int | None = None
+        self.last_leader_contact: int | None = None
+        # NoTruncateOnDivergence only: fetch position decoupled from the log end.
+        self.fetch_position: tuple[int, int] | None = None
+        # A voter that knows it lost its disk (KIP-853 gives it a new directory id) must not vote
+        # before it has learned the current epoch from a leader: see docs/quorum.md.
+        self.awaiting_leader = disk_lost
+        if leader == self.id:
+            # QuorumState.initialize: a node that was leader comes back Resigned in that epoch.
+            self.role = Role.RESIGNED
+            self.election_deadline = now + self._random_election_timeout()
+        elif leader is not None:
+            self.role = Role.FOLLOWER
+            self._reset_follower_timers(now)
+        else:
+            self.role = Role.UNATTACHED
+            self.election_deadline = None if disk_lost else now + self._random_election_timeout()
+
+    def _random_election_timeout(self) -> int:
+        # KafkaRaftClient.randomElectionTimeoutMs: timeout + uniform [0, timeout)
+        return self.config.election_timeout_ms + self.rng.randrange(self.config.election_timeout_ms)
+
+    def _majority(self) -> int:
+        return len(self.voters) // 2 + 1
+
+    def _persist(self) -> None:
+        voted = None if self.config.ForgetVoteOnRestart else self.voted_for
+        self.storage.write_quorum_state(self.current_epoch, self.leader_id, voted, self.voters)
+
+    def _send(self, msg: Message) -> None:
+        self.outbox.append(msg)
+
+    def take_outbox(self) -> list[Message]:
+        out, self.outbox = self.outbox, []
+        return out
+
+    def _reset_follower_timers(self, now: int) -> None:
+        self.fetch_deadline = now + self.config.fetch_timeout_ms
+        self.next_fetch_at = now
+        self.election_deadline = None
+
+    def _clear_leader_state(self) -> None:
+        self.end_offsets = {v: 0 for v in self.voters}
+        self.epoch_start_offset = 0
+        self.fetched_voters = set()
+        self.bqe_next = {}
+        self.check_quorum_deadline = None
+
+    def _to_unattached(self, epoch: int, now: int) -> None:
+        """Move to Unattached in a higher epoch (no vote, no leader); persisted first."""
+        assert epoch > self.current_epoch
+        self.current_epoch = epoch
+        self.voted_for = None
+        self.leader_id = None
+        self.role = Role.UNATTACHED
+        self.votes_granted = set()
+        self.fetch_position = None
+        self._clear_leader_state()
+        self.fetch_deadline = self.next_fetch_at = None
+        self.election_deadline = now + self._random_election_timeout()
+        self._persist()
+
+    def _to_follower(self, epoch: int, leader: int, now: int) -> None:
+        if epoch > self.current_epoch:
+            self.voted_for = None
+        self.current_epoch = epoch
+        self.leader_id = leader
+        self.role = Role.FOLLOWER
+        self.votes_granted = set()
+        self.fetch_position = None
+        self.awaiting_leader = False
+        self._clear_leader_state()
+        self._reset_follower_timers(now)
+        self._persist()
+
+    def _last_epoch_and_offset(self) -> tuple[int, int]:
+        return self.storage.last_epoch, self.storage.end_offset
+
+    def _start_election_round(self, now: int) -> None:
+        """Shared by Timeout and HandleEndQuorumEpochRequest: to Prospective (pre-vote) or Candidate."""
+        if self.config.PreVote:
+            self.role = Role.PROSPECTIVE
+            self.votes_granted = {self.id}
+            self.election_deadline = now + self._random_election_timeout()
+            self.fetch_deadline = self.next_fetch_at = None
+            self._clear_leader_state()
+            last_epoch, last_offset = self._last_epoch_and_offset()
+            for v in self.voters:
+                if v != self.id:
+                    self._send(VoteRequest(self.id, v, self.current_epoch + 1, last_epoch, last_offset, True))
+        else:
+            self._become_candidate(now)
+
+    def _become_candidate(self, now: int) -> None:
+        self.current_epoch += 1
+        self.voted_for = self.id
+        self.leader_id = None
+        self.role = Role.CANDIDATE
+        self.votes_granted = {self.id}
+        self.fetch_position = None
+        self._clear_leader_state()
+        self.fetch_deadline = self.next_fetch_at = None
+        self.election_deadline = now + self._random_election_timeout()
+        self._persist()
+        last_epoch, last_offset = self._last_epoch_and_offset()
+        for v in self.voters:
+            if v != self.id:
+                self._send(VoteRequest(self.id, v, self.current_epoch, last_epoch, last_offset, False))
+
+    def _apply_committed(self) -> None:
+        while self.applied < self.high_watermark:
+            self.state_machine.on_commit(self.applied, self.storage.entries[self.applied])
+            self.applied += 1
+
+    def _maybe_advance_high_watermark(self) -> None:
+        """LeaderState.maybeUpdateHighWatermark: the offset a majority of voters reached (the leader
+        counts its flushed offset), only if > epochStartOffset, never lowered."""
+        offsets = sorted((self.end_offsets[v] for v in self.voters), reverse=True)
+        candidate = offsets[len(self.voters) // 2]
+        if (candidate > self.epoch_start_offset or self.config.HwmFromAnyEpoch) and candidate > self.high_watermark:
+            self.high_watermark = candidate
+            self._apply_committed()
+
+    def _log_ok(self, last_epoch: int, last_offset: int) -> bool:
+        if self.config.VoteWithoutLogCheck:
+            return True
+        my_epoch, my_offset = self._last_epoch_and_offset()
+        return last_epoch > my_epoch or (last_epoch == my_epoch and last_offset >= my_offset)
+
+    # ------------------------------------------------------------------ scheduling (driver API)
+    def next_action(self, now: int) -> tuple[str, dict[str, Any]] | None:
+        """The internal/timer action enabled at ``now`` (python method name, keyword args), if any."""
+        role = self.role
+        if role is Role.PROSPECTIVE and len(self.votes_granted) >= self._majority():
+            return ("become_candidate", {})
+        if role is Role.CANDIDATE and len(self.votes_granted) >= self._majority():
+            return ("become_leader", {})
+        if role is Role.LEADER:
+            for d in sorted(self.bqe_next):
+                if now >= self.bqe_next[d]:
+                    return ("send_begin_quorum_epoch", {"d": d})
+            if self.flush_deadline is not None and now >= self.flush_deadline:
+                return ("flush", {})
+            if self.check_quorum_deadline is not None and now >= self.check_quorum_deadline:
+                if self._check_quorum_ok():
+                    self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
+                    self.fetched_voters = set()
+                else:
+                    return ("check_quorum_resign", {})
+            return None
+        if role is Role.FOLLOWER:
+            if self.storage.flushed_offset < self.storage.end_offset:
+                return ("flush", {})  # a follower's fetch offset must be durable
+            if self.fetch_deadline is not None and now >= self.fetch_deadline:
+                return ("timeout", {})
+            if self.next_fetch_at is not None and now >= self.next_fetch_at:
+                return ("send_fetch_request", {})
+            return None
+        if self.election_deadline is not None and now >= self.election_deadline:
+            return ("timeout", {})
+        return None
+
+    def next_deadline(self) -> int | None:
+        """The earliest virtual time at which ``next_action`` may become non-None without input."""
+        times = [self.election_deadline, self.check_quorum_deadline, self.flush_deadline]
+        if self.role is Role.FOLLOWER:
+            times += [self.fetch_deadline, self.next_fetch_at]
+            if self.storage.flushed_offset < self.storage.end_offset:
+                return 0
+        if self.role is Role.LEADER:
+            times += list(self.bqe_next.values())
+        if self.role in (Role.PROSPECTIVE, Role.CANDIDATE) and len(self.votes_granted) >= self._majority():
+            return 0
+        live = [t for t in times if t is not None]
+        return min(live) if live else None
+
+    def _check_quorum_ok(self) -> bool:
+        return len(self.fetched_voters | {self.id}) >= self._majority()
+
+    # ------------------------------------------------------------------ spec actions
+    def timeout(self, now: int) -> None:
+        """Spec action Timeout(n): election / fetch timer fired -> Prospective (pre-vote) or Candidate."""
+        if self.role is Role.LEADER:
+            return
+        self._start_election_round(now)
+
+    def become_candidate(self, now: int) -> None:
+        """Spec action BecomeCandidate(n): Prospective with a majority of pre-votes -> Candidate."""
+        if self.role is Role.PROSPECTIVE and len(self.votes_granted) >= self._majority():
+            self._become_candidate(now)
+
+    def handle_vote_request(self, m: VoteRequest, now: int) -> None:
+        """Spec action HandleVoteRequest(n, m)."""
+        if not m.preVote and m.epoch > self.current_epoch:
+            self._to_unattached(m.epoch, now)
+        granted = False
+        if m.epoch >= self.current_epoch and not self.awaiting_leader:
+            log_ok = self._log_ok(m.lastEpoch, m.lastOffset)
+            if m.preVote:
+                # KIP-996: a pre-vote does not bump epochs; it is refused by a leader and by a
+                # follower that heard from its leader within the fetch timeout.
+                if self.role is Role.LEADER:
+                    granted = False
+                elif self.role is Role.FOLLOWER and self.last_leader_contact is not None and \
+                        now - self.last_leader_contact < self.config.fetch_timeout_ms:
+                    granted = False
+                elif m.epoch == self.current_epoch and self.voted_for not in (None, m.source):
+                    granted = False  # a real vote in this epoch would be refused too
+                else:
+                    granted = log_ok
+            elif m.epoch == self.current_epoch:
+                if self.leader_id is not None or self.role in (Role.LEADER, Role.FOLLOWER, Role.RESIGNED):
+                    granted = False  # a leader is known in this epoch
+                elif self.role is Role.CANDIDATE:
+                    granted = False  # voted for itself
+                else:
+                    granted = log_ok and self.voted_for in (None, m.source)
+                if granted and self.voted_for is None:
+                    self.voted_for = m.source
+                    self._persist()  # durable before the response leaves
+                    self.election_deadline = now + self._random_election_timeout()
+        self._send(VoteResponse(self.id, m.source, self.current_epoch, granted, m.preVote))
+
+    def handle_vote_response(self, m: VoteResponse, now: int) -> None:
+        """Spec action HandleVoteResponse(n, m): count grants of the current round."""
+        if m.epoch > self.current_epoch:
+            self._to_unattached(m.epoch, now)
+            return
+        if m.epoch < self.current_epoch or not m.granted:
+            return
+        if m.preVote and self.role is Role.PROSPECTIVE:
+            self.votes_granted.add(m.source)
+        elif not m.preVote and self.role is Role.CANDIDATE:
+            self.votes_granted.add(m.source)
+
+    def become_leader(self, now: int) -> None:
+        """Spec action BecomeLeader(n): Candidate with a majority -> Leader; LeaderChange at epoch start."""
+        if not (self.role is Role.CANDIDATE and len(self.votes_granted) >= self._majority()):
+            return
+        self.role = Role.LEADER
+        self.leader_id = self.id
+        self._persist()
+        self._clear_leader_state()
+        self.election_deadline = None
+        self.epoch_start_offset = self.storage.append_leader_change(self.current_epoch, self.id, self.voters, now)
+        self.end_offsets[self.id] = self.storage.flushed_offset
+        self.flush_deadline = now + self.config.flush_delay_ms
+        self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms if len(self.voters) > 1 else None
+        self.bqe_next = {v: now for v in self.voters if v != self.id}
+
+    def send_begin_quorum_epoch(self, d: int, now: int) -> None:
+        """Spec action SendBeginQuorumEpoch(n, d): (re)send BeginQuorumEpoch to a voter not yet fetching."""
+        if self.role is not Role.LEADER or d not in self.bqe_next:
+            return
+        self._send(BeginQuorumEpochRequest(self.id, d, self.current_epoch))
+        self.bqe_next[d] = now + self.config.request_timeout_ms
+
+    def handle_begin_quorum_epoch_request(self, m: BeginQuorumEpochRequest, now: int) -> None:
+        """Spec action HandleBeginQuorumEpochRequest(n, m): follow the sender in that epoch."""
+        if m.epoch < self.current_epoch:
+            return
+        if m.epoch > self.current_epoch or self.role in (Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE):
+            self._to_follower(m.epoch, m.source, now)
+        elif self.role is Role.FOLLOWER and self.leader_id == m.source:
+            self.fetch_deadline = now + self.config.fetch_timeout_ms
+
+    def handle_end_quorum_epoch_request(self, m: EndQuorumEpochRequest, now: int) -> None:
+        """Spec action HandleEndQuorumEpochRequest(n, m): the leader resigned; start an election."""
+        if m.epoch > self.current_epoch:
+            self._to_unattached(m.epoch, now)
+            self._start_election_round(now)
+        elif m.epoch == self.current_epoch and self.leader_id == m.source and \
+                self.role in (Role.FOLLOWER, Role.UNATTACHED):
+            self._start_election_round(now)
+
+    def _fetch_position(self) -> tuple[int, int]:
+        if self.fetch_position is not None:
+            return self.fetch_position
+        return self.storage.end_offset, self.storage.last_epoch
+
+    def send_fetch_request(self, now: int) -> None:
+        """Spec action SendFetchRequest(n): Fetch(fetchOffset = log end, lastFetchedEpoch) to the leader."""
+        if self.role is not Role.FOLLOWER or self.leader_id is None:
+            return
+        offset, epoch = self._fetch_position()
+        self._send(FetchRequest(self.id, self.leader_id, self.current_epoch, offset, epoch))
+        self.next_fetch_at = now + self.config.request_timeout_ms
+
+    def handle_fetch_request(self, m: FetchRequest, now: int) -> None:
+        """Spec action HandleFetchRequest(n, m): leader answers FencedEpoch, Diverging or Ok."""
+        if m.epoch < self.current_epoch:
+            self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_FENCED, (),
+                                     self.high_watermark, 0, 0, m.fetchOffset))
+            return
+        if m.epoch > self.current_epoch or self.role is not Role.LEADER:
+            return  # Kafka answers UNKNOWN_LEADER_EPOCH / NOT_LEADER; the follower just retries
+        if m.source in self.voters:
+            self.fetched_voters.add(m.source)
+            self.bqe_next.pop(m.source, None)
+            if self._check_quorum_ok():
+                self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
+                self.fetched_voters = set()
+        div_epoch, div_end = self.storage.end_offset_for_epoch(m.lastFetchedEpoch)
+        if div_epoch != m.lastFetchedEpoch or m.fetchOffset > div_end:
+            self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_DIVERGING, (),
+                                     self.high_watermark, div_epoch, div_end, m.fetchOffset))
+            return
+        if m.source in self.end_offsets:
+            self.end_offsets[m.source] = m.fetchOffset
+        self._maybe_advance_high_watermark()
+        stop = self.storage.end_offset
+        if self.config.max_fetch_entries is not None:
+            stop = min(stop, m.fetchOffset + self.config.max_fetch_entries)
+        entries = tuple(self.storage.entries[m.fetchOffset:stop])
+        self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_OK, entries,
+                                 self.high_watermark, 0, 0, m.fetchOffset))
+
+    def handle_fetch_response(self, m: FetchResponse, now: int) -> None:
+        """Spec action HandleFetchResponse(n, m): truncate on Diverging; append, flush, adopt the HWM on Ok."""
+        if m.epoch > self.current_epoch:
+            self._to_unattached(m.epoch, now)
+            return
+        if m.epoch < self.current_epoch or self.role is not Role.FOLLOWER or m.source != self.leader_id:
+            return
+        self.last_leader_contact = now
+        self.fetch_deadline = now + self.config.fetch_timeout_ms
+        offset, _ = self._fetch_position()
+        if m.fetchOffset != offset:
+            return  # stale or duplicated response for an older fetch position
+        if m.result == FETCH_DIVERGING:
+            target = self._truncation_offset(m.divergingEpoch, m.divergingEndOffset)
+            if self.config.NoTruncateOnDivergence:
+                self.fetch_position = (target, self.storage.entries[target - 1].epoch if target else 0)
+            else:
+                self.storage.truncate_to(target)
+            self.next_fetch_at = now
+            return
+        if m.result != FETCH_OK:
+            return
+        for i, entry in enumerate(m.entries):
+            pos = m.fetchOffset + i
+            if pos < self.storage.end_offset:
+                continue  # only reachable with NoTruncateOnDivergence: keep the conflicting entry
+            self.storage.append_entry(entry, m.source, self.voters, now)
+        if self.config.NoTruncateOnDivergence and self.fetch_position is not None:
+            new_off = m.fetchOffset + len(m.entries)
+            self.fetch_position = (new_off, m.entries[-1].epoch if m.entries else self.fetch_position[1])
+            if self.fetch_position[0] >= self.storage.end_offset and \
+                    self.fetch_position[1] == self.storage.last_epoch:
+                self.fetch_position = None
+        if m.entries:
+            self.storage.flush()  # KafkaRaftClient.appendAsFollower flushes before the next fetch
+        hwm = min(m.highWatermark, self.storage.end_offset)
+        if hwm > self.high_watermark:
+            self.high_watermark = hwm
+            self._apply_committed()
+        self.next_fetch_at = now if m.entries else now + self.config.fetch_interval_ms
+
+    def _truncation_offset(self, div_epoch: int, div_end: int) -> int:
+        """KafkaMetadataLog.truncateToEndOffset: where a follower cuts its log on divergence."""
+        if div_epoch == 0:
+            return min(div_end, self.storage.end_offset)
+        local_epoch, local_end = self.storage.end_offset_for_epoch(div_epoch)
+        if local_epoch == div_epoch:
+            return min(local_end, div_end)
+        return local_end
+
+    def client_append(self, v: int, now: int) -> int:
+        """Spec action ClientAppend(n, v): the leader appends a data record (not yet flushed)."""
+        if self.role is not Role.LEADER:
+            raise NotLeaderError(f"node {self.id} is {self.role.value} in epoch {self.current_epoch}")
+        offset = self.storage.append_value(self.current_epoch, v, now)
+        if self.flush_deadline is None:
+            self.flush_deadline = now + self.config.flush_delay_ms
+        return offset
+
+    def flush(self, now: int) -> None:
+        """Spec action Flush(n): make the log durable; a leader's flushed offset counts toward the HWM."""
+        self.storage.flush()
+        self.flush_deadline = None
+        if self.role is Role.LEADER:
+            self.end_offsets[self.id] = self.storage.flushed_offset
+            self._maybe_advance_high_watermark()
+
+    def check_quorum_resign(self, now: int) -> None:
+        """Spec action CheckQuorumResign(n): no fetches from a majority within the timeout -> Resigned."""
+        if self.role is not Role.LEADER:
+            return
+        self._resign_common(now)
+
+    def resign(self, now: int) -> None:
+        """Spec action Resign(n): graceful resignation, EndQuorumEpoch to every other voter."""
+        if self.role is not Role.LEADER:
+            return
+        self._resign_common(now)
+        for v in self.voters:
+            if v != self.id:
+                self._send(EndQuorumEpochRequest(self.id, v, self.current_epoch))
+
+    def _resign_common(self, now: int) -> None:
+        self.role = Role.RESIGNED
+        self._clear_leader_state()
+        self.flush_deadline = None
+        self.election_deadline = now + self._random_election_timeout()
+
+    def restart(self, now: int, *, disk_lost: bool = False) -> None:
+        """Spec action Restart(n): volatile state lost, log cut to the durable prefix, quorum state
+        reloaded (the caller must have applied the crash to the file system first)."""
+        self.outbox = []
+        self._recover(now, disk_lost)
+
+    # ------------------------------------------------------------------ dispatch
+    def handle(self, msg: Message, now: int) -> str:
+        """Route a message to its handler; returns the python method name used."""
+        name = HANDLERS[type(msg)]
+        getattr(self, name)(msg, now)
+        return name
+
+    def invoke(self, method: str, args: dict[str, Any], now: int) -> Any:
+        return getattr(self, method)(now=now, **args)
+
+    def describe(self) -> str:
+        return (f"node {self.id}: {self.role.value} epoch={self.current_epoch} leader={self.leader_id} "
+                f"voted={self.voted_for} end={self.storage.end_offset} flushed={self.storage.flushed_offset} "
+                f"hwm={self.high_watermark} log={[(e.epoch, e.value) for e in self.storage.entries]}")
+
+
+HANDLERS: dict[type, str] = {
+    VoteRequest: "handle_vote_request",
+    VoteResponse: "handle_vote_response",
+    BeginQuorumEpochRequest: "handle_begin_quorum_epoch_request",
+    EndQuorumEpochRequest: "handle_end_quorum_epoch_request",
+    FetchRequest: "handle_fetch_request",
+    FetchResponse: "handle_fetch_response",
+}

@@ -1,0 +1,449 @@
+"""The generic deterministic simulator: virtual clock, event queue, faulty network, fault schedule.
+
+Everything random comes from one ``random.Random(seed)``; the same seed, protocol and options give the
+same run, event for event.  A protocol plugs in through ``Protocol`` (see docs/sim.md).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from abc import ABC, abstractmethod
+from typing import Any, Callable, Iterable
+
+import attrs
+
+from kraft.quorum.invariants import InvariantViolation, Violation
+
+FAULT_NAMES: tuple[str, ...] = ("drop", "dup", "delay", "reorder", "partition", "crash", "disk-loss", "resign")
+
+
+class SimulationError(Exception):
+    """Bad simulator input (unknown fault name, bad option)."""
+
+
+@attrs.frozen
+class Faults:
+    """Which faults are on, and how often (per message probabilities, per virtual second rates)."""
+
+    drop: bool = False
+    dup: bool = False
+    delay: bool = False
+    reorder: bool = False
+    partition: bool = False
+    crash: bool = False
+    disk_loss: bool = False
+    resign: bool = False
+    drop_p: float = 0.05
+    dup_p: float = 0.05
+    partition_every_ms: int = 3000
+    crash_every_ms: int = 4000
+    disk_loss_every_ms: int = 15000
+    resign_every_ms: int = 8000
+
+    @classmethod
+    def parse(cls, text: str | None) -> "Faults":
+        """``"all"``, ``"none"``/empty, or a comma list of FAULT_NAMES."""
+        if not text or text == "none":
+            return cls()
+        names = FAULT_NAMES if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
+        unknown = [n for n in names if n not in FAULT_NAMES]
+        if unknown:
+            raise SimulationError(f"unknown fault(s) {', '.join(unknown)}; choose from all, {', '.join(FAULT_NAMES)}")
+        return cls(**{n.replace("-", "_"): True for n in names})
+
+    def enabled(self) -> list[str]:
+        return [n for n in FAULT_NAMES if getattr(self, n.replace("-", "_"))]
+
+
+class _Event(tuple):
+    """(time, seq, kind, data): a plain tuple so the heap compares in C."""
+
+    __slots__ = ()
+
+    def __new__(cls, time: int, seq: int, kind: str, data: Any = None) -> "_Event":
+        return tuple.__new__(cls, (time, seq, kind, data))
+
+    time = property(lambda self: self[0])
+    seq = property(lambda self: self[1])
+    kind = property(lambda self: self[2])
+    data = property(lambda self: self[3])
+
+
+class Clock:
+    """Virtual milliseconds plus the event queue ordered by (time, insertion order)."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self._queue: list[_Event] = []
+        self._seq = 0
+
+    def schedule(self, at: int, kind: str, data: Any = None) -> None:
+        self._seq += 1
+        heapq.heappush(self._queue, _Event(max(at, self.now), self._seq, kind, data))
+
+    def pop(self) -> _Event | None:
+        if not self._queue:
+            return None
+        ev = heapq.heappop(self._queue)
+        self.now = ev.time
+        return ev
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+
+class Network:
+    """In-flight messages with drop, duplication, delay, reordering and (one-way) partitions.
+
+    A message needs ``source`` and ``dest`` attributes.  ``in_flight()`` is the spec's ``messages``."""
+
+    def __init__(self, rng: random.Random, faults: Faults, clock: Clock) -> None:
+        self.rng = rng
+        self.faults = faults
+        self.clock = clock
+        self._next_id = 0
+        self.pending: dict[int, Any] = {}
+        self.blocked: set[tuple[Any, Any]] = set()
+        self._link_last: dict[tuple[Any, Any], int] = {}
+        self.stats = {"sent": 0, "delivered": 0, "dropped": 0, "duplicated": 0}
+
+    def in_flight(self) -> list[Any]:
+        return [self.pending[k] for k in sorted(self.pending)]
+
+    def _latency(self) -> int:
+        if self.faults.delay:
+            return self.rng.randint(1, 30) if self.rng.random() < 0.9 else self.rng.randint(100, 600)
+        return self.rng.randint(1, 5)
+
+    def _schedule(self, msg: Any) -> int:
+        self._next_id += 1
+        mid = self._next_id
+        self.pending[mid] = msg
+        link = (msg.source, msg.dest)
+        at = self.clock.now + self._latency()
+        if not self.faults.reorder:
+            at = max(at, self._link_last.get(link, 0))  # FIFO per link
+            self._link_last[link] = at
+        self.clock.schedule(at, "deliver", mid)
+        return mid
+
+    def send(self, msg: Any) -> list[int]:
+        """Put ``msg`` in flight; returns the ids the network decided to lose (caller drops them)."""
+        self.stats["sent"] += 1
+        mid = self._schedule(msg)
+        doomed = []
+        if (msg.source, msg.dest) in self.blocked or (self.faults.drop and self.rng.random() < self.faults.drop_p):
+            doomed.append(mid)
+        elif self.faults.dup and self.rng.random() < self.faults.dup_p:
+            self.stats["duplicated"] += 1
+            self._schedule(msg)
+        return doomed
+
+    def take(self, mid: int) -> Any | None:
+        return self.pending.pop(mid, None)
+
+    def drop(self, mid: int) -> Any | None:
+        msg = self.pending.pop(mid, None)
+        if msg is not None:
+            self.stats["dropped"] += 1
+        return msg
+
+    def purge(self, node: Any) -> list[Any]:
+        """Forget every in-flight message from or to ``node`` (its connections were reset)."""
+        gone = [k for k, m in self.pending.items() if m.source == node or m.dest == node]
+        return [self.pending.pop(k) for k in gone]
+
+    def partition(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+        self.blocked |= set(pairs)
+
+    def heal(self) -> None:
+        self.blocked.clear()
+
+    def is_blocked(self, src: Any, dst: Any) -> bool:
+        return (src, dst) in self.blocked
+
+
+class Protocol(ABC):
+    """What a protocol provides to the simulator.  See docs/sim.md for the contract of each method."""
+
+    name: str = "protocol"
+    spec: str | None = None
+
+    @abstractmethod
+    def setup(self, sim: "Simulator") -> None:
+        """Create the nodes (``sim.now``/``sim.rng`` available) and schedule their first wake-ups."""
+
+    @abstractmethod
+    def node_ids(self) -> list[Any]: ...
+
+    @abstractmethod
+    def deliver(self, sim: "Simulator", msg: Any) -> None:
+        """Hand a message to its destination (guaranteed up) and record the step(s)."""
+
+    @abstractmethod
+    def wake(self, sim: "Simulator", node: Any) -> None:
+        """Fire whatever timers of ``node`` are due at ``sim.now``."""
+
+    @abstractmethod
+    def next_wakeup(self, node: Any) -> int | None: ...
+
+    @abstractmethod
+    def client_op(self, sim: "Simulator", kind: str) -> None:
+        """Run one client operation (``kind`` is ``"write"`` or ``"read"``) and record its history."""
+
+    @abstractmethod
+    def crash(self, sim: "Simulator", node: Any) -> None: ...
+
+    @abstractmethod
+    def restart(self, sim: "Simulator", node: Any, disk_lost: bool) -> None: ...
+
+    def can_lose_disk(self, sim: "Simulator", node: Any) -> bool:
+        return False
+
+    def resign(self, sim: "Simulator", node: Any) -> None:  # optional fault
+        return None
+
+    @abstractmethod
+    def check(self, sim: "Simulator", restarted: set[Any]) -> list[Violation]: ...
+
+    @abstractmethod
+    def project(self, sim: "Simulator") -> dict[str, Any]: ...
+
+    def constants(self) -> dict[str, Any]:
+        return {}
+
+    def encode_arg(self, value: Any) -> Any:
+        """JSON form of a trace argument (e.g. a message as the spec's record)."""
+        return value
+
+    def describe(self, sim: "Simulator") -> str:
+        return ""
+
+    def finish(self, sim: "Simulator") -> None:
+        """End of run: close open client operations."""
+
+    def summary(self, sim: "Simulator") -> dict[str, Any]:
+        return {}
+
+
+class Simulator:
+    """Seeded discrete-event simulation of one protocol cluster."""
+
+    def __init__(self, protocol: Protocol, seed: int, faults: Faults | None = None, *,
+                 recorder: Any = None, client_every_ms: int = 40, read_every_ms: int = 150,
+                 check_every_event: bool = True) -> None:
+        self.protocol = protocol
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.faults = faults or Faults()
+        self.clock = Clock()
+        self.network = Network(self.rng, self.faults, self.clock)
+        self.recorder = recorder
+        self.client_every_ms = client_every_ms
+        self.read_every_ms = read_every_ms
+        self.check_every_event = check_every_event
+        self.down: set[Any] = set()
+        self.events = 0
+        self.fault_counts: dict[str, int] = {}
+        self._wake_at: dict[Any, int] = {}
+        self._restarted: set[Any] = set()
+        protocol.setup(self)
+        for kind, every in self._periodic():
+            self.clock.schedule(self._exp(every), kind)
+        for n in protocol.node_ids():
+            self.reschedule(n)
+
+    @property
+    def now(self) -> int:
+        return self.clock.now
+
+    def _exp(self, mean_ms: int) -> int:
+        return self.now + max(1, int(self.rng.expovariate(1.0 / mean_ms)))
+
+    def _periodic(self) -> list[tuple[str, int]]:
+        f = self.faults
+        out = [("client_write", self.client_every_ms), ("client_read", self.read_every_ms)]
+        if f.partition:
+            out.append(("partition", f.partition_every_ms))
+        if f.crash:
+            out.append(("crash", f.crash_every_ms))
+        if f.disk_loss:
+            out.append(("disk_loss", f.disk_loss_every_ms))
+        if f.resign:
+            out.append(("resign", f.resign_every_ms))
+        return out
+
+    # -- services for protocols --------------------------------------------------------------------
+    def record(self, action: str, node: Any, args: dict[str, Any], spec: bool = True) -> None:
+        if self.recorder is not None:
+            args = {k: self.protocol.encode_arg(v) for k, v in args.items()}
+            self.recorder.step(action, node, args, spec, self.protocol.project(self) if self.recorder.states else None)
+
+    def send_all(self, msgs: Iterable[Any]) -> list[int]:
+        doomed: list[int] = []
+        for m in msgs:
+            doomed += self.network.send(m)
+        return doomed
+
+    def reschedule(self, node: Any) -> None:
+        if node in self.down:
+            return
+        t = self.protocol.next_wakeup(node)
+        if t is None:
+            return
+        t = max(t, self.now)
+        cur = self._wake_at.get(node)
+        if cur is None or t < cur or cur < self.now:
+            self._wake_at[node] = t
+            self.clock.schedule(t, "wake", node)
+
+    def mark_restarted(self, node: Any) -> None:
+        self._restarted.add(node)
+
+    def _count(self, fault: str) -> None:
+        self.fault_counts[fault] = self.fault_counts.get(fault, 0) + 1
+
+    # -- main loop ---------------------------------------------------------------------------------
+    def step(self) -> bool:
+        """Process one event; False when the queue is empty."""
+        ev = self.clock.pop()
+        if ev is None:
+            return False
+        self.events += 1
+        self._restarted = set()
+        handler: Callable[[_Event], None] = getattr(self, "_on_" + ev.kind)
+        handler(ev)
+        if self.check_every_event:
+            self.check()
+        return True
+
+    def check(self) -> None:
+        violations = self.protocol.check(self, self._restarted)
+        if violations:
+            raise InvariantViolation(violations[0], self.events,
+                                     f"t={self.now}ms\n" + self.protocol.describe(self))
+
+    def run(self, steps: int) -> None:
+        for _ in range(steps):
+            if not self.step():
+                break
+
+    def run_until(self, t_ms: int, max_events: int = 10**7) -> None:
+        n = 0
+        while self.clock._queue and self.clock._queue[0].time <= t_ms and n < max_events:
+            self.step()
+            n += 1
+        self.clock.now = max(self.clock.now, t_ms)
+
+    def _on_deliver(self, ev: _Event) -> None:
+        msg = self.network.pending.get(ev.data)
+        if msg is None:
+            return  # already dropped
+        if msg.dest in self.down or self.network.is_blocked(msg.source, msg.dest):
+            self.network.drop(ev.data)
+            self.record("DropMessage", None, {"m": msg})
+            return
+        self.network.take(ev.data)
+        self.network.stats["delivered"] += 1
+        self.protocol.deliver(self, msg)
+        self.reschedule(msg.dest)
+
+    def drop_doomed(self, doomed: list[int]) -> None:
+        for mid in doomed:
+            msg = self.network.drop(mid)
+            if msg is not None:
+                self.record("DropMessage", None, {"m": msg})
+
+    def _on_wake(self, ev: _Event) -> None:
+        node = ev.data
+        if self._wake_at.get(node) == ev.time:
+            del self._wake_at[node]
+        if node in self.down:
+            return
+        self.protocol.wake(self, node)
+        self.reschedule(node)
+
+    def _on_client_write(self, ev: _Event) -> None:
+        self.protocol.client_op(self, "write")
+        self.clock.schedule(self._exp(self.client_every_ms), "client_write")
+
+    def _on_client_read(self, ev: _Event) -> None:
+        self.protocol.client_op(self, "read")
+        self.clock.schedule(self._exp(self.read_every_ms), "client_read")
+
+    def _on_partition(self, ev: _Event) -> None:
+        nodes = self.protocol.node_ids()
+        if self.network.blocked:
+            self.network.heal()
+            self.record("Heal", None, {}, spec=False)
+        else:
+            kind = self.rng.choice(["isolate", "split", "one-way"])
+            pairs: set[tuple[Any, Any]] = set()
+            if kind == "isolate":
+                victim = self.rng.choice(nodes)
+                pairs = {(victim, o) for o in nodes if o != victim} | {(o, victim) for o in nodes if o != victim}
+            elif kind == "split":
+                shuffled = nodes[:]
+                self.rng.shuffle(shuffled)
+                side = set(shuffled[: len(nodes) // 2])
+                pairs = {(a, b) for a in nodes for b in nodes if (a in side) != (b in side)}
+            else:
+                a, b = self.rng.sample(nodes, 2)
+                pairs = {(a, b)}
+            self.network.partition(pairs)
+            self._count("partition")
+            self.record("Partition", None, {"kind": kind, "blocked": sorted(map(list, pairs))}, spec=False)
+        self.clock.schedule(self._exp(self.faults.partition_every_ms), "partition")
+
+    def _on_crash(self, ev: _Event) -> None:
+        up = [n for n in self.protocol.node_ids() if n not in self.down]
+        # keep a majority up most of the time, but sometimes take everyone down
+        if up and (len(self.down) < len(self.protocol.node_ids()) // 2 or self.rng.random() < 0.1):
+            victim = self.rng.choice(up)
+            self.crash(victim, self.rng.randint(200, 3000))
+        self.clock.schedule(self._exp(self.faults.crash_every_ms), "crash")
+
+    def crash(self, node: Any, downtime_ms: int | None, disk_lost: bool = False) -> None:
+        self.down.add(node)
+        self._count("disk-loss" if disk_lost else "crash")
+        self.protocol.crash(self, node)
+        self.record("Crash", node, {"disk_lost": disk_lost}, spec=False)
+        if downtime_ms is not None:
+            self.clock.schedule(self.now + downtime_ms, "restart", (node, disk_lost))
+
+    def _on_restart(self, ev: _Event) -> None:
+        node, disk_lost = ev.data
+        self.restart(node, disk_lost)
+
+    def restart(self, node: Any, disk_lost: bool = False) -> None:
+        if node not in self.down:
+            return
+        self.down.discard(node)
+        self._wake_at.pop(node, None)
+        self.protocol.restart(self, node, disk_lost)
+        self._restarted.add(node)
+        self.reschedule(node)
+
+    def _on_disk_loss(self, ev: _Event) -> None:
+        up = [n for n in self.protocol.node_ids() if n not in self.down]
+        cands = [n for n in up if self.protocol.can_lose_disk(self, n)]
+        if cands:
+            self.lose_disk(self.rng.choice(cands))
+        self.clock.schedule(self._exp(self.faults.disk_loss_every_ms), "disk_loss")
+
+    def lose_disk(self, node: Any) -> None:
+        """The node's machine dies and comes back at once with an empty disk; its connections reset."""
+        self.down.add(node)
+        self._count("disk-loss")
+        self.protocol.crash(self, node)
+        self.network.purge(node)
+        self.record("Crash", node, {"disk_lost": True}, spec=False)
+        self.restart(node, disk_lost=True)
+
+    def _on_resign(self, ev: _Event) -> None:
+        self.protocol.resign(self, None)
+        self.clock.schedule(self._exp(self.faults.resign_every_ms), "resign")
+
+    def finish(self) -> None:
+        self.protocol.finish(self)

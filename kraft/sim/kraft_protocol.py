@@ -1,0 +1,261 @@
+"""The KRaft plug-in of the simulator: a cluster of ``QuorumNode`` voters plus clients.
+
+Client model (history, Jepsen conventions, model ``append-log``, key ``"metadata"``):
+  send  invoke at the node the client believes is leader; ``fail`` if that node is not leader;
+        ``ok`` with ``value = [offset, v]`` once the leader that accepted it has committed it in the
+        same epoch; ``info`` if that leader crashed, resigned or left the epoch first (outcome unknown).
+  poll  reads a committed range from one node's state machine: ``ok`` with ``[[offset, v], ...]``
+        (data records only; offsets of control records are skipped like a Kafka consumer does).
+A process that saw ``info`` is retired and replaced by a fresh process id (Jepsen's rule).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import attrs
+
+from kraft.quorum.actions import spec_name
+from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.invariants import Monitor, Violation
+from kraft.quorum.messages import LEADER_CHANGE, to_spec
+from kraft.quorum.node import NotLeaderError, QuorumNode
+from kraft.quorum.projection import project_cluster
+from kraft.quorum.storage import MemoryFS
+from kraft.sim.core import Protocol, Simulator
+
+KEY = "metadata"
+
+
+@attrs.define
+class _PendingSend:
+    process: int
+    value: int
+    node: int
+    epoch: int
+    offset: int
+
+
+class KRaftProtocol(Protocol):
+    name = "kraft"
+    spec = "KRaft"
+
+    def __init__(self, voters: int = 3, config: QuorumConfig | None = None, processes: int = 4) -> None:
+        if voters < 1:
+            raise ValueError("need at least one voter")
+        self.voter_ids = tuple(range(1, voters + 1))
+        self.config = config or QuorumConfig()
+        self.n_processes = processes
+        self.nodes: dict[int, QuorumNode] = {}
+        self.fs: dict[int, Any] = {}
+        self.monitor = Monitor()
+        self.pending: dict[int, _PendingSend] = {}     # process -> open send
+        self.free_processes = list(range(processes))
+        self.next_process = processes
+        self.next_value = 1
+        self.elections = 0
+        self.stats = {"ok": 0, "fail": 0, "info": 0, "polls": 0, "skipped_writes": 0}
+
+    # -- setup -------------------------------------------------------------------------------
+    def setup(self, sim: Simulator) -> None:
+        for i in self.voter_ids:
+            self.fs[i] = MemoryFS()
+            self.nodes[i] = QuorumNode(i, self.voter_ids, self.config, self.fs[i],
+                                       rng=random.Random(sim.rng.randrange(2**32)), now_ms=sim.now)
+
+    def node_ids(self) -> list[int]:
+        return list(self.voter_ids)
+
+    def constants(self) -> dict[str, Any]:
+        c: dict[str, Any] = {"Voters": list(self.voter_ids), "PreVote": self.config.PreVote}
+        for v in ("VoteWithoutLogCheck", "HwmFromAnyEpoch", "NoTruncateOnDivergence", "ForgetVoteOnRestart"):
+            c[v] = getattr(self.config, v)
+        return c
+
+    def encode_arg(self, value: Any) -> Any:
+        if hasattr(value, "mtype"):
+            return to_spec(value)
+        return value
+
+    # -- stepping ----------------------------------------------------------------------------
+    def _emit(self, sim: Simulator, node: QuorumNode, action: str, args: dict[str, Any]) -> None:
+        doomed = sim.send_all(node.take_outbox())
+        sim.record(action, node.id, args)
+        sim.drop_doomed(doomed)
+
+    def run_internal(self, sim: Simulator, node: QuorumNode, limit: int = 64) -> None:
+        for _ in range(limit):
+            nxt = node.next_action(sim.now)
+            if nxt is None:
+                return
+            method, args = nxt
+            node.invoke(method, args, sim.now)
+            if method == "become_leader":
+                self.elections += 1
+            self._emit(sim, node, spec_name(method), args)
+
+    def deliver(self, sim: Simulator, msg: Any) -> None:
+        node = self.nodes[msg.dest]
+        method = node.handle(msg, sim.now)
+        self._emit(sim, node, spec_name(method), {"m": msg})
+        self.run_internal(sim, node)
+
+    def wake(self, sim: Simulator, node_id: int) -> None:
+        self.run_internal(sim, self.nodes[node_id])
+
+    def next_wakeup(self, node_id: int) -> int | None:
+        return self.nodes[node_id].next_deadline()
+
+    # -- clients -----------------------------------------------------------------------------
+    def believed_leader(self, sim: Simulator) -> int | None:
+        leaders = [n for n in self.nodes.values() if n.role is Role.LEADER and n.id not in sim.down]
+        if not leaders:
+            return None
+        return max(leaders, key=lambda n: n.current_epoch).id
+
+    def client_op(self, sim: Simulator, kind: str) -> None:
+        up = [i for i in self.voter_ids if i not in sim.down]
+        rec = sim.recorder
+        if not up:
+            return
+        if kind == "read":
+            node = self.nodes[sim.rng.choice(up)]
+            process = self.next_process + 1000  # readers use their own process range
+            records = getattr(node.state_machine, "records", [])
+            start = sim.rng.randrange(len(records) + 1)
+            got = [[off, r.value] for off, r in enumerate(records[start:start + 20], start)
+                   if r.value != LEADER_CHANGE]
+            self.stats["polls"] += 1
+            if rec is not None:
+                rec.op(process, "invoke", "poll", KEY, None, sim.now, node=node.id, offset=start)
+                rec.op(process, "ok", "poll", KEY, got, sim.now, node=node.id, offset=start)
+            return
+        if not self.free_processes:
+            self.stats["skipped_writes"] += 1
+            return
+        target = self.believed_leader(sim)
+        if target is None or sim.rng.random() < 0.15:
+            target = sim.rng.choice(up)
+        process = self.free_processes.pop(0)
+        value = self.next_value
+        self.next_value += 1
+        if rec is not None:
+            rec.op(process, "invoke", "send", KEY, value, sim.now, node=target)
+        node = self.nodes[target]
+        try:
+            offset = node.client_append(value, sim.now)
+        except NotLeaderError:
+            self.stats["fail"] += 1
+            if rec is not None:
+                rec.op(process, "fail", "send", KEY, value, sim.now, node=target, error="not-leader")
+            self.free_processes.append(process)
+            return
+        self.pending[process] = _PendingSend(process, value, target, node.current_epoch, offset)
+        self._emit(sim, node, "ClientAppend", {"v": value})
+        self.run_internal(sim, node)
+        sim.reschedule(target)
+
+    def settle_clients(self, sim: Simulator) -> None:
+        for process in sorted(self.pending):
+            p = self.pending[process]
+            node = self.nodes[p.node]
+            alive = p.node not in sim.down and node.role is Role.LEADER and node.current_epoch == p.epoch
+            if alive and node.high_watermark > p.offset:
+                self.stats["ok"] += 1
+                if sim.recorder is not None:
+                    sim.recorder.op(process, "ok", "send", KEY, [p.offset, p.value], sim.now, node=p.node,
+                                    offset=p.offset)
+                del self.pending[process]
+                self.free_processes.append(process)
+            elif not alive:
+                self._info(sim, process, "leader-lost")
+
+    def _info(self, sim: Simulator, process: int, why: str) -> None:
+        p = self.pending.pop(process)
+        self.stats["info"] += 1
+        if sim.recorder is not None:
+            sim.recorder.op(process, "info", "send", KEY, p.value, sim.now, node=p.node, error=why)
+        self.free_processes.append(self.next_process)
+        self.next_process += 1
+
+    def finish(self, sim: Simulator) -> None:
+        self.settle_clients(sim)
+        for process in sorted(self.pending):
+            self._info(sim, process, "run-ended")
+
+    # -- faults ------------------------------------------------------------------------------
+    def crash(self, sim: Simulator, node_id: int) -> None:
+        """The machine stops: nothing to do on the node object (its state is frozen until restart)."""
+
+    def restart(self, sim: Simulator, node_id: int, disk_lost: bool) -> None:
+        fs = self.fs[node_id]
+        node = self.nodes[node_id]
+        if disk_lost:
+            fs.crash()
+            fs.lose_disk(node.directory)
+        else:
+            fs.crash()
+        node.restart(sim.now, disk_lost=disk_lost)
+        self._emit(sim, node, "Restart" if not disk_lost else "RestartWithDiskLoss", {})
+        self.run_internal(sim, node)
+
+    def can_lose_disk(self, sim: Simulator, node_id: int) -> bool:
+        """Safe to wipe this voter (see docs/quorum.md, "losing a disk"): it is not a leader, the
+        committed prefix is durable on a majority of the *other* voters, and no leader counts an
+        end offset for it beyond its high watermark."""
+        node = self.nodes[node_id]
+        if node.role is Role.LEADER:
+            return False
+        committed = [(e, v) for e, v in self.monitor.committed]
+        holders = 0
+        for i, other in self.nodes.items():
+            if i == node_id:
+                continue
+            ents = other.storage.entries
+            if other.storage.flushed_offset >= len(committed) and \
+                    [(e.epoch, e.value) for e in ents[:len(committed)]] == committed:
+                holders += 1
+        if holders < len(self.voter_ids) // 2 + 1:
+            return False
+        for other in self.nodes.values():
+            if other.role is Role.LEADER and other.end_offsets.get(node_id, 0) > other.high_watermark:
+                return False
+        return True
+
+    def resign(self, sim: Simulator, node_id: Any) -> None:
+        lid = self.believed_leader(sim) if node_id is None else node_id
+        if lid is None:
+            return
+        node = self.nodes[lid]
+        node.resign(sim.now)
+        sim._count("resign")
+        self._emit(sim, node, "Resign", {})
+        self.run_internal(sim, node)
+        sim.reschedule(lid)
+
+    # -- checking ----------------------------------------------------------------------------
+    def project(self, sim: Simulator, with_messages: bool = True, tuple_logs: bool = False) -> dict[str, Any]:
+        return project_cluster(self.nodes, sim.network if with_messages else None, tuple_logs=tuple_logs)
+
+    def check(self, sim: Simulator, restarted: set[Any]) -> list[Violation]:
+        self.settle_clients(sim)
+        return self.monitor.observe(self.project(sim, with_messages=False, tuple_logs=True), restarted)
+
+    def describe(self, sim: Simulator) -> str:
+        lines = [("DOWN " if i in sim.down else "") + self.nodes[i].describe() for i in self.voter_ids]
+        if sim.network.blocked:
+            lines.append(f"blocked links: {sorted(sim.network.blocked)}")
+        lines.append(f"committed (ghost): {self.monitor.committed}")
+        return "\n".join(lines)
+
+    def summary(self, sim: Simulator) -> dict[str, Any]:
+        hwm = max((n.high_watermark for n in self.nodes.values()), default=0)
+        return {
+            "voters": len(self.voter_ids),
+            "elections": self.elections,
+            "leader_per_epoch": {e: l for e, l in sorted(self.monitor.leader_of_epoch.items())},
+            "committed_offset": len(self.monitor.committed),
+            "max_high_watermark": hwm,
+            "clients": dict(self.stats),
+        }

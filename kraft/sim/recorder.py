@@ -1,0 +1,61 @@
+"""Trace and client-history recording (contract section 5), NDJSON with a versioned header line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def _jsonable(value: Any) -> Any:
+    """Dict keys become strings in JSON; sets become sorted lists."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_jsonable(v) for v in value)
+    return value
+
+
+class Recorder:
+    """Collects trace steps and history operations in memory; ``write(dir)`` saves both files.
+
+    ``states=False`` records steps without the projected post-state (cheaper; not replayable)."""
+
+    def __init__(self, trace_header: dict[str, Any], history_header: dict[str, Any], *, states: bool = True,
+                 trace: bool = True) -> None:
+        self.trace_header = {"v": 1, "kind": "trace", **trace_header}
+        self.history_header = {"v": 1, "kind": "history", **history_header}
+        self.states = states
+        self.enabled = trace
+        self.steps: list[dict[str, Any]] = []
+        self.ops: list[dict[str, Any]] = []
+
+    def step(self, action: str, node: Any, args: dict[str, Any], spec: bool, state: dict[str, Any] | None) -> None:
+        if not self.enabled:
+            return
+        line: dict[str, Any] = {"i": len(self.steps), "action": action, "node": node, "spec": spec, "args": args}
+        if state is not None:
+            line["state"] = state
+        self.steps.append(line)
+
+    def op(self, process: int, type_: str, f: str, key: Any, value: Any, time_ms: int, **extra: Any) -> None:
+        op = {"process": process, "type": type_, "f": f, "key": key, "value": value,
+              "time": time_ms * 1_000_000, "index": len(self.ops)}
+        op.update(extra)
+        self.ops.append(op)
+
+    def write(self, directory: str | Path) -> tuple[Path, Path]:
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        tpath, hpath = d / "trace.ndjson", d / "history.ndjson"
+        with tpath.open("w") as fh:
+            fh.write(json.dumps(_jsonable(self.trace_header)) + "\n")
+            for s in self.steps:
+                fh.write(json.dumps(_jsonable(s), separators=(",", ":")) + "\n")
+        with hpath.open("w") as fh:
+            fh.write(json.dumps(_jsonable(self.history_header)) + "\n")
+            for o in self.ops:
+                fh.write(json.dumps(_jsonable(o), separators=(",", ":")) + "\n")
+        return tpath, hpath
