@@ -28,9 +28,11 @@ def problems(subscriptions: dict[str, Subscription], assignment: dict[str, list[
 
     Validity: each member is subscribed to the topic of each of its partitions, partitions
     exist, no partition is given twice, every member appears. Balance: whenever two members'
-    counts differ by 2 or more, they hold no partitions of a common topic (otherwise a
-    partition could have moved to the less loaded one). Completeness: every partition of a
-    topic someone subscribes to is assigned.
+    counts differ by 2 or more, the more loaded one holds no partition of a topic the less
+    loaded one subscribes to (otherwise that partition could move; this is the sticky
+    assignor's ``isBalanced`` criterion, and stronger than Kafka's test helper, which only
+    compares topics both members hold). Completeness: every partition of a topic someone
+    subscribes to is assigned.
     """
     out: list[str] = []
     if set(assignment) != set(subscriptions):
@@ -51,13 +53,15 @@ def problems(subscriptions: dict[str, Subscription], assignment: dict[str, list[
         for i in range(partitions_per_topic[t]):
             if TopicPartition(t, i) not in owner:
                 out.append(f"{t}-{i} is not assigned")
-    members = sorted(assignment)
+    members = sorted(m for m in assignment if m in subscriptions)
     topics_of = {m: {p.topic for p in assignment[m]} for m in members}
-    for i, a in enumerate(members):
-        for b in members[i + 1:]:
-            if abs(len(assignment[a]) - len(assignment[b])) > 1 and topics_of[a] & topics_of[b]:
-                out.append(f"{a} has {len(assignment[a])} and {b} has {len(assignment[b])} partitions "
-                           f"of common topics {sorted(topics_of[a] & topics_of[b])}")
+    for a in members:
+        for b in members:
+            if len(assignment[a]) - len(assignment[b]) > 1:
+                movable = topics_of[a] & set(subscriptions[b].topics)
+                if movable:
+                    out.append(f"{a} has {len(assignment[a])} and {b} has {len(assignment[b])} partitions; "
+                               f"{b} could take one of common topics {sorted(movable)}")
     return out
 
 

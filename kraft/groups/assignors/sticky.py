@@ -160,7 +160,14 @@ class AbstractStickyAssignor:
 
     name = "abstract-sticky"
 
-    def __init__(self) -> None:
+    def __init__(self, EmptySubscriptionCountsAsEqual: bool = False) -> None:  # noqa: N803
+        """``EmptySubscriptionCountsAsEqual`` switches on a Kafka bug (off by default, as every
+        bug variant in this project): ``allSubscriptionsEqual`` takes the topic set from the
+        first member whose set is *non-empty*, so when a member with an empty subscription
+        (e.g. a pattern matching nothing) comes first in HashMap order, the group counts as
+        equally subscribed and the constrained path hands that member partitions of topics it
+        does not subscribe to. Found by our validity property test."""
+        self.EmptySubscriptionCountsAsEqual = EmptySubscriptionCountsAsEqual
         # Kafka keeps this on the instance across assign() calls (see module docstring).
         self.max_generation = DEFAULT_GENERATION
         self.partitions_transferring_ownership: dict[TopicPartition, str] | None = {}
@@ -175,10 +182,12 @@ class AbstractStickyAssignor:
         equal = True
         subscribed: set[str] = set()
         prev_owner: dict[TopicPartition, str] = {}
+        first = True
         for c in members:
             sub = subscriptions[c]
-            if not subscribed:
+            if first or (self.EmptySubscriptionCountsAsEqual and not subscribed):
                 subscribed.update(sub.topics)
+                first = False
             elif equal and not (len(sub.topics) == len(subscribed) and subscribed.issuperset(sub.topics)):
                 equal = False
             gen = sub.generation
@@ -211,6 +220,10 @@ class AbstractStickyAssignor:
     def assign(self, partitions_per_topic: dict[str, int],
                subscriptions: dict[str, Subscription]) -> dict[str, list[TopicPartition]]:
         validate_inputs(partitions_per_topic, subscriptions)
+        # Kafka's AbstractPartitionAssignor.assign(Cluster, ...) passes only subscribed topics;
+        # given others, the constrained path would hand them out, so drop them as Kafka's caller does
+        subscribed = {t for s in subscriptions.values() for t in s.topics}
+        partitions_per_topic = {t: n for t, n in partitions_per_topic.items() if t in subscribed}
         members = members_in_java_order(subscriptions)
         owned: dict[str, list[TopicPartition]] = {}
         multiple: set[TopicPartition] = set()
