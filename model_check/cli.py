@@ -1,0 +1,273 @@
+"""``kraft check``: run TLC on the spec manifests and report verdicts and counterexamples.
+
+Exit codes: 0 no violation in the correct protocol (and, with variants, every variant caught by
+the invariant its manifest names); 1 a violation in the correct protocol, or a variant missed;
+2 usage error, bad manifest, TLA+ parse error, TLC failure or timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .specs import Manifest, ManifestError, load_manifests, run_spec, spec_dir
+from .tlc import Progress, TLCError, TLCResult, TraceState, _cfg_properties
+from .values import format_value
+
+EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+
+
+@attrs.define
+class Run:
+    spec: str
+    size: str
+    variant: str | None
+    mode: str
+    expected: str | None
+    result: TLCResult | None = None
+    verdict: str = ""
+    status: str = "ok"  # ok | violation | missed | error | skipped
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "spec": self.spec,
+            "size": self.size,
+            "variant": self.variant,
+            "mode": self.mode,
+            "expected": self.expected,
+            "verdict": self.verdict,
+            "status": self.status,
+            "note": self.note,
+        }
+        if self.result is not None:
+            d.update(self.result.to_json())
+            d["command"] = self.result.command
+        return d
+
+
+def _judge(run: Run, m: Manifest) -> None:
+    r = run.result
+    assert r is not None
+    if r.outcome in ("parse_error", "error", "timeout"):
+        run.status = "error"
+        run.verdict = {"parse_error": "PARSE ERROR", "error": "TLC ERROR", "timeout": "TIMEOUT"}[r.outcome]
+        return
+    if run.variant is None:
+        if r.violation:
+            run.status = "violation"
+            run.verdict = f"VIOLATED ({r.violated or r.outcome})"
+        else:
+            run.status = "ok"
+            run.verdict = "ok"
+        return
+    expected = run.expected or ""
+    if not r.violation:
+        run.status = "missed"
+        run.verdict = "MISSED"
+        return
+    matches = r.violated == expected or (r.outcome == "deadlock" and expected.lower() == "deadlock")
+    if not matches and r.outcome == "property" and r.violated is None:
+        # TLC 2.15 does not name the temporal property; accept if the cfg lists the expected one
+        cfg = m.directory / m.sizes[run.size].cfg
+        matches = cfg.is_file() and expected in _cfg_properties(cfg.read_text())
+    if matches:
+        run.status = "ok"
+        run.verdict = f"caught ({expected})"
+    else:
+        run.status = "missed"
+        run.verdict = f"WRONG ({r.violated or r.outcome}; expected {expected})"
+
+
+def _fmt(v: Any) -> str:
+    try:
+        return format_value(v)
+    except TypeError:
+        return repr(v)
+
+
+def print_counterexample(console: Console, trace: list[TraceState]) -> None:
+    """One block per step: step number, action, node and only the variables that changed from
+    the previous state (the first state in full)."""
+    prev: dict[str, Any] | None = None
+    for st in trace:
+        head = f"[bold]step {st.index}[/bold]  "
+        if st.action is None:
+            head += "[cyan]<Init>[/cyan]"
+        else:
+            head += f"[cyan]{st.action}[/cyan]"
+        if st.node is not None:
+            head += f"  node={_fmt(st.node)}"
+        if st.back_to is not None:
+            head += f"  [magenta](loops back to step {st.back_to})[/magenta]"
+        if st.action == "Stuttering":
+            head += "  [magenta](stutters forever)[/magenta]"
+        console.print(head, highlight=False)
+        changed = {
+            k: v for k, v in st.variables.items() if prev is None or k not in prev or prev[k] != v
+        }
+        if prev is not None and not changed:
+            console.print("    (no variable changed)", highlight=False)
+        for k, v in changed.items():
+            console.print(f"    {k} = {_fmt(v)}", highlight=False, markup=False)
+        prev = st.variables if st.variables else prev
+
+
+@click.command(name="check")
+@click.argument("specs", nargs=-1)
+@click.option("--size", default=None, help="model size from the manifest (default: small; a variant's own size)")
+@click.option("--variant", "variants", multiple=True, help="run this bug variant (expect a counterexample)")
+@click.option("--all-variants", is_flag=True, help="run every variant; each must be caught by the invariant its manifest names")
+@click.option("--simulate", is_flag=True, default=None, help="random simulation instead of the manifest's mode")
+@click.option("--depth", type=click.IntRange(1), default=None, help="simulation depth (-depth)")
+@click.option("--seed", type=int, default=None, help="TLC -seed")
+@click.option("--workers", type=click.IntRange(1), default=None, help="TLC worker threads (default: manifest, else 1)")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="seconds before TLC is killed (simulate: time budget)")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True, help="write OUT/check.json")
+@click.option("--quiet-trace", is_flag=True, help="do not print counterexamples (they are still in the JSON)")
+def check(
+    specs: tuple[str, ...],
+    size: str | None,
+    variants: tuple[str, ...],
+    all_variants: bool,
+    simulate: bool | None,
+    depth: int | None,
+    seed: int | None,
+    workers: int | None,
+    timeout: float | None,
+    out_dir: str,
+    quiet_trace: bool,
+) -> None:
+    """Model-check SPEC... (manifest names in spec/; default: all) with TLC."""
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    err = Console(stderr=True)
+    try:
+        manifests = load_manifests()
+    except ManifestError as exc:
+        err.print(f"kraft check: {exc}", markup=False)
+        sys.exit(EXIT_ERROR)
+    if not manifests:
+        err.print(f"kraft check: no spec manifests (*.toml) in {spec_dir()}", markup=False)
+        sys.exit(EXIT_ERROR)
+    chosen: list[Manifest] = []
+    for name in specs or sorted(manifests):
+        m = manifests.get(name) or next((x for x in manifests.values() if x.module == name), None)
+        if m is None:
+            err.print(f"kraft check: no spec manifest {name!r} in {spec_dir()} (have: {', '.join(sorted(manifests))})", markup=False)
+            sys.exit(EXIT_ERROR)
+        chosen.append(m)
+
+    for v in variants:
+        if not any(v in m.variants for m in chosen):
+            have = sorted({x for m in chosen for x in m.variants})
+            err.print(f"kraft check: no variant {v!r} in {', '.join(m.name for m in chosen)} (have: {', '.join(have) or 'none'})", markup=False)
+            sys.exit(EXIT_ERROR)
+    runs: list[Run] = []
+    for m in chosen:
+        mode_of = lambda sz: ("simulate" if (simulate if simulate is not None else m.sizes[sz].mode == "simulate") else "exhaustive")  # noqa: E731
+        if variants or all_variants:
+            names = list(m.variants) if all_variants else [v for v in variants if v in m.variants]
+            for v in names:
+                var = m.variants[v]
+                sz = size or var.size
+                if sz not in m.sizes:
+                    err.print(f"kraft check: {m.path}: no size {sz!r} (have: {', '.join(m.sizes)})", markup=False)
+                    sys.exit(EXIT_ERROR)
+                runs.append(Run(m.name, sz, v, mode_of(sz), var.violates))
+        else:
+            sz = size or "small"
+            if sz not in m.sizes:
+                if specs:
+                    err.print(f"kraft check: {m.path}: no size {sz!r} (have: {', '.join(m.sizes)})", markup=False)
+                    sys.exit(EXIT_ERROR)
+                runs.append(Run(m.name, sz, None, "-", None, status="skipped", verdict="skipped", note=f"no size {sz!r}"))
+                continue
+            runs.append(Run(m.name, sz, None, mode_of(sz), None))
+
+    for run in runs:
+        if run.status == "skipped":
+            continue
+        m = manifests[run.spec]
+        label = f"{run.spec}/{run.size}" + (f" variant {run.variant}" if run.variant else "")
+        started = time.monotonic()
+        last: dict[str, Progress | None] = {"p": None}
+
+        with err.status(f"TLC {label} ...", spinner="dots") as status:
+
+            def on_progress(p: Progress) -> None:
+                last["p"] = p
+                status.update(f"TLC {label}: {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} queued ({p.seconds:.0f}s)")
+                if not err.is_terminal:
+                    err.print(f"  {label}: {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} on queue, {p.seconds:.0f}s", highlight=False)
+
+            try:
+                run.result = run_spec(
+                    m,
+                    run.size,
+                    run.variant,
+                    simulate=simulate,
+                    depth=depth,
+                    workers=workers,
+                    timeout=timeout,
+                    seed=seed,
+                    on_progress=on_progress,
+                )
+            except (TLCError, ManifestError, FileNotFoundError) as exc:
+                run.status = "error"
+                run.verdict = "TOOL ERROR"
+                run.note = str(exc)
+                err.print(f"kraft check: {label}: {exc}", markup=False)
+                continue
+        _judge(run, m)
+        r = run.result
+        assert r is not None
+        err.print(f"{label}: {run.verdict} in {time.monotonic() - started:.1f}s", highlight=False, markup=False)
+        for e in r.errors:
+            err.print(f"  {e}", markup=False, highlight=False)
+        if r.counterexample and not quiet_trace and (r.violation or r.outcome == "error"):
+            console.print(f"\n[bold red]Counterexample[/bold red] for {label} ({r.violated or r.outcome}):")
+            print_counterexample(console, r.counterexample)
+            console.print()
+
+    table = Table(title="kraft check")
+    for col in ("spec", "size", "variant", "mode", "states", "distinct", "depth", "time", "verdict"):
+        table.add_column(col, justify="right" if col in ("states", "distinct", "depth", "time") else "left")
+    for run in runs:
+        r = run.result
+        style = {"ok": "green", "violation": "red", "missed": "red", "error": "yellow", "skipped": "dim"}[run.status]
+        table.add_row(
+            run.spec,
+            run.size,
+            run.variant or "-",
+            run.mode,
+            f"{r.states:,}" if r else "-",
+            f"{r.distinct:,}" if r else "-",
+            str(r.depth) if r else "-",
+            f"{r.seconds:.1f}s" if r else "-",
+            f"[{style}]{run.verdict}[/{style}]",
+        )
+    console.print(table)
+
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "check.json").write_text(json.dumps([r.to_json() for r in runs], indent=2) + "\n")
+        console.print(f"wrote {out / 'check.json'}", highlight=False)
+    except OSError as exc:
+        err.print(f"kraft check: cannot write {out / 'check.json'}: {exc}", markup=False)
+        sys.exit(EXIT_ERROR)
+
+    statuses = {r.status for r in runs}
+    if statuses & {"violation", "missed"}:
+        sys.exit(EXIT_VIOLATION)
+    if "error" in statuses:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_OK)

