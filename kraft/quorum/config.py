@@ -22,9 +22,9 @@ VARIANT_DOCS: dict[str, str] = {
     "a voter lacking committed entries can win, so LeaderCompleteness breaks",
     "HwmFromAnyEpoch": "leader advances the high watermark by counting replicas even below its epochStartOffset "
     "(Raft §5.4.2 / Figure 8: prior-epoch entries committed by counting can still be overwritten)",
-    "NoTruncateOnDivergence": "follower never truncates: on a Diverging response it keeps its log and just moves its "
-    "fetch position back, and on Ok it keeps its own entries where they conflict (Raft §5.3 rule 3 skipped)",
-    "ForgetVoteOnRestart": "votedId is not persisted in the quorum-state file, so a restarted voter can vote twice "
+    "NoTruncateOnDivergence": "follower does not truncate a diverged suffix: on a Diverging response it keeps its log "
+    "and fetches again from the rewound position, then appends the records after the stale suffix",
+    "ForgetVoteOnRestart": "a vote for another voter is not persisted in the quorum-state file, so a restarted voter can vote twice "
     "in one epoch and two leaders can be elected in it (ElectionSafety)",
 }
 
@@ -56,7 +56,8 @@ class QuorumConfig:
     election_timeout_ms: int = attrs.field(default=1000, validator=_positive)
     fetch_timeout_ms: int = attrs.field(default=2000, validator=_positive)
     check_quorum_timeout_ms: int = attrs.field(default=3000, validator=_positive)
-    request_timeout_ms: int = attrs.field(default=200, validator=_positive)
+    request_timeout_ms: int = attrs.field(default=500, validator=_positive)
+    begin_quorum_epoch_retry_ms: int = attrs.field(default=1000, validator=_positive)
     fetch_interval_ms: int = attrs.field(default=50, validator=_positive)
     flush_delay_ms: int = attrs.field(default=5, validator=_positive)
     # None: a fetch response carries every entry from the fetch offset to the log end.

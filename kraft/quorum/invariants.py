@@ -2,10 +2,11 @@
 
 State invariants (a function of one state; names as in ``spec/KRaft.tla``):
   ElectionSafety, LogMatching, StateMachineSafety, MajorityReachedHighWatermark
-History invariants (need the previous states; ``Monitor`` keeps the ghost variables the spec keeps):
+History invariants (need earlier states; ``Monitor`` keeps the spec's ghosts ``committed``/``elected``):
   ElectionSafety (at most one leader per epoch over the whole run), LeaderCompleteness,
-  MonotonicHighWatermark, CommittedDurability (no record ever known committed is lost or changed:
-  it stays durable on a majority of voters and every node's committed prefix agrees with it).
+  MonotonicHighWatermark, StateMachineSafety against the ghost, NoCommittedRecordLost (committed
+  durability: every record ever known committed stays durable on a majority and is never changed)
+  and the action property HighWatermarkNeverDecreases.
 
 Used by the simulator after every event, by the Hypothesis state machines as ``@invariant``s and by
 the trace checker on recorded post-states.
@@ -18,7 +19,8 @@ from typing import Any, Iterable
 import attrs
 
 STATE_INVARIANTS = ("ElectionSafety", "LogMatching", "StateMachineSafety", "MajorityReachedHighWatermark")
-ALL_INVARIANTS = STATE_INVARIANTS + ("LeaderCompleteness", "MonotonicHighWatermark", "CommittedDurability")
+ALL_INVARIANTS = STATE_INVARIANTS + ("LeaderCompleteness", "MonotonicHighWatermark", "NoCommittedRecordLost",
+                                     "HighWatermarkNeverDecreases")
 
 
 @attrs.frozen
@@ -136,36 +138,48 @@ def check_state(state: dict[str, Any]) -> list[Violation]:
             + majority_reached_high_watermark(state))
 
 
-class Monitor:
-    """Ghost state across a run (spec ghost ``committed``) and the history invariants over it.
+def committed_before(committed: list[tuple[int, Any]], epoch: int) -> list[tuple[int, Any]]:
+    """The spec's ``CommittedBefore(e)``: the committed records of epochs strictly below ``epoch``."""
+    k = 0
+    while k < len(committed) and committed[k][0] < epoch:
+        k += 1
+    return committed[:k]
 
-    ``observe(state, restarted)`` after every step; ``restarted`` holds nodes whose volatile state was
-    legitimately reset in that step (their high watermark may restart from 0)."""
+
+class Monitor:
+    """Ghost state across a run (the spec's ghosts ``committed`` and ``elected``) and the invariants
+    that need it.
+
+    ``observe(state, restarted)`` after every step (or every simulator event); ``restarted`` holds the
+    nodes that restarted since the previous observation (their volatile state was reset)."""
 
     def __init__(self) -> None:
         self.committed: list[tuple[int, Any]] = []
-        self.commit_epoch: list[int] = []
         self.leader_of_epoch: dict[int, Any] = {}
-        self.last_hwm: dict[Any, int] = {}
+        self.prev: dict[Any, tuple[str, int, int]] = {}   # node -> (role, epoch, hwm)
 
     def observe(self, state: dict[str, Any], restarted: Iterable[Any] = ()) -> list[Violation]:
         out = check_state(state)
         restarted = set(restarted)
-        # ElectionSafety over the run.
+        logs = _logs(state)
+        # ElectionSafety over the whole run (ghost `elected`).
         for n, r in state["role"].items():
             if r == "Leader":
                 e = state["currentEpoch"][n]
                 prev = self.leader_of_epoch.setdefault(e, n)
                 if prev != n:
                     out.append(Violation("ElectionSafety", f"epoch {e} had leader {prev} and now leader {n}"))
-        # MonotonicHighWatermark.
+        # HighWatermarkNeverDecreases (the spec's action property): same role (Leader/Follower), same
+        # epoch, no restart -> the high watermark does not go down.
         for n, h in state["highWatermark"].items():
-            if n not in restarted and h < self.last_hwm.get(n, 0):
-                out.append(Violation("MonotonicHighWatermark",
-                                     f"node {n} high watermark went from {self.last_hwm[n]} to {h}"))
-            self.last_hwm[n] = h
-        # CommittedDurability part 1: every node's committed prefix agrees with the ghost; extend it.
-        logs = _logs(state)
+            r, e = state["role"][n], state["currentEpoch"][n]
+            before = self.prev.get(n)
+            if before is not None and n not in restarted and r in ("Leader", "Follower") \
+                    and before[0] == r and before[1] == e and h < before[2]:
+                out.append(Violation("HighWatermarkNeverDecreases",
+                                     f"{r} {n} in epoch {e}: high watermark went from {before[2]} to {h}"))
+            self.prev[n] = (r, e, h)
+        # StateMachineSafety against the ghost, and extend the ghost (CommitGhost).
         for n in sorted(state["log"]):
             hwm = state["highWatermark"][n]
             entries = logs[n][:hwm]
@@ -173,40 +187,34 @@ class Monitor:
             if entries[:common] != self.committed[:common]:
                 k = next(j for j in range(common) if entries[j] != self.committed[j])
                 out.append(Violation(
-                    "CommittedDurability",
-                    f"node {n} has {entries[k]} committed at offset {k}, but {self.committed[k]} was committed "
-                    f"there before (in epoch {self.commit_epoch[k]})"))
-            else:
-                if len(entries) > len(self.committed):
-                    e = state["currentEpoch"][n]
-                    self.commit_epoch.extend([e] * (len(entries) - len(self.committed)))
-                    self.committed.extend(entries[len(self.committed):])
-        # CommittedDurability part 2: the committed prefix stays durable on a majority.
+                    "StateMachineSafety",
+                    f"node {n} has {entries[k]} committed at offset {k}, but {self.committed[k]} was "
+                    f"committed there before"))
+            elif len(entries) > len(self.committed):
+                self.committed.extend(entries[len(self.committed):])
+        # NoCommittedRecordLost: the committed prefix stays durable on a majority.
         if self.committed:
-            holders = []
-            for v in state["log"]:
-                flushed = state["flushedOffset"][v]
-                if flushed >= len(self.committed) and logs[v][:len(self.committed)] == self.committed:
-                    holders.append(v)
+            c = len(self.committed)
+            holders = [v for v in logs if state["flushedOffset"][v] >= c and logs[v][:c] == self.committed]
             if len(holders) < _majority(state):
                 out.append(Violation(
-                    "CommittedDurability",
-                    f"the {len(self.committed)} committed records are durable only on {holders or 'no node'}"))
-        # LeaderCompleteness.
+                    "NoCommittedRecordLost",
+                    f"the {c} committed records are durable only on {holders or 'no node'}"))
+        # LeaderCompleteness and MonotonicHighWatermark (both over CommittedBefore(epoch)).
         for n, r in state["role"].items():
             if r != "Leader":
                 continue
             e = state["currentEpoch"][n]
-            entries = logs[n]
-            upto = len(self.committed)
-            while upto and self.commit_epoch[upto - 1] > e:
-                upto -= 1  # commit epochs never decrease along the log
-            if entries[:upto] == self.committed[:upto]:
-                continue
-            for k, (rec, ce) in enumerate(zip(self.committed, self.commit_epoch)):
-                if ce <= e and (k >= len(entries) or entries[k] != rec):
-                    out.append(Violation(
-                        "LeaderCompleteness",
-                        f"leader {n} of epoch {e} lacks {rec} committed at offset {k} in epoch {ce}"))
-                    break
+            before = committed_before(self.committed, e)
+            if logs[n][:len(before)] != before:
+                k = next((j for j in range(len(before)) if j >= len(logs[n]) or logs[n][j] != before[j]), 0)
+                out.append(Violation(
+                    "LeaderCompleteness",
+                    f"leader {n} of epoch {e} lacks {before[k]} committed at offset {k}"))
+            h = state["highWatermark"][n]
+            if h > 0 and h < len(before):
+                out.append(Violation(
+                    "MonotonicHighWatermark",
+                    f"leader {n} of epoch {e} exposes high watermark {h} below the {len(before)} records "
+                    f"committed in earlier epochs"))
         return out

@@ -89,9 +89,7 @@ class QuorumNode:
         self.next_fetch_at: int | None = None
         self.check_quorum_deadline: int | None = None
         self.flush_deadline: int | None = None
-        self.last_leader_contact: int | None = None
-        # NoTruncateOnDivergence only: fetch position decoupled from the log end.
-        self.fetch_position: tuple[int, int] | None = None
+        self.has_fetched_from_leader = False
         # A voter that knows it lost its disk (KIP-853 gives it a new directory id) must not vote
         # before it has learned the current epoch from a leader: see docs/quorum.md.
         self.awaiting_leader = disk_lost
@@ -102,6 +100,11 @@ class QuorumNode:
         elif leader is not None:
             self.role = Role.FOLLOWER
             self._reset_follower_timers(now)
+        elif voted == self.id:
+            # QuorumState.initialize: a node that voted for itself resumes its candidacy.
+            self.role = Role.CANDIDATE
+            self.votes_granted = {self.id}
+            self.election_deadline = now + self._random_election_timeout()
         else:
             self.role = Role.UNATTACHED
             self.election_deadline = None if disk_lost else now + self._random_election_timeout()
@@ -114,7 +117,11 @@ class QuorumNode:
         return len(self.voters) // 2 + 1
 
     def _persist(self) -> None:
-        voted = None if self.config.ForgetVoteOnRestart else self.voted_for
+        # ForgetVoteOnRestart (bug): a vote for another voter is not written (a vote for self is,
+        # as part of becoming candidate).
+        voted = self.voted_for
+        if self.config.ForgetVoteOnRestart and voted != self.id:
+            voted = None
         self.storage.write_quorum_state(self.current_epoch, self.leader_id, voted, self.voters)
 
     def _send(self, msg: Message) -> None:
@@ -128,6 +135,7 @@ class QuorumNode:
         self.fetch_deadline = now + self.config.fetch_timeout_ms
         self.next_fetch_at = now
         self.election_deadline = None
+        self.has_fetched_from_leader = False
 
     def _clear_leader_state(self) -> None:
         self.end_offsets = {v: 0 for v in self.voters}
@@ -144,7 +152,6 @@ class QuorumNode:
         self.leader_id = None
         self.role = Role.UNATTACHED
         self.votes_granted = set()
-        self.fetch_position = None
         self._clear_leader_state()
         self.fetch_deadline = self.next_fetch_at = None
         self.election_deadline = now + self._random_election_timeout()
@@ -157,7 +164,6 @@ class QuorumNode:
         self.leader_id = leader
         self.role = Role.FOLLOWER
         self.votes_granted = set()
-        self.fetch_position = None
         self.awaiting_leader = False
         self._clear_leader_state()
         self._reset_follower_timers(now)
@@ -187,7 +193,6 @@ class QuorumNode:
         self.leader_id = None
         self.role = Role.CANDIDATE
         self.votes_granted = {self.id}
-        self.fetch_position = None
         self._clear_leader_state()
         self.fetch_deadline = self.next_fetch_at = None
         self.election_deadline = now + self._random_election_timeout()
@@ -205,7 +210,8 @@ class QuorumNode:
     def _maybe_advance_high_watermark(self) -> None:
         """LeaderState.maybeUpdateHighWatermark: the offset a majority of voters reached (the leader
         counts its flushed offset), only if > epochStartOffset, never lowered."""
-        offsets = sorted((self.end_offsets[v] for v in self.voters), reverse=True)
+        flushed = self.storage.flushed_offset
+        offsets = sorted((flushed if v == self.id else self.end_offsets[v] for v in self.voters), reverse=True)
         candidate = offsets[len(self.voters) // 2]
         if (candidate > self.epoch_start_offset or self.config.HwmFromAnyEpoch) and candidate > self.high_watermark:
             self.high_watermark = candidate
@@ -230,7 +236,9 @@ class QuorumNode:
                 if now >= self.bqe_next[d]:
                     return ("send_begin_quorum_epoch", {"d": d})
             if self.flush_deadline is not None and now >= self.flush_deadline:
-                return ("flush", {})
+                if self.storage.flushed_offset < self.storage.end_offset:
+                    return ("flush", {})
+                self.flush_deadline = None
             if self.check_quorum_deadline is not None and now >= self.check_quorum_deadline:
                 if self._check_quorum_ok():
                     self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
@@ -280,47 +288,44 @@ class QuorumNode:
             self._become_candidate(now)
 
     def handle_vote_request(self, m: VoteRequest, now: int) -> None:
-        """Spec action HandleVoteRequest(n, m)."""
-        if not m.preVote and m.epoch > self.current_epoch:
+        """Spec action HandleVoteRequest(n, m).
+
+        Pre-vote (KIP-996): never changes the voter's state; granted iff the request is not for an
+        older epoch, the log check passes and the role allows it: a Leader or Resigned voter never
+        grants, a Follower grants only while it has not fetched from its leader
+        (FollowerState.hasFetchedFromLeader).  Real vote: a higher epoch first moves the voter to
+        Unattached in it; granted iff Unattached/Prospective and (already voted for this candidate, or
+        no vote and no known leader and the log check passes); persisted before the response."""
+        if m.preVote:
+            granted = (m.epoch >= self.current_epoch and not self.awaiting_leader
+                       and self._log_ok(m.lastEpoch, m.lastOffset)
+                       and self.role not in (Role.LEADER, Role.RESIGNED)
+                       and not (self.role is Role.FOLLOWER and self.has_fetched_from_leader))
+            self._send(VoteResponse(self.id, m.source, self.current_epoch, granted, True))
+            return
+        if m.epoch > self.current_epoch:
             self._to_unattached(m.epoch, now)
-        granted = False
-        if m.epoch >= self.current_epoch and not self.awaiting_leader:
-            log_ok = self._log_ok(m.lastEpoch, m.lastOffset)
-            if m.preVote:
-                # KIP-996: a pre-vote does not bump epochs; it is refused by a leader and by a
-                # follower that heard from its leader within the fetch timeout.
-                if self.role is Role.LEADER:
-                    granted = False
-                elif self.role is Role.FOLLOWER and self.last_leader_contact is not None and \
-                        now - self.last_leader_contact < self.config.fetch_timeout_ms:
-                    granted = False
-                elif m.epoch == self.current_epoch and self.voted_for not in (None, m.source):
-                    granted = False  # a real vote in this epoch would be refused too
-                else:
-                    granted = log_ok
-            elif m.epoch == self.current_epoch:
-                if self.leader_id is not None or self.role in (Role.LEADER, Role.FOLLOWER, Role.RESIGNED):
-                    granted = False  # a leader is known in this epoch
-                elif self.role is Role.CANDIDATE:
-                    granted = False  # voted for itself
-                else:
-                    granted = log_ok and self.voted_for in (None, m.source)
-                if granted and self.voted_for is None:
-                    self.voted_for = m.source
-                    self._persist()  # durable before the response leaves
-                    self.election_deadline = now + self._random_election_timeout()
-        self._send(VoteResponse(self.id, m.source, self.current_epoch, granted, m.preVote))
+        granted = (m.epoch == self.current_epoch and not self.awaiting_leader
+                   and self.role in (Role.UNATTACHED, Role.PROSPECTIVE)
+                   and (self.voted_for == m.source
+                        or (self.voted_for is None and self.leader_id is None
+                            and self._log_ok(m.lastEpoch, m.lastOffset))))
+        if granted and self.voted_for is None:
+            self.voted_for = m.source
+            self._persist()  # durable before the response leaves
+            self.election_deadline = now + self._random_election_timeout()
+        self._send(VoteResponse(self.id, m.source, self.current_epoch, granted, False))
 
     def handle_vote_response(self, m: VoteResponse, now: int) -> None:
         """Spec action HandleVoteResponse(n, m): count grants of the current round."""
         if m.epoch > self.current_epoch:
             self._to_unattached(m.epoch, now)
             return
-        if m.epoch < self.current_epoch or not m.granted:
+        if not m.granted:
             return
         if m.preVote and self.role is Role.PROSPECTIVE:
-            self.votes_granted.add(m.source)
-        elif not m.preVote and self.role is Role.CANDIDATE:
+            self.votes_granted.add(m.source)  # non-binding: counted whatever the responder's epoch
+        elif not m.preVote and self.role is Role.CANDIDATE and m.epoch == self.current_epoch:
             self.votes_granted.add(m.source)
 
     def become_leader(self, now: int) -> None:
@@ -331,9 +336,11 @@ class QuorumNode:
         self.leader_id = self.id
         self._persist()
         self._clear_leader_state()
+        self.votes_granted = set()
+        # QuorumState.transitionToLeader: the leader's high watermark starts unknown.
+        self.high_watermark = 0
         self.election_deadline = None
         self.epoch_start_offset = self.storage.append_leader_change(self.current_epoch, self.id, self.voters, now)
-        self.end_offsets[self.id] = self.storage.flushed_offset
         self.flush_deadline = now + self.config.flush_delay_ms
         self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms if len(self.voters) > 1 else None
         self.bqe_next = {v: now for v in self.voters if v != self.id}
@@ -343,7 +350,7 @@ class QuorumNode:
         if self.role is not Role.LEADER or d not in self.bqe_next:
             return
         self._send(BeginQuorumEpochRequest(self.id, d, self.current_epoch))
-        self.bqe_next[d] = now + self.config.request_timeout_ms
+        self.bqe_next[d] = now + self.config.begin_quorum_epoch_retry_ms
 
     def handle_begin_quorum_epoch_request(self, m: BeginQuorumEpochRequest, now: int) -> None:
         """Spec action HandleBeginQuorumEpochRequest(n, m): follow the sender in that epoch."""
@@ -356,34 +363,25 @@ class QuorumNode:
 
     def handle_end_quorum_epoch_request(self, m: EndQuorumEpochRequest, now: int) -> None:
         """Spec action HandleEndQuorumEpochRequest(n, m): the leader resigned; start an election."""
-        if m.epoch > self.current_epoch:
-            self._to_unattached(m.epoch, now)
+        if m.epoch == self.current_epoch and self.leader_id == m.source and self.role is Role.FOLLOWER:
             self._start_election_round(now)
-        elif m.epoch == self.current_epoch and self.leader_id == m.source and \
-                self.role in (Role.FOLLOWER, Role.UNATTACHED):
-            self._start_election_round(now)
-
-    def _fetch_position(self) -> tuple[int, int]:
-        if self.fetch_position is not None:
-            return self.fetch_position
-        return self.storage.end_offset, self.storage.last_epoch
 
     def send_fetch_request(self, now: int) -> None:
         """Spec action SendFetchRequest(n): Fetch(fetchOffset = log end, lastFetchedEpoch) to the leader."""
         if self.role is not Role.FOLLOWER or self.leader_id is None:
             return
-        offset, epoch = self._fetch_position()
-        self._send(FetchRequest(self.id, self.leader_id, self.current_epoch, offset, epoch))
+        self._send(FetchRequest(self.id, self.leader_id, self.current_epoch, self.storage.end_offset,
+                                self.storage.last_epoch))
         self.next_fetch_at = now + self.config.request_timeout_ms
 
     def handle_fetch_request(self, m: FetchRequest, now: int) -> None:
         """Spec action HandleFetchRequest(n, m): leader answers FencedEpoch, Diverging or Ok."""
-        if m.epoch < self.current_epoch:
-            self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_FENCED, (),
-                                     self.high_watermark, 0, 0, m.fetchOffset))
+        if m.epoch != self.current_epoch or self.role is not Role.LEADER:
+            # not the leader of the fetcher's epoch: FencedEpoch carrying our epoch (a fetcher in a
+            # higher epoch ignores it and retries, one in a lower epoch moves to ours)
+            self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_FENCED, (), 0, 0, 0,
+                                     m.fetchOffset))
             return
-        if m.epoch > self.current_epoch or self.role is not Role.LEADER:
-            return  # Kafka answers UNKNOWN_LEADER_EPOCH / NOT_LEADER; the follower just retries
         if m.source in self.voters:
             self.fetched_voters.add(m.source)
             self.bqe_next.pop(m.source, None)
@@ -412,48 +410,34 @@ class QuorumNode:
             return
         if m.epoch < self.current_epoch or self.role is not Role.FOLLOWER or m.source != self.leader_id:
             return
-        self.last_leader_contact = now
-        self.fetch_deadline = now + self.config.fetch_timeout_ms
-        offset, _ = self._fetch_position()
-        if m.fetchOffset != offset:
-            return  # stale or duplicated response for an older fetch position
-        if m.result == FETCH_DIVERGING:
-            target = self._truncation_offset(m.divergingEpoch, m.divergingEndOffset)
+        end = self.storage.end_offset
+        if m.result == FETCH_OK and (m.fetchOffset == end or
+                                     (self.config.NoTruncateOnDivergence and m.fetchOffset < end)):
+            # (bug variant: a response for a rewound position is appended after the stale suffix)
+            self.has_fetched_from_leader = True
+            self.fetch_deadline = now + self.config.fetch_timeout_ms
+            for entry in m.entries:
+                self.storage.append_entry(entry, m.source, self.voters, now)
+            self.storage.flush()  # KafkaRaftClient.appendAsFollower flushes before the next fetch
+            hwm = min(m.highWatermark, self.storage.end_offset)
+            if hwm > self.high_watermark:  # FollowerState.updateHighWatermark never goes back
+                self.high_watermark = hwm
+                self._apply_committed()
+            self.next_fetch_at = now if m.entries else now + self.config.fetch_interval_ms
+        elif m.result == FETCH_DIVERGING and m.fetchOffset == end:
+            self.has_fetched_from_leader = True
+            self.fetch_deadline = now + self.config.fetch_timeout_ms
+            # truncate to min(diverging end offset, own end offset of the largest epoch <= it)
+            target = min(m.divergingEndOffset, self.storage.end_offset_for_epoch(m.divergingEpoch)[1])
             if self.config.NoTruncateOnDivergence:
-                self.fetch_position = (target, self.storage.entries[target - 1].epoch if target else 0)
+                # bug variant: keep the log, fetch again from the rewound position at once
+                epoch = self.storage.entries[target - 1].epoch if target else 0
+                self._send(FetchRequest(self.id, m.source, self.current_epoch, target, epoch))
+                self.next_fetch_at = now + self.config.request_timeout_ms
             else:
                 self.storage.truncate_to(target)
-            self.next_fetch_at = now
-            return
-        if m.result != FETCH_OK:
-            return
-        for i, entry in enumerate(m.entries):
-            pos = m.fetchOffset + i
-            if pos < self.storage.end_offset:
-                continue  # only reachable with NoTruncateOnDivergence: keep the conflicting entry
-            self.storage.append_entry(entry, m.source, self.voters, now)
-        if self.config.NoTruncateOnDivergence and self.fetch_position is not None:
-            new_off = m.fetchOffset + len(m.entries)
-            self.fetch_position = (new_off, m.entries[-1].epoch if m.entries else self.fetch_position[1])
-            if self.fetch_position[0] >= self.storage.end_offset and \
-                    self.fetch_position[1] == self.storage.last_epoch:
-                self.fetch_position = None
-        if m.entries:
-            self.storage.flush()  # KafkaRaftClient.appendAsFollower flushes before the next fetch
-        hwm = min(m.highWatermark, self.storage.end_offset)
-        if hwm > self.high_watermark:
-            self.high_watermark = hwm
-            self._apply_committed()
-        self.next_fetch_at = now if m.entries else now + self.config.fetch_interval_ms
-
-    def _truncation_offset(self, div_epoch: int, div_end: int) -> int:
-        """KafkaMetadataLog.truncateToEndOffset: where a follower cuts its log on divergence."""
-        if div_epoch == 0:
-            return min(div_end, self.storage.end_offset)
-        local_epoch, local_end = self.storage.end_offset_for_epoch(div_epoch)
-        if local_epoch == div_epoch:
-            return min(local_end, div_end)
-        return local_end
+                self.next_fetch_at = now
+        # anything else is stale (an answer for another fetch offset) and ignored
 
     def client_append(self, v: int, now: int) -> int:
         """Spec action ClientAppend(n, v): the leader appends a data record (not yet flushed)."""
@@ -489,6 +473,7 @@ class QuorumNode:
 
     def _resign_common(self, now: int) -> None:
         self.role = Role.RESIGNED
+        self.high_watermark = 0  # ResignedState keeps no high watermark
         self._clear_leader_state()
         self.flush_deadline = None
         self.election_deadline = now + self._random_election_timeout()
@@ -512,7 +497,14 @@ class QuorumNode:
     def describe(self) -> str:
         return (f"node {self.id}: {self.role.value} epoch={self.current_epoch} leader={self.leader_id} "
                 f"voted={self.voted_for} end={self.storage.end_offset} flushed={self.storage.flushed_offset} "
-                f"hwm={self.high_watermark} log={[(e.epoch, e.value) for e in self.storage.entries]}")
+                f"hwm={self.high_watermark} log={_short_log(self.storage.entries)}")
+
+
+def _short_log(entries: list[Entry], keep: int = 6) -> str:
+    shown = [f"{e.epoch}:{e.value}" for e in entries]
+    if len(shown) > 2 * keep:
+        shown = shown[:keep] + [f"...({len(shown) - 2 * keep} more)..."] + shown[-keep:]
+    return "[" + " ".join(shown) + "]"
 
 
 HANDLERS: dict[type, str] = {

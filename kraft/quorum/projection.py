@@ -49,8 +49,10 @@ def highWatermark(node: QuorumNode) -> int:
 
 
 def endOffsets(node: QuorumNode) -> dict[int, int]:
+    """Leader: the last fetch offset each other voter reported (the leader's own entry stays 0: its
+    flushed offset is counted directly, as in the spec); ``[v |-> 0]`` otherwise."""
     if node.role is Role.LEADER:
-        return dict(node.end_offsets)
+        return {v: (0 if v == node.id else node.end_offsets[v]) for v in node.voters}
     return {v: 0 for v in node.voters}
 
 

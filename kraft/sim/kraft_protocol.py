@@ -246,7 +246,8 @@ class KRaftProtocol(Protocol):
         lines = [("DOWN " if i in sim.down else "") + self.nodes[i].describe() for i in self.voter_ids]
         if sim.network.blocked:
             lines.append(f"blocked links: {sorted(sim.network.blocked)}")
-        lines.append(f"committed (ghost): {self.monitor.committed}")
+        c = self.monitor.committed
+        lines.append(f"committed (ghost): {len(c)} records, last {c[-3:]}")
         return "\n".join(lines)
 
     def summary(self, sim: Simulator) -> dict[str, Any]:
