@@ -140,6 +140,7 @@ def check_calls(
     inputs = [c.input for c in calls]
     outputs = [c.output for c in calls]
     must = [c.output is not UNKNOWN for c in calls]
+    read_only = [model.read_only(c.input) for c in calls]
     bits = [1 << i for i in range(n)]
     remaining = sum(must)
 
@@ -194,31 +195,47 @@ def check_calls(
                         prv[q] = p
                     entry = nxt[HEAD]
                     continue
-            entry = nxt[entry]
-            continue
-        # a return of an op not linearized yet (or the end of the list with ops left): backtrack
-        depth = len(stack)
-        if depth >= best_len:
-            if depth > best_len:
-                best_len = depth
-                best = ([e for e, _ in stack], state, entry)
-                stuck_states = []
-            if len(stuck_states) < _STATES_CAP and state not in stuck_states:
-                stuck_states.append(state)
-        if not stack:
-            result = False
+                if not read_only[cid]:
+                    entry = nxt[entry]
+                    continue
+                # an accepted read-only op leads to an explored, failed configuration: this one
+                # fails too (see below), so backtrack at once
+            else:
+                entry = nxt[entry]
+                continue
+        else:
+            # a return of an op not linearized yet (or the end of the list with ops left)
+            depth = len(stack)
+            if depth >= best_len:
+                if depth > best_len:
+                    best_len = depth
+                    best = ([e for e, _ in stack], state, entry)
+                    stuck_states = []
+                if len(stuck_states) < _STATES_CAP and state not in stuck_states:
+                    stuck_states.append(state)
+        # backtrack. A configuration in which a read-only op is available and accepted is
+        # linearizable iff it is with that op linearized first (the op changes no state and has
+        # no real-time predecessor left), so when such a lift fails we skip its siblings and keep
+        # backtracking.
+        while True:
+            if not stack:
+                result = False
+                break
+            entry, state = stack.pop()
+            cid = node_cid[entry]
+            linearized ^= bits[cid]
+            if must[cid]:
+                remaining += 1
+            r = node_ret[entry]
+            if r >= 0:
+                nxt[prv[r]] = r
+                prv[nxt[r]] = r
+            nxt[prv[entry]] = entry
+            prv[nxt[entry]] = entry
+            if not read_only[cid]:
+                break
+        if result is False:
             break
-        entry, state = stack.pop()
-        cid = node_cid[entry]
-        linearized ^= bits[cid]
-        if must[cid]:
-            remaining += 1
-        r = node_ret[entry]
-        if r >= 0:
-            nxt[prv[r]] = r
-            prv[nxt[r]] = r
-        nxt[prv[entry]] = entry
-        prv[nxt[entry]] = entry
         entry = nxt[entry]
 
     details: dict[str, Any] = {"explored": explored, "cache": len(cache), "calls": n}

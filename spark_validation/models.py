@@ -111,6 +111,11 @@ class Model:
     def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
         raise NotImplementedError
 
+    def read_only(self, op_input: tuple) -> bool:
+        """True if the op never changes the state (the checker then linearizes it as early as
+        it can, without trying alternatives: a sound pruning for such ops)."""
+        return False
+
     def calls_for(self, operation: Operation) -> list[Call]:
         """The calls one ``ok``/``info``/pending operation contributes (``[]`` to drop it)."""
         raise NotImplementedError
@@ -185,6 +190,9 @@ class RegisterModel(Model):
         if out is not UNKNOWN:
             out = None  # the output of a write/cas carries no information beyond "ok"
         return [Call(key, (f, arg), out, operation)]
+
+    def read_only(self, op_input: tuple) -> bool:
+        return op_input[0] == READ
 
     def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
         f, arg = op_input
@@ -266,6 +274,9 @@ class SetModel(Model):
                 raise ModelError(operation, f"set read must return a collection, got {out!r}")
             return [Call(inv.key, (READ, None), frozenset(out), operation)]
         raise ModelError(operation, f"set has no operation {inv.f!r} (expected add, read)")
+
+    def read_only(self, op_input: tuple) -> bool:
+        return op_input[0] == READ
 
     def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
         f, arg = op_input
@@ -434,6 +445,9 @@ class AppendLogModel(Model):
         return calls
 
     # -- semantics ---------------------------------------------------------------------------
+
+    def read_only(self, op_input: tuple) -> bool:
+        return op_input[0] == "poll"
 
     def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
         if op_input[0] == "send":
