@@ -1,0 +1,223 @@
+"""The checker's interface and limits: budgets, bad input, partitions, model semantics."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spark_validation.history import Op, history_from_ops, pair_ops
+from spark_validation.linearizability import LinResult, check_history
+from spark_validation.models import MODELS, UNKNOWN, AppendLogModel, Call, Model
+
+
+def op(i: int, p: object, t: str, f: str, v: object = None, key: object = None) -> Op:
+    return Op(i, p, t, f, key, v)
+
+
+def seq(*specs: tuple) -> list[Op]:
+    """Build a history from (process, type, f, value[, key]) tuples, indexed in order."""
+    return [op(i, *s) for i, s in enumerate(specs)]
+
+
+def explosive(n: int) -> list[Op]:
+    """n fully concurrent writes of distinct values, then a read of a value never written:
+    not linearizable, and the search must visit about n * 2^(n-1) configurations to say so."""
+    ops = [op(i, i, "invoke", "write", i) for i in range(n)]
+    ops += [op(n + i, i, "ok", "write", i) for i in range(n)]
+    ops += [op(2 * n, n, "invoke", "read"), op(2 * n + 1, n, "ok", "read", 99)]
+    return ops
+
+
+def test_time_budget_gives_unknown_with_progress() -> None:
+    r = check_history(explosive(20), "register", budget_seconds=0.2)
+    assert r.valid == "unknown"
+    (u,) = r.info["unknown_partitions"]
+    assert u["reason"] == "time budget exhausted"
+    assert 0 < u["best_prefix"] <= 21 and u["explored"] > 1000
+    assert r.seconds < 5
+
+
+def test_cache_cap_gives_unknown() -> None:
+    r = check_history(explosive(20), "register", max_cache=5000)
+    assert r.valid == "unknown"
+    assert "cache limit" in r.info["unknown_partitions"][0]["reason"]
+
+
+def test_small_explosive_history_is_decided() -> None:
+    r = check_history(explosive(8), "register")
+    assert r.valid is False
+    ev = r.anomalies[0]["evidence"]
+    assert ev["prefix_length"] == 8 and ev["stuck_op"]["output"] == 99
+    assert len(ev["states"]) == 8  # every write could have been last: all reported (cap 8)
+
+
+def test_bad_input_never_raises() -> None:
+    h = seq((0, "invoke", "write", 1), (0, "ok", "write", 1))
+    assert "unknown model" in check_history(h, "no-such-model").info["error"]
+    assert "no model" in check_history(h).info["error"]
+    bad = seq((0, "invoke", "frobnicate", 1), (0, "ok", "frobnicate", 1))
+    r = check_history(bad, "register")
+    assert r.valid == "unknown" and "no operation 'frobnicate'" in r.info["error"]
+    bad_cas = seq((0, "invoke", "cas", 5), (0, "ok", "cas", 5))
+    assert "[old new]" in check_history(bad_cas, "cas-register").info["error"]
+
+
+def test_every_failing_partition_is_reported() -> None:
+    h = seq(
+        (0, "invoke", "write", 1, "a"),
+        (0, "ok", "write", 1, "a"),
+        (1, "invoke", "write", 1, "b"),
+        (1, "ok", "write", 1, "b"),
+        (0, "invoke", "read", None, "a"),
+        (0, "ok", "read", 2, "a"),
+        (1, "invoke", "read", None, "b"),
+        (1, "ok", "read", 0, "b"),
+        (2, "invoke", "read", None, "c"),
+        (2, "ok", "read", None, "c"),
+    )
+    for model in ("register", "kv"):
+        r = check_history(h, model)
+        assert r.valid is False
+        assert [a["key"] for a in r.anomalies] == ["a", "b"]
+        assert r.info["partitions"] == 3
+
+
+def test_kv_initial_per_key_and_model_instances() -> None:
+    h = seq((0, "invoke", "read", ("x", None)), (0, "ok", "read", ("x", 5)))
+    assert check_history(h, "kv").valid is False
+    assert check_history(h, "kv", initial={"x": 5}).valid is True
+    assert check_history(h, MODELS["kv"], initial=5).valid is True
+    operations, _ = pair_ops(h)
+    assert check_history(operations, "kv", initial={"x": 5}).valid is True
+
+
+def test_result_contract_and_json() -> None:
+    r = check_history(explosive(3), "register")
+    assert isinstance(r, LinResult)
+    assert (r.valid, r.ops) == (False, 8)
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["anomalies"][0]["kind"] == "nonlinearizable"
+    assert set(d["anomalies"][0]["evidence"]) >= {
+        "linearized_prefix",
+        "prefix_length",
+        "state",
+        "states",
+        "stuck_op",
+        "candidates",
+        "explanation",
+    }
+
+
+def test_history_initial_and_budget_defaults() -> None:
+    h = history_from_ops(seq((0, "invoke", "read"), (0, "ok", "read", 7)), model="register", initial=7)
+    assert check_history(h).valid is True
+    assert check_history(h, initial=6).valid is False
+
+
+def test_info_and_pending_reads_constrain_nothing() -> None:
+    h = seq(
+        (0, "invoke", "read"),
+        (0, "info", "read"),
+        (1, "invoke", "read"),  # never completes
+        (2, "invoke", "read"),
+        (2, "fail", "read"),
+    )
+    r = check_history(h, "register")
+    assert r.valid is True and r.info["calls"] == 0 and r.info["failed_ops_dropped"] == 1
+
+
+# --- the Model interface, model by model ------------------------------------------------------
+
+
+def test_model_interface_register_family() -> None:
+    reg, cas = MODELS["register"], MODELS["cas-register"]
+    assert isinstance(reg, Model)
+    assert reg.step(reg.init(0), ("write", 3), None) == (True, 3)
+    assert reg.step(3, ("read", None), 3) == (True, 3)
+    assert reg.step(3, ("read", None), 4) == (False, 3)
+    assert cas.step(1, ("cas", (1, 2)), None) == (True, 2)
+    assert cas.step(1, ("cas", (0, 2)), None)[0] is False
+    assert reg.describe(3) == "value=3"
+
+
+def test_model_interface_set() -> None:
+    s = MODELS["set"]
+    st = s.init()
+    ok, st = s.step(st, ("add", 1), None)
+    assert ok and st == frozenset({1})
+    assert s.step(st, ("read", None), frozenset({1}))[0]
+    assert not s.step(st, ("read", None), frozenset())[0]
+    assert s.describe(frozenset({2, 1})) == "{1, 2}"
+
+
+def test_model_interface_append_log() -> None:
+    m = MODELS["append-log"]
+    st = m.init()
+    ok, st = m.step(st, ("send", "a"), 0)
+    assert ok
+    ok, st = m.step(st, ("send", "b"), 5)  # gaps allowed
+    assert ok and st == ((0, "a"), (5, "b"))
+    assert not m.step(st, ("send", "c"), 5)[0]  # offsets strictly increase
+    assert m.step(st, ("poll", None), ((0, "a"), (5, "b")))[0]
+    assert m.step(st, ("poll", None), ((5, "b"),))[0]
+    assert not m.step(st, ("poll", None), ((0, "a"), (6, "b")))[0]
+    assert not m.step(st, ("poll", None), ((5, "b"), (6, "c")))[0]  # not (yet) in the log
+    assert not m.step(st, ("poll", None), ((5, "b"), (0, "a")))[0]  # not increasing
+    assert m.describe(st) == "log=[0:'a' 5:'b']"
+
+
+def _log_calls(ops: list[Op]) -> list[Call]:
+    operations, errors = pair_ops(ops)
+    assert not errors
+    return AppendLogModel().calls([o for o in operations if o.outcome != "fail"])
+
+
+def test_append_log_info_send_resolution() -> None:
+    ops = seq(
+        (0, "invoke", "send", "a"),
+        (0, "info", "send", "a"),  # seen by the poll at offset 3: happened, offset 3
+        (1, "invoke", "send", "b"),
+        (1, "info", "send", "b"),  # never seen: dropped
+        (2, "invoke", "send", "c"),
+        (2, "ok", "send", -1),  # acks=0 style unknown offset, never seen: dropped
+        (3, "invoke", "poll"),
+        (3, "ok", "poll", ((3, "a"),)),
+        (3, "invoke", "poll"),
+        (3, "ok", "poll", ()),  # empty poll: dropped
+        (3, "invoke", "subscribe", ("t",)),
+        (3, "ok", "subscribe", ("t",)),
+    )
+    calls = _log_calls(ops)
+    assert [(c.input, c.output) for c in calls] == [(("send", "a"), 3), (("poll", None), ((3, "a"),))]
+    assert all(c.must for c in calls)
+    assert check_history(ops, "append-log").valid is True
+
+
+def test_append_log_multi_key_poll_is_split() -> None:
+    ops = seq(
+        (0, "invoke", "send", "a", "t-0"),
+        (0, "ok", "send", (0, "a"), "t-0"),
+        (1, "invoke", "send", "b", "t-1"),
+        (1, "ok", "send", (0, "b"), "t-1"),
+        (2, "invoke", "poll"),
+        (2, "ok", "poll", {"t-0": ((0, "a"),), "t-1": ((0, "x"),)}),
+    )
+    r = check_history(ops, "append-log")
+    assert r.valid is False
+    assert [a["key"] for a in r.anomalies] == ["t-1"]
+    assert r.info["partitions"] == 2
+
+
+def test_append_log_bad_shapes_are_errors() -> None:
+    r = check_history(seq((0, "invoke", "send", "a"), (0, "ok", "send", "zero")), "append-log")
+    assert r.valid == "unknown" and "offset" in r.info["error"]
+    r = check_history(seq((0, "invoke", "poll"), (0, "ok", "poll", ((0,),))), "append-log")
+    assert r.valid == "unknown" and "[[offset value]" in r.info["error"]
+
+
+def test_unknown_output_marker() -> None:
+    ops = seq((0, "invoke", "write", 1), (0, "info", "write", 1))
+    operations, _ = pair_ops(ops)
+    (c,) = MODELS["register"].calls(operations)
+    assert c.output is UNKNOWN and not c.must
