@@ -96,7 +96,8 @@ class _SortedMembers:
         return self._keys[-1][2]
 
     def __iter__(self):
-        return (k[2] for k in list(self._keys))
+        # live iteration: callers stop iterating as soon as they change the set (as Kafka's do)
+        return (k[2] for k in self._keys)
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -447,28 +448,29 @@ class _General:
         return sum(self.ppt[t] for t in topics)
 
     def _is_balanced(self) -> bool:
+        """Kafka's ``isBalanced``: counts differ by at most one, or no member could take a
+        partition from a member holding 2+ more. Kafka checks every (member, subscribed
+        partition) pair; we compute the same boolean per topic: a member with ``n`` partitions
+        is unbalanced iff some partition of one of its topics is held by a member with more
+        than ``n + 1`` (its own partitions never qualify, since ``n > n + 1`` is false)."""
         cur = self.current
         lo = len(cur[self.sorted_members.first()])
         hi = len(cur[self.sorted_members.last()])
         if lo >= hi - 1:
             return True
-        owner: dict[TopicPartition, str] = {}
-        for c, ps in cur.items():
+        heaviest: dict[str, int] = {}
+        for ps in cur.values():
+            n = len(ps)
             for p in ps:
-                owner[p] = c
+                if heaviest.get(p.topic, -1) < n:
+                    heaviest[p.topic] = n
         for c in self.sorted_members:
-            mine = cur[c]
-            n = len(mine)
+            n = len(cur[c])
             if n == self._max_assignment_size(c):
                 continue
-            mine_set = set(mine)
             for t in self.consumer2topics[c]:
-                for i in range(self.ppt[t]):
-                    p = TopicPartition(t, i)
-                    if p not in mine_set:
-                        other = owner.get(p)
-                        if other is not None and n + 1 < len(cur[other]):
-                            return False
+                if heaviest.get(t, -1) > n + 1:
+                    return False
         return True
 
     @staticmethod
