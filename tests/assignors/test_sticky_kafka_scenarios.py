@@ -406,3 +406,74 @@ def test_cooperative_removes_exactly_the_partitions_changing_owner():
     assert r == {c1: [tp(topic, 0), tp(topic, 1)], c2: []}
     r2 = a.assign({topic: 3}, {c1: S([topic], r[c1], GEN + 1), c2: S([topic], r[c2], GEN + 1)})
     assert r2 == {c1: [tp(topic, 0), tp(topic, 1)], c2: [tp(topic, 2)]}
+
+
+# ---- StickyAssignorTest-only scenarios (eager assignor) -----------------------------------
+
+def test_sticky_double_claim_unequal_partitions_per_consumer():
+    subs = {c1: S([topic], [tp(topic, 0), tp(topic, 1)], GEN), c2: S([topic], [tp(topic, 0), tp(topic, 2)], GEN),
+            c3: S([topic], [], GEN)}
+    a, r = run({topic: 4}, subs, _eager())
+    assert r == {c1: [tp(topic, 1), tp(topic, 3)], c2: [tp(topic, 2)], c3: [tp(topic, 0)]}
+
+
+def _eager():
+    from kraft.groups.assignors import StickyAssignor as Eager
+    return Eager()
+
+
+@pytest.mark.parametrize("equal", [True, False], ids=["equal", "unequal"])
+def test_sticky_assignment_with_multiple_generations_1(equal):
+    a = _eager()
+    all_t = [topic, topic2]
+    c2_topics = all_t if equal else [topic]
+    ppt = {topic: 6, topic2: 6}
+    _, r1 = run(ppt, {c1: S(all_t), c2: S(c2_topics), c3: S(all_t)}, a)
+    assert [len(r1[m]) for m in (c1, c2, c3)] == [4, 4, 4]
+    _, r2 = run(ppt, {c1: S(all_t, r1[c1], GEN), c2: S(c2_topics, r1[c2], GEN)}, a)
+    assert len(r2[c1]) == 6 and len(r2[c2]) == 6
+    if equal:
+        assert set(r1[c1]) <= set(r2[c1])
+    assert set(r1[c2]) <= set(r2[c2])
+    assert set(r2[c2]) & set(r1[c3])
+    _, r3 = run(ppt, {c2: S(c2_topics, r2[c2], 2), c3: S(all_t, r1[c3], 1)}, a)
+    assert len(r3[c2]) == 6 and len(r3[c3]) == 6 and not set(r3[c2]) & set(r3[c3])
+
+
+@pytest.mark.parametrize("equal", [True, False], ids=["equal", "unequal"])
+def test_sticky_assignment_with_multiple_generations_2(equal):
+    a = _eager()
+    all_t = [topic, topic2, topic3]
+    t1 = all_t if equal else [topic]
+    t3 = all_t if equal else [topic, topic2]
+    ppt = {topic: 4, topic2: 4, topic3: 4}
+    _, r1 = run(ppt, {c1: S(t1), c2: S(all_t), c3: S(t3)}, a)
+    assert [len(r1[m]) for m in (c1, c2, c3)] == [4, 4, 4]
+    _, r2 = run(ppt, {c2: S(all_t, r1[c2], 1)}, a)
+    assert len(r2[c2]) == 12 and set(r1[c2]) <= set(r2[c2])
+    _, r3 = run(ppt, {c1: S(t1, r1[c1], 1), c2: S(all_t, r2[c2], 2), c3: S(t3, r1[c3], 1)}, a)
+    assert [len(r3[m]) for m in (c1, c2, c3)] == [4, 4, 4]
+
+
+@pytest.mark.parametrize("equal", [True, False], ids=["equal", "unequal"])
+def test_sticky_assignment_with_conflicting_previous_generations(equal):
+    all_t = [topic, topic2, topic3]
+    ppt = {topic: 4, topic2: 4, topic3: 4}
+    T = lambda name, i: tp(name, i)  # noqa: E731
+    c1p0 = ([T(topic, 0), T(topic, 1), T(topic, 2), T(topic2, 2), T(topic2, 3), T(topic3, 0)] if equal
+            else [T(topic, i) for i in range(4)])
+    c2p0 = [T(topic, 0), T(topic, 1), T(topic2, 0), T(topic2, 1), T(topic2, 2), T(topic2, 3)]
+    c3p0 = [T(topic, 2), T(topic, 3), T(topic3, 0), T(topic3, 1), T(topic3, 2), T(topic3, 3)]
+    subs = {c1: S(all_t if equal else [topic], c1p0, 1), c2: S(all_t if equal else [topic, topic2], c2p0, 2),
+            c3: S(all_t, c3p0, 2)}
+    _, r = run(ppt, subs, _eager())
+    assert [len(r[m]) for m in (c1, c2, c3)] == [4, 4, 4]
+    assert set(r[c2]) <= set(c2p0) and set(r[c3]) <= set(c3p0)
+
+
+def test_sticky_schema_backward_compatibility():
+    """consumer2 uses the old user-data schema without a generation (-1 here)."""
+    subs = {c1: S([topic], [tp(topic, 0), tp(topic, 2)], 1), c2: S([topic], [tp(topic, 1)], -1), c3: S([topic])}
+    _, r = run({topic: 3}, subs, _eager())
+    assert [len(r[m]) for m in (c1, c2, c3)] == [1, 1, 1]
+    assert set(r[c1]) <= {tp(topic, 0), tp(topic, 2)} and r[c2] == [tp(topic, 1)]
