@@ -148,7 +148,7 @@ def check(
 ) -> None:
     """Model-check SPEC... (manifest names in spec/; default: all) with TLC."""
     console = Console() if sys.stdout.isatty() else Console(width=160)
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     try:
         manifests = load_manifests()
     except ManifestError as exc:

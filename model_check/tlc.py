@@ -425,6 +425,10 @@ def parse_tool_output(
             outcome = "invariant"
             m = _INV_NAME.search(msg.text)
             violated = m.group(1) if m else None
+            if c == EC_INVARIANT_VIOLATED_INITIAL and "\n" in msg.text:
+                # "Invariant X is violated by the initial state:" followed by the state itself
+                body = msg.text.split("\n", 1)[1]
+                trace.append(TraceState(index=1, action=None, node=None, variables=_parse_state_vars(body, "initial state", problems)))
         elif c == EC_ACTION_PROPERTY_VIOLATED:
             outcome = "property"
             m = _ACTPROP_NAME.search(msg.text)
