@@ -130,14 +130,14 @@ def test_sticky_stickiness_when_a_member_joins_or_leaves(group, data):
 
 # ---- cooperative --------------------------------------------------------------------------
 
-def cooperative_rounds(ppt, subs, max_rounds=6):
+def cooperative_rounds(ppt, subs, max_rounds=6, partition_racks=None):
     """Drive follow-up rebalances until nothing is revoked; check the cooperative invariant at
     every step: a partition is never revoked and added in the same rebalance."""
     a = CooperativeStickyAssignor()
     subs = dict(subs)
     gen = max([s.generation for s in subs.values()] + [0])
     for rounds in range(max_rounds + 1):
-        r = a.assign(ppt, subs)
+        r = a.assign(ppt, subs, partition_racks)
         added, revoked = set(), set()
         for m, parts in r.items():
             owned = set(subs[m].owned_partitions)
@@ -149,7 +149,7 @@ def cooperative_rounds(ppt, subs, max_rounds=6):
         if not revoked:
             return rounds, r, subs
         gen += 1
-        subs = {m: Subscription(s.topics, r[m], gen, s.group_instance_id) for m, s in subs.items()}
+        subs = {m: Subscription(s.topics, r[m], gen, s.group_instance_id, s.rack) for m, s in subs.items()}
     raise AssertionError(f"no convergence in {max_rounds} follow-up rebalances")
 
 
@@ -184,7 +184,7 @@ def test_cooperative_check_catches_an_assignor_that_hands_over_without_revoking(
     """Broken variant: skip the removal of partitions changing owner (a partition would have two
     owners during the rebalance). The cooperative invariant must fire."""
     monkeypatch.setattr(CooperativeStickyAssignor, "assign",
-                        lambda self, ppt, subs: StickyAssignor.assign(self, ppt, subs))
+                        lambda self, ppt, subs, racks=None: StickyAssignor.assign(self, ppt, subs, racks))
     subs = {"consumer1": S(["t"], [TopicPartition("t", i) for i in range(4)], 1), "consumer2": S(["t"], [], 1)}
     with pytest.raises(AssertionError, match="round 0"):
         cooperative_rounds({"t": 4}, subs)
@@ -247,3 +247,21 @@ def test_kafka_9987_size_runs_in_seconds():
     # out at once; nobody else loses anything (10,000 / 999 rounds up to 11 > 10 owned)
     assert sum(map(len, r2.values())) == 10_000
     assert all(set(s.owned_partitions) <= set(r2[m]) for m, s in owned.items())
+
+
+@settings(max_examples=150)
+@given(groups(), st.data())
+def test_rack_aware_assignors_stay_valid_and_balanced(group, data):
+    """With member racks and random replica racks (KIP-881), the sticky assignors stay valid and
+    balanced (rack alignment is best effort) and range stays valid and per-topic balanced."""
+    ppt, subs = group
+    rack = st.sampled_from(["a", "b", "c"])
+    subs = {m: Subscription(s.topics, s.owned_partitions, s.generation, s.group_instance_id,
+                            data.draw(st.none() | rack)) for m, s in subs.items()}
+    pr = {TopicPartition(t, i): set(data.draw(st.lists(rack, max_size=2))) for t, n in ppt.items() for i in range(n)}
+    assert_valid_and_balanced(subs, StickyAssignor().assign(ppt, subs, pr), ppt)
+    rounds, final, final_subs = cooperative_rounds(ppt, subs, partition_racks=pr)
+    assert rounds <= 4
+    assert_valid_and_balanced(final_subs, final, ppt)
+    r = RangeAssignor().assign(ppt, subs, pr)
+    assert not [p for p in problems(subs, r, ppt) if "could take" not in p]

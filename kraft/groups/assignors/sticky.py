@@ -53,17 +53,75 @@ from __future__ import annotations
 import bisect
 import math
 from collections import deque
+from collections.abc import Iterable, Mapping
 
 from kraft.client.java import JavaHashOrder, java_str_key
 
 from .base import members_in_java_order
-from .types import Subscription, TopicPartition, tp_key, validate_inputs
+from .range import _use_rack_aware
+from .types import Subscription, TopicPartition, validate_inputs
 
 DEFAULT_GENERATION = -1
 
 
 class AssignorError(RuntimeError):
     """Kafka's ``IllegalStateException`` from the constrained path (an algorithm error)."""
+
+
+class _RackInfo:
+    """``AbstractStickyAssignor.RackInfo``: consumer racks and replica racks, used only when
+    rack-aware assignment applies (some consumer has a rack, it meets some replica rack, and
+    not every partition is on the same set of racks, unless ``prefer_rack_aware_logic``)."""
+
+    def __init__(self, partitions_per_topic: dict[str, int], subscriptions: dict[str, Subscription],
+                 members: list[str], replica_racks: Mapping[TopicPartition, Iterable[str]] | None,
+                 prefer: bool) -> None:
+        consumers_by_rack: dict[str, int] = {}
+        for m in members:
+            rack = subscriptions[m].rack
+            if rack:
+                consumers_by_rack[rack] = consumers_by_rack.get(rack, 0) + 1
+        racks_of: dict[TopicPartition, frozenset[str]] = {}
+        all_partition_racks: set[str] = set()
+        if consumers_by_rack:
+            given = replica_racks or {}
+            for t, n in partitions_per_topic.items():
+                for i in range(n):
+                    p = TopicPartition(t, i)
+                    r = frozenset(x for x in given.get(p, ()) if x is not None)
+                    racks_of[p] = r
+                    all_partition_racks |= r
+        if _use_rack_aware(set(consumers_by_rack), all_partition_racks, racks_of, prefer):
+            self.consumer_racks = {m: subscriptions[m].rack for m in members if subscriptions[m].rack}
+            self.partition_racks = racks_of
+        else:
+            self.consumer_racks = {}
+            self.partition_racks = {}
+        # Kafka computes this from the local replica-rack map, i.e. even when rack-aware
+        # assignment ends up unused (it then only reorders partitions with equal counts)
+        self.consumers_on_racks = {p: sum(consumers_by_rack.get(r, 0) for r in rs) for p, rs in racks_of.items()}
+
+    def racks_mismatch(self, consumer: str, p: TopicPartition) -> bool:
+        rack = self.consumer_racks.get(consumer)
+        replicas = self.partition_racks.get(p)
+        return rack is not None and (replicas is None or rack not in replicas)
+
+    def sort_by_rack_consumers(self, parts: list[TopicPartition]) -> list[TopicPartition]:
+        if not self.consumers_on_racks:
+            return parts
+        return sorted(parts, key=lambda p: self.consumers_on_racks.get(p, 0))  # stable, as List.sort
+
+    def next_rack_consumer(self, p: TopicPartition, consumers: list[str], first: int) -> int:
+        racks = self.partition_racks.get(p)
+        if not racks:
+            return -1
+        n = len(consumers)
+        for i in range(n):
+            idx = (first + i) % n
+            rack = self.consumer_racks.get(consumers[idx])
+            if rack is not None and rack in racks:
+                return idx
+        return -1
 
 
 class _SortedMembers:
@@ -161,7 +219,8 @@ class AbstractStickyAssignor:
 
     name = "abstract-sticky"
 
-    def __init__(self, EmptySubscriptionCountsAsEqual: bool = False) -> None:  # noqa: N803
+    def __init__(self, EmptySubscriptionCountsAsEqual: bool = False,  # noqa: N803
+                 prefer_rack_aware_logic: bool = False) -> None:
         """``EmptySubscriptionCountsAsEqual`` switches on a Kafka bug (off by default, as every
         bug variant in this project): ``allSubscriptionsEqual`` takes the topic set from the
         first member whose set is *non-empty*, so when a member with an empty subscription
@@ -169,6 +228,8 @@ class AbstractStickyAssignor:
         equally subscribed and the constrained path hands that member partitions of topics it
         does not subscribe to. Found by our validity property test."""
         self.EmptySubscriptionCountsAsEqual = EmptySubscriptionCountsAsEqual
+        # Kafka's test-only AbstractPartitionAssignor.preferRackAwareLogic
+        self.prefer_rack_aware_logic = prefer_rack_aware_logic
         # Kafka keeps this on the instance across assign() calls (see module docstring).
         self.max_generation = DEFAULT_GENERATION
         self.partitions_transferring_ownership: dict[TopicPartition, str] | None = {}
@@ -218,8 +279,11 @@ class AbstractStickyAssignor:
         return equal
 
     # ---- entry point ----------------------------------------------------------------
-    def assign(self, partitions_per_topic: dict[str, int],
-               subscriptions: dict[str, Subscription]) -> dict[str, list[TopicPartition]]:
+    def assign(self, partitions_per_topic: dict[str, int], subscriptions: dict[str, Subscription],
+               partition_racks: Mapping[TopicPartition, Iterable[str]] | None = None,
+               ) -> dict[str, list[TopicPartition]]:
+        """``partition_racks`` maps partitions to their replicas' racks (KIP-881); with member
+        racks it turns on rack-aware assignment as Kafka decides it."""
         validate_inputs(partitions_per_topic, subscriptions)
         # Kafka's AbstractPartitionAssignor.assign(Cluster, ...) passes only subscribed topics;
         # given others, the constrained path would hand them out, so drop them as Kafka's caller does
@@ -231,17 +295,19 @@ class AbstractStickyAssignor:
         if not members:
             self.partitions_transferring_ownership = {}
             return {}
+        racks = _RackInfo(partitions_per_topic, subscriptions, members, partition_racks,
+                          self.prefer_rack_aware_logic)
         if self._all_subscriptions_equal(partitions_per_topic, subscriptions, members, owned, multiple):
             self.used_constrained_path = True
             self.partitions_transferring_ownership = {}
             result = _Constrained(partitions_per_topic, members, owned, multiple,
-                                  self.partitions_transferring_ownership).build()
+                                  self.partitions_transferring_ownership, racks).build()
         else:
             self.used_constrained_path = False
             self.partitions_transferring_ownership = None
             self.partition_movements = _PartitionMovements()
             result = _General(partitions_per_topic, subscriptions, members, owned, self.max_generation,
-                              self.partition_movements).build()
+                              self.partition_movements, racks).build()
         return {m: result[m] for m in subscriptions}
 
     def is_sticky(self) -> bool:
@@ -265,7 +331,8 @@ class _Constrained:
 
     def __init__(self, partitions_per_topic: dict[str, int], members: list[str],
                  owned: dict[str, list[TopicPartition]], multiple: set[TopicPartition],
-                 transferring: dict[TopicPartition, str]) -> None:
+                 transferring: dict[TopicPartition, str], racks: _RackInfo) -> None:
+        self.racks = racks
         self.ppt = partitions_per_topic
         self.members = members
         self.owned = owned
@@ -277,7 +344,8 @@ class _Constrained:
         self.max_quota = math.ceil(self.total / n) if self.total else 0
         self.expected_over = self.total % n
         self.current_over = 0
-        self.revoked: set[TopicPartition] = set()
+        # owned partitions given up (over quota, or on another rack than their owner) -> owner
+        self.maybe_revoked: dict[TopicPartition, str] = {}
         self.under: list[str] = []
         self.exact: deque[str] = deque()
         self.assignment: dict[str, list[TopicPartition]] = {c: [] for c in owned}
@@ -289,13 +357,21 @@ class _Constrained:
                       if TopicPartition(t, i) not in self.assigned]
         self.under.sort(key=java_str_key)
         self.exact = deque(sorted(self.exact, key=java_str_key))
+        unassigned = self.racks.sort_by_rack_consumers(unassigned)
+        unassigned = self._assign_rack_aware_round_robin(unassigned)
         self._assign_round_robin(unassigned)
         self._verify_unfilled()
         return self.assignment
 
     def _assign_owned(self) -> None:
         for c in self.members:  # consumerToOwnedPartitions is a HashMap filled in member order
-            mine = sorted(self.owned[c], key=lambda p: (p.partition, java_str_key(p.topic)))
+            mine = []
+            for p in self.owned[c]:
+                if self.racks.racks_mismatch(c, p):
+                    self.maybe_revoked[p] = c   # KAFKA-15170: it moves, so it transfers ownership
+                else:
+                    mine.append(p)
+            mine.sort(key=lambda p: (p.partition, java_str_key(p.topic)))
             if self.multiple:
                 mine = [p for p in mine if p not in self.multiple]
             target = self.assignment[c]
@@ -309,20 +385,63 @@ class _Constrained:
                     self.exact.clear()
                 target.extend(mine[:self.max_quota])
                 self.assigned.update(mine[:self.max_quota])
-                self.revoked.update(mine[self.max_quota:])
+                for p in mine[self.max_quota:]:
+                    self.maybe_revoked[p] = c
             else:
                 target.extend(mine[:self.min_quota])
                 self.assigned.update(mine[:self.min_quota])
-                self.revoked.update(mine[self.min_quota:])
+                for p in mine[self.min_quota:]:
+                    self.maybe_revoked[p] = c
                 if self.current_over < self.expected_over:
                     self.exact.append(c)
 
     def _give(self, p: TopicPartition, c: str) -> int:
         lst = self.assignment[c]
         lst.append(p)
-        if p in self.revoked or p in self.multiple:
+        # handing a given-up partition back to its own owner is not a transfer
+        if (p in self.maybe_revoked and self.maybe_revoked[p] != c) or p in self.multiple:
             self.transferring[p] = c
         return len(lst)
+
+    def _assign_rack_aware_round_robin(self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
+        """Kafka's ``assignRackAwareRoundRobin``: rack-matching members first (under
+        ``minQuota``, round-robin from where the last one stopped; then members at ``minQuota``
+        that may take one more). Returns the partitions it could not place."""
+        racks = self.racks
+        if not racks.consumer_racks:
+            return unassigned
+        under = self.under
+        exact = self.exact
+        left: list[TopicPartition] = []
+        next_idx = 0
+        for p in unassigned:
+            consumer = None
+            idx = racks.next_rack_consumer(p, under, next_idx)
+            if idx >= 0:
+                consumer = under[idx]
+                count = len(self.assignment[consumer]) + 1
+                if count >= self.min_quota:
+                    under.remove(consumer)
+                    if count < self.max_quota and self.current_over < self.expected_over:
+                        exact.append(consumer)
+                else:
+                    idx += 1
+                next_idx = 0 if not under else idx % len(under)
+            elif exact:
+                exact_list = list(exact)
+                first = racks.next_rack_consumer(p, exact_list, 0)
+                if first >= 0:
+                    consumer = exact_list[first]
+                    if len(self.assignment[consumer]) + 1 == self.max_quota:
+                        del exact[first]
+                        self.current_over += 1
+                        if self.current_over == self.expected_over:
+                            exact.clear()
+            if consumer is not None:
+                self._give(p, consumer)
+            else:
+                left.append(p)
+        return left
 
     def _assign_round_robin(self, unassigned: list[TopicPartition]) -> None:
         under = self.under
@@ -366,7 +485,8 @@ class _General:
 
     def __init__(self, partitions_per_topic: dict[str, int], subscriptions: dict[str, Subscription],
                  members: list[str], owned: dict[str, list[TopicPartition]], max_generation: int,
-                 movements: _PartitionMovements) -> None:
+                 movements: _PartitionMovements, racks: _RackInfo) -> None:
+        self.racks = racks
         self.ppt = partitions_per_topic
         self.subs = subscriptions
         self.members = members
@@ -425,7 +545,7 @@ class _General:
             for p in self.current[c]:
                 if p.topic not in self.topic2consumers:
                     self.partition_consumer.pop(p, None)
-                elif p.topic not in subscribed:
+                elif p.topic not in subscribed or self.racks.racks_mismatch(c, p):
                     # Kafka leaves the stale currentPartitionConsumer entry: so do we
                     self.revocation_required = True
                 else:
@@ -484,17 +604,24 @@ class _General:
             prefix += s
         return score
 
-    def _maybe_assign(self, unassigned: list[TopicPartition]) -> None:
+    def _maybe_assign(self, unassigned: list[TopicPartition], rack_aware: bool = False) -> list[TopicPartition]:
+        """Give each partition to the least-loaded eligible member (with ``rack_aware``, only
+        to a member on one of its replicas' racks); returns the partitions not placed."""
+        left: list[TopicPartition] = []
         for p in unassigned:
             if not self.topic2consumers[p.topic]:
+                left.append(p)
                 continue
             for c in self.sorted_members:
-                if p.topic in self.consumer2topicset[c]:
+                if p.topic in self.consumer2topicset[c] and not (rack_aware and self.racks.racks_mismatch(c, p)):
                     self.sorted_members.remove(c)
                     self.current[c].append(p)
                     self.partition_consumer[p] = c
                     self.sorted_members.add(c)
                     break
+            else:
+                left.append(p)
+        return left
 
     def _topic_can_move(self, t: str) -> bool:
         return len(self.topic2consumers[t]) >= 2
@@ -507,7 +634,13 @@ class _General:
 
     def _balance(self, prev: dict[TopicPartition, tuple[str, int]], unassigned: list[TopicPartition]) -> None:
         initializing = not self.current[self.sorted_members.last()]
-        self._maybe_assign(unassigned)
+        to_assign = unassigned
+        if self.racks.consumer_racks:
+            to_assign = self._maybe_assign(unassigned, rack_aware=True)
+        self._maybe_assign(to_assign)
+        # (Kafka's rack branch in performReassignments only decides *whether* to move a
+        # partition to the least-loaded eligible member, which the plain branch decides the
+        # same way, so it does not change the result and is folded into it.)
 
         fixed_topics = {t for t in self.topic2consumers if not self._topic_can_move(t)}
         if fixed_topics:
@@ -606,9 +739,10 @@ class CooperativeStickyAssignor(AbstractStickyAssignor):
 
     name = "cooperative-sticky"
 
-    def assign(self, partitions_per_topic: dict[str, int],
-               subscriptions: dict[str, Subscription]) -> dict[str, list[TopicPartition]]:
-        result = super().assign(partitions_per_topic, subscriptions)
+    def assign(self, partitions_per_topic: dict[str, int], subscriptions: dict[str, Subscription],
+               partition_racks: Mapping[TopicPartition, Iterable[str]] | None = None,
+               ) -> dict[str, list[TopicPartition]]:
+        result = super().assign(partitions_per_topic, subscriptions, partition_racks)
         transferring = self.partitions_transferring_ownership
         if transferring is None:
             transferring = self._compute_transferring(subscriptions, result)
