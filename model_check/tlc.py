@@ -148,6 +148,7 @@ class TLCResult:
                     "action": s.action,
                     "node": to_json(s.node),
                     "back_to": s.back_to,
+                    "location": s.location,
                     "variables": {k: to_json(v) for k, v in s.variables.items()},
                 }
                 for s in self.counterexample
@@ -377,6 +378,75 @@ def _close_trace(trace: list[TraceState]) -> list[TraceState]:
     return out
 
 
+_LOC = re.compile(r"line (\d+), col (\d+) to line (\d+), col (\d+) of module (\w+)")
+
+
+def _source_span(location: str, file_for_module: Callable[[str], str], cache: dict[str, list[str] | None]) -> str | None:
+    m = _LOC.fullmatch(location.strip())
+    if m is None:
+        return None
+    l1, c1, l2, c2, module = int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), m.group(5)
+    path = file_for_module(module)
+    if path not in cache:
+        try:
+            cache[path] = Path(path).read_text().splitlines()
+        except OSError:
+            cache[path] = None
+    lines = cache[path]
+    if lines is None or l2 > len(lines) or l1 < 1:
+        return None
+    if l1 == l2:
+        return lines[l1 - 1][c1 - 1 : c2]
+    return "\n".join([lines[l1 - 1][c1 - 1 :], *lines[l1 : l2 - 1], lines[l2 - 1][:c2]])
+
+
+def _single_application(text: str) -> str | None:
+    """``Name`` or ``Name(args)`` spanning the whole text (balanced parentheses), possibly under
+    ``\\E x \\in S :`` quantifiers -> Name."""
+    while True:
+        q = re.match(r"\s*\\E\s+[^:]*?:(?!>)", text)
+        if q is None:
+            break
+        text = text[q.end() :]
+    m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*", text)
+    if m is None:
+        return None
+    rest = text[m.end() :].strip()
+    if rest == "":
+        return m.group(1)
+    if not rest.startswith("("):
+        return None
+    depth = 0
+    for i, ch in enumerate(rest):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return m.group(1) if rest[i + 1 :].strip() == "" else None
+    return None
+
+
+_KEYWORDS = {"UNCHANGED", "IF", "CASE", "LET", "ENABLED", "CHOOSE", "TRUE", "FALSE"}
+
+
+def name_actions_from_source(trace: list[TraceState], file_for_module: Callable[[str], str]) -> list[TraceState]:
+    """TLC 2.15 labels a step with the enclosing definition (often ``Next``) when the action is
+    an application whose arguments are not plain bound identifiers, e.g.
+    ``\\E m \\in messages : HandleVoteRequest(m.mdest, m)``. The label's source location then
+    spans exactly that application; read it from the module and name the step after it."""
+    cache: dict[str, list[str] | None] = {}
+    out = []
+    for st in trace:
+        if st.location and st.action not in (None, "Stuttering"):
+            span = _source_span(st.location, file_for_module, cache)
+            name = _single_application(span) if span else None
+            if name and name not in _KEYWORDS and name != st.action:
+                st = attrs.evolve(st, action=name)
+        out.append(st)
+    return out
+
+
 def _cfg_properties(cfg_text: str) -> list[str]:
     """The names listed under PROPERTY/PROPERTIES in a TLC config."""
     props: list[str] = []
@@ -506,7 +576,7 @@ def parse_tool_output(
         if outcome == "ok":
             outcome = "error"
 
-    trace = _close_trace(trace)
+    trace = name_actions_from_source(_close_trace(trace), file_for_module)
     if trace and depth == 0:
         depth = max(s.index for s in trace)
     result = TLCResult(

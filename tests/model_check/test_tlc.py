@@ -205,3 +205,14 @@ def test_timeout_kills_tlc() -> None:
     assert not os.path.exists(run_dir)
     ps = os.popen("ps -eo args").read()
     assert run_dir not in ps
+
+
+@pytest.mark.tlc
+def test_actions_under_exists_are_named_from_the_source() -> None:
+    """TLC 2.15 labels `\\E m \\in msgs : Handle(m.dest, m)` steps "Next"; the wrapper reads the
+    labelled source span and names them after the applied operator."""
+    r = run_tlc(*fx("Msgs"), check_deadlock=False)
+    assert r.outcome == "invariant" and r.violated == "NotBoth"
+    assert [s.action for s in r.counterexample] == [None, "Handle", "Handle"]
+    assert r.counterexample[2].location == "line 13, col 12 to line 13, col 44 of module Msgs"
+    assert r.counterexample[2].variables["got"] == (10, 20)
