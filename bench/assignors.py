@@ -8,6 +8,8 @@ Scenarios per size (consumers x partitions over topics):
             the sticky assignors take their *general* path; nothing owned
   unequal2  the same group again, owning the result of "unequal" (generation 1), as in that
             Kafka test's second assign()
+  racks     KIP-881: equal subscriptions, members on racks a/b/c, every partition replicated on
+            2 of the 3 racks (rack-aware assignment on; range and the sticky assignors use it)
 KAFKA-9987 is the 1,000 x 10,000 fresh/leave case that took Kafka's sticky assignor minutes
 before the constrained path existed.
 """
@@ -19,7 +21,7 @@ import json
 import sys
 import time
 
-from kraft.groups.assignors import ASSIGNORS, Subscription
+from kraft.groups.assignors import ASSIGNORS, Subscription, TopicPartition
 
 
 def group(consumers: int, partitions: int, topics: int, unequal: bool):
@@ -44,11 +46,21 @@ def timed(fn):
 def run(sizes, assignors):
     rows = []
     for consumers, partitions, topics in sizes:
-        for scenario in ("fresh", "leave", "unequal", "unequal2"):
+        for scenario in ("fresh", "leave", "unequal", "unequal2", "racks"):
             for name in assignors:
                 cls = ASSIGNORS[name]
                 ppt, subs = group(consumers, partitions, topics, scenario.startswith("unequal"))
-                first, secs = timed(lambda: cls().assign(ppt, subs))
+                if scenario == "racks":
+                    racks = "abc"
+                    subs = {m: Subscription(s.topics, rack=racks[i % 3]) for i, (m, s) in enumerate(subs.items())}
+                    pr = {TopicPartition(t, p): {racks[p % 3], racks[(p + 1) % 3]}
+                          for t, n in ppt.items() for p in range(n)}
+                    if name == "roundrobin":
+                        first, secs = timed(lambda: cls().assign(ppt, subs))
+                    else:
+                        first, secs = timed(lambda: cls().assign(ppt, subs, pr))
+                else:
+                    first, secs = timed(lambda: cls().assign(ppt, subs))
                 if scenario in ("leave", "unequal2"):
                     owned = {m: Subscription(s.topics, first[m], 1) for m, s in subs.items()}
                     if scenario == "leave":

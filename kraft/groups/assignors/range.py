@@ -94,11 +94,12 @@ class RangeAssignor:
         consumer_racks = {m: subscriptions[m].rack for m in members if subscriptions[m].rack}
         racks = {p: frozenset(r) for p, r in (partition_racks or {}).items()}
         states: list[_TopicState] = []
+        sort_key = {m: member_sort_key(m, subscriptions[m]) for m in members}
         for topic in java_hashmap_order(partitions_per_topic.keys()):
             n = partitions_per_topic[topic]
             if n == 0:
                 continue
-            ms = sorted(consumers_per_topic.get(topic, []), key=lambda m: member_sort_key(m, subscriptions[m]))
+            ms = sorted(consumers_per_topic.get(topic, []), key=sort_key.__getitem__)
             states.append(_TopicState(topic, n, ms, consumer_racks, racks, self.prefer_rack_aware_logic))
 
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}

@@ -31,6 +31,13 @@ The cooperative assignor then removes from the result every partition that chang
 (it must be revoked first; the next rebalance hands it over), computing the set from the
 owned partitions when the general path ran.
 
+Rack awareness (KIP-881, as in current Kafka including KAFKA-15170): with member racks and
+replica racks (``partition_racks``), and unless every partition lives on the same racks,
+owned partitions on a foreign rack are given up (and count as transferring), unassigned
+partitions go to rack-matching members first within the same quotas (constrained path:
+round-robin over the under-quota members starting after the last one used; general path:
+the least-loaded rack-matching member), and only then to anyone.
+
 Where Kafka's result depends on Java ``HashMap``/``HashSet`` iteration order we model it
 (kraft.client.java): members are visited in the ``HashMap<String, Subscription>`` order, and
 the "actual partition to move" is the first element of a ``HashSet<TopicPartition>``.
