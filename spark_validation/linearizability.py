@@ -144,10 +144,35 @@ def check_calls(
     bits = [1 << i for i in range(n)]
     remaining = sum(must)
 
+    node_ro = [is_call[k] and read_only[node_cid[k]] for k in range(m)] + [False, False]
+    # Symmetry among optional calls: two calls with unknown outcome and the same input are
+    # interchangeable, except that the one invoked earlier can go anywhere the later one can (its
+    # real-time predecessors are a subset, and neither has a deadline). So any linearization can be
+    # rewritten to use a prefix of each such group, in invocation order: an optional call is only
+    # tried once its predecessor in its group is linearized. (Jepsen histories with many timed-out
+    # writes of a few values shrink from 2^k subsets to k+1.)
+    # Blind writes (the model's ``overwrites``: the new state does not depend on the old one):
+    # an optional call immediately followed by a blind write has no effect anyone can observe,
+    # so a linearization without it exists; the search never puts a blind write right after an
+    # optional call (the branch that skips the optional call covers it).
+    blind = [model.overwrites(c.input) for c in calls]
+    prev_same = [-1] * n
+    last_of: dict[Any, int] = {}
+    for _, kind, cid in events:
+        if kind == 0 and not must[cid]:
+            try:
+                k = calls[cid].input
+                hash(k)
+            except TypeError:
+                continue
+            if k in last_of:
+                prev_same[cid] = last_of[k]
+            last_of[k] = cid
+
     step = model.step
     state = initial_state
     linearized = 0
-    cache: set[tuple[int, Any]] = set()
+    cache: set[tuple[int, Any, bool]] = set()
     stack: list[tuple[int, Any]] = []  # (call node lifted, state before it)
     best_len = -1
     best: tuple[list[int], Any, int] | None = None  # (lifted call nodes, state, stuck node)
@@ -156,8 +181,18 @@ def check_calls(
     check_every = 2048
     countdown = check_every
     entry = nxt[HEAD]
+    fresh = True  # at a configuration not yet scanned for read-only ops
     result: Any = True
+    reason = ""
 
+    # Read-only rule (sound pruning on top of Wing-Gong/Lowe): in a configuration where some
+    # read-only op (it changes no state) is available -- its call precedes every pending return,
+    # so all its real-time predecessors are linearized -- and the model accepts it, the
+    # configuration is linearizable iff the one with that op linearized next is: take any
+    # linearization of the rest, move the op to the front; the states along it are unchanged and
+    # no real-time order is broken. So each new configuration is first scanned for such an op;
+    # if one exists it is the only branch tried (a "forced" lift, undone together with its
+    # parent on backtracking), and otherwise read-only ops are skipped (all were rejected here).
     while remaining:
         explored += 1
         countdown -= 1
@@ -171,39 +206,76 @@ def check_calls(
                 result = "unknown"
                 reason = f"cache limit of {max_cache} configurations reached"
                 break
-        if entry != TAIL and is_call[entry]:
-            cid = node_cid[entry]
-            ok, new_state = step(state, inputs[cid], outputs[cid])
-            if ok:
+        if fresh:
+            fresh = False
+            e = nxt[HEAD]
+            while e != TAIL and is_call[e]:
+                if node_ro[e]:
+                    cid = node_cid[e]
+                    if step(state, inputs[cid], outputs[cid])[0]:
+                        break
+                e = nxt[e]
+            else:
+                e = -1
+            if e >= 0:
                 new_lin = linearized | bits[cid]
-                ck = (new_lin, new_state)
+                ck = (new_lin, state, False)
                 if ck not in cache:
                     cache.add(ck)
-                    stack.append((entry, state))
-                    state = new_state
+                    stack.append((e, state))
                     linearized = new_lin
-                    if must[cid]:
-                        remaining -= 1
-                    # lift the call and its return out of the list
-                    p, q = prv[entry], nxt[entry]
+                    remaining -= 1  # read-only calls are always observed (must) calls
+                    p, q = prv[e], nxt[e]
                     nxt[p] = q
                     prv[q] = p
-                    r = node_ret[entry]
+                    r = node_ret[e]
                     if r >= 0:
                         p, q = prv[r], nxt[r]
                         nxt[p] = q
                         prv[q] = p
-                    entry = nxt[HEAD]
+                    fresh = True
                     continue
-                if not read_only[cid]:
+                entry = -1  # explored before and failed: so does this configuration
+            else:
+                entry = nxt[HEAD]
+        if entry >= 0:
+            if entry != TAIL and is_call[entry]:
+                if node_ro[entry]:
                     entry = nxt[entry]
                     continue
-                # an accepted read-only op leads to an explored, failed configuration: this one
-                # fails too (see below), so backtrack at once
-            else:
+                cid = node_cid[entry]
+                ps = prev_same[cid]
+                if (ps >= 0 and not linearized & bits[ps]) or (
+                    blind[cid] and stack and not must[node_cid[stack[-1][0]]]
+                ):
+                    entry = nxt[entry]
+                    continue
+                ok, new_state = step(state, inputs[cid], outputs[cid])
+                if ok:
+                    new_lin = linearized | bits[cid]
+                    # the cache key carries whether this call is optional, because the search
+                    # from a configuration depends on it (the blind-write rule above)
+                    ck = (new_lin, new_state, not must[cid])
+                    if ck not in cache:
+                        cache.add(ck)
+                        stack.append((entry, state))
+                        state = new_state
+                        linearized = new_lin
+                        if must[cid]:
+                            remaining -= 1
+                        # lift the call and its return out of the list
+                        p, q = prv[entry], nxt[entry]
+                        nxt[p] = q
+                        prv[q] = p
+                        r = node_ret[entry]
+                        if r >= 0:
+                            p, q = prv[r], nxt[r]
+                            nxt[p] = q
+                            prv[q] = p
+                        fresh = True
+                        continue
                 entry = nxt[entry]
                 continue
-        else:
             # a return of an op not linearized yet (or the end of the list with ops left)
             depth = len(stack)
             if depth >= best_len:
@@ -213,10 +285,7 @@ def check_calls(
                     stuck_states = []
                 if len(stuck_states) < _STATES_CAP and state not in stuck_states:
                     stuck_states.append(state)
-        # backtrack. A configuration in which a read-only op is available and accepted is
-        # linearizable iff it is with that op linearized first (the op changes no state and has
-        # no real-time predecessor left), so when such a lift fails we skip its siblings and keep
-        # backtracking.
+        # backtrack; a forced (read-only) lift fails together with its parent configuration
         while True:
             if not stack:
                 result = False
@@ -232,7 +301,7 @@ def check_calls(
                 prv[nxt[r]] = r
             nxt[prv[entry]] = entry
             prv[nxt[entry]] = entry
-            if not read_only[cid]:
+            if not node_ro[entry]:
                 break
         if result is False:
             break

@@ -116,6 +116,11 @@ class Model:
         it can, without trying alternatives: a sound pruning for such ops)."""
         return False
 
+    def overwrites(self, op_input: tuple) -> bool:
+        """True if the op is a blind write: always accepted, and the state after it does not
+        depend on the state before it (lets the checker skip orders nobody can observe)."""
+        return False
+
     def calls_for(self, operation: Operation) -> list[Call]:
         """The calls one ``ok``/``info``/pending operation contributes (``[]`` to drop it)."""
         raise NotImplementedError
@@ -193,6 +198,9 @@ class RegisterModel(Model):
 
     def read_only(self, op_input: tuple) -> bool:
         return op_input[0] == READ
+
+    def overwrites(self, op_input: tuple) -> bool:
+        return op_input[0] == WRITE
 
     def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
         f, arg = op_input
