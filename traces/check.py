@@ -80,6 +80,7 @@ class Options:
     heap: str = "1g"
     keep: Path | None = None  # keep run directories here (debugging)
     diagnose: bool = True
+    witness: str = "exit"  # single runs: "exit" (TLCSet exit, no trace printed) or "invariant"
 
 
 @attrs.define
@@ -224,8 +225,9 @@ def _run(glue: Glue, traces: list[list[Micro]], inits: list[dict[str, str]], con
     with _RunDir(opts, mode) as run:
         _setup(run, glue)
         name = f"{MODULE_PREFIX}_{glue.module}"
-        (run / f"{name}.tla").write_text(render_module(glue, name, traces, inits, mode, **kw))
-        (run / f"{name}.cfg").write_text(render_cfg(constants, mode))
+        (run / f"{name}.tla").write_text(render_module(glue, name, traces, inits, mode,
+                                                       witness=opts.witness, diagnose=opts.diagnose))
+        (run / f"{name}.cfg").write_text(render_cfg(constants, mode, opts.witness))
         return tlcrun.run_tlc(run, name, f"{name}.cfg", timeout=opts.timeout, heap=opts.heap)
 
 
@@ -310,7 +312,7 @@ def localise(p: Prepared, opts: Options) -> TraceResult:
     step that no behaviour of the spec can match."""
     t0 = time.monotonic()
     res = _run(p.glue, [p.micros], [p.init], p.constants, "single", opts)
-    if res.outcome == "invariant":
+    if res.outcome == "invariant" or (res.outcome == "ok" and _markers(res.printed, "TRACCEPT")):
         r = _accept(p)
         r.seconds, r.tlc_runs = time.monotonic() - t0, 1
         return r
@@ -322,8 +324,9 @@ def localise(p: Prepared, opts: Options) -> TraceResult:
     r.verdict, r.tlc_runs = "rejected", 1
     if p.stop is not None:
         r.warnings.append(f"the trace also has an unusable line: {p.stop.message}")
-    if res.depth == 0:
+    if res.depth == 0 or res.states == 0 or not p.micros:
         r.kind, r.line = "init_mismatch", 1
+        r.state = p.trace.header.get("init")
         r.message = (f"{p.trace.path}:1: no initial state of {p.glue.module} matches the trace "
                      + ("(header 'init')" if p.init else "(spec Init is unsatisfiable with these constants)"))
         r.seconds = time.monotonic() - t0
@@ -337,41 +340,32 @@ def localise(p: Prepared, opts: Options) -> TraceResult:
     ev = next(e for e in p.events if e.line == m.line)
     _event_fields(r, ev)
     r.checked = sum(1 for e in p.events if e.line < m.line)
-    steps = p.glue.translate(ev)
     if m.parts > 1:
         r.part = f"{m.op} (spec action {m.part} of {m.parts} composing {ev.action})"
     if opts.diagnose:
-        _diagnose(p, k, m, ev, steps, r, opts)
-        r.tlc_runs += 1
+        _explain(p, k, m, ev, res, r)
     if not r.message:
         r.message = f"{p.trace.path}:{m.line}: no behaviour of {p.glue.module} can take step {ev.action}"
     r.seconds = time.monotonic() - t0
     return r
 
 
-def _diagnose(p: Prepared, k: int, m: Micro, ev: Event, steps: list[SpecStep], r: TraceResult,
-              opts: Options) -> None:
-    final = m.part == m.parts
-    full = p.glue.render_state(ev.state, "state") if final else None
-    diag_vars = tuple(full) if full else ()
-    res = _run(p.glue, [p.micros[:k]], [p.init], p.constants, "diag", opts, diag_full=full,
-               diag_vars=diag_vars)
+def _explain(p: Prepared, k: int, m: Micro, ev: Event, res: tlcrun.RunResult, r: TraceResult) -> None:
+    """Read the diagnosis rows of the single run at the deepest cursor ``k``."""
+    pre = [row for row in _all_markers(res.printed, "TRPRE") if row and row[0] == k]
+    succ = [row for row in _all_markers(res.printed, "TRDIAG") if row and row[0] == k]
     where = f"{p.trace.path}:{m.line}"
     call = f"{m.op}({', '.join(m.params)})"
-    if res.outcome != "ok":
-        r.message = (f"{where}: first step no behaviour of {p.glue.module} matches: {ev.action} "
-                     f"(diagnosis run failed: {'; '.join(res.errors) or res.outcome})")
-        return
-    pre = _all_markers(res.printed, "TRPRE")
-    succ = _all_markers(res.printed, "TRDIAG")
+    comp = f" (part {m.part} of {m.parts} of {ev.action})" if m.parts > 1 else ""
     r.spec_states = len(pre)
     r.successors = len(succ)
-    labels = list(p.glue.guards.get(m.op, {}))
-    for j, label in enumerate(labels):
-        vals = [row[2 * j + 1] for row in pre if len(row) > 2 * j + 1]
-        t = sum(1 for v in vals if v is True)
+    guard_vals: dict[str, list[bool]] = {}
+    for row in pre:
+        for g in (row[1] if len(row) > 1 else ()):
+            guard_vals.setdefault(g[0], []).append(g[1] is True)
+    for label, vals in guard_vals.items():
+        t = sum(vals)
         r.guards[label] = "true" if t == len(vals) else ("false" if t == 0 else f"true in {t} of {len(vals)} states")
-    comp = f" (part {m.part} of {m.parts} of {ev.action})" if m.parts > 1 else ""
     if not succ:
         r.kind = "not_enabled"
         failing = [f"{g} is {v}" for g, v in r.guards.items() if v != "true"]
@@ -380,22 +374,17 @@ def _diagnose(p: Prepared, k: int, m: Micro, ev: Event, steps: list[SpecStep], r
                      + (f" ({'; '.join(failing)})" if failing else ""))
         return
     r.kind = "state_mismatch"
-    rows = []
-    for row in succ:
-        vals = {}
-        for j in range(0, len(row), 3):
-            vals[row[j]] = (row[j + 1], row[j + 2])
-        rows.append(vals)
-    r.disagree = [v for v in diag_vars if all(not row[v][0] for row in rows)]
-    best = min(rows, key=lambda row: sum(1 for v in diag_vars if not row[v][0]))
-    r.mismatches = [{"var": v, "logged": ev.state.get(v), "spec": best[v][1]}
-                    for v in diag_vars if not best[v][0]]
+    rows = [{c[0]: (c[1], c[2]) for c in row[1:] if c} for row in succ]
+    logged = [v for v in p.glue.variables if any(v in row for row in rows)]
+    r.disagree = [v for v in logged if all(not row[v][0] for row in rows)]
+    best = min(rows, key=lambda row: sum(1 for v in logged if not row[v][0]))
+    r.mismatches = [{"var": v, "logged": ev.state.get(v), "spec": best[v][1]} for v in logged if not best[v][0]]
     if r.disagree:
         what = (f"logged {', '.join(r.disagree)} disagree(s) with every one of the {len(rows)} spec "
                 f"successor(s)")
     else:
         what = (f"each logged variable matches some of the {len(rows)} spec successor(s) but no "
-                f"single one matches all (closest differs in {', '.join(x['var'] for x in r.mismatches)})")
+                f"single one matches all (the closest differs in {', '.join(x['var'] for x in r.mismatches)})")
     detail = "; ".join(f"{x['var']}: logged {json.dumps(x['logged'], separators=(',', ':'))}, "
                        f"spec {x['spec']}" for x in r.mismatches)
     r.message = f"{where}: {call}{comp} is enabled but {what}: {detail}"
@@ -451,13 +440,30 @@ def check_paths(paths: Iterable[str | Path], opts: Options = Options(), glue: Gl
     return results
 
 
-def expand(inputs: Iterable[str | Path]) -> list[Path]:
-    """Files as given; directories searched recursively for ``*.ndjson`` / ``*.jsonl`` traces."""
+def expand_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Files as given (always checked); directories searched recursively for ``*.ndjson`` /
+    ``*.jsonl`` files whose header says ``"kind": "trace"``.  Other NDJSON files in a directory
+    (client histories next to traces) are returned as ignored, with the reason, so the caller can
+    report them; a file whose first line is not JSON is kept (and rejected as malformed)."""
     out: list[Path] = []
+    ignored: list[tuple[Path, str]] = []
     for x in inputs:
         p = Path(x)
-        if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".ndjson", ".jsonl") and q.is_file()))
-        else:
+        if not p.is_dir():
             out.append(p)
-    return out
+            continue
+        for q in sorted(p.rglob("*")):
+            if q.suffix not in (".ndjson", ".jsonl") or not q.is_file():
+                continue
+            try:
+                with open(q, "rb") as f:
+                    first = f.readline()
+                kind = json.loads(first).get("kind")
+            except (OSError, ValueError, AttributeError):
+                out.append(q)
+                continue
+            if kind == "trace":
+                out.append(q)
+            else:
+                ignored.append((q, f"header kind is {kind!r}, not 'trace'"))
+    return out, ignored

@@ -162,6 +162,15 @@ class Fun(T):
             raise RenderError(f"{where}: expected an object or [[key, value], ...] (function), got {json.dumps(v)}")
         if not pairs:
             return "<<>>"  # the empty function
+        if isinstance(self.key, _Int):
+            # domain exactly 1..n: a tuple is the same TLA+ value and parses faster
+            try:
+                ints = {int(k): x for k, x in pairs}
+            except (TypeError, ValueError):
+                ints = {}
+            if len(ints) == len(pairs) and sorted(ints) == list(range(1, len(ints) + 1)):
+                return "<<" + ", ".join(self.val.render(ints[i], f"{where}[{i}]")
+                                        for i in range(1, len(ints) + 1)) + ">>"
         rendered = []
         for k, x in pairs:
             kk = _parse_key(self.key, k, where)

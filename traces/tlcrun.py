@@ -96,7 +96,7 @@ def run_tlc(run_dir: Path, module: str, cfg: str, *, timeout: float | None = Non
 
 
 def _classify(out: str, secs: float, rc: int) -> RunResult:
-    depth = states = 0
+    depth, states = 0, -1  # states: -1 when TLC did not say
     invariant = False
     errors: list[str] = []
     for m in _MSG_RE.finditer(out):

@@ -1,0 +1,158 @@
+"""``kraft conform TRACE_OR_DIR... [--jobs N] [--batch N] [--spark] [--master URL] [--out DIR]``
+
+TLC decides, for every trace, whether some behaviour of the protocol's spec takes exactly the
+logged steps.  Prints a table (trace, events, verdict, first divergent step) and the report for
+each rejected trace, writes ``OUT/conform.json`` (``--spark``: also ``OUT/conform.parquet``).
+Exit 0 all accepted, 1 some trace rejected, 2 bad input or tool failure.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from traces.check import Options, TraceResult, check_paths, expand_inputs
+
+EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+
+
+def summarize(results: list[TraceResult], seconds: float) -> dict[str, Any]:
+    events = sum(r.events for r in results)
+    return {
+        "traces": len(results),
+        "accepted": sum(r.verdict == "accepted" for r in results),
+        "rejected": sum(r.verdict == "rejected" for r in results),
+        "errors": sum(r.verdict == "error" for r in results),
+        "events": events,
+        "skipped_steps": sum(r.skipped for r in results),
+        "seconds": round(seconds, 3),
+        "events_per_second": round(events / seconds, 1) if seconds > 0 else None,
+        "tlc_runs": sum(r.tlc_runs for r in results),
+    }
+
+
+def _first_step(r: TraceResult) -> str:
+    if r.verdict == "accepted":
+        return ""
+    if r.line is None:
+        return r.kind or ""
+    where = f"line {r.line}"
+    if r.step is not None:
+        where += f" (i={r.step})"
+    if r.action:
+        where += f" {r.action}"
+        if r.node is not None:
+            where += f"@{r.node}"
+    return f"{where}: {r.kind}"
+
+
+def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False, soft_wrap=True)
+    table = Table(title="kraft conform", show_lines=False)
+    table.add_column("trace", overflow="fold")
+    table.add_column("events", justify="right")
+    table.add_column("skipped", justify="right")
+    table.add_column("verdict")
+    table.add_column("first divergent step", overflow="fold")
+    style = {"accepted": "green", "rejected": "bold red", "error": "yellow"}
+    for r in results:
+        table.add_row(r.trace, str(r.events), str(r.skipped),
+                      f"[{style.get(r.verdict, '')}]{r.verdict}[/]", _first_step(r))
+    console.print(table)
+    for r in results:
+        if r.verdict == "accepted":
+            continue
+        console.print(f"\n[bold]{r.trace}[/]: {r.verdict}")
+        console.print(f"  {r.message}", markup=False)
+        if r.state is not None and r.kind in ("state_mismatch", "not_enabled"):
+            console.print(f"  logged args:  {json.dumps(r.args, sort_keys=True)}", markup=False)
+            console.print(f"  logged state: {json.dumps(r.state, sort_keys=True)}", markup=False)
+        for m in r.mismatches:
+            console.print(f"  {m['var']}: logged {json.dumps(m['logged'])} | spec {m['spec']}", markup=False)
+        for g, v in r.guards.items():
+            console.print(f"  guard {g}: {v}", markup=False)
+        for w in r.warnings[:5]:
+            console.print(f"  warning: {w}", markup=False)
+    s = summary
+    console.print(f"\n{s['traces']} traces, {s['events']} spec steps ({s['skipped_steps']} non-spec "
+                  f"skipped): {s['accepted']} accepted, {s['rejected']} rejected, {s['errors']} errors "
+                  f"in {s['seconds']} s ({s['events_per_second']} events/s, {s['tlc_runs']} TLC runs)")
+
+
+@click.command(name="conform")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path())
+@click.option("--jobs", "-j", default=1, show_default=True, help="TLC processes in parallel.")
+@click.option("--batch", "-b", default=64, show_default=True, help="Traces per TLC run.")
+@click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(),
+              help="Directory for conform.json (and conform.parquet with --spark).")
+@click.option("--spark", is_flag=True, help="Distribute the TLC batches over Spark executors.")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL (with --spark).")
+@click.option("--glue", "glues", multiple=True, metavar="MODULE:ATTR",
+              help="Extra protocol glue (module or file.py path, and attribute).")
+@click.option("--timeout", default=None, type=float, help="Seconds per TLC run.")
+@click.option("--keep-runs", default=None, type=click.Path(), help="Keep generated TLA+ run directories here.")
+@click.option("--no-diagnose", is_flag=True, help="Skip the run that explains a rejection (faster).")
+def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark: bool, master: str,
+            glues: tuple[str, ...], timeout: float | None, keep_runs: str | None, no_diagnose: bool) -> None:
+    """Check implementation traces against their TLA+ spec with TLC."""
+    from traces.protocols import GlueError, load_glue
+    from traces.tlcrun import TLCUnavailable, find_jar, find_java
+
+    for g in glues:
+        try:
+            load_glue(g)
+        except (GlueError, ImportError, AttributeError, OSError) as exc:
+            click.echo(f"kraft conform: cannot load glue {g}: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
+    missing = [i for i in inputs if not Path(i).exists()]
+    if missing:
+        click.echo(f"kraft conform: no such file or directory: {', '.join(missing)}", err=True)
+        sys.exit(EXIT_ERROR)
+    paths, ignored = expand_inputs(inputs)
+    for path, why in ignored:
+        click.echo(f"kraft conform: skipping {path}: {why}", err=True)
+    if not paths:
+        click.echo("kraft conform: no trace files found in " + ", ".join(inputs), err=True)
+        sys.exit(EXIT_ERROR)
+    try:
+        find_java()
+        find_jar()
+    except TLCUnavailable as exc:
+        click.echo(f"kraft conform: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    opts = Options(batch=max(1, batch), jobs=max(1, jobs), timeout=timeout,
+                   keep=Path(keep_runs) if keep_runs else None, diagnose=not no_diagnose)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    total = len(paths)
+    done = [0]
+
+    def progress(n: int) -> None:
+        done[0] += n
+        if sys.stderr.isatty():
+            click.echo(f"\rchecked {done[0]}/{total} traces", err=True, nl=done[0] >= total)
+
+    if spark:
+        from traces.spark import check_with_spark
+
+        results = check_with_spark(paths, opts, master=master, out_dir=out, glue_targets=glues)
+    else:
+        results = check_paths(paths, opts, progress=progress)
+    summary = summarize(results, time.monotonic() - t0)
+    summary["ignored_files"] = [{"path": str(p), "why": w} for p, w in ignored]
+    doc = {"v": 1, "kind": "conform", "summary": summary, "results": [r.as_dict() for r in results]}
+    (out / "conform.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    print_table(results, summary)
+    click.echo(f"wrote {out / 'conform.json'}" + (f" and {out / 'conform.parquet'}" if spark else ""))
+    if summary["rejected"]:
+        sys.exit(EXIT_VIOLATION)
+    sys.exit(EXIT_ERROR if summary["errors"] else EXIT_OK)
