@@ -643,6 +643,7 @@ def run_tlc(
     keep_dir: bool = False,
     heap: str | None = None,
     cfg_text: str | None = None,
+    jvm_args: Iterable[str] = (),
 ) -> TLCResult:
     """Run TLC on ``tla_path`` with ``cfg_path`` in a private run directory.
 
@@ -677,6 +678,7 @@ def run_tlc(
         cmd = [java, "-XX:+UseParallelGC", f"-Djava.io.tmpdir={run_dir / 'tmp'}"]
         if heap:
             cmd.append(f"-Xmx{heap}")
+        cmd += list(jvm_args)
         cmd += ["-cp", jar, "tlc2.TLC", "-tool", "-workers", str(workers), "-metadir", str(run_dir / "meta")]
         if simulate:
             n = traces if traces is not None else (None if timeout else 1000)
