@@ -363,6 +363,21 @@ def _evidence(
     return evidence
 
 
+def _impossible_evidence(model: Model, impossible: list[tuple[Call, str]]) -> dict[str, Any]:
+    call, why = impossible[0]
+    return {
+        "prefix_length": 0,
+        "linearized_prefix": [],
+        "state": None,
+        "state_value": None,
+        "states": [],
+        "candidates": [],
+        "stuck_op": _call_json(model, call),
+        "impossible_ops": [dict(_call_json(model, c), reason=r) for c, r in impossible],
+        "explanation": f"op index {call.operation.invoke.index} observed {why}: no order of the ops explains it",
+    }
+
+
 def _to_operations(history_or_ops: Any) -> tuple[list[Operation], list, int, int, str | None, Any]:
     """(operations, structure errors, op count, nemesis ops, model name, initial) from the input."""
     if isinstance(history_or_ops, History):
@@ -437,7 +452,16 @@ def check_history(
     unknown: list[dict[str, Any]] = []
     explored = 0
     for done_parts, (key, part) in enumerate(parts, 1):
-        verdict, details = check_calls(m, part, m.init(initial, key), deadline=deadline, max_cache=max_cache)
+        init_state = m.init(initial, key)
+        impossible = m.impossible(part, init_state)
+        if impossible:
+            # an observed value no op in this partition could have produced: no order can explain
+            # it, so the search (which would have to exhaust every order first) is skipped
+            anomalies.append(
+                {"kind": "nonlinearizable", "key": to_jsonable(key), "evidence": _impossible_evidence(m, impossible)}
+            )
+            continue
+        verdict, details = check_calls(m, part, init_state, deadline=deadline, max_cache=max_cache)
         explored += details["explored"]
         if verdict is False:
             anomalies.append({"kind": "nonlinearizable", "key": to_jsonable(key), "evidence": details["evidence"]})

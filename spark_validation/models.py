@@ -132,6 +132,11 @@ class Model:
             out.extend(self.calls_for(operation))
         return out
 
+    def impossible(self, calls: Sequence[Call], initial_state: Any) -> list[tuple[Call, str]]:
+        """Calls whose observed output no op of the partition could have produced (a value
+        never written), with the reason. The checker reports these without searching."""
+        return []
+
     def partition(self, calls: Sequence[Call]) -> list[tuple[Any, list[Call]]]:
         """Sub-histories by key, in order of first appearance (deterministic)."""
         groups: dict[Any, list[Call]] = {}
@@ -202,6 +207,20 @@ class RegisterModel(Model):
     def overwrites(self, op_input: tuple) -> bool:
         return op_input[0] == WRITE
 
+    def impossible(self, calls: Sequence[Call], initial_state: Any) -> list[tuple[Call, str]]:
+        written = _Values([initial_state])
+        for c in calls:
+            f, arg = c.input
+            if f == WRITE:
+                written.add(arg)
+            elif f == CAS:
+                written.add(arg[1])
+        return [
+            (c, f"the value {c.output!r}, which no write or cas ever wrote")
+            for c in calls
+            if c.input[0] == READ and c.output not in written
+        ]
+
     def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
         f, arg = op_input
         if f is WRITE or f == WRITE:
@@ -262,6 +281,30 @@ class KVModel(CasRegisterModel):
         return initial
 
 
+class _Values:
+    """A membership set that also takes unhashable values (compared with ==)."""
+
+    def __init__(self, items: Iterable[Any] = ()) -> None:
+        self._hashed: set[Any] = set()
+        self._other: list[Any] = []
+        for x in items:
+            self.add(x)
+
+    def add(self, x: Any) -> None:
+        try:
+            self._hashed.add(x)
+        except TypeError:
+            self._other.append(x)
+
+    def __contains__(self, x: Any) -> bool:
+        try:
+            if x in self._hashed:
+                return True
+        except TypeError:
+            pass
+        return any(x == y for y in self._other)
+
+
 class SetModel(Model):
     """A grow-only set: ``add v``, ``read`` of the whole set."""
 
@@ -293,6 +336,19 @@ class SetModel(Model):
                 return True, state
             return True, state | {arg}
         return op_output == state, state
+
+    def impossible(self, calls: Sequence[Call], initial_state: Any) -> list[tuple[Call, str]]:
+        added = _Values(initial_state)
+        for c in calls:
+            if c.input[0] == "add":
+                added.add(c.input[1])
+        out = []
+        for c in calls:
+            if c.input[0] == READ:
+                never = [x for x in c.output if x not in added]
+                if never:
+                    out.append((c, f"element(s) {never!r}, which no add ever added"))
+        return out
 
     def describe(self, state: Any) -> str:
         try:
@@ -470,6 +526,19 @@ class AppendLogModel(Model):
             if state[i + j] != pair:
                 return False, state
         return True, state
+
+    def impossible(self, calls: Sequence[Call], initial_state: Any) -> list[tuple[Call, str]]:
+        sent = _Values(v for _, v in initial_state)
+        for c in calls:
+            if c.input[0] == "send":
+                sent.add(c.input[1])
+        out = []
+        for c in calls:
+            if c.input[0] == "poll":
+                never = [p for p in c.output if p[1] not in sent]
+                if never:
+                    out.append((c, f"record(s) {never!r}, whose values no send ever sent"))
+        return out
 
     def describe(self, state: Any) -> str:
         return "log=[" + " ".join(f"{o}:{v!r}" for o, v in state) + "]"

@@ -21,11 +21,12 @@ def seq(*specs: tuple) -> list[Op]:
 
 
 def explosive(n: int) -> list[Op]:
-    """n fully concurrent writes of distinct values, then a read of a value never written:
-    not linearizable, and the search must visit about n * 2^(n-1) configurations to say so."""
+    """n fully concurrent writes of distinct values, then reads of 0 and then 1: not
+    linearizable, and the search must visit about n * 2^(n-1) configurations to say so."""
     ops = [op(i, i, "invoke", "write", i) for i in range(n)]
     ops += [op(n + i, i, "ok", "write", i) for i in range(n)]
-    ops += [op(2 * n, n, "invoke", "read"), op(2 * n + 1, n, "ok", "read", 99)]
+    ops += [op(2 * n, n, "invoke", "read"), op(2 * n + 1, n, "ok", "read", 0)]
+    ops += [op(2 * n + 2, n, "invoke", "read"), op(2 * n + 3, n, "ok", "read", 1)]
     return ops
 
 
@@ -34,7 +35,7 @@ def test_time_budget_gives_unknown_with_progress() -> None:
     assert r.valid == "unknown"
     (u,) = r.info["unknown_partitions"]
     assert u["reason"] == "time budget exhausted"
-    assert 0 < u["best_prefix"] <= 21 and u["explored"] > 1000
+    assert 0 < u["best_prefix"] <= 22 and u["explored"] > 1000
     assert r.seconds < 5
 
 
@@ -48,8 +49,26 @@ def test_small_explosive_history_is_decided() -> None:
     r = check_history(explosive(8), "register")
     assert r.valid is False
     ev = r.anomalies[0]["evidence"]
-    assert ev["prefix_length"] == 8 and ev["stuck_op"]["output"] == 99
-    assert len(ev["states"]) == 8  # every write could have been last: all reported (cap 8)
+    # the deepest the search gets: all 8 writes with 0 last, then the read of 0
+    assert ev["prefix_length"] == 9 and ev["stuck_op"]["output"] == 1
+    assert ev["state"] == "value=0" and ev["states"] == ["value=0"]
+    assert [p["f"] for p in ev["linearized_prefix"]][-2:] == ["write", "read"]
+
+
+def test_values_nobody_wrote_are_reported_without_search() -> None:
+    ops = explosive(30)[:-4] + [op(60, 30, "invoke", "read"), op(61, 30, "ok", "read", 99)]
+    r = check_history(ops, "register", budget_seconds=5)
+    assert r.valid is False and r.seconds < 1 and r.info["explored"] == 0
+    ev = r.anomalies[0]["evidence"]
+    assert ev["stuck_op"]["index"] == 60
+    assert "no write or cas ever wrote" in ev["impossible_ops"][0]["reason"]
+    s = seq((0, "invoke", "add", 1), (0, "ok", "add", 1), (1, "invoke", "read"), (1, "ok", "read", (1, 2)))
+    assert "no add ever added" in check_history(s, "set").anomalies[0]["evidence"]["explanation"]
+    log = seq((0, "invoke", "send", "a"), (0, "ok", "send", 0), (1, "invoke", "poll"), (1, "ok", "poll", ((0, "b"),)))
+    assert "no send ever sent" in check_history(log, "append-log").anomalies[0]["evidence"]["explanation"]
+    # an initial value counts as written
+    r0 = seq((0, "invoke", "read"), (0, "ok", "read", 7))
+    assert check_history(r0, "register", initial=7).valid is True
 
 
 def test_bad_input_never_raises() -> None:
@@ -95,7 +114,7 @@ def test_kv_initial_per_key_and_model_instances() -> None:
 def test_result_contract_and_json() -> None:
     r = check_history(explosive(3), "register")
     assert isinstance(r, LinResult)
-    assert (r.valid, r.ops) == (False, 8)
+    assert (r.valid, r.ops) == (False, 10)
     d = json.loads(json.dumps(r.to_dict()))
     assert d["anomalies"][0]["kind"] == "nonlinearizable"
     assert set(d["anomalies"][0]["evidence"]) >= {
