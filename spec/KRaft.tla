@@ -1,0 +1,789 @@
+------------------------------- MODULE KRaft -------------------------------
+(***************************************************************************)
+(* KRaft: Raft as Apache Kafka's metadata quorum does it.                  *)
+(*                                                                         *)
+(* Sources (facts, not code):                                              *)
+(*  - KIP-595 "A Raft Protocol for the Metadata Quorum": pull-based        *)
+(*    replication (followers Fetch with fetchOffset and lastFetchedEpoch,  *)
+(*    the leader answers with a diverging epoch/end offset when the        *)
+(*    follower's log has diverged), Vote, BeginQuorumEpoch,                *)
+(*    EndQuorumEpoch, the LeaderChange control record written at the      *)
+(*    start of every epoch, and the quorum-state file holding epoch,       *)
+(*    voted-for and leader.                                                *)
+(*  - KIP-996 "Pre-Vote": a Prospective voter first asks for non-binding   *)
+(*    pre-votes for epoch+1 without bumping its own epoch; the switch is   *)
+(*    the CONSTANT PreVote.                                                *)
+(*  - apache/kafka raft/src/main/java/org/apache/kafka/raft/:              *)
+(*      QuorumState.initialize   a node whose stored election names itself *)
+(*                               leader restarts as Resigned in that epoch *)
+(*                               (so it can neither vote nor lead again in *)
+(*                               it: records stay unique by epoch/offset). *)
+(*      QuorumState.transitionToLeader  a new leader does not keep the     *)
+(*                               high watermark it knew before.            *)
+(*      LeaderState.maybeUpdateHighWatermark  HW = the fetch offset at     *)
+(*                               index |voters|/2 of the offsets sorted    *)
+(*                               descending (leader counts its flushed end *)
+(*                               offset), accepted only if it is greater   *)
+(*                               than epochStartOffset, never lowered.     *)
+(*      LeaderState (check quorum)  a leader that has not received fetches *)
+(*                               from a majority within 1.5 x fetch timeout*)
+(*                               resigns.                                  *)
+(*      UnattachedState/ProspectiveState.canGrantVote  real vote: only if  *)
+(*                               not voted for another in the epoch, no    *)
+(*                               known leader, and the candidate's log is  *)
+(*                               up to date (last epoch, then end offset); *)
+(*                               pre-vote: log check only.                 *)
+(*      LeaderState/ResignedState.canGrantVote  never grant.               *)
+(*      FollowerState  grants a pre-vote only if it has not fetched        *)
+(*                     successfully from its leader (hasFetchedFromLeader);*)
+(*                     never grants a real vote in its epoch.              *)
+(*      ReplicatedLog.validateOffsetAndEpoch  the diverging check.         *)
+(*                                                                         *)
+(* Vocabulary (variables, actions, message fields, role names) is shared   *)
+(* with the Python implementation kraft/quorum: see docs/contracts.md §2.  *)
+(* Design decisions and TLC numbers: docs/kraft-spec.md.                   *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets, TLC
+
+CONSTANTS
+    Voters,          \* the static voter set (KIP-853 dynamic voters: not modelled)
+    Values,          \* client values a leader may append
+    Nil,             \* "none"
+    MaxEpoch,        \* no election may move past this epoch
+    MaxLogLen,       \* no log grows past this many records
+    MaxRestarts,     \* total crash/restarts in a behaviour
+    MaxInFlight,     \* a send that would put more messages in flight is not taken
+    MaxFaults,       \* at most this many drops/duplicates/resignations (Unbounded: no bound)
+    CalmTimeouts,    \* liveness only: spurious or concurrent election timeouts are faults
+    PreVote,         \* KIP-996 pre-vote on/off
+    Duplication,     \* the network may deliver a message and keep a copy
+    \* ---- historical / classic bugs (all FALSE in every cfg) ----
+    VoteWithoutLogCheck,     \* grant (pre-)votes without the last epoch/offset check
+    HwmFromAnyEpoch,         \* ignore the epochStartOffset condition of the HW rule
+    NoTruncateOnDivergence,  \* follower does not truncate a diverged suffix
+    ForgetVoteOnRestart      \* votedFor not persisted: a restart forgets the vote
+
+ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat
+       /\ MaxInFlight \in Nat /\ MaxFaults \in Int
+       /\ \A b \in {PreVote, Duplication, CalmTimeouts, VoteWithoutLogCheck, HwmFromAnyEpoch,
+                    NoTruncateOnDivergence, ForgetVoteOnRestart} : b \in BOOLEAN
+       /\ Nil \notin Voters
+
+\* cfg files cannot write negative numbers: `MaxFaults <- Unbounded`.
+Unbounded == -1
+
+Roles == {"Unattached", "Prospective", "Candidate", "Leader", "Follower", "Resigned"}
+LeaderChange == "LeaderChange"   \* value of the control record at epoch start
+
+VARIABLES
+    currentEpoch,     \* persisted (quorum-state file)
+    votedFor,         \* persisted
+    leader,           \* persisted
+    role,             \* volatile, derived on restart
+    log,              \* Seq([epoch, value]); offset of entry i is i-1
+    flushedOffset,    \* durable prefix length of log
+    highWatermark,    \* number of committed entries the node knows (volatile)
+    endOffsets,       \* leader: voter -> last fetch offset it reported
+    epochStartOffset, \* leader: offset of its LeaderChange record
+    votesGranted,     \* Prospective/Candidate: voters that granted this round
+    messages,         \* the network: a set of messages
+    committed,        \* ghost: longest log prefix ever known committed
+    elected,          \* ghost: set of <<epoch, leader>> ever elected
+    coverage,         \* ghost: names of interesting events seen (sanity checks only)
+    restarts,         \* number of restarts so far
+    faults            \* number of counted faults so far (liveness bound)
+
+quorumVars    == <<currentEpoch, votedFor, leader, role>>
+logVars       == <<log, flushedOffset, highWatermark>>
+leaderVars    == <<endOffsets, epochStartOffset>>
+ghostVars     == <<committed, elected, coverage>>
+vars == <<currentEpoch, votedFor, leader, role, log, flushedOffset, highWatermark,
+          endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
+          coverage, restarts, faults>>
+
+\* The VIEW used by the safety cfgs: every variable except the `coverage`
+\* ghost. Sound because no guard reads `coverage` and no property checked
+\* in those cfgs reads it (it exists only for the sanity-check cfgs).
+View == <<currentEpoch, votedFor, leader, role, log, flushedOffset, highWatermark,
+          endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
+          restarts, faults>>
+
+Symmetry == Permutations(Voters)
+
+----------------------------------------------------------------------------
+(* Helpers                                                                 *)
+
+Min(a, b) == IF a < b THEN a ELSE b
+Max(a, b) == IF a > b THEN a ELSE b
+IsQuorum(S) == 2 * Cardinality(S) > Cardinality(Voters)
+LastEpoch(l) == IF Len(l) = 0 THEN 0 ELSE l[Len(l)].epoch
+IsPrefix(p, l) == Len(p) <= Len(l) /\ SubSeq(l, 1, Len(p)) = p
+Prefix(l, k) == SubSeq(l, 1, Min(k, Len(l)))
+ZeroOffsets == [v \in Voters |-> 0]
+Others(n) == Voters \ {n}
+
+\* End offset of the largest epoch <= e in l: entries are epoch-ordered, so it
+\* is the number of entries with epoch <= e (OffsetAndEpoch semantics of
+\* ReplicatedLog.endOffsetForEpoch; epoch 0 / offset 0 when there is none).
+EndOffsetForEpoch(l, e) == Cardinality({i \in DOMAIN l : l[i].epoch <= e})
+LargestEpochAtMost(l, e) ==
+    LET k == EndOffsetForEpoch(l, e) IN IF k = 0 THEN 0 ELSE l[k].epoch
+
+\* Vote log check: the candidate's (last epoch, end offset) is at least ours.
+LogUpToDate(n, lastEpoch, lastOffset) ==
+    \/ VoteWithoutLogCheck
+    \/ lastEpoch > LastEpoch(log[n])
+    \/ /\ lastEpoch = LastEpoch(log[n])
+       /\ lastOffset >= Len(log[n])
+
+\* Largest offset o that a majority of the offsets f[v] has reached.
+MajorityOffset(f) ==
+    LET cands == {f[v] : v \in Voters} \cup {0}
+        ok(o) == IsQuorum({v \in Voters : f[v] >= o})
+    IN CHOOSE o \in cands : ok(o) /\ \A o2 \in cands : ok(o2) => o2 <= o
+
+\* Committed entries of epochs strictly below e (a prefix of `committed`).
+CommittedBefore(e) ==
+    SubSeq(committed, 1, Cardinality({i \in DOMAIN committed : committed[i].epoch < e}))
+
+\* The leader's HW after its view of the voters' offsets changes
+\* (LeaderState.maybeUpdateHighWatermark): the majority offset, counting the
+\* leader's own flushed offset, accepted only past epochStartOffset (i.e.
+\* once the LeaderChange record of this epoch is committed) and never lowered.
+NewHighWatermark(n, ends, flushed) ==
+    LET cand == MajorityOffset([v \in Voters |-> IF v = n THEN flushed ELSE ends[v]])
+    IN IF /\ cand > highWatermark[n]
+          /\ (cand > epochStartOffset[n] \/ HwmFromAnyEpoch)
+       THEN cand ELSE highWatermark[n]
+
+\* Ghost: extend `committed` when a leader's HW passes it.
+CommitGhost(n, hw) ==
+    IF hw > Len(committed) THEN SubSeq(log[n], 1, hw) ELSE committed
+
+\* Fault accounting: counted only when MaxFaults is a bound (>= 0).
+FaultAllowed == MaxFaults < 0 \/ faults < MaxFaults
+CountFault == IF MaxFaults < 0 THEN UNCHANGED faults ELSE faults' = faults + 1
+
+Note(e) == coverage' = coverage \cup {e}
+
+\* Sending: a send that is not a direct reply must fit in the network bound.
+Fits(newMsgs) == Cardinality(messages \cup newMsgs) <= MaxInFlight
+Send(newMsgs) == messages' = messages \cup newMsgs
+
+\* Delivering m together with the replies it causes. The network either
+\* consumes m, or (Duplication) keeps a copy that can be delivered again.
+Deliver(m, replies) ==
+    \/ /\ messages' = (messages \ {m}) \cup replies
+       /\ UNCHANGED faults
+    \/ /\ Duplication
+       /\ FaultAllowed
+       /\ messages' = messages \cup replies
+       /\ CountFault
+
+\* Moving to a higher epoch without knowing its leader (Unattached; persisted).
+\* The high watermark is kept (QuorumState.transitionToUnattached keeps it).
+BecomeUnattachedIn(n, e) ==
+    /\ currentEpoch' = [currentEpoch EXCEPT ![n] = e]
+    /\ votedFor' = [votedFor EXCEPT ![n] = Nil]
+    /\ leader' = [leader EXCEPT ![n] = Nil]
+    /\ role' = [role EXCEPT ![n] = "Unattached"]
+    /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
+    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+
+VoteRequestsFrom(n, e, lastEpoch, lastOffset, pre) ==
+    {[mtype |-> "VoteRequest", msource |-> n, mdest |-> d, mepoch |-> e,
+      mlastEpoch |-> lastEpoch, mlastOffset |-> lastOffset, mpreVote |-> pre] : d \in Others(n)}
+
+ElectionFits(n, rest) ==
+    Cardinality(rest \cup VoteRequestsFrom(n, currentEpoch[n] + 1, LastEpoch(log[n]),
+                                            Len(log[n]), PreVote)) <= MaxInFlight
+
+\* Start an election (election timeout, or EndQuorumEpoch from our leader).
+\* With pre-vote: become Prospective in the same epoch and ask for pre-votes
+\* for epoch+1 (ProspectiveState; nothing persisted). Without: become
+\* Candidate in epoch+1, voting for ourselves (persisted).
+\* `rest` is the network without the message being handled, if any.
+StartElection(n, rest) ==
+    /\ currentEpoch[n] < MaxEpoch
+    /\ LET e == currentEpoch[n] + 1
+           reqs == VoteRequestsFrom(n, e, LastEpoch(log[n]), Len(log[n]), PreVote)
+       IN /\ Cardinality(rest \cup reqs) <= MaxInFlight
+          /\ messages' = rest \cup reqs
+          /\ IF PreVote
+             THEN /\ role' = [role EXCEPT ![n] = "Prospective"]
+                  /\ UNCHANGED <<currentEpoch, votedFor, leader>>
+             ELSE /\ currentEpoch' = [currentEpoch EXCEPT ![n] = e]
+                  /\ votedFor' = [votedFor EXCEPT ![n] = n]
+                  /\ leader' = [leader EXCEPT ![n] = Nil]
+                  /\ role' = [role EXCEPT ![n] = "Candidate"]
+    /\ votesGranted' = [votesGranted EXCEPT ![n] = {n}]
+    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+    /\ Note(IF PreVote THEN "preVote" ELSE "election")
+
+\* Does n follow a leader that is still leading in n's epoch? (spec-level
+\* knowledge used only to classify a timeout as needed or spurious.)
+LeaderAlive(n) ==
+    /\ leader[n] \in Voters
+    /\ leader[n] # n
+    /\ role[leader[n]] = "Leader"
+    /\ currentEpoch[leader[n]] = currentEpoch[n]
+
+----------------------------------------------------------------------------
+(* Initial state: every voter Unattached in epoch 0 with an empty log.     *)
+
+Init ==
+    /\ currentEpoch = [n \in Voters |-> 0]
+    /\ votedFor = [n \in Voters |-> Nil]
+    /\ leader = [n \in Voters |-> Nil]
+    /\ role = [n \in Voters |-> "Unattached"]
+    /\ log = [n \in Voters |-> <<>>]
+    /\ flushedOffset = [n \in Voters |-> 0]
+    /\ highWatermark = [n \in Voters |-> 0]
+    /\ endOffsets = [n \in Voters |-> ZeroOffsets]
+    /\ epochStartOffset = [n \in Voters |-> 0]
+    /\ votesGranted = [n \in Voters |-> {}]
+    /\ messages = {}
+    /\ committed = <<>>
+    /\ elected = {}
+    /\ coverage = {}
+    /\ restarts = 0
+    /\ faults = 0
+
+----------------------------------------------------------------------------
+(* Timers. Time is not modelled: a timer may fire whenever its role has    *)
+(* one. With CalmTimeouts (liveness cfg) a fetch timeout while the leader  *)
+(* is alive, or an election timeout while another voter campaigns, is a    *)
+(* counted fault: once the budget is spent, election timers fire one at a  *)
+(* time (the abstraction of randomized election timeouts).                 *)
+
+Timeout(n) ==
+    /\ role[n] \in {"Unattached", "Follower", "Resigned", "Candidate", "Prospective"}
+    /\ LET spurious == role[n] = "Follower" /\ LeaderAlive(n)
+           calm == \A o \in Others(n) : role[o] \notin {"Prospective", "Candidate"}
+       IN IF CalmTimeouts /\ (spurious \/ ~calm)
+          THEN FaultAllowed /\ CountFault
+          ELSE UNCHANGED faults
+    /\ StartElection(n, messages)
+    /\ UNCHANGED <<logVars, committed, elected, restarts>>
+
+----------------------------------------------------------------------------
+(* Vote (KIP-595 Vote RPC; KIP-996 pre-vote when mpreVote = TRUE)          *)
+
+\* Prospective with a majority of pre-votes -> Candidate in epoch+1.
+BecomeCandidate(n) ==
+    /\ role[n] = "Prospective"
+    /\ IsQuorum(votesGranted[n])
+    /\ currentEpoch[n] < MaxEpoch
+    /\ LET e == currentEpoch[n] + 1
+           reqs == VoteRequestsFrom(n, e, LastEpoch(log[n]), Len(log[n]), FALSE)
+       IN /\ Fits(reqs)
+          /\ Send(reqs)
+          /\ currentEpoch' = [currentEpoch EXCEPT ![n] = e]
+    /\ votedFor' = [votedFor EXCEPT ![n] = n]
+    /\ leader' = [leader EXCEPT ![n] = Nil]
+    /\ role' = [role EXCEPT ![n] = "Candidate"]
+    /\ votesGranted' = [votesGranted EXCEPT ![n] = {n}]
+    /\ UNCHANGED <<logVars, leaderVars, ghostVars, restarts, faults>>
+
+\* A voter answers a (pre-)vote request. A real vote request of a higher
+\* epoch first moves the voter to Unattached in that epoch; a pre-vote never
+\* changes the voter's state. A granted real vote is persisted (votedFor)
+\* before the response is sent.
+HandleVoteRequest(n, m) ==
+    /\ m.mtype = "VoteRequest"
+    /\ m.mdest = n
+    /\ LET c == m.msource
+           logOk == LogUpToDate(n, m.mlastEpoch, m.mlastOffset)
+       IN IF m.mpreVote
+          THEN \* pre-vote: grant iff not fenced, log ok, and the role allows
+               \* it. Only a Follower may refuse an acceptable pre-vote: it
+               \* refuses iff it has fetched from its leader recently
+               \* (hasFetchedFromLeader), a timing fact not modelled.
+               LET acceptable == /\ m.mepoch >= currentEpoch[n]
+                                 /\ logOk
+                                 /\ role[n] \notin {"Leader", "Resigned"}
+                   choices == IF ~acceptable THEN {FALSE}
+                              ELSE IF role[n] = "Follower" THEN BOOLEAN ELSE {TRUE}
+               IN \E grant \in choices :
+                  /\ Deliver(m, {[mtype |-> "VoteResponse", msource |-> n, mdest |-> c,
+                                  mepoch |-> currentEpoch[n], mgranted |-> grant,
+                                  mpreVote |-> TRUE]})
+                  /\ UNCHANGED <<quorumVars, votesGranted, leaderVars>>
+          ELSE LET higher == m.mepoch > currentEpoch[n]
+                   e == Max(m.mepoch, currentEpoch[n])
+                   vf == IF higher THEN Nil ELSE votedFor[n]
+                   ld == IF higher THEN Nil ELSE leader[n]
+                   rl == IF higher THEN "Unattached" ELSE role[n]
+                   grant == /\ m.mepoch = e
+                            /\ rl \in {"Unattached", "Prospective"}
+                            /\ \/ vf = c
+                               \/ vf = Nil /\ ld = Nil /\ logOk
+               IN /\ currentEpoch' = [currentEpoch EXCEPT ![n] = e]
+                  /\ votedFor' = [votedFor EXCEPT ![n] = IF grant THEN c ELSE vf]
+                  /\ leader' = [leader EXCEPT ![n] = ld]
+                  /\ role' = [role EXCEPT ![n] = IF higher THEN "Unattached" ELSE role[n]]
+                  /\ IF higher
+                     THEN /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
+                          /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+                          /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+                     ELSE UNCHANGED <<votesGranted, leaderVars>>
+                  /\ Deliver(m, {[mtype |-> "VoteResponse", msource |-> n, mdest |-> c,
+                                  mepoch |-> e, mgranted |-> grant, mpreVote |-> FALSE]})
+    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts>>
+
+\* A Prospective/Candidate counts grants; a response of a higher epoch makes
+\* the receiver Unattached in that epoch (KafkaRaftClient's common response
+\* handling). Stale or unexpected responses are ignored.
+HandleVoteResponse(n, m) ==
+    /\ m.mtype = "VoteResponse"
+    /\ m.mdest = n
+    /\ IF m.mepoch > currentEpoch[n]
+       THEN BecomeUnattachedIn(n, m.mepoch)
+       ELSE /\ UNCHANGED <<quorumVars, leaderVars>>
+            /\ IF \/ role[n] = "Prospective" /\ m.mpreVote
+                  \/ role[n] = "Candidate" /\ ~m.mpreVote /\ m.mepoch = currentEpoch[n]
+               THEN votesGranted' = [votesGranted EXCEPT ![n] =
+                        IF m.mgranted THEN @ \cup {m.msource} ELSE @]
+               ELSE UNCHANGED votesGranted
+    /\ Deliver(m, {})
+    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts>>
+
+\* Candidate with a majority -> Leader: write the LeaderChange control record
+\* at epochStartOffset (unflushed), persist leader = self. The HW starts
+\* unknown (0) and every follower's end offset unknown (0).
+BecomeLeader(n) ==
+    /\ role[n] = "Candidate"
+    /\ IsQuorum(votesGranted[n])
+    /\ Len(log[n]) < MaxLogLen
+    /\ role' = [role EXCEPT ![n] = "Leader"]
+    /\ leader' = [leader EXCEPT ![n] = n]
+    /\ log' = [log EXCEPT ![n] = Append(@, [epoch |-> currentEpoch[n], value |-> LeaderChange])]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = Len(log[n])]
+    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+    /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
+    /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
+    /\ elected' = elected \cup {<<currentEpoch[n], n>>}
+    /\ UNCHANGED <<currentEpoch, votedFor, flushedOffset, messages, committed,
+                   coverage, restarts, faults>>
+
+----------------------------------------------------------------------------
+(* BeginQuorumEpoch                                                        *)
+
+\* The leader (re)sends BeginQuorumEpoch to a voter that has not yet
+\* acknowledged it (LeaderState.nonAcknowledgingVoters; a fetch acknowledges).
+\* Abstraction: a voter counts as acknowledged once it has fetched past the
+\* LeaderChange record (endOffsets > epochStartOffset); a resend is allowed
+\* whenever no BeginQuorumEpoch to it is in flight.
+SendBeginQuorumEpoch(n, d) ==
+    /\ role[n] = "Leader"
+    /\ d # n
+    /\ endOffsets[n][d] <= epochStartOffset[n]
+    /\ LET msg == [mtype |-> "BeginQuorumEpochRequest", msource |-> n, mdest |-> d,
+                   mepoch |-> currentEpoch[n]]
+       IN /\ msg \notin messages
+          /\ Fits({msg})
+          /\ Send({msg})
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, faults>>
+
+\* Become a Follower of the sender in its epoch (persisted), unless fenced
+\* or already following it.
+HandleBeginQuorumEpochRequest(n, m) ==
+    /\ m.mtype = "BeginQuorumEpochRequest"
+    /\ m.mdest = n
+    /\ IF \/ m.mepoch > currentEpoch[n]
+          \/ m.mepoch = currentEpoch[n] /\ role[n] \in {"Unattached", "Prospective", "Candidate"}
+       THEN /\ currentEpoch' = [currentEpoch EXCEPT ![n] = m.mepoch]
+            /\ votedFor' = [votedFor EXCEPT ![n] = IF m.mepoch > currentEpoch[n] THEN Nil ELSE @]
+            /\ leader' = [leader EXCEPT ![n] = m.msource]
+            /\ role' = [role EXCEPT ![n] = "Follower"]
+            /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
+            /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+            /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+       ELSE UNCHANGED <<quorumVars, votesGranted, leaderVars>>
+    /\ Deliver(m, {})
+    /\ UNCHANGED <<logVars, ghostVars, restarts>>
+
+----------------------------------------------------------------------------
+(* EndQuorumEpoch (graceful resignation)                                   *)
+
+\* Graceful: the leader resigns and tells the other voters.
+Resign(n) ==
+    /\ role[n] = "Leader"
+    /\ FaultAllowed
+    /\ LET reqs == {[mtype |-> "EndQuorumEpochRequest", msource |-> n, mdest |-> d,
+                     mepoch |-> currentEpoch[n]] : d \in Others(n)}
+       IN /\ Fits(reqs)
+          /\ Send(reqs)
+    /\ role' = [role EXCEPT ![n] = "Resigned"]
+    /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
+    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+    /\ CountFault
+    /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
+                   ghostVars, restarts>>
+
+\* A follower of that leader in that epoch starts an election right away.
+HandleEndQuorumEpochRequest(n, m) ==
+    /\ m.mtype = "EndQuorumEpochRequest"
+    /\ m.mdest = n
+    /\ IF /\ m.mepoch = currentEpoch[n]
+          /\ role[n] = "Follower"
+          /\ leader[n] = m.msource
+          /\ currentEpoch[n] < MaxEpoch
+          /\ ElectionFits(n, messages \ {m})
+       THEN /\ StartElection(n, messages \ {m})
+            /\ UNCHANGED faults
+       ELSE /\ Deliver(m, {})
+            /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, coverage>>
+    /\ UNCHANGED <<logVars, committed, elected, restarts>>
+
+----------------------------------------------------------------------------
+(* Fetch (pull replication, KIP-595)                                       *)
+
+\* A follower sends Fetch(fetchOffset = its log end offset, lastFetchedEpoch)
+\* to its leader; at most one fetch outstanding (Kafka's RequestManager).
+SendFetchRequest(n) ==
+    /\ role[n] = "Follower"
+    /\ leader[n] \in Voters
+    /\ ~\E m \in messages :
+           \/ m.mtype = "FetchRequest" /\ m.msource = n
+           \/ m.mtype = "FetchResponse" /\ m.mdest = n
+    /\ LET msg == [mtype |-> "FetchRequest", msource |-> n, mdest |-> leader[n],
+                   mepoch |-> currentEpoch[n], mfetchOffset |-> Len(log[n]),
+                   mlastFetchedEpoch |-> LastEpoch(log[n])]
+       IN /\ Fits({msg})
+          /\ Send({msg})
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, faults>>
+
+FetchResponse(n, m, result, entries, hw, divEpoch, divEnd) ==
+    [mtype |-> "FetchResponse", msource |-> n, mdest |-> m.msource,
+     mepoch |-> currentEpoch[n], mresult |-> result, mentries |-> entries,
+     mhighWatermark |-> hw, mdivergingEpoch |-> divEpoch,
+     mdivergingEndOffset |-> divEnd, mfetchOffset |-> m.mfetchOffset]
+
+\* The leader validates (fetchOffset, lastFetchedEpoch) against its log
+\* (ReplicatedLog.validateOffsetAndEpoch): if the follower's last fetched
+\* epoch ends earlier in the leader's log, or is not an epoch of it, the
+\* answer is Diverging with the leader's end offset of the largest epoch
+\* <= lastFetchedEpoch. Otherwise the leader records the follower's fetch
+\* offset, recomputes the HW and returns all records from fetchOffset.
+\* A fetch that is not for this leader's epoch is answered FencedEpoch
+\* carrying the receiver's epoch.
+HandleFetchRequest(n, m) ==
+    /\ m.mtype = "FetchRequest"
+    /\ m.mdest = n
+    /\ IF role[n] = "Leader" /\ m.mepoch = currentEpoch[n]
+       THEN LET divEpoch == LargestEpochAtMost(log[n], m.mlastFetchedEpoch)
+                divEnd == EndOffsetForEpoch(log[n], m.mlastFetchedEpoch)
+                valid == /\ divEpoch = m.mlastFetchedEpoch
+                         /\ m.mfetchOffset <= divEnd
+            IN IF valid
+               THEN LET ends == [endOffsets[n] EXCEPT ![m.msource] = m.mfetchOffset]
+                        hw == NewHighWatermark(n, ends, flushedOffset[n])
+                        entries == SubSeq(log[n], m.mfetchOffset + 1, Len(log[n]))
+                    IN /\ endOffsets' = [endOffsets EXCEPT ![n] = ends]
+                       /\ highWatermark' = [highWatermark EXCEPT ![n] = hw]
+                       /\ committed' = CommitGhost(n, hw)
+                       /\ Deliver(m, {FetchResponse(n, m, "Ok", entries, hw, 0, 0)})
+               ELSE /\ Deliver(m, {FetchResponse(n, m, "Diverging", <<>>, highWatermark[n],
+                                                 divEpoch, divEnd)})
+                    /\ UNCHANGED <<endOffsets, highWatermark, committed>>
+       ELSE /\ Deliver(m, {FetchResponse(n, m, "FencedEpoch", <<>>, 0, 0, 0)})
+            /\ UNCHANGED <<endOffsets, highWatermark, committed>>
+    /\ UNCHANGED <<quorumVars, log, flushedOffset, epochStartOffset, votesGranted,
+                   elected, coverage, restarts>>
+
+\* The follower handles the answer to its outstanding fetch (the response
+\* echoes mfetchOffset; one for another log end offset is stale: ignored).
+\*  - Ok: append the records (at the fetch offset = log end), flush, and take
+\*    min(leader HW, log end) as its HW (a lower value is ignored: the HW of
+\*    a follower never goes back, FollowerState.updateHighWatermark).
+\*  - Diverging: truncate to min(diverging end offset, own end offset of the
+\*    largest epoch <= diverging epoch) and fetch again later.
+\*  - FencedEpoch with a higher epoch: Unattached in that epoch.
+HandleFetchResponse(n, m) ==
+    /\ m.mtype = "FetchResponse"
+    /\ m.mdest = n
+    /\ IF m.mepoch > currentEpoch[n]
+       THEN /\ BecomeUnattachedIn(n, m.mepoch)
+            /\ Deliver(m, {})
+            /\ UNCHANGED <<logVars, coverage>>
+       ELSE IF ~(role[n] = "Follower" /\ leader[n] = m.msource /\ m.mepoch = currentEpoch[n])
+            THEN /\ Deliver(m, {})
+                 /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, logVars, coverage>>
+            ELSE /\ UNCHANGED <<quorumVars, votesGranted, leaderVars>>
+                 /\ CASE m.mresult = "Ok" /\ m.mfetchOffset = Len(log[n]) ->
+                           LET l2 == log[n] \o m.mentries
+                           IN /\ log' = [log EXCEPT ![n] = l2]
+                              /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Len(l2)]
+                              /\ highWatermark' = [highWatermark EXCEPT ![n] =
+                                     Max(@, Min(m.mhighWatermark, Len(l2)))]
+                              /\ Deliver(m, {})
+                              /\ UNCHANGED coverage
+                      [] m.mresult = "Ok" /\ NoTruncateOnDivergence
+                                          /\ m.mfetchOffset < Len(log[n]) ->
+                           \* BUG: the fetcher rewound its position after a
+                           \* Diverging answer without truncating; the records
+                           \* are appended after the stale suffix.
+                           LET l2 == log[n] \o m.mentries
+                           IN /\ Len(l2) <= MaxLogLen
+                              /\ log' = [log EXCEPT ![n] = l2]
+                              /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Len(l2)]
+                              /\ highWatermark' = [highWatermark EXCEPT ![n] =
+                                     Max(@, Min(m.mhighWatermark, Len(l2)))]
+                              /\ Deliver(m, {})
+                              /\ Note("buggyAppend")
+                      [] m.mresult = "Diverging" /\ m.mfetchOffset = Len(log[n]) ->
+                           LET t == Min(m.mdivergingEndOffset,
+                                        EndOffsetForEpoch(log[n], m.mdivergingEpoch))
+                           IN IF NoTruncateOnDivergence
+                              THEN \* BUG: no truncation; fetch again from t.
+                                   LET req == [mtype |-> "FetchRequest", msource |-> n,
+                                               mdest |-> m.msource, mepoch |-> currentEpoch[n],
+                                               mfetchOffset |-> t,
+                                               mlastFetchedEpoch |-> LargestEpochAtMost(log[n], m.mdivergingEpoch)]
+                                   IN /\ Deliver(m, {req})
+                                      /\ UNCHANGED <<logVars, coverage>>
+                              ELSE /\ log' = [log EXCEPT ![n] = SubSeq(@, 1, t)]
+                                   /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Min(@, t)]
+                                   /\ UNCHANGED highWatermark
+                                   /\ Deliver(m, {})
+                                   /\ Note("truncate")
+                      [] OTHER ->
+                           /\ Deliver(m, {})
+                           /\ UNCHANGED <<logVars, coverage>>
+    /\ UNCHANGED <<committed, elected, restarts>>
+
+----------------------------------------------------------------------------
+(* Leader-local actions                                                    *)
+
+\* A client record appended by the leader (not yet flushed). A value is
+\* appended at most once per log (a client retries only if it is missing).
+ClientAppend(n, v) ==
+    /\ role[n] = "Leader"
+    /\ Len(log[n]) < MaxLogLen
+    /\ \A i \in DOMAIN log[n] : log[n][i].value # v
+    /\ log' = [log EXCEPT ![n] = Append(@, [epoch |-> currentEpoch[n], value |-> v])]
+    /\ UNCHANGED <<quorumVars, flushedOffset, highWatermark, leaderVars, votesGranted,
+                   messages, ghostVars, restarts, faults>>
+
+\* fsync the whole log; a leader's own flushed offset counts toward its HW.
+Flush(n) ==
+    /\ flushedOffset[n] < Len(log[n])
+    /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Len(log[n])]
+    /\ IF role[n] = "Leader"
+       THEN LET hw == NewHighWatermark(n, endOffsets[n], Len(log[n]))
+            IN /\ highWatermark' = [highWatermark EXCEPT ![n] = hw]
+               /\ committed' = CommitGhost(n, hw)
+       ELSE UNCHANGED <<highWatermark, committed>>
+    /\ UNCHANGED <<quorumVars, log, leaderVars, votesGranted, messages, elected,
+                   coverage, restarts, faults>>
+
+\* Check quorum (LeaderState.timeUntilCheckQuorumExpires): a leader that has
+\* not heard fetches from a majority in time resigns. Time is not modelled,
+\* so the leader may do so at any moment. No EndQuorumEpoch is sent.
+CheckQuorumResign(n) ==
+    /\ role[n] = "Leader"
+    /\ FaultAllowed
+    /\ role' = [role EXCEPT ![n] = "Resigned"]
+    /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
+    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+    /\ CountFault
+    /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
+                   messages, ghostVars, restarts>>
+
+----------------------------------------------------------------------------
+(* Crashes                                                                 *)
+
+\* Crash and recover: the unflushed log suffix is lost, volatile state is
+\* gone, the quorum state is reloaded (QuorumState.initialize): leader =
+\* self -> Resigned in that epoch; a known leader -> Follower; voted for
+\* self -> Candidate; otherwise Unattached (with its vote, if any). Messages
+\* in flight stay in the network.
+Restart(n) ==
+    /\ restarts < MaxRestarts
+    /\ restarts' = restarts + 1
+    /\ LET vf == IF ForgetVoteOnRestart /\ votedFor[n] # n THEN Nil ELSE votedFor[n]
+       IN /\ votedFor' = [votedFor EXCEPT ![n] = vf]
+          /\ role' = [role EXCEPT ![n] =
+                 IF leader[n] = n THEN "Resigned"
+                 ELSE IF leader[n] # Nil THEN "Follower"
+                 ELSE IF vf = n THEN "Candidate"
+                 ELSE "Unattached"]
+          /\ votesGranted' = [votesGranted EXCEPT ![n] =
+                 IF leader[n] = Nil /\ vf = n THEN {n} ELSE {}]
+    /\ log' = [log EXCEPT ![n] = SubSeq(@, 1, flushedOffset[n])]
+    /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
+    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+    /\ Note(IF flushedOffset[n] < Len(log[n]) THEN "restartLoss" ELSE "restart")
+    /\ UNCHANGED <<currentEpoch, leader, flushedOffset, messages, committed, elected, faults>>
+
+\* The network loses a message.
+DropMessage(m) ==
+    /\ m \in messages
+    /\ FaultAllowed
+    /\ messages' = messages \ {m}
+    /\ CountFault
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts>>
+
+----------------------------------------------------------------------------
+(* Next state                                                              *)
+
+Receive(m) ==
+    \/ HandleVoteRequest(m.mdest, m)
+    \/ HandleVoteResponse(m.mdest, m)
+    \/ HandleBeginQuorumEpochRequest(m.mdest, m)
+    \/ HandleEndQuorumEpochRequest(m.mdest, m)
+    \/ HandleFetchRequest(m.mdest, m)
+    \/ HandleFetchResponse(m.mdest, m)
+
+\* (Receive is spelled out in Next so that TLC names each handler in traces.)
+Next ==
+    \/ \E n \in Voters :
+          \/ Timeout(n)
+          \/ BecomeCandidate(n)
+          \/ BecomeLeader(n)
+          \/ SendFetchRequest(n)
+          \/ Flush(n)
+          \/ CheckQuorumResign(n)
+          \/ Resign(n)
+          \/ Restart(n)
+          \/ \E d \in Voters : SendBeginQuorumEpoch(n, d)
+          \/ \E v \in Values : ClientAppend(n, v)
+    \/ \E m \in messages :
+          \/ HandleVoteRequest(m.mdest, m)
+          \/ HandleVoteResponse(m.mdest, m)
+          \/ HandleBeginQuorumEpochRequest(m.mdest, m)
+          \/ HandleEndQuorumEpochRequest(m.mdest, m)
+          \/ HandleFetchRequest(m.mdest, m)
+          \/ HandleFetchResponse(m.mdest, m)
+          \/ DropMessage(m)
+
+Spec == Init /\ [][Next]_vars
+
+----------------------------------------------------------------------------
+(* Liveness (KRaft_liveness.cfg). Healing actions are weakly fair; faults   *)
+(* are bounded by MaxFaults/MaxRestarts, so they happen finitely often.    *)
+
+NeededTimeout(n) ==
+    /\ ~(role[n] = "Follower" /\ LeaderAlive(n))
+    /\ \A o \in Others(n) : role[o] \notin {"Prospective", "Candidate"}
+    /\ Timeout(n)
+
+Fairness ==
+    /\ \A n \in Voters :
+          /\ WF_vars(NeededTimeout(n))
+          /\ WF_vars(BecomeCandidate(n))
+          /\ WF_vars(BecomeLeader(n))
+          /\ WF_vars(SendFetchRequest(n))
+          /\ WF_vars(Flush(n))
+          /\ \A d \in Voters : WF_vars(SendBeginQuorumEpoch(n, d))
+          /\ \A v \in Values : WF_vars(ClientAppend(n, v))
+    /\ \A s, d \in Voters :
+          WF_vars(\E m \in messages : m.msource = s /\ m.mdest = d /\ Receive(m)
+                                     /\ m \notin messages')
+
+LiveSpec == Spec /\ Fairness
+
+\* Some leader is eventually elected.
+EventuallyLeader == <>(\E n \in Voters : role[n] = "Leader")
+
+\* Every client value is eventually committed (clients retry to the leader).
+EventuallyCommitted ==
+    \A v \in Values : <>(\E i \in DOMAIN committed : committed[i].value = v)
+
+----------------------------------------------------------------------------
+(* Safety properties                                                       *)
+
+TypeOK ==
+    /\ currentEpoch \in [Voters -> 0..MaxEpoch]
+    /\ votedFor \in [Voters -> Voters \cup {Nil}]
+    /\ leader \in [Voters -> Voters \cup {Nil}]
+    /\ role \in [Voters -> Roles]
+    /\ \A n \in Voters :
+          /\ log[n] \in Seq([epoch : 0..MaxEpoch, value : Values \cup {LeaderChange}])
+          /\ flushedOffset[n] \in 0..Len(log[n])
+          /\ highWatermark[n] \in 0..MaxLogLen
+          /\ endOffsets[n] \in [Voters -> 0..MaxLogLen]
+          /\ epochStartOffset[n] \in 0..MaxLogLen
+          /\ votesGranted[n] \subseteq Voters
+    /\ \A m \in messages :
+          /\ m.mtype \in {"VoteRequest", "VoteResponse", "BeginQuorumEpochRequest",
+                          "EndQuorumEpochRequest", "FetchRequest", "FetchResponse"}
+          /\ m.msource \in Voters /\ m.mdest \in Voters /\ m.msource # m.mdest
+          /\ m.mepoch \in 0..MaxEpoch
+          /\ m.mtype = "FetchResponse" => m.mresult \in {"Ok", "Diverging", "FencedEpoch"}
+    /\ restarts \in 0..MaxRestarts
+
+\* At most one leader per epoch, over the whole history (ghost `elected`).
+ElectionSafety ==
+    \A x, y \in elected : x[1] = y[1] => x[2] = y[2]
+
+\* Two logs holding a record with the same offset and epoch agree on every
+\* record up to and including it.
+LogMatching ==
+    \A a, b \in Voters :
+       \A i \in 1..Min(Len(log[a]), Len(log[b])) :
+          log[a][i].epoch = log[b][i].epoch => SubSeq(log[a], 1, i) = SubSeq(log[b], 1, i)
+
+\* A leader's log holds every record committed in an earlier epoch.
+LeaderCompleteness ==
+    \A n \in Voters :
+       role[n] = "Leader" => IsPrefix(CommittedBefore(currentEpoch[n]), log[n])
+
+\* The committed prefixes (up to each node's HW, and the ghost) agree.
+StateMachineSafety ==
+    LET P(n) == Prefix(log[n], highWatermark[n])
+    IN /\ \A a, b \in Voters : IsPrefix(P(a), P(b)) \/ IsPrefix(P(b), P(a))
+       /\ \A a \in Voters : IsPrefix(P(a), committed) \/ IsPrefix(committed, P(a))
+
+\* The HW a leader exposes is never below what earlier epochs committed:
+\* the global HW does not go backwards across leader changes (the reason
+\* for the epochStartOffset condition, QuorumState.transitionToLeader).
+MonotonicHighWatermark ==
+    \A n \in Voters :
+       role[n] = "Leader" /\ highWatermark[n] > 0
+          => highWatermark[n] >= Len(CommittedBefore(currentEpoch[n]))
+
+\* Every offset below a leader's HW is durably held by a majority.
+MajorityReachedHighWatermark ==
+    \A n \in Voters :
+       role[n] = "Leader" =>
+          IsQuorum({v \in Voters : /\ flushedOffset[v] >= highWatermark[n]
+                                   /\ IsPrefix(Prefix(log[n], highWatermark[n]), log[v])})
+
+\* Durability: no committed record is ever lost: the ghost `committed` is a
+\* prefix of the durable log of a majority (and, by LeaderCompleteness, of
+\* every later leader's log).
+NoCommittedRecordLost ==
+    IsQuorum({v \in Voters : /\ flushedOffset[v] >= Len(committed)
+                             /\ IsPrefix(committed, log[v])})
+
+\* Per node, the HW never decreases while it stays Leader/Follower in an
+\* epoch without restarting (action property).
+HighWatermarkNeverDecreases ==
+    [][\A n \in Voters :
+         (/\ role[n] \in {"Leader", "Follower"}
+          /\ role'[n] = role[n]
+          /\ currentEpoch'[n] = currentEpoch[n]
+          /\ restarts' = restarts)
+         => highWatermark'[n] >= highWatermark[n]]_vars
+
+----------------------------------------------------------------------------
+(* Sanity checks: each of these is FALSE somewhere in the small model; a   *)
+(* test checks each as an invariant and expects a violation, proving the   *)
+(* model reaches the interesting states.                                   *)
+
+NoLeaderEver == \A n \in Voters : role[n] # "Leader"
+NothingCommitted == Len(committed) = 0
+NoValueCommitted == \A i \in DOMAIN committed : committed[i].value = LeaderChange
+NoTruncation == "truncate" \notin coverage
+NoRestartLoss == "restartLoss" \notin coverage
+NoPreVote == "preVote" \notin coverage
+NoResignedLeader == \A n \in Voters : role[n] # "Resigned"
+NoSecondEpochLeader == \A x \in elected : x[1] < 2
+=============================================================================
