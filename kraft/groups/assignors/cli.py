@@ -1,0 +1,179 @@
+"""``kraft assign GROUP.json``: run one of Kafka's assignors on a group described in JSON.
+
+The file::
+
+    {"partitions": {"orders": 6, "payments": 3},
+     "members": {
+        "consumer-1": {"topics": ["orders", "payments"], "owned": ["orders-0", "orders-1"],
+                       "generation": 4, "group_instance_id": "host-a", "rack": "r1"},
+        "consumer-2": {"topics": ["orders"]}},
+     "partition_racks": {"orders-0": ["r1", "r2"]}}        # optional (KIP-881)
+
+Members are visited in the order Kafka's ``HashMap`` would visit them (that is part of the
+result); the file's order stands for the order of the JoinGroup members. ``--settle`` repeats
+the rebalance with each member owning what it got (the cooperative protocol's follow-up
+rebalances) until nothing is revoked. ``--check`` verifies validity and balance and exits 1 on
+a violation. Exit codes: 0 fine, 1 violation found, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from . import ASSIGNORS
+from .types import Subscription, TopicPartition
+
+
+class GroupFileError(ValueError):
+    """The group file is unreadable or malformed; the message names the file and place."""
+
+
+def _tp(text: Any, where: str) -> TopicPartition:
+    if not isinstance(text, str) or "-" not in text:
+        raise GroupFileError(f"{where}: expected \"topic-partition\", got {text!r}")
+    topic, _, num = text.rpartition("-")
+    try:
+        return TopicPartition(topic, int(num))
+    except ValueError:
+        raise GroupFileError(f"{where}: partition number in {text!r} is not an integer") from None
+
+
+def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict[TopicPartition, set[str]]]:
+    """Parse a group file; errors name the file and the line/column or the JSON path."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise GroupFileError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise GroupFileError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    if not isinstance(doc, dict):
+        raise GroupFileError(f"{path}: top level must be an object")
+    parts = doc.get("partitions")
+    if not isinstance(parts, dict):
+        raise GroupFileError(f"{path}: \"partitions\" must be an object of topic -> count")
+    for t, n in parts.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise GroupFileError(f"{path}: partitions.{t}: count must be an integer >= 0, got {n!r}")
+    members = doc.get("members")
+    if not isinstance(members, dict) or not members:
+        raise GroupFileError(f"{path}: \"members\" must be a non-empty object of member id -> subscription")
+    subs: dict[str, Subscription] = {}
+    for m, spec in members.items():
+        where = f"{path}: members.{m}"
+        if not isinstance(spec, dict):
+            raise GroupFileError(f"{where}: must be an object")
+        unknown = set(spec) - {"topics", "owned", "generation", "group_instance_id", "rack"}
+        if unknown:
+            raise GroupFileError(f"{where}: unknown field(s) {sorted(unknown)}")
+        topics = spec.get("topics", [])
+        if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+            raise GroupFileError(f"{where}.topics: must be a list of topic names")
+        owned = spec.get("owned", [])
+        if not isinstance(owned, list):
+            raise GroupFileError(f"{where}.owned: must be a list of \"topic-partition\"")
+        gen = spec.get("generation", -1)
+        if not isinstance(gen, int) or isinstance(gen, bool):
+            raise GroupFileError(f"{where}.generation: must be an integer")
+        for key in ("group_instance_id", "rack"):
+            if spec.get(key) is not None and not isinstance(spec[key], str):
+                raise GroupFileError(f"{where}.{key}: must be a string or null")
+        subs[m] = Subscription(topics, [_tp(x, f"{where}.owned[{i}]") for i, x in enumerate(owned)], gen,
+                               spec.get("group_instance_id"), spec.get("rack"))
+    racks: dict[TopicPartition, set[str]] = {}
+    for key, value in (doc.get("partition_racks") or {}).items():
+        if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
+            raise GroupFileError(f"{path}: partition_racks.{key}: must be a list of rack ids")
+        racks[_tp(key, f"{path}: partition_racks")] = set(value)
+    return parts, subs, racks
+
+
+@click.command(name="assign")
+@click.argument("group_file", type=click.Path(dir_okay=False))
+@click.option("--assignor", "assignor_name", type=click.Choice(sorted(ASSIGNORS)), default="cooperative-sticky",
+              show_default=True, help="Kafka assignor (protocol name)")
+@click.option("--settle", is_flag=True, help="repeat follow-up rebalances until nothing is revoked (max 10)")
+@click.option("--check", is_flag=True, help="verify validity and balance; exit 1 on a violation")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="write the assignment as JSON here")
+@click.option("--variant", type=click.Choice(["EmptySubscriptionCountsAsEqual"]),
+              help="switch on a known Kafka bug (sticky assignors only)")
+def assign(group_file: str, assignor_name: str, settle: bool, check: bool, json_out: str | None,
+           variant: str | None) -> None:
+    """Assign partitions to the members described in GROUP_FILE exactly as Kafka would."""
+    try:
+        ppt, subs, racks = load_group(group_file)
+    except GroupFileError as e:
+        click.echo(f"kraft assign: {e}", err=True)
+        sys.exit(2)
+    if variant and assignor_name not in ("sticky", "cooperative-sticky"):
+        click.echo(f"kraft assign: --variant {variant} applies to the sticky assignors only", err=True)
+        sys.exit(2)
+    assignor = ASSIGNORS[assignor_name](**({variant: True} if variant else {}))
+    rounds = []
+    generation = max([s.generation for s in subs.values()] + [0])
+    while True:
+        if assignor_name == "roundrobin":
+            result = assignor.assign(ppt, subs)
+        else:
+            result = assignor.assign(ppt, subs, racks or None)
+        revoked = sorted(str(p) for m, s in subs.items() for p in set(s.owned_partitions) - set(result[m]))
+        rounds.append({"assignment": {m: [str(p) for p in ps] for m, ps in result.items()}, "revoked": revoked})
+        if not (settle and revoked) or len(rounds) > 10:
+            break
+        generation += 1
+        subs = {m: Subscription(s.topics, result[m], generation, s.group_instance_id, s.rack) for m, s in subs.items()}
+    for i, r in enumerate(rounds):
+        title = f"rebalance {i + 1}" if len(rounds) > 1 else "assignment"
+        click.echo(f"{title} ({assignor_name}):")
+        for m, ps in r["assignment"].items():
+            click.echo(f"  {m}: {', '.join(ps) if ps else '-'}")
+        if r["revoked"]:
+            click.echo(f"  revoked first: {', '.join(r['revoked'])}")
+    found: list[str] = []
+    if check:
+        found = _problems(assignor_name, subs, result, ppt)
+        click.echo("check: ok" if not found else "check: " + "; ".join(found))
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as f:
+            json.dump({"assignor": assignor_name, "rounds": rounds, "problems": found}, f, indent=1)
+    sys.exit(1 if found else 0)
+
+
+def _problems(assignor_name: str, subs: dict[str, Subscription], result: dict[str, list[TopicPartition]],
+              ppt: dict[str, int]) -> list[str]:
+    """Violations of validity, and of the balance the assignor promises: range balances each
+    topic; round robin balances overall when all subscriptions are equal; the sticky assignors
+    leave no member 2+ partitions behind another that holds a partition it could take."""
+    out = []
+    owner: dict[TopicPartition, str] = {}
+    for m, ps in result.items():
+        for p in ps:
+            if p.topic not in subs[m].topics:
+                out.append(f"{p} given to {m}, not subscribed")
+            if not 0 <= p.partition < ppt.get(p.topic, 0):
+                out.append(f"{p} given to {m} does not exist")
+            if p in owner:
+                out.append(f"{p} given to {owner[p]} and {m}")
+            owner[p] = m
+    if assignor_name == "range":
+        for t in ppt:
+            counts = {m: sum(p.topic == t for p in ps) for m, ps in result.items() if t in subs[m].topics}
+            if counts and max(counts.values()) - min(counts.values()) > 1:
+                out.append(f"unbalanced topic {t}: {counts}")
+    elif assignor_name == "roundrobin":
+        if len({frozenset(s.topics) for s in subs.values()}) == 1:
+            sizes = {m: len(ps) for m, ps in result.items()}
+            if max(sizes.values()) - min(sizes.values()) > 1:
+                out.append(f"unbalanced: {sizes}")
+    else:
+        for m in result:
+            for o in result:
+                if len(result[m]) - len(result[o]) > 1 and {p.topic for p in result[m]} & set(subs[o].topics):
+                    out.append(f"unbalanced: {m} has {len(result[m])}, {o} has {len(result[o])}")
+    return out
