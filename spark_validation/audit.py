@@ -1,0 +1,458 @@
+"""The audit: ingest, the three checks (lin, kafka, metadata), per-history results and outputs.
+
+Two engines with the same checks and the same outputs:
+
+* Spark (default): ingest, Kafka anomalies and metadata agreement are DataFrame jobs; the
+  linearizability checker runs per history inside the executors (``groupBy(history)``
+  ``.applyInPandas``), each history with the ``--budget``.
+* ``--no-spark``: the same checkers in this process (the Kafka reference implementation of
+  :mod:`spark_validation.kafka_ref`), for quick feedback on small inputs.
+
+Outputs under ``--out`` (contract: ``results.json``):
+
+``results.json``      one object per history: ``history, model, valid, ops, seconds, anomalies``
+                      (+ ``checks``, and ``malformed`` / ``info`` when relevant)
+``results.parquet``   the same, anomalies as a JSON string column
+``anomalies.parquet`` one row per anomaly: ``history, kind, key, evidence`` (JSON string)
+``malformed.json``    every malformed line / unusable file / malformed history, by file and line
+``ops.parquet``       the ingested op table (partitioned by model): a corpus ``kraft audit`` reads
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+import attrs
+
+from spark_validation import kafka_ref
+from spark_validation.records import Malformed, discover
+
+CHECKS = ("lin", "kafka", "metadata")
+KAFKA_FS = ("send", "poll", "txn")
+
+
+@attrs.frozen
+class AuditOptions:
+    paths: tuple[str, ...]
+    model: str | None = None
+    initial: Any = None  # a normalised Python value (from --initial EDN)
+    master: str | None = None
+    out: Path = Path("results/audit")
+    budget: float | None = None
+    checks: frozenset[str] = frozenset(CHECKS)
+    no_spark: bool = False
+    write_ops: bool = True
+
+
+@attrs.define
+class AuditReport:
+    results: list[dict]
+    anomalies: list[dict]
+    malformed: list[dict]
+    stage_seconds: dict[str, float]
+    ops_total: int = 0
+
+    @property
+    def violations(self) -> Counter:
+        return Counter(a["kind"] for a in self.anomalies if a["kind"] not in kafka_ref.INFORMATIONAL)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(r["valid"] is False for r in self.results) else 0
+
+    def summary(self) -> dict[str, Any]:
+        valid = Counter(str(r["valid"]).lower() for r in self.results)
+        return {
+            "histories": len(self.results),
+            "ops": self.ops_total,
+            "valid": valid.get("true", 0),
+            "invalid": valid.get("false", 0),
+            "unknown": valid.get("unknown", 0),
+            "violations": dict(sorted(self.violations.items())),
+            "informational": dict(Counter(a["kind"] for a in self.anomalies if a["kind"] in kafka_ref.INFORMATIONAL)),
+            "malformed_lines": sum(1 for m in self.malformed if m.get("scope") == "line"),
+            "malformed_histories": sum(1 for m in self.malformed if m.get("scope") == "history"),
+            "skipped_files": sum(1 for m in self.malformed if m.get("scope") == "file"),
+            "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
+        }
+
+
+Progress = Callable[[str], None]
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def combine(verdicts: list[Any]) -> Any:
+    if any(v is False for v in verdicts):
+        return False
+    if not verdicts or any(v == "unknown" for v in verdicts):
+        return "unknown"
+    return True
+
+
+def _lin_models() -> frozenset[str]:
+    from spark_validation.models import MODELS
+
+    return frozenset(MODELS)
+
+
+def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, structure: str | None,
+                  kafka_anoms: list[dict] | None, kafka_seconds: float, lin: dict | None,
+                  checks: frozenset[str]) -> dict:
+    res: dict[str, Any] = {"history": hid, "model": model, "valid": "unknown", "ops": n_ops, "seconds": 0.0,
+                           "anomalies": [], "checks": []}
+    if structure:
+        res["malformed"] = structure
+        return res
+    verdicts: list[Any] = []
+    if kafka_anoms is not None:
+        res["checks"].append("kafka")
+        res["anomalies"].extend({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]} for a in kafka_anoms)
+        verdicts.append(False if any(a["kind"] not in kafka_ref.INFORMATIONAL for a in kafka_anoms) else True)
+        res["seconds"] += kafka_seconds
+    if lin is not None:
+        res["checks"].append("lin")
+        verdicts.append(lin["valid"])
+        res["anomalies"].extend(lin["anomalies"])
+        res["seconds"] += lin["seconds"]
+        if lin.get("info"):
+            res["info"] = lin["info"]
+    if not verdicts:
+        wanted = "lin" in checks and model is not None
+        res["info"] = {"error": (f"unknown model {model!r} (known: {', '.join(sorted(_lin_models()))})"
+                                 if wanted else "no check applies: no Kafka ops and no model (use --model)")}
+    res["valid"] = combine(verdicts)
+    res["seconds"] = round(res["seconds"], 6)
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
+    """Run the audit and write its outputs under ``opts.out``."""
+    histories, tables, traces = discover(opts.paths)
+    progress(f"audit: {len(histories)} history file(s), {len(tables)} Parquet table(s), {len(traces)} trace(s)")
+    out = Path(opts.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ops_dir = out / "ops.parquet"
+    reading_own = any(Path(t).resolve() == ops_dir.resolve() for t in tables)
+    write_ops = opts.write_ops and not reading_own
+    if opts.no_spark:
+        report = _run_local(opts, histories, tables, traces, out if write_ops else None, progress)
+    else:
+        report = _run_spark(opts, histories, tables, traces, out if write_ops else None, progress)
+    _write_outputs(report, out)
+    return report
+
+
+def _metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds: float) -> list[dict]:
+    from spark_validation.metadata import MODEL
+
+    out = []
+    total = max(1, sum(steps.values()))
+    for path, n in sorted(steps.items()):
+        an = anomalies.get(path)
+        out.append({"history": path, "model": MODEL, "valid": an is None, "ops": n,
+                    "seconds": round(seconds * n / total, 6), "anomalies": [an] if an else [],
+                    "checks": ["metadata"]})
+    return out
+
+
+def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], traces: list[Path],
+               ops_out: Path | None, progress: Progress) -> AuditReport:
+    from spark_validation.history import HistoryFormatError, pair_ops
+    from spark_validation.linearizability import check_history
+    from spark_validation.records import history_rows, read_any, rows_to_ops
+
+    stage: dict[str, float] = defaultdict(float)
+    malformed: list[dict] = []
+    per_history: list[tuple[str, list[dict], Any]] = []  # (id, rows, initial)
+    t0 = time.perf_counter()
+    for i, path in enumerate(histories, 1):
+        try:
+            rows, bad, h = read_any(path, opts.model)
+        except HistoryFormatError as exc:
+            malformed.append({"scope": "file", "path": str(path), "line": exc.line, "reason": exc.reason})
+            continue
+        malformed.extend({"scope": "line", **b.to_json()} for b in bad)
+        per_history.append((h.id, rows, h.initial))
+        if i % 1000 == 0:
+            progress(f"ingest: {i}/{len(histories)} files")
+    for t in tables:
+        import pyarrow.parquet as pq
+
+        from spark_validation.records import OP_COLUMNS
+
+        tbl = pq.read_table(t)
+        missing = {"history", "type", "f"} - set(tbl.column_names)
+        if missing:
+            from spark_validation.ingest import InputError
+
+            raise InputError(f"{t}: Parquet table lacks column(s) {sorted(missing)} (needs the op columns)")
+        groups: dict[str, list[dict]] = defaultdict(list)
+        for r in tbl.to_pylist():
+            row = {c: r.get(c) for c in OP_COLUMNS}
+            row["line"] = row["line"] if row["line"] is not None else row["index"]
+            row["index"] = row["index"] if row["index"] is not None else row["line"]
+            if row["model"] is None:
+                row["model"] = opts.model
+            groups[row["history"]].append(row)
+        per_history.extend((hid, rows, None) for hid, rows in groups.items())
+    stage["ingest"] = time.perf_counter() - t0
+    progress(f"ingest: {len(per_history)} histories in {stage['ingest']:.2f}s")
+    if ops_out is not None:
+        _write_ops_local([r for _, rows, _ in per_history for r in rows], ops_out / "ops.parquet")
+
+    lin_models = _lin_models()
+    results: list[dict] = []
+    anomalies: list[dict] = []
+    ops_total = 0
+    for n, (hid, rows, initial) in enumerate(per_history, 1):
+        ops_total += len(rows)
+        model = next((r["model"] for r in rows if r["model"]), None)
+        ops = rows_to_ops(rows)
+        _, errors = pair_ops(ops)
+        structure = errors[0].reason if errors else None
+        if structure:
+            malformed.append({"scope": "history", "path": hid, "line": None,
+                              "reason": f"malformed history: {structure}"})
+        has_kafka = any(r["f"] in KAFKA_FS for r in rows)
+        kafka_anoms, k_secs, lin = None, 0.0, None
+        if not structure and has_kafka and "kafka" in opts.checks:
+            t = time.perf_counter()
+            kafka_anoms = kafka_ref.check_rows(rows)
+            k_secs = time.perf_counter() - t
+            stage["kafka"] += k_secs
+        if not structure and model in lin_models and "lin" in opts.checks:
+            t = time.perf_counter()
+            init = opts.initial if opts.initial is not None else initial
+            r = check_history(ops, model, initial=init, budget_seconds=opts.budget)
+            lin = {"valid": r.valid, "anomalies": _jsonable(r.anomalies), "seconds": r.seconds,
+                   "info": _jsonable(r.info)}
+            stage["lin"] += time.perf_counter() - t
+        res = _build_result(hid, model, len(rows), has_kafka, structure, kafka_anoms, k_secs, lin, opts.checks)
+        results.append(res)
+        anomalies.extend({"history": hid, **a} for a in res["anomalies"])
+        if n % 1000 == 0:
+            progress(f"check: {n}/{len(per_history)} histories")
+    if traces and "metadata" in opts.checks:
+        from spark_validation.metadata import check_traces_local
+
+        t = time.perf_counter()
+        steps, an, bad = check_traces_local([str(p) for p in traces])
+        stage["metadata"] = time.perf_counter() - t
+        malformed.extend({"scope": "line", "path": p, "line": ln, "reason": why, "text": ""} for p, ln, why in bad)
+        mres = _metadata_results(steps, an, stage["metadata"])
+        results.extend(mres)
+        anomalies.extend({"history": r["history"], **a} for r in mres for a in r["anomalies"])
+        ops_total += sum(steps.values())
+    return AuditReport(results, anomalies, malformed, dict(stage), ops_total)
+
+
+def _jsonable(x: Any) -> Any:
+    from spark_validation.history import to_jsonable
+
+    return to_jsonable(x)
+
+
+def _write_ops_local(rows: list[dict], path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spark_validation.records import OP_COLUMNS
+
+    if path.exists():
+        shutil.rmtree(path)
+    if not rows:
+        return
+    schema = pa.schema([("history", pa.string()), ("line", pa.int64()), ("index", pa.int64()),
+                        ("process", pa.string()), ("type", pa.string()), ("f", pa.string()),
+                        ("key", pa.string()), ("value", pa.string()), ("time", pa.int64()),
+                        ("model", pa.string())])
+    tbl = pa.Table.from_pylist([{c: r[c] for c in OP_COLUMNS} for r in rows], schema=schema)
+    pq.write_to_dataset(tbl, str(path), partition_cols=["model"])
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _lin_udf(models: frozenset[str], initial_json: str | None, budget: float | None,
+             per_history_initial: dict[str, str | None]):
+    """The function applied to each history's rows in the executors."""
+
+    def run_one(pdf):
+        import json as _json
+        import time as _time
+
+        import pandas as pd
+
+        from spark_validation.history import normalize, to_jsonable
+        from spark_validation.linearizability import check_history
+        from spark_validation.records import rows_to_ops
+
+        rows = pdf.astype(object).where(pdf.notna(), None).to_dict("records")
+        for r in rows:
+            for c in ("time", "line", "index"):
+                if r.get(c) is not None:
+                    r[c] = int(r[c])
+        hid = rows[0]["history"]
+        model = next((r["model"] for r in rows if r["model"]), None)
+        init_text = initial_json if initial_json is not None else per_history_initial.get(hid)
+        init = normalize(_json.loads(init_text)) if init_text is not None else None
+        t = _time.perf_counter()
+        try:
+            res = check_history(rows_to_ops(rows), model, initial=init, budget_seconds=budget)
+            out = (str(res.valid).lower() if isinstance(res.valid, bool) else str(res.valid), len(rows),
+                   res.seconds, _json.dumps(to_jsonable(res.anomalies)), _json.dumps(to_jsonable(res.info)))
+        except Exception as exc:  # noqa: BLE001 - one history's crash must not kill the corpus
+            out = ("unknown", len(rows), _time.perf_counter() - t, "[]",
+                   _json.dumps({"error": f"checker raised {type(exc).__name__}: {exc}"}))
+        return pd.DataFrame([(hid, *out)], columns=["history", "valid", "ops", "seconds", "anomalies", "info"])
+
+    return run_one
+
+
+def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], traces: list[Path],
+               ops_out: Path | None, progress: Progress) -> AuditReport:
+    from pyspark.sql import functions as F
+
+    from spark_validation import ingest, kafka_spark
+    from spark_validation.session import get_session
+
+    stage: dict[str, float] = {}
+    t0 = time.perf_counter()
+    spark = get_session(opts.master)
+    stage["session"] = time.perf_counter() - t0
+    progress(f"spark: session on {spark.sparkContext.master} ({stage['session']:.1f}s)")
+
+    t = time.perf_counter()
+    ops, bad, meta, extra_traces, skipped = ingest.load(spark, histories, tables, opts.model)
+    traces = sorted(set(traces) | set(extra_traces))
+    ops = ops.localCheckpoint()  # materialised once; later plans start from this leaf
+    malformed: list[dict] = [{"scope": "file", **m.to_json()} for m in skipped]
+    malformed.extend({"scope": "line", **m.to_json()} for m in ingest.malformed_rows(bad))
+    summary = (ops.groupBy("history").agg(
+        F.count("*").alias("n"), F.max("model").alias("model"),
+        F.max(F.col("f").isin(*KAFKA_FS).cast("int")).alias("kafka")).collect())
+    ops_total = sum(r["n"] for r in summary)
+    stage["ingest"] = time.perf_counter() - t
+    progress(f"ingest: {len(summary)} histories, {ops_total} ops, {len(malformed)} malformed "
+             f"({stage['ingest']:.1f}s)")
+    if ops_out is not None:
+        t = time.perf_counter()
+        target = ops_out / "ops.parquet"
+        ops.write.mode("overwrite").partitionBy("model").parquet(str(target))
+        stage["write_ops"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    structure = {r["history"]: r["reason"] for r in ingest.pairing_problems(ops).collect()}
+    for hid, why in sorted(structure.items()):
+        malformed.append({"scope": "history", "path": hid, "line": None, "reason": f"malformed history: {why}"})
+    stage["pairing"] = time.perf_counter() - t
+    good = ops
+    if structure:
+        bad_h = spark.createDataFrame([(h,) for h in structure], "history string")
+        good = ops.join(F.broadcast(bad_h), "history", "left_anti")
+
+    kafka_by_h: dict[str, list[dict]] = defaultdict(list)
+    kafka_hist = {r["history"] for r in summary if r["kafka"] and r["history"] not in structure}
+    kafka_secs = 0.0
+    if kafka_hist and "kafka" in opts.checks:
+        t = time.perf_counter()
+        kops = good.where(F.col("history").isin(list(kafka_hist))) if len(kafka_hist) < len(summary) else good
+        an_df = kafka_spark.check(kops)
+        rows = an_df.collect()
+        for r in rows:
+            kafka_by_h[r["history"]].append({"kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])})
+        kafka_secs = time.perf_counter() - t
+        stage["kafka"] = kafka_secs
+        progress(f"kafka: {len(kafka_hist)} histories, {len(rows)} anomalies ({kafka_secs:.1f}s)")
+
+    lin_by_h: dict[str, dict] = {}
+    lin_models = _lin_models()
+    lin_hist = [r["history"] for r in summary if r["model"] in lin_models and r["history"] not in structure]
+    if lin_hist and "lin" in opts.checks:
+        t = time.perf_counter()
+        init_json = json.dumps(_jsonable(opts.initial)) if opts.initial is not None else None
+        per_init = {h: meta.get(h, (None, None))[1] for h in lin_hist}
+        lops = good.where(F.col("model").isin(list(lin_models)))
+        n_parts = max(2, min(len(lin_hist), spark.sparkContext.defaultParallelism * 4))
+        lin_rows = (lops.repartition(n_parts, "history").groupBy("history")
+                    .applyInPandas(_lin_udf(lin_models, init_json, opts.budget, per_init),
+                                   "history string, valid string, ops long, seconds double, anomalies string, info string")
+                    .collect())
+        for r in lin_rows:
+            v = {"true": True, "false": False}.get(r["valid"], "unknown")
+            lin_by_h[r["history"]] = {"valid": v, "anomalies": json.loads(r["anomalies"]), "seconds": r["seconds"],
+                                      "info": json.loads(r["info"])}
+        stage["lin"] = time.perf_counter() - t
+        progress(f"lin: {len(lin_rows)} histories ({stage['lin']:.1f}s)")
+
+    results: list[dict] = []
+    anomalies: list[dict] = []
+    kafka_ops = sum(r["n"] for r in summary if r["history"] in kafka_hist) or 1
+    for r in sorted(summary, key=lambda r: r["history"]):
+        hid = r["history"]
+        ka = kafka_by_h.get(hid, []) if hid in kafka_hist and "kafka" in opts.checks else None
+        share = kafka_secs * r["n"] / kafka_ops if ka is not None else 0.0
+        res = _build_result(hid, r["model"], r["n"], bool(r["kafka"]), structure.get(hid), ka, share,
+                            lin_by_h.get(hid), opts.checks)
+        results.append(res)
+        anomalies.extend({"history": hid, **a} for a in res["anomalies"])
+
+    if traces and "metadata" in opts.checks:
+        from spark_validation.metadata import check_traces_spark
+
+        t = time.perf_counter()
+        steps, an, bad_t = check_traces_spark(spark, [str(p) for p in traces])
+        stage["metadata"] = time.perf_counter() - t
+        malformed.extend({"scope": "line", "path": p, "line": ln, "reason": why, "text": ""} for p, ln, why in bad_t)
+        mres = _metadata_results(steps, an, stage["metadata"])
+        results.extend(mres)
+        anomalies.extend({"history": r["history"], **a} for r in mres for a in r["anomalies"])
+        ops_total += sum(steps.values())
+        progress(f"metadata: {len(steps)} traces ({stage['metadata']:.1f}s)")
+    return AuditReport(results, anomalies, malformed, stage, ops_total)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _write_outputs(report: AuditReport, out: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out.mkdir(parents=True, exist_ok=True)
+    _atomic_write(out / "results.json", json.dumps(report.results, indent=1, default=str))
+    _atomic_write(out / "malformed.json", json.dumps(report.malformed, indent=1, default=str))
+    _atomic_write(out / "summary.json", json.dumps(report.summary(), indent=1, default=str))
+    res_tbl = pa.Table.from_pylist(
+        [{"history": r["history"], "model": r["model"], "valid": str(r["valid"]).lower(), "ops": r["ops"],
+          "seconds": float(r["seconds"]), "anomalies": json.dumps(r["anomalies"], default=str),
+          "malformed": r.get("malformed")} for r in report.results],
+        schema=pa.schema([("history", pa.string()), ("model", pa.string()), ("valid", pa.string()),
+                          ("ops", pa.int64()), ("seconds", pa.float64()), ("anomalies", pa.string()),
+                          ("malformed", pa.string())]))
+    pq.write_table(res_tbl, out / "results.parquet")
+    an_tbl = pa.Table.from_pylist(
+        [{"history": a["history"], "kind": a["kind"], "key": None if a["key"] is None else str(a["key"]),
+          "evidence": json.dumps(a["evidence"], default=str)} for a in report.anomalies],
+        schema=pa.schema([("history", pa.string()), ("kind", pa.string()), ("key", pa.string()),
+                          ("evidence", pa.string())]))
+    pq.write_table(an_tbl, out / "anomalies.parquet")
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    os.replace(tmp, path)

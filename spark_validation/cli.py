@@ -1,0 +1,109 @@
+"""``kraft audit``: scan client histories (and simulator traces) for consistency violations."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from spark_validation.audit import CHECKS, AuditOptions, AuditReport, run
+
+EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+
+
+def _parse_initial(text: str | None):
+    if text is None:
+        return None
+    from spark_validation.edn import EdnError, loads
+    from spark_validation.history import normalize
+
+    try:
+        return normalize(loads(text, source="--initial"))
+    except EdnError as exc:
+        raise click.BadParameter(str(exc), param_hint="--initial") from None
+
+
+def _parse_checks(text: str) -> frozenset[str]:
+    wanted = {c.strip() for c in text.split(",") if c.strip()}
+    unknown = wanted - set(CHECKS)
+    if unknown or not wanted:
+        raise click.BadParameter(f"unknown check(s) {sorted(unknown)}; choose from {','.join(CHECKS)}",
+                                 param_hint="--checks")
+    return frozenset(wanted)
+
+
+def print_summary(report: AuditReport, out: Path) -> None:
+    s = report.summary()
+    click.echo(f"histories        {s['histories']}")
+    click.echo(f"ops              {s['ops']}")
+    click.echo(f"valid            {s['valid']}")
+    click.echo(f"invalid          {s['invalid']}")
+    click.echo(f"unknown          {s['unknown']}")
+    click.echo(f"malformed        {s['malformed_lines']} line(s), {s['malformed_histories']} history(ies), "
+               f"{s['skipped_files']} file(s) skipped")
+    if s["violations"]:
+        click.echo("violations by kind:")
+        for k, n in s["violations"].items():
+            click.echo(f"  {k:<24} {n}")
+    else:
+        click.echo("violations       none")
+    for k, n in s["informational"].items():
+        click.echo(f"{k} (not a violation): {n} key(s) with acknowledged sends never polled")
+    for m in report.malformed[:10]:
+        where = f"{m['path']}:{m['line']}" if m.get("line") is not None else m["path"]
+        click.echo(f"  malformed {where}: {m['reason']}")
+    if len(report.malformed) > 10:
+        click.echo(f"  ... {len(report.malformed) - 10} more in {out / 'malformed.json'}")
+    bad = [r for r in report.results if r["valid"] is False]
+    for r in bad[:10]:
+        kinds = sorted({a["kind"] for a in r["anomalies"]})
+        click.echo(f"  INVALID {r['history']}: {', '.join(kinds)}")
+    if len(bad) > 10:
+        click.echo(f"  ... {len(bad) - 10} more invalid histories")
+    click.echo(f"results: {out / 'results.json'}")
+
+
+@click.command(name="audit")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--model", default=None, help="model for histories that name none (sidecar/header win)")
+@click.option("--initial", default=None, help="initial value of the model, as EDN (e.g. 0, nil, {:x 0})")
+@click.option("--master", default=None, help="Spark master URL (default local[*])")
+@click.option("--out", "out", default="results/audit", show_default=True, type=click.Path(file_okay=False))
+@click.option("--budget", default=None, type=float, help="seconds per history for the linearizability search")
+@click.option("--checks", default=",".join(CHECKS), show_default=True, help="comma-separated subset of lin,kafka,metadata")
+@click.option("--no-spark", is_flag=True, help="run the checkers in-process, without a JVM (small inputs)")
+def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master: str | None, out: str,
+          budget: float | None, checks: str, no_spark: bool) -> None:
+    """Report every consistency violation provable from client histories.
+
+    PATH is a history file (Jepsen EDN, NDJSON), a directory of them, a Parquet table written by
+    an earlier audit (ops.parquet), or a simulator trace (metadata agreement). Exit 1 if a
+    violation was found, 2 on bad input or a tool failure.
+    """
+    from spark_validation.history import HistoryFormatError
+    from spark_validation.ingest import InputError
+    from spark_validation.session import SparkUnavailable
+
+    if budget is not None and budget <= 0:
+        raise click.BadParameter("must be positive", param_hint="--budget")
+    if no_spark and master:
+        raise click.UsageError("--master and --no-spark are exclusive")
+    opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
+                        out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark)
+    try:
+        report = run(opts)
+    except FileNotFoundError as exc:
+        click.echo(f"kraft audit: no such file or directory: {exc.args[0] if exc.args else exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except (InputError, HistoryFormatError) as exc:
+        click.echo(f"kraft audit: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except SparkUnavailable as exc:
+        click.echo(f"kraft audit: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    print_summary(report, Path(out))
+    if not report.results and not report.malformed:
+        click.echo("kraft audit: no histories found under the given paths", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(report.exit_code)

@@ -1,0 +1,340 @@
+"""The flat operation row both audit paths (Spark and ``--no-spark``) work on.
+
+A history, whatever its file format, becomes a list of *op rows*: one per Jepsen operation,
+with the value kept as *text* so that a Parquet column, a Spark ``from_json`` string field and
+a Python parser all agree on it:
+
+========  =====================================================================================
+column    meaning
+========  =====================================================================================
+history   the history id: the file path, or the id column of a Parquet corpus
+line      1-based line of the op in its file (EDN: 1-based position of the op in the history)
+index     the op's ``index`` field when it has one, else ``line``; evidence names ops by it
+process   the process, as text (``0``, ``nemesis``)
+type      ``invoke`` | ``ok`` | ``fail`` | ``info``
+f         the function, as text (``send``, ``poll``, ``txn``, ``assign``, ``read``, ...)
+key       the op-level key as text, or null (Jepsen's Kafka ops carry keys in micro-ops)
+value     the value as text (see :func:`to_text`), or null
+time      nanoseconds, or null
+model     the model named by ``--model``, the history header or a sidecar file, or null
+========  =====================================================================================
+
+Text encoding (:func:`to_text`) is the one Spark's JSON reader uses when a ``string`` field
+meets a JSON value: strings stay unquoted, numbers keep their JSON spelling, ``true``/``false``,
+and arrays/objects become compact JSON. EDN keywords become their name (``:send`` -> ``send``),
+vectors and lists become arrays, sets become sorted arrays, maps become objects with text keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import attrs
+
+OP_COLUMNS = ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")
+OP_TYPES = frozenset({"invoke", "ok", "fail", "info"})
+COMPLETIONS = frozenset({"ok", "fail", "info"})
+HISTORY_SUFFIXES = (".ndjson", ".jsonl", ".json", ".edn")
+MODEL_SIDECAR_SUFFIX = ".model"
+
+
+def _plain(value: Any) -> Any:
+    """Turn a parsed value (JSON or EDN) into plain JSON-able Python."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dict):
+        return {to_text(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (frozenset, set)):
+        items = [_plain(v) for v in value]
+        return sorted(items, key=lambda x: json.dumps(x, sort_keys=True, default=str))
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    name = getattr(value, "name", None)  # edn Keyword / Symbol
+    if isinstance(name, str):
+        ns = getattr(value, "namespace", None)
+        return f"{ns}/{name}" if ns else name
+    inner = getattr(value, "value", None)  # edn Tagged
+    if inner is not None:
+        return _plain(inner)
+    return str(value)
+
+
+def to_text(value: Any) -> str | None:
+    """The text form of a value, identical to what Spark's JSON reader puts in a string field."""
+    value = _plain(value)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def parse_text(text: str | None) -> Any:
+    """Inverse of :func:`to_text` for structures: arrays/objects are parsed, scalars stay text."""
+    if text is None:
+        return None
+    s = text.lstrip()
+    if s[:1] in ("[", "{"):
+        try:
+            return json.loads(s)
+        except ValueError:
+            return text
+    return text
+
+
+def to_int(text: Any) -> int | None:
+    """An offset: an integer, or None (the same rule as Spark's ``try_cast(... as bigint)``)."""
+    if text is None or isinstance(text, bool):
+        return None
+    if isinstance(text, int):
+        return text
+    s = str(text).strip()
+    body = s[1:] if s[:1] in "+-" else s
+    if body.isdigit() and body.isascii():
+        v = int(s)
+        if -(2**63) <= v < 2**63:
+            return v
+    return None
+
+
+@attrs.frozen
+class Malformed:
+    """One line (or one history) the audit could not use, with where and why."""
+
+    path: str
+    line: int | None
+    reason: str
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "reason": self.reason, "text": self.text[:200]}
+
+
+def op_row(
+    history: str,
+    line: int,
+    *,
+    index: Any,
+    process: Any,
+    type: Any,
+    f: Any,
+    key: Any = None,
+    value: Any = None,
+    time: Any = None,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """Build one op row (see the module docstring)."""
+    idx = to_int(index) if index is not None else None
+    t = to_int(time) if time is not None and not isinstance(time, float) else (int(time) if time else None)
+    return {
+        "history": history,
+        "line": int(line),
+        "index": idx if idx is not None else int(line),
+        "process": to_text(process),
+        "type": to_text(type),
+        "f": to_text(f),
+        "key": to_text(key),
+        "value": to_text(value),
+        "time": t,
+        "model": model,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpus discovery and the model of a history
+
+
+def is_parquet_table(path: Path) -> bool:
+    """A directory written by Spark/pyarrow as a Parquet table (``ops.parquet`` of an audit)."""
+    if path.is_file():
+        return path.suffix == ".parquet"
+    if not path.is_dir():
+        return False
+    if path.suffix == ".parquet" or (path / "_SUCCESS").exists():
+        return True
+    return any(p.suffix == ".parquet" for p in path.iterdir() if p.is_file())
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[Path], list[Path]]:
+    """Split the command-line paths into (history files, Parquet tables, trace files).
+
+    A directory is walked recursively; Parquet tables inside it are taken whole. Trace files
+    (``trace.ndjson`` / ``*.trace.ndjson``, contract section 5) go to the metadata check.
+    Raises FileNotFoundError for a path that does not exist.
+    """
+    histories: list[Path] = []
+    tables: list[Path] = []
+    traces: list[Path] = []
+
+    def add_file(p: Path) -> None:
+        if p.suffix == ".parquet":
+            tables.append(p)
+        elif p.name == "trace.ndjson" or p.name.endswith(".trace.ndjson"):
+            traces.append(p)
+        elif p.suffix in HISTORY_SUFFIXES and p.name not in ("results.json", "malformed.json"):
+            histories.append(p)
+
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise FileNotFoundError(str(p))
+        if p.is_file():
+            add_file(p)
+            continue
+        if is_parquet_table(p):
+            tables.append(p)
+            continue
+        for root, dirs, files in os.walk(p):
+            rootp = Path(root)
+            keep = []
+            for d in sorted(dirs):
+                if is_parquet_table(rootp / d):
+                    tables.append(rootp / d)
+                else:
+                    keep.append(d)
+            dirs[:] = keep
+            for name in sorted(files):
+                add_file(rootp / name)
+    return sorted(set(histories)), sorted(set(tables)), sorted(set(traces))
+
+
+def sidecar_model(path: Path) -> str | None:
+    """The model named by a sidecar: ``<file>.model`` or ``model.txt`` in the file's directory."""
+    for side in (path.with_name(path.name + MODEL_SIDECAR_SUFFIX), path.parent / "model.txt"):
+        if side.is_file():
+            text = side.read_text().strip()
+            if text:
+                return text.split()[0]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# NDJSON reading in plain Python (the --no-spark path; the Spark path reads NDJSON itself)
+
+
+def read_ndjson_rows(path: Path, model: str | None = None) -> tuple[list[dict], list[Malformed], str | None]:
+    """Op rows of one NDJSON history, malformed lines, and the model its header names.
+
+    A header (``{"v": 1, "kind": "history", ...}``) may be the first line. A line that is not a
+    JSON object, or lacks a valid ``type`` or an ``f``, is malformed: counted and skipped.
+    """
+    rows: list[dict] = []
+    bad: list[Malformed] = []
+    header_model: str | None = None
+    hid = str(path)
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for n, text in enumerate(fh, start=1):
+            s = text.strip()
+            if not s:
+                continue
+            try:
+                obj = json.loads(s)
+            except ValueError as exc:
+                bad.append(Malformed(hid, n, f"invalid JSON: {exc.msg}", s))
+                continue
+            if not isinstance(obj, dict):
+                bad.append(Malformed(hid, n, "not a JSON object", s))
+                continue
+            if "kind" in obj and "type" not in obj:
+                if obj.get("model"):
+                    header_model = str(obj["model"])
+                continue
+            reason = row_problem(obj.get("type"), obj.get("f"))
+            if reason:
+                bad.append(Malformed(hid, n, reason, s))
+                continue
+            rows.append(
+                op_row(hid, n, index=obj.get("index"), process=obj.get("process"), type=obj["type"],
+                       f=obj["f"], key=obj.get("key"), value=obj.get("value"), time=obj.get("time"),
+                       model=model)
+            )
+    return rows, bad, header_model
+
+
+def row_problem(type_: Any, f: Any) -> str | None:
+    """Why an op lacks what every op needs, or None."""
+    t = to_text(type_)
+    if t is None:
+        return "missing type"
+    if t.lstrip(":") not in OP_TYPES:
+        return f"bad type {t!r}"
+    if f is None:
+        return "missing f"
+    return None
+
+
+def pairing_problem(rows: list[dict]) -> str | None:
+    """Jepsen's well-formedness: per process, invoke and completion alternate.
+
+    Returns the first problem (an unmatched completion, or a second invocation while one is
+    open), naming the line; None if the history is well formed. The Spark path computes the
+    same with a window (``spark_validation.ingest.pairing_problems``).
+    """
+    open_: dict[Any, int] = {}
+    for r in sorted(rows, key=lambda r: r["line"]):
+        p = r["process"]
+        if r["type"] == "invoke":
+            if p in open_:
+                return f"line {r['line']}: process {p} invokes while its op at line {open_[p]} is open"
+            open_[p] = r["line"]
+        else:
+            if p not in open_:
+                return f"line {r['line']}: {r['type']} completion of process {p} without an invocation"
+            del open_[p]
+    return None
+
+
+def history_rows(h: Any) -> list[dict]:
+    """Op rows of a :class:`spark_validation.history.History` (line = 1-based position)."""
+    return [
+        op_row(h.id, i + 1, index=op.index, process=op.process, type=op.type, f=op.f, key=op.key,
+               value=op.value, time=op.time, model=h.model)
+        for i, op in enumerate(h.ops)
+    ]
+
+
+def value_from_text(text: str | None) -> Any:
+    """Best inverse of :func:`to_text` for the models: JSON when it parses, else the string."""
+    if text is None:
+        return None
+    s = text.strip()
+    if s[:1] in "[{-0123456789" or s in ("true", "false", "null"):
+        try:
+            return json.loads(s)
+        except ValueError:
+            return text
+    return text
+
+
+def rows_to_ops(rows: Iterable[dict]) -> list:
+    """Op rows back to :class:`spark_validation.history.Op` values (for the lin checker)."""
+    from spark_validation.history import Op, normalize
+
+    out = []
+    for r in sorted(rows, key=lambda r: r["line"]):
+        p = r["process"]
+        pi = to_int(p)
+        out.append(Op(index=int(r["index"]), process=pi if pi is not None else p, type=r["type"],
+                      f=r["f"], key=normalize(value_from_text(r["key"])),
+                      value=normalize(value_from_text(r["value"])), time=r.get("time")))
+    return out
+
+
+def read_any(path: Path, model: str | None = None, hid: str | None = None) -> tuple[list[dict], list[Malformed], Any]:
+    """Op rows, malformed lines and the History of one file, via the history reader
+    (contract section 6). A file that is not a history at all raises HistoryFormatError."""
+    from spark_validation.history import read_history
+
+    h = read_history(str(path), default_model=model, id=hid)
+    bad = [Malformed(str(m.path), m.line, m.reason, str(m.text)) for m in h.malformed]
+    return history_rows(h), bad, h

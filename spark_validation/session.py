@@ -1,0 +1,100 @@
+"""One SparkSession per process, bound to loopback, quiet, with a clear error when java is absent.
+
+``local[*]`` by default; ``--master spark://host:port`` (or any master URL) for a cluster.
+Everything the driver opens (RPC, block manager) listens on 127.0.0.1 and the web UI is off, so
+an audit never exposes a port beyond the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+_SESSION: "SparkSession | None" = None
+_MASTER: str | None = None
+
+
+class SparkUnavailable(RuntimeError):
+    """Java is missing or Spark could not start; the message says which and what to do."""
+
+
+def java_problem() -> str | None:
+    """None if a usable java is on JAVA_HOME or PATH, else a message naming what is missing."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        where = f"JAVA_HOME={home}" if home else "PATH"
+        return f"java not found on {where}: Spark needs Java 17 (install a JDK 17 or use --no-spark)"
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not run {java}: {exc}"
+    if out.returncode != 0:
+        return f"{java} -version failed: {out.stderr.strip()[:200]}"
+    return None
+
+
+def get_session(master: str | None = None, *, shuffle_partitions: int | None = None,
+                app_name: str = "kraft-audit", executor_cores: int | None = None) -> "SparkSession":
+    """The process's SparkSession, created on first use.
+
+    ``master`` None means ``local[*]``. Asking for a different master than the live session's
+    stops the old one first (a process audits against one cluster at a time).
+    """
+    global _SESSION, _MASTER
+    master = master or "local[*]"
+    if _SESSION is not None:
+        if _MASTER == master:
+            if shuffle_partitions:
+                _SESSION.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
+            return _SESSION
+        stop_session()
+    problem = java_problem()
+    if problem:
+        raise SparkUnavailable(problem)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
+    from pyspark.sql import SparkSession
+
+    parts = shuffle_partitions or (4 if master.startswith("local") else 8)
+    b = (SparkSession.builder.master(master).appName(app_name)
+         .config("spark.driver.host", "127.0.0.1")
+         .config("spark.driver.bindAddress", "127.0.0.1")
+         .config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "false")
+         .config("spark.sql.shuffle.partitions", str(parts))
+         .config("spark.sql.adaptive.enabled", "true")
+         .config("spark.sql.ansi.enabled", "false")
+         .config("spark.sql.session.timeZone", "UTC")
+         .config("spark.driver.memory", os.environ.get("KRAFT_SPARK_DRIVER_MEMORY", "2g"))
+         .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+    if executor_cores:
+        b = b.config("spark.executor.cores", str(executor_cores)).config("spark.cores.max", str(executor_cores))
+    if not master.startswith("local"):
+        b = b.config("spark.executor.memory", os.environ.get("KRAFT_SPARK_EXECUTOR_MEMORY", "1g"))
+    try:
+        spark = b.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - Py4J/JVM start errors come in many types
+        raise SparkUnavailable(f"Spark could not start with master {master}: {exc}") from exc
+    spark.sparkContext.setLogLevel("ERROR")
+    _SESSION, _MASTER = spark, master
+    return spark
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable
+
+
+def stop_session() -> None:
+    """Stop the process's session (tests switching master; the CLI never needs it)."""
+    global _SESSION, _MASTER
+    if _SESSION is not None:
+        _SESSION.stop()
+    _SESSION, _MASTER = None, None
