@@ -17,6 +17,7 @@ and ``HashSet``. To reproduce Kafka's results bit for bit we model:
   bucket in insertion order (a resize splits a bucket preserving relative order); capacity
   starts at 16 (or ``tableSizeFor`` of an explicit initial capacity) and doubles when the size
   exceeds ``0.75 * capacity``; removals never shrink the table (:class:`JavaHashOrder`).
+  (``new HashMap<>(n)`` starts at ``tableSizeFor(n)``: pass ``initial_capacity``.)
 
 Limitation, documented in docs/assignors.md: a bucket holding 8 or more colliding keys in a
 table of at least 64 buckets is turned into a red-black tree by Java, whose iteration order is
@@ -102,13 +103,6 @@ class JavaHashOrder(Generic[K]):
         for k in keys:
             order.add(k)
         return order
-
-    @classmethod
-    def copy_of(cls, keys: Iterable[K], hash_fn: Callable[[K], int]) -> "JavaHashOrder[K]":
-        """``new HashMap<>(map)`` / ``new HashSet<>(collection)`` sizing: ``size / 0.75 + 1``."""
-        keys = list(keys)
-        cap = max(int(len(keys) / 0.75) + 1, 16)
-        return cls.of(keys, hash_fn, cap)
 
     def add(self, key: K) -> None:
         if key in self._keys:
