@@ -29,7 +29,7 @@ from typing import Any, Iterable
 
 import attrs
 
-from traces.generate import MODULE_PREFIX, Micro, render_cfg, render_module
+from traces.generate import MODULE_PREFIX, Micro, model_values_in, render_cfg, render_module
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction, get_glue
 from traces.schema import Event, Trace, read_trace
 from traces.tla import RenderError, parse_printed
@@ -225,9 +225,10 @@ def _run(glue: Glue, traces: list[list[Micro]], inits: list[dict[str, str]], con
     with _RunDir(opts, mode) as run:
         _setup(run, glue)
         name = f"{MODULE_PREFIX}_{glue.module}"
-        (run / f"{name}.tla").write_text(render_module(glue, name, traces, inits, mode,
-                                                       witness=opts.witness, diagnose=opts.diagnose))
-        (run / f"{name}.cfg").write_text(render_cfg(constants, mode, opts.witness))
+        text = render_module(glue, name, traces, inits, mode, witness=opts.witness, diagnose=opts.diagnose)
+        (run / f"{name}.tla").write_text(text)
+        mvs = model_values_in([ln for ln in text.splitlines()[:12] if ln.startswith("CONSTANTS TrMV_")])
+        (run / f"{name}.cfg").write_text(render_cfg(constants, mode, opts.witness, mvs))
         return tlcrun.run_tlc(run, name, f"{name}.cfg", timeout=opts.timeout, heap=opts.heap)
 
 

@@ -174,12 +174,29 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
     out.append("")
     out.append("TrNotDone == trL <= Len(TrTraces[trT])")
     out.append("====")
+    mvs = model_values_in(out)
+    if mvs:  # opaque values of the trace (glue renders them as TrMV_...): model values from the cfg
+        out.insert(out.index("VARIABLES trL, trT") + 1, "CONSTANTS " + ", ".join(mvs))
     return "\n".join(out) + "\n"
 
 
-def render_cfg(constants: dict[str, str], mode: str, witness: str = "exit") -> str:
+_MV_RE = re.compile(r"\bTrMV_[A-Za-z0-9_]+\b")
+
+
+def model_values_in(lines: list[str]) -> list[str]:
+    names: set[str] = set()
+    for line in lines:
+        if "TrMV_" in line:
+            names.update(_MV_RE.findall(line))
+    return sorted(names)
+
+
+def render_cfg(constants: dict[str, str], mode: str, witness: str = "exit",
+               model_values: list[str] = ()) -> str:
+    """A value ``"<- Op"`` substitutes a definition (``MaxFaults <- Unbounded``)."""
     lines = ["CONSTANTS"]
-    lines += [f"  {k} = {v}" for k, v in constants.items()]
+    lines += [f"  {k} {v}" if v.startswith("<-") else f"  {k} = {v}" for k, v in constants.items()]
+    lines += [f"  {m} = {m}" for m in model_values]
     lines += ["INIT TrInit", "NEXT TrNext"]
     if mode == "single" and witness == "invariant":
         lines.append("INVARIANT TrNotDone")

@@ -69,7 +69,7 @@ def test_partial_projection_is_explored(relay, tmp_path):
 @pytest.mark.parametrize("variant", ["BuggyMax", "ForgetOnRestart"])
 def test_bug_variants_rejected_where_the_bug_acts(relay, tmp_path, variant):
     paths, expected = [], []
-    for seed in (1, 2, 5):
+    for seed in (1, 5):
         ls = lines_of(relay, seed, 400, variant=variant)
         paths.append(write(tmp_path / f"{variant}{seed}.ndjson", ls))
         expected.append(first_bug_line(ls, variant))
@@ -194,10 +194,10 @@ def test_init_mismatch_and_empty_trace(relay, tmp_path):
 
 
 def test_batch_single_parallel_and_witness_modes_agree(relay, tmp_path):
-    paths = [write(tmp_path / f"g{s}.ndjson", lines_of(relay, s, 100)) for s in range(4)]
+    paths = [write(tmp_path / f"g{s}.ndjson", lines_of(relay, s, 100)) for s in range(2)]
     bad = lines_of(relay, 2, 300, variant="BuggyMax")
     paths.append(write(tmp_path / "bad.ndjson", bad))
-    want = [("accepted", None)] * 4 + [("rejected", first_bug_line(bad, "BuggyMax"))]
+    want = [("accepted", None)] * 2 + [("rejected", first_bug_line(bad, "BuggyMax"))]
     for opts in (Options(batch=64), Options(batch=2, jobs=2), Options(batch=1, jobs=2, witness="invariant")):
         got = [(r.verdict, r.line) for r in check_paths(paths, opts)]
         assert got == want, opts

@@ -1,0 +1,188 @@
+"""Conformance glue for the KRaft quorum: traces of ``kraft simulate --protocol kraft`` checked
+against ``spec/KRaft.tla`` (vocabulary: docs/contracts.md section 2; action table:
+``kraft/quorum/actions.py``).
+
+Translation choices (each is a fact about the spec, not a change to it):
+
+* Voters are the implementation's integer ids; ``Nil`` is a model value; JSON ``null`` is ``Nil``.
+* Client values are integers in the implementation and opaque in the spec (``Values`` holds model
+  values, and log entries mix them with the string ``"LeaderChange"``, which TLC cannot compare
+  with an integer), so value ``7`` becomes the model value ``TrMV_v7`` (declared by the generated
+  module); ``"LeaderChange"`` stays a string.
+* The message handlers of the spec do not test ``m \\in messages`` (``Next`` quantifies over the
+  network), so the trace spec adds that conjunct: a delivered message must be in flight.
+* The bounds that keep TLC's state space finite (``MaxEpoch``, ``MaxLogLen``, ``MaxRestarts``,
+  ``MaxInFlight``) are set far above anything a trace reaches, ``MaxFaults`` is unbounded, and
+  ``Duplication`` is on (the simulator's network may deliver a copy and keep another).  The bug
+  switches are FALSE: traces are always checked against the correct protocol.
+* ``RestartWithDiskLoss`` has no spec counterpart (the spec does not model losing a disk): such a
+  step is rejected as an unknown action, precisely, instead of being skipped silently.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
+from traces.schema import Event
+from traces.tla import BOOL, INT, STR, Fun, Nullable, RenderError, Rec, Seq, Set, T, tla_string
+
+SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
+VARIANTS = ("VoteWithoutLogCheck", "HwmFromAnyEpoch", "NoTruncateOnDivergence", "ForgetVoteOnRestart")
+BIG = 1_000_000
+
+
+class _ClientValue(T):
+    def render(self, v: Any, where: str) -> str:
+        if v == "LeaderChange":
+            return tla_string(v)
+        if isinstance(v, bool) or not isinstance(v, (int, str)):
+            raise RenderError(f"{where}: a log value must be an integer client value or \"LeaderChange\"")
+        text = str(v)
+        if not text.replace("-", "m").replace("_", "").isalnum():
+            raise RenderError(f"{where}: client value {v!r} cannot be a TLA+ model value name")
+        return "TrMV_v" + text.replace("-", "m")
+
+
+VALUE = _ClientValue()
+ENTRY = Rec({"epoch": INT, "value": VALUE})
+NODE = INT
+NODE_OR_NIL = Nullable(INT, "Nil")
+
+_MSG_FIELDS: dict[str, T] = {
+    "mtype": STR, "msource": NODE, "mdest": NODE, "mepoch": INT,
+    "mlastEpoch": INT, "mlastOffset": INT, "mpreVote": BOOL, "mgranted": BOOL,
+    "mfetchOffset": INT, "mlastFetchedEpoch": INT, "mresult": STR, "mentries": Seq(ENTRY),
+    "mhighWatermark": INT, "mdivergingEpoch": INT, "mdivergingEndOffset": INT,
+}
+
+
+class _Message(T):
+    """A message record: the fields its ``mtype`` has (contract 2), each with its type."""
+
+    def render(self, v: Any, where: str) -> str:
+        if not isinstance(v, dict) or not isinstance(v.get("mtype"), str):
+            raise RenderError(f"{where}: a message must be an object with an 'mtype'")
+        parts = []
+        for k in sorted(v):
+            t = _MSG_FIELDS.get(k)
+            if t is None:
+                raise RenderError(f"{where}: unknown message field {k!r}")
+            parts.append(f"{k} |-> {t.render(v[k], f'{where}.{k}')}")
+        return "[" + ", ".join(parts) + "]"
+
+
+MESSAGE = _Message()
+
+VARIABLES: dict[str, T] = {
+    "currentEpoch": Fun(NODE, INT),
+    "votedFor": Fun(NODE, NODE_OR_NIL),
+    "leader": Fun(NODE, NODE_OR_NIL),
+    "role": Fun(NODE, STR),
+    "log": Fun(NODE, Seq(ENTRY)),
+    "flushedOffset": Fun(NODE, INT),
+    "highWatermark": Fun(NODE, INT),
+    "endOffsets": Fun(NODE, Fun(NODE, INT)),
+    "epochStartOffset": Fun(NODE, INT),
+    "votesGranted": Fun(NODE, Set(NODE)),
+    "messages": Set(MESSAGE),
+}
+
+_NODE_ONLY = ("Timeout", "BecomeCandidate", "BecomeLeader", "SendFetchRequest", "Flush",
+              "CheckQuorumResign", "Resign", "Restart")
+_HANDLERS = ("HandleVoteRequest", "HandleVoteResponse", "HandleBeginQuorumEpochRequest",
+             "HandleEndQuorumEpochRequest", "HandleFetchRequest", "HandleFetchResponse")
+
+TEMPLATES: dict[str, str] = {a: f"{a}(p[1])" for a in _NODE_ONLY}
+TEMPLATES.update({h: f"p[2] \\in messages /\\ {h}(p[1], p[2])" for h in _HANDLERS})
+TEMPLATES.update({
+    "SendBeginQuorumEpoch": "SendBeginQuorumEpoch(p[1], p[2])",
+    "ClientAppend": "ClientAppend(p[1], p[2])",
+    "DropMessage": "DropMessage(p[1])",
+})
+
+_IN_NET = {"message in network": "p[2] \\in messages", "message addressed to node": "p[2].mdest = p[1]"}
+GUARDS: dict[str, dict[str, str]] = {h: dict(_IN_NET) for h in _HANDLERS}
+GUARDS.update({
+    "DropMessage": {"message in network": "p[1] \\in messages"},
+    "Timeout": {"role has an election timer": 'role[p[1]] \\in {"Unattached", "Follower", "Resigned", '
+                                              '"Candidate", "Prospective"}'},
+    "BecomeCandidate": {"role is Prospective": 'role[p[1]] = "Prospective"',
+                        "majority of pre-votes": "IsQuorum(votesGranted[p[1]])"},
+    "BecomeLeader": {"role is Candidate": 'role[p[1]] = "Candidate"',
+                     "majority of votes": "IsQuorum(votesGranted[p[1]])"},
+    "ClientAppend": {"role is Leader": 'role[p[1]] = "Leader"'},
+    "Resign": {"role is Leader": 'role[p[1]] = "Leader"'},
+    "CheckQuorumResign": {"role is Leader": 'role[p[1]] = "Leader"'},
+    "SendBeginQuorumEpoch": {"role is Leader": 'role[p[1]] = "Leader"',
+                             "destination has not fetched past epoch start":
+                                 "endOffsets[p[1]][p[2]] <= epochStartOffset[p[1]]"},
+    "SendFetchRequest": {"role is Follower": 'role[p[1]] = "Follower"',
+                         "no fetch outstanding": '~\\E x \\in messages : (x.mtype = "FetchRequest" /\\ x.msource = p[1]) '
+                                                 '\\/ (x.mtype = "FetchResponse" /\\ x.mdest = p[1])'},
+    "Flush": {"unflushed records exist": "flushedOffset[p[1]] < Len(log[p[1]])"},
+})
+
+
+def _node(ev: Event) -> str:
+    return NODE.render(ev.node, f"line {ev.line} node")
+
+
+def _arg(ev: Event, name: str, t: T) -> str:
+    if name not in ev.args:
+        raise GlueError(f"line {ev.line}: action {ev.action} needs args.{name}")
+    return t.render(ev.args[name], f"line {ev.line} args.{name}")
+
+
+def translate(ev: Event) -> list[SpecStep]:
+    a = ev.action
+    if a in _NODE_ONLY:
+        return [SpecStep(a, (_node(ev),))]
+    if a in _HANDLERS:
+        return [SpecStep(a, (_node(ev), _arg(ev, "m", MESSAGE)))]
+    if a == "SendBeginQuorumEpoch":
+        return [SpecStep(a, (_node(ev), _arg(ev, "d", NODE)))]
+    if a == "ClientAppend":
+        return [SpecStep(a, (_node(ev), _arg(ev, "v", VALUE)))]
+    if a == "DropMessage":
+        return [SpecStep(a, (_arg(ev, "m", MESSAGE),))]
+    raise UnknownAction(a)
+
+
+def constants(header: dict[str, Any]) -> dict[str, str]:
+    c = header.get("constants") or {}
+    voters = c.get("Voters", [1, 2, 3])
+    if not isinstance(voters, list) or not voters or not all(isinstance(v, int) and not isinstance(v, bool) for v in voters):
+        raise GlueError(f"constants.Voters must be a non-empty list of integer ids, got {voters!r}")
+    pre = c.get("PreVote", True)
+    if not isinstance(pre, bool):
+        raise GlueError(f"constants.PreVote must be true/false, got {pre!r}")
+    out = {
+        "Voters": "{" + ", ".join(str(v) for v in sorted(voters)) + "}",
+        "Values": "{}",
+        "Nil": "Nil",
+        "MaxEpoch": str(BIG),
+        "MaxLogLen": str(BIG),
+        "MaxRestarts": str(BIG),
+        "MaxInFlight": str(BIG),
+        "MaxFaults": "<- Unbounded",
+        "CalmTimeouts": "FALSE",
+        "PreVote": "TRUE" if pre else "FALSE",
+        "Duplication": "TRUE",
+    }
+    out.update({v: "FALSE" for v in VARIANTS})
+    return out
+
+
+GLUE = Glue(
+    protocol="kraft",
+    module="KRaft",
+    spec_dir=SPEC_DIR,
+    variables=VARIABLES,
+    templates=TEMPLATES,
+    translate=translate,
+    constants=constants,
+    guards=GUARDS,
+    variants=VARIANTS,
+)
