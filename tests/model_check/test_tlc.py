@@ -216,3 +216,11 @@ def test_actions_under_exists_are_named_from_the_source() -> None:
     assert [s.action for s in r.counterexample] == [None, "Handle", "Handle"]
     assert r.counterexample[2].location == "line 13, col 12 to line 13, col 44 of module Msgs"
     assert r.counterexample[2].variables["got"] == (10, 20)
+
+
+@pytest.mark.tlc
+def test_cfg_error_is_an_error_naming_the_problem() -> None:
+    r = run_tlc(FIX / "Counter.tla", FIX / "CounterBadCfg.cfg")
+    assert r.outcome == "error" and r.exit_code == 151
+    assert any("NoSuchInvariant" in e and "not defined" in e for e in r.errors)
+    assert r.errors[0] == "TLC rejected the model configuration (cfg)"

@@ -83,7 +83,7 @@ def _values(children: st.SearchStrategy) -> st.SearchStrategy:
 tla_values = st.recursive(scalars, _values, max_leaves=20)
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(tla_values)
 def test_round_trip(value: object) -> None:
     text = format_value(value)
