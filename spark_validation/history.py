@@ -420,12 +420,14 @@ def _read_sequence(
     pos = start
     n = len(text)
     closed = not in_vector
+    counted_to, line = 0, 1  # newlines are counted incrementally (the text may be large)
     while True:
         pos = skip_ws(pos)
         if pos >= n:
             break
         line_start = text.rfind("\n", 0, pos) + 1
-        line = text.count("\n", 0, pos) + 1
+        line += text.count("\n", counted_to, pos)
+        counted_to = pos
         if in_vector and not closed and text[pos] == "]":
             closed = True
             pos += 1

@@ -84,7 +84,8 @@ def _op_json(operation: Operation) -> dict[str, Any]:
         d["key"] = to_jsonable(inv.key)
     if c is not None:
         d["completion_index"] = c.index
-        d["output"] = to_jsonable(c.value)
+        if c.type == "ok":
+            d["output"] = to_jsonable(c.value)
     return d
 
 
@@ -173,9 +174,12 @@ def check_calls(
     state = initial_state
     linearized = 0
     cache: set[tuple[int, Any, bool]] = set()
-    stack: list[tuple[int, Any]] = []  # (call node lifted, state before it)
+    # the lifted calls as a linked stack of (call node, state before it, rest): pushing and
+    # popping allocate no lists, and remembering the deepest prefix is O(1)
+    stack: Any = None
+    depth = 0
     best_len = -1
-    best: tuple[list[int], Any, int] | None = None  # (lifted call nodes, state, stuck node)
+    best: tuple[Any, Any, int] | None = None  # (lifted-call stack, state, stuck node)
     stuck_states: list[Any] = []
     explored = 0
     check_every = 2048
@@ -222,7 +226,8 @@ def check_calls(
                 ck = (new_lin, state, False)
                 if ck not in cache:
                     cache.add(ck)
-                    stack.append((e, state))
+                    stack = (e, state, stack)
+                    depth += 1
                     linearized = new_lin
                     remaining -= 1  # read-only calls are always observed (must) calls
                     p, q = prv[e], nxt[e]
@@ -246,7 +251,7 @@ def check_calls(
                 cid = node_cid[entry]
                 ps = prev_same[cid]
                 if (ps >= 0 and not linearized & bits[ps]) or (
-                    blind[cid] and stack and not must[node_cid[stack[-1][0]]]
+                    blind[cid] and stack is not None and not must[node_cid[stack[0]]]
                 ):
                     entry = nxt[entry]
                     continue
@@ -258,7 +263,8 @@ def check_calls(
                     ck = (new_lin, new_state, not must[cid])
                     if ck not in cache:
                         cache.add(ck)
-                        stack.append((entry, state))
+                        stack = (entry, state, stack)
+                        depth += 1
                         state = new_state
                         linearized = new_lin
                         if must[cid]:
@@ -277,20 +283,20 @@ def check_calls(
                 entry = nxt[entry]
                 continue
             # a return of an op not linearized yet (or the end of the list with ops left)
-            depth = len(stack)
             if depth >= best_len:
                 if depth > best_len:
                     best_len = depth
-                    best = ([e for e, _ in stack], state, entry)
+                    best = (stack, state, entry)
                     stuck_states = []
                 if len(stuck_states) < _STATES_CAP and state not in stuck_states:
                     stuck_states.append(state)
         # backtrack; a forced (read-only) lift fails together with its parent configuration
         while True:
-            if not stack:
+            if stack is None:
                 result = False
                 break
-            entry, state = stack.pop()
+            entry, state, stack = stack
+            depth -= 1
             cid = node_cid[entry]
             linearized ^= bits[cid]
             if must[cid]:
@@ -312,7 +318,7 @@ def check_calls(
         return True, details
     if result == "unknown":
         details["reason"] = reason
-        details["best_prefix"] = max(best_len, len(stack))
+        details["best_prefix"] = max(best_len, depth)
         return "unknown", details
     assert best is not None
     details["evidence"] = _evidence(model, calls, events, best, stuck_states)
@@ -323,10 +329,15 @@ def _evidence(
     model: Model,
     calls: Sequence[Call],
     events: list[tuple[int, int, int]],
-    best: tuple[list[int], Any, int],
+    best: tuple[Any, Any, int],
     stuck_states: list[Any],
 ) -> dict[str, Any]:
-    nodes, state, stuck = best
+    top, state, stuck = best
+    nodes: list[int] = []
+    while top is not None:
+        nodes.append(top[0])
+        top = top[2]
+    nodes.reverse()
     done = {events[node][2] for node in nodes}
     prefix = [calls[events[node][2]] for node in nodes]
     limit = len(events) if stuck >= len(events) else stuck
