@@ -129,7 +129,10 @@ def _valid_batch_after(data: bytes, start: int) -> int | None:
 class Log:
     """Segments of record batches in ``directory`` of ``fs`` (docs/contracts.md section 3)."""
 
-    def __init__(self, fs: FileSystem, directory: str, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> None:
+    def __init__(self, fs: FileSystem, directory: str, segment_bytes: int = DEFAULT_SEGMENT_BYTES, *, _recovering: bool = False) -> None:
+        """An empty log in ``directory``. A directory that already holds segments must be opened
+        with :meth:`open` (which recovers them); constructing over it is refused rather than
+        silently overwriting data."""
         if segment_bytes < 64:
             raise ValueError("segment_bytes must be at least 64")
         self.fs = fs
@@ -148,13 +151,15 @@ class Log:
         # leader-epoch cache as Kafka keeps it: (epoch, start offset), epochs strictly increasing
         self._epochs: list[tuple[int, int]] = []
         fs.makedirs(self.directory)
+        if not _recovering and any(SEGMENT_RE.match(n) for n in fs.listdir(self.directory)):
+            raise ValueError(f"{self.directory} already holds log segments: use Log.open(fs, directory) to recover them")
 
     # ------------------------------------------------------------------------------ open
     @classmethod
     def open(cls, fs: FileSystem, directory: str, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> tuple["Log", RecoveryReport]:
         """Open (or create) the log in ``directory``, recovering it. Raises
         :class:`CorruptBatchError` for corruption that is not a torn tail."""
-        log = cls(fs, directory, segment_bytes)
+        log = cls(fs, directory, segment_bytes, _recovering=True)
         names = fs.listdir(log.directory)
         segs: list[tuple[int, str]] = []
         ignored: list[str] = []
@@ -256,8 +261,8 @@ class Log:
             seg = _Segment(batch.base_offset, join(self.directory, segment_name(batch.base_offset)), len(self._batches))
             self._segments.append(seg)
             self._dir_dirty = True
-            if self.fs.exists(seg.path):  # a stale file at this name (cannot happen after open)
-                self.fs.truncate(seg.path, 0)
+            if self.fs.exists(seg.path):  # cannot happen after open(); never overwrite data
+                raise ValueError(f"{seg.path} exists already; refusing to overwrite it")
         self.fs.append(seg.path, raw)
         self._add(batch, seg.size, len(raw))
         seg.size += len(raw)

@@ -289,3 +289,11 @@ def test_dump_log_corruption_exit_2(tmp_path) -> None:
     assert f"corrupt batch at byte position {pos}" in res.stderr and "CRC-32C" in res.stderr
     missing = CliRunner().invoke(dump_log, [str(tmp_path / "nope.log")])
     assert missing.exit_code == 2 and "cannot read" in missing.stderr
+
+
+def test_constructing_over_existing_segments_is_refused() -> None:
+    fs = MemoryFS()
+    build(fs, 2, flush_after=2)
+    with pytest.raises(ValueError, match="use Log.open"):
+        Log(fs, "n1")
+    assert Log.open(fs, "n1")[0].end_offset == 2
