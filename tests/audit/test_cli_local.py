@@ -1,0 +1,151 @@
+"""``kraft audit --no-spark``: the whole command in-process (no JVM)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from spark_validation.cli import audit
+from spark_validation.metadata import check_trace_file
+from tests.audit.cases import CASES
+from tests.audit.corpus import build, expected_verdicts, trace_lines
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("corpus")
+    return root, build(root)
+
+
+@pytest.fixture(scope="module")
+def local_run(corpus, tmp_path_factory):
+    root, _ = corpus
+    out = tmp_path_factory.mktemp("out")
+    res = CliRunner().invoke(audit, [str(root), "--no-spark", "--out", str(out)])
+    return res, out
+
+
+def test_exit_code_and_summary(local_run) -> None:
+    res, _ = local_run
+    assert res.exit_code == 1, res.output
+    assert "violations by kind:" in res.output
+    assert "lost-write" in res.output and "metadata-divergence" in res.output
+
+
+def test_results_json_contract(local_run, corpus) -> None:
+    root, _ = corpus
+    _, out = local_run
+    results = json.loads((out / "results.json").read_text())
+    assert isinstance(results, list)
+    for r in results:
+        assert {"history", "model", "valid", "ops", "seconds", "anomalies"} <= set(r)
+        assert r["valid"] in (True, False, "unknown")
+        assert isinstance(r["ops"], int) and r["ops"] > 0
+        assert isinstance(r["seconds"], float) and r["seconds"] >= 0
+        for a in r["anomalies"]:
+            assert set(a) == {"kind", "key", "evidence"}
+    verdicts = {r["history"]: r["valid"] for r in results}
+    assert verdicts == expected_verdicts(root)
+    for f in ("results.parquet", "anomalies.parquet", "malformed.json", "ops.parquet"):
+        assert (out / f).exists(), f
+
+
+def test_labelled_evidence_in_results(local_run, corpus) -> None:
+    root, _ = corpus
+    _, out = local_run
+    by_id = {r["history"]: r for r in json.loads((out / "results.json").read_text())}
+    for name, (_, exp) in CASES.items():
+        got = sorted((a["kind"], a["key"], json.dumps(a["evidence"], sort_keys=True))
+                     for a in by_id[str(root / "kafka" / f"{name}.ndjson")]["anomalies"])
+        assert got == sorted((k, key, json.dumps(ev, sort_keys=True)) for k, key, ev in exp), name
+
+
+def test_jepsen_edn_g1a(local_run, corpus) -> None:
+    root, _ = corpus
+    _, out = local_run
+    by_id = {r["history"]: r for r in json.loads((out / "results.json").read_text())}
+    g = by_id[str(root / "jepsen" / "g1a.edn")]
+    assert [(a["kind"], a["key"], a["evidence"]) for a in g["anomalies"]] == [
+        ("G1a", "1", {"value": "7", "offset": 0, "writer": 1, "reader": 3})]
+
+
+def test_malformed_counted_by_file_and_line(local_run, corpus) -> None:
+    _, exp = corpus
+    _, out = local_run
+    mal = json.loads((out / "malformed.json").read_text())
+    lines = {(m["path"], m["line"]) for m in mal if m["scope"] == "line"}
+    assert lines == exp["malformed_lines"]
+    hist = [m for m in mal if m["scope"] == "history"]
+    assert [m["path"] for m in hist] == [exp["unpaired"]]
+    assert "no open invocation" in hist[0]["reason"]
+
+
+def test_metadata_divergence_evidence(corpus) -> None:
+    _, exp = corpus
+    info, an = check_trace_file(exp["diverge"])
+    assert info["steps"] == 3
+    ev = an[0]["evidence"]
+    assert (ev["offset"], ev["step"], ev["nodes"]) == (1, 3, ["1", "3"])
+    assert [e["entry"] for e in ev["entries"]] == [{"epoch": 1, "value": "a"}, {"epoch": 1, "value": "b"}]
+    assert check_trace_file(exp["agree"])[1] == []
+
+
+def test_metadata_catches_a_committed_entry_that_changes(tmp_path) -> None:
+    """Same node, later step, different entry at a committed offset: a violation too."""
+    lines = trace_lines(False)
+    step = json.loads(lines[-1])
+    step["i"] = 4
+    step["state"]["log"]["1"][1] = {"epoch": 2, "value": "z"}
+    p = tmp_path / "trace.ndjson"
+    p.write_text("\n".join(lines + [json.dumps(step)]) + "\n")
+    _, an = check_trace_file(str(p))
+    assert an and an[0]["evidence"]["offset"] == 1 and an[0]["evidence"]["step"] == 4
+
+
+def test_parquet_round_trip(local_run, tmp_path) -> None:
+    _, out = local_run
+    first = {r["history"]: r for r in json.loads((out / "results.json").read_text()) if r["model"] != "kraft-metadata"}
+    res = CliRunner().invoke(audit, [str(out / "ops.parquet"), "--no-spark", "--out", str(tmp_path / "o2")])
+    assert res.exit_code == 1, res.output
+    again = {r["history"]: r for r in json.loads((tmp_path / "o2" / "results.json").read_text())}
+    assert set(again) == set(first)
+    for hid, r in first.items():
+        assert (again[hid]["valid"], again[hid]["anomalies"], again[hid]["ops"]) == (r["valid"], r["anomalies"], r["ops"]), hid
+
+
+def test_checks_filter_and_clean_exit(corpus, tmp_path) -> None:
+    root, _ = corpus
+    res = CliRunner().invoke(audit, [str(root / "kafka" / "valid.ndjson"), str(root / "traces" / "agree"),
+                                     "--no-spark", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(audit, [str(root / "register"), "--no-spark", "--checks", "kafka",
+                                     "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output  # lin not run: no verdict, no violation
+    assert all(r["valid"] == "unknown" for r in json.loads((tmp_path / "results.json").read_text()))
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["/nonexistent/path"], "no such file"),
+    (["--checks", "bogus"], "unknown check"),
+    (["--initial", "[1 2"], "--initial"),
+    (["--budget", "0"], "positive"),
+])
+def test_usage_errors_exit_2(corpus, tmp_path, args, needle) -> None:
+    root, _ = corpus
+    argv = args if args[0].startswith("/") else [str(root / "kafka" / "valid.ndjson"), *args]
+    res = CliRunner().invoke(audit, [*argv, "--no-spark", "--out", str(tmp_path)])
+    assert res.exit_code == 2, res.output
+    assert needle in res.output
+
+
+def test_bad_parquet_table_exit_2(tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"a": [1]}), tmp_path / "t.parquet")
+    res = CliRunner().invoke(audit, [str(tmp_path / "t.parquet"), "--no-spark", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert "lacks column" in res.output
