@@ -36,10 +36,14 @@ class Run:
     verdict: str = ""
     status: str = "ok"  # ok | violation | missed | error | skipped
     note: str = ""
+    module: str | None = None
+    cfg: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "spec": self.spec,
+            "module": self.module,
+            "cfg": self.cfg,
             "size": self.size,
             "variant": self.variant,
             "mode": self.mode,
@@ -175,6 +179,9 @@ def check(
         mode_of = lambda sz: ("simulate" if (simulate if simulate is not None else m.sizes[sz].mode == "simulate") else "exhaustive")  # noqa: E731
         if variants or all_variants:
             names = list(m.variants) if all_variants else [v for v in variants if v in m.variants]
+            if not names:
+                why = "no variants in its manifest" if all_variants else f"no variant {', '.join(variants)}"
+                runs.append(Run(m.name, size or "-", None, "-", None, status="skipped", verdict=f"skipped ({why})", note=why))
             for v in names:
                 var = m.variants[v]
                 sz = size or var.size
@@ -188,7 +195,7 @@ def check(
                 if specs:
                     err.print(f"kraft check: {m.path}: no size {sz!r} (have: {', '.join(m.sizes)})", markup=False)
                     sys.exit(EXIT_ERROR)
-                runs.append(Run(m.name, sz, None, "-", None, status="skipped", verdict="skipped", note=f"no size {sz!r}"))
+                runs.append(Run(m.name, sz, None, "-", None, status="skipped", verdict=f"skipped (no size {sz!r})", note=f"no size {sz!r}"))
                 continue
             runs.append(Run(m.name, sz, None, mode_of(sz), None))
 
@@ -196,6 +203,8 @@ def check(
         if run.status == "skipped":
             continue
         m = manifests[run.spec]
+        run.module = m.module
+        run.cfg = str(m.directory / m.sizes[run.size].cfg)
         label = f"{run.spec}/{run.size}" + (f" variant {run.variant}" if run.variant else "")
         started = time.monotonic()
         last: dict[str, Progress | None] = {"p": None}

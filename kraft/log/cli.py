@@ -71,20 +71,14 @@ def format_records(batch: RecordBatch, print_data: bool) -> list[str]:
     return lines
 
 
-@click.command(name="dump-log")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--print-data", is_flag=True, help="print keys and values (implies --deep)")
-@click.option("--deep", "deep", is_flag=True, help="one line per record (--deep-iteration)")
-@click.option("--deep-iteration", "deep", is_flag=True, hidden=True)
-def dump_log(file: str, print_data: bool, deep: bool) -> None:
-    """Print the record batches of a segment FILE like Kafka's kafka-dump-log.sh."""
+def _dump(file: str, print_data: bool, deep: bool) -> bool:
+    """Print one file; False if it could not be read completely."""
     path = Path(file)
     try:
         data = path.read_bytes()
     except OSError as exc:
         click.echo(f"kraft dump-log: cannot read {file}: {exc.strerror or exc}", err=True)
-        sys.exit(EXIT_ERROR)
-    deep = deep or print_data
+        return False
     click.echo(f"Dumping {file}")
     m = re.match(r"^(\d{20})\.log$", path.name)
     if m:
@@ -105,7 +99,7 @@ def dump_log(file: str, print_data: bool, deep: bool) -> None:
                 f"{len(data) - pos} byte(s) from there not decoded ({batches} batch(es), {records} record(s) before it)",
                 err=True,
             )
-            sys.exit(EXIT_ERROR)
+            return False
         click.echo(format_batch(batch, pos, end - pos))
         if deep:
             for line in format_records(batch, print_data):
@@ -113,4 +107,17 @@ def dump_log(file: str, print_data: bool, deep: bool) -> None:
         batches += 1
         records += len(batch.records)
         pos = end
-    sys.exit(EXIT_OK)
+    return True
+
+
+@click.command(name="dump-log")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--print-data", is_flag=True, help="print keys and values (implies --deep)")
+@click.option("--deep", "deep", is_flag=True, help="one line per record (--deep-iteration)")
+@click.option("--deep-iteration", "deep", is_flag=True, hidden=True)
+def dump_log(files: tuple[str, ...], print_data: bool, deep: bool) -> None:
+    """Print the record batches of segment FILES like Kafka's kafka-dump-log.sh."""
+    ok = True
+    for file in files:
+        ok = _dump(file, print_data, deep or print_data) and ok
+    sys.exit(EXIT_OK if ok else EXIT_ERROR)
