@@ -145,8 +145,8 @@ def run(
         by_verdict[result.valid].append(times[-1])
         total_ops += len([o for o in ops if o.type == "invoke"])
         verdicts[result.valid] += 1
-        if not is_mutated and result.valid is not True:
-            raise SystemExit(f"{name}: unmutated history {h} judged {result.valid}: checker bug")
+        if not is_mutated and result.valid is False:
+            raise SystemExit(f"{name}: unmutated (linearizable) history {h} judged not linearizable: checker bug")
     times.sort()
     p99 = times[min(len(times) - 1, int(round(0.99 * (len(times) - 1))))]
     return {

@@ -46,6 +46,7 @@ DEFAULT_MAX_CACHE = 2_000_000
 """Cache entries per partition before giving up with ``"unknown"`` (each entry is a small tuple;
 two million entries stay well under a gigabyte)."""
 
+_INF = float("inf")
 _PREFIX_CAP = 200  # ops of the linearized prefix listed in evidence (the length is always given)
 _STATES_CAP = 8  # distinct stuck states listed in evidence
 
@@ -108,6 +109,7 @@ def check_calls(
     *,
     deadline: float | None = None,
     max_cache: int = DEFAULT_MAX_CACHE,
+    order: str = "deadline",
 ) -> tuple[Any, dict[str, Any]]:
     """Check one partition. Returns (True | False | "unknown", details).
 
@@ -122,6 +124,24 @@ def check_calls(
         if c.output is not UNKNOWN and c.operation.complete is not None and c.operation.complete.type == "ok":
             events.append((c.operation.complete_pos, 1, cid))
     events.sort()
+    if order == "deadline":
+        # Calls between two consecutive returns can be permuted freely: which calls are available
+        # depends only on which returns precede them. Within each such run, try the call that
+        # must return first first (earliest deadline; unknown outcomes last).
+        ret_at = {cid: pos for pos, kind, cid in events if kind}
+        reordered: list[tuple[int, int, int]] = []
+        run: list[tuple[int, int, int]] = []
+        for ev in events:
+            if ev[1] == 0:
+                run.append(ev)
+            else:
+                run.sort(key=lambda e: ret_at.get(e[2], _INF))
+                reordered.extend(run)
+                reordered.append(ev)
+                run = []
+        run.sort(key=lambda e: ret_at.get(e[2], _INF))
+        reordered.extend(run)
+        events = reordered
     m = len(events)
     HEAD, TAIL = m, m + 1
     nxt = list(range(1, m + 1)) + [0, -1]
