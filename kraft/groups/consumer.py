@@ -1,0 +1,331 @@
+"""A consumer's side of the classic group protocol, as a sans-I/O state machine.
+
+Follows Kafka's ``AbstractCoordinator`` / ``ConsumerCoordinator`` (cited, not copied):
+
+* eager: ``onJoinPrepare`` revokes every owned partition before the JoinGroup;
+* cooperative (KIP-429): the JoinGroup reports the owned partitions; after SyncGroup the
+  consumer revokes only ``owned - assigned``, adds ``assigned - owned`` and rejoins when it
+  revoked anything (``onJoinComplete``);
+* errors: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION reset the generation and member id and the
+  partitions are *lost* (``onPartitionsLost``); FENCED_INSTANCE_ID is fatal; responses of an
+  older request (correlation id) are ignored;
+* static membership (KIP-345): ``instance_id`` is sent with every request; a static consumer sends
+  no LeaveGroup on close.
+
+The ownership lease (docs/groups.md): the consumer stops owning its partitions once
+``session_timeout_ms`` has passed since the *send* time of its last acknowledged request
+(heartbeat, join or sync), and it discards a SyncGroup assignment that arrives after that. The
+coordinator measures the same timeout from the *receive* time, so the consumer lets go first.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from kraft.groups.assignment import leader_assignment
+from kraft.groups.assignors import TopicPartition
+from kraft.groups.coordinator import GroupConfig
+from kraft.groups.messages import (
+    ConsumerPhase,
+    Errors,
+    Heartbeat,
+    HeartbeatResponse,
+    JoinGroup,
+    JoinGroupResponse,
+    LeaveGroup,
+    Message,
+    OffsetCommit,
+    OffsetCommitResponse,
+    Partitions,
+    RebalanceProtocol,
+    SyncGroup,
+    SyncGroupResponse,
+)
+
+
+@attrs.frozen
+class RebalanceEvent:
+    """One ConsumerRebalanceListener callback (the rebalance log)."""
+
+    at: int
+    client: str
+    kind: str  # "assigned" | "revoked" | "lost"
+    partitions: tuple[str, ...]
+    generation: int
+
+
+@attrs.define
+class GroupConsumer:
+    """Spec variables per consumer: up, phase, memberId, consumerGeneration, owned, conn."""
+
+    client_id: str
+    config: GroupConfig
+    instance_id: str | None = None
+    up: bool = True
+    phase: ConsumerPhase = ConsumerPhase.IDLE
+    member_id: str | None = None
+    generation: int = 0
+    owned: Partitions = frozenset()
+    conn: int = 1
+    lease_until: int = 0
+    next_corr: int = 1
+    waiting: dict[str, tuple[int, int]] = attrs.field(factory=dict)  # kind -> (corr, sent_at)
+    last_heartbeat_at: int = -(10**12)
+    positions: dict[TopicPartition, int] = attrs.field(factory=dict)
+    events: list[RebalanceEvent] = attrs.field(factory=list)
+    fatal: str | None = None
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def protocol(self) -> RebalanceProtocol:
+        return self.config.protocol
+
+    def _corr(self, kind: str, now: int) -> int:
+        c = self.next_corr
+        self.next_corr += 1
+        self.waiting[kind] = (c, now)
+        return c
+
+    def _expects(self, kind: str, msg: Message) -> int | None:
+        """The send time of the outstanding request this response answers, else None."""
+        w = self.waiting.get(kind)
+        if w is None or w[0] != msg.corr or msg.conn != self.conn or not self.up:
+            return None
+        del self.waiting[kind]
+        return w[1]
+
+    def _event(self, kind: str, parts: frozenset[TopicPartition], now: int) -> None:
+        if parts:
+            self.events.append(RebalanceEvent(now, self.client_id, kind,
+                                              tuple(sorted(map(str, parts))), self.generation))
+
+    def _set_owned(self, new: Partitions, now: int, positions_from: dict[TopicPartition, int]) -> None:
+        for p in new - self.owned:
+            self.positions[p] = positions_from.get(p, 0)
+        for p in self.owned - new:
+            self.positions.pop(p, None)
+        self.owned = frozenset(new)
+
+    def _lose_all(self, now: int, why: str) -> None:
+        """onPartitionsLost + resetGeneration."""
+        self._event("lost", self.owned, now)
+        self._set_owned(frozenset(), now, {})
+        self.member_id = None
+        self.generation = 0
+        self.phase = ConsumerPhase.IDLE
+        self.waiting.clear()
+
+    def _close_connection(self) -> None:
+        self.conn += 1
+        self.waiting.clear()
+
+    def _fatal(self, now: int, why: str) -> None:
+        self._event("lost", self.owned, now)
+        self._set_owned(frozenset(), now, {})
+        self.up = False
+        self.phase = ConsumerPhase.DOWN
+        self.member_id = None
+        self.generation = 0
+        self.fatal = why
+        self._close_connection()
+
+    def _extend_lease(self, sent_at: int) -> None:
+        self.lease_until = max(self.lease_until, sent_at + self.config.session_timeout_ms)
+
+    def _join_request(self, now: int) -> JoinGroup:
+        owned = self.owned if self.protocol == RebalanceProtocol.COOPERATIVE else frozenset()
+        return JoinGroup(self.client_id, self.conn, self.member_id, self.instance_id, owned,
+                         sent_at=now, corr=self._corr("join", now))
+
+    # ------------------------------------------------------------------ spec actions
+    def send_join_group(self, now: int) -> list[Message]:
+        """Spec SendJoinGroup: eager revokes everything first (onJoinPrepare)."""
+        assert self.up and self.phase == ConsumerPhase.IDLE
+        if self.protocol == RebalanceProtocol.EAGER and not self.config.EagerNoRevokeBeforeJoin:
+            self._event("revoked", self.owned, now)
+            self._set_owned(frozenset(), now, {})
+        self.phase = ConsumerPhase.JOINING
+        return [self._join_request(now)]
+
+    def handle_join_group_response(self, r: JoinGroupResponse, now: int) -> list[Message]:
+        """Spec HandleJoinGroupResponse (the leader computes the assignment here)."""
+        if self.phase != ConsumerPhase.JOINING:
+            return []
+        sent_at = self._expects("join", r)
+        if sent_at is None:
+            return []
+        if r.error == Errors.MEMBER_ID_REQUIRED:
+            self.member_id = r.member
+            return [self._join_request(now)]
+        if r.error == Errors.NONE:
+            assert r.member is not None
+            self.member_id = r.member
+            self.generation = r.generation
+            self._extend_lease(sent_at)
+            self.phase = ConsumerPhase.SYNCING
+            assignment: tuple[tuple[str, Partitions], ...] = ()
+            if r.leader == r.member and r.members:
+                a = leader_assignment(self.protocol, self.config.assignor,
+                                      self.config.partitions_per_topic, dict(r.members), r.generation,
+                                      without_revoke=self.config.CooperativeAssignWithoutRevoke)
+                assignment = tuple(sorted(a.items()))
+            return [SyncGroup(self.client_id, self.conn, r.member, self.instance_id, r.generation,
+                              assignment, sent_at=now, corr=self._corr("sync", now))]
+        if r.error == Errors.FENCED_INSTANCE_ID:
+            self._fatal(now, "FENCED_INSTANCE_ID on JoinGroup")
+        elif r.error == Errors.COORDINATOR_NOT_AVAILABLE:
+            self.phase = ConsumerPhase.IDLE
+        else:
+            self._lose_all(now, r.error.value)
+        return []
+
+    def handle_sync_group_response(self, r: SyncGroupResponse, now: int,
+                                   committed: dict[TopicPartition, int] | None = None) -> list[Message]:
+        """Spec HandleSyncGroupResponse. ``committed`` seeds the position of new partitions
+        (OffsetFetch)."""
+        if self.phase != ConsumerPhase.SYNCING:
+            return []
+        sent_at = self._expects("sync", r)
+        if sent_at is None:
+            return []
+        if r.error == Errors.NONE:
+            if now >= sent_at + self.config.session_timeout_ms:
+                # the lease ran out while the response was in flight: the coordinator may have
+                # dropped us already; do not take the partitions
+                self.client_session_timeout(now)
+                return []
+            self._extend_lease(sent_at)
+            revoked = self.owned - r.assigned
+            added = r.assigned - self.owned
+            self._event("revoked", revoked, now)
+            self._set_owned(frozenset(r.assigned), now, committed or {})
+            self._event("assigned", added, now)
+            if self.protocol == RebalanceProtocol.COOPERATIVE and revoked:
+                self.phase = ConsumerPhase.IDLE  # requestRejoin after revoking
+            else:
+                self.phase = ConsumerPhase.STABLE
+        elif r.error == Errors.REBALANCE_IN_PROGRESS:
+            self.phase = ConsumerPhase.IDLE
+        elif r.error == Errors.FENCED_INSTANCE_ID:
+            self._fatal(now, "FENCED_INSTANCE_ID on SyncGroup")
+        else:
+            self._lose_all(now, r.error.value)
+        return []
+
+    def send_heartbeat(self, now: int) -> list[Message]:
+        """Spec SendHeartbeat."""
+        assert self.up and self.phase == ConsumerPhase.STABLE and self.member_id is not None
+        self.last_heartbeat_at = now
+        return [Heartbeat(self.client_id, self.conn, self.member_id, self.instance_id, self.generation,
+                          sent_at=now, corr=self._corr("heartbeat", now))]
+
+    def handle_heartbeat_response(self, r: HeartbeatResponse, now: int) -> list[Message]:
+        """Spec HandleHeartbeatResponse (responses of another generation are ignored)."""
+        sent_at = self._expects("heartbeat", r)
+        if sent_at is None or self.phase != ConsumerPhase.STABLE or r.generation != self.generation \
+                or r.member != self.member_id:
+            return []
+        if r.error == Errors.NONE:
+            self._extend_lease(sent_at)
+        elif r.error == Errors.REBALANCE_IN_PROGRESS:
+            self.phase = ConsumerPhase.IDLE
+        elif r.error == Errors.FENCED_INSTANCE_ID:
+            self._fatal(now, "FENCED_INSTANCE_ID on Heartbeat")
+        else:
+            self._lose_all(now, r.error.value)
+        return []
+
+    def send_offset_commit(self, now: int) -> list[Message]:
+        """Spec SendOffsetCommit: commitSync of the positions of the owned partitions."""
+        if not (self.up and self.phase == ConsumerPhase.STABLE and self.owned
+                and self.member_id is not None and "commit" not in self.waiting):
+            return []
+        offsets = tuple(sorted(((p, self.positions.get(p, 0)) for p in self.owned),
+                               key=lambda x: (x[0].topic, x[0].partition)))
+        return [OffsetCommit(self.client_id, self.conn, self.member_id, self.instance_id,
+                             self.generation, offsets, corr=self._corr("commit", now))]
+
+    def handle_offset_commit_response(self, r: OffsetCommitResponse, now: int) -> list[Message]:
+        """A failed commit (CommitFailedException) changes nothing here; the heartbeat path
+        discovers the rebalance or the lost membership."""
+        self._expects("commit", r)
+        return []
+
+    def poll(self, now: int) -> dict[TopicPartition, int]:
+        """Consume one record from every owned partition; returns the offsets read."""
+        if not self.up or self.phase == ConsumerPhase.DOWN:
+            return {}
+        read = {}
+        for p in sorted(self.owned, key=lambda p: (p.topic, p.partition)):
+            read[p] = self.positions.get(p, 0)
+            self.positions[p] = read[p] + 1
+        return read
+
+    # ------------------------------------------------------------------ faults and timers
+    def crash(self, now: int) -> None:
+        """Spec Crash."""
+        self._set_owned(frozenset(), now, {})
+        self.up = False
+        self.phase = ConsumerPhase.DOWN
+        self.member_id = None
+        self.generation = 0
+        self._close_connection()
+
+    def leave(self, now: int) -> list[Message]:
+        """Spec Leave: close(): revoke, and a dynamic member sends LeaveGroup."""
+        self._event("revoked", self.owned, now)
+        out: list[Message] = []
+        if self.instance_id is None and self.member_id is not None:
+            out.append(LeaveGroup(self.client_id, self.conn, self.member_id, None))
+        self.crash(now)
+        return out
+
+    def restart(self, now: int) -> None:
+        """Spec Restart: a new process (same client id and instance id)."""
+        assert not self.up
+        self.up = True
+        self.phase = ConsumerPhase.IDLE
+        self.fatal = None
+        self.lease_until = 0
+        self._close_connection()
+
+    def client_session_timeout(self, now: int) -> None:
+        """Spec ClientSessionTimeout: the ownership lease ran out."""
+        self._lose_all(now, "session lease expired")
+        self._close_connection()
+
+    def request_timeout(self, now: int) -> None:
+        """Spec RequestTimeout: a JoinGroup/SyncGroup went unanswered; reconnect and rejoin."""
+        self.phase = ConsumerPhase.IDLE
+        self._close_connection()
+
+    def tick(self, now: int) -> list[Message]:
+        """Fire this consumer's timers (lease first, then request timeout, heartbeat, rejoin)."""
+        if not self.up:
+            return []
+        if (self.owned or self.phase == ConsumerPhase.STABLE) and self.member_id is not None \
+                and now >= self.lease_until:
+            self.client_session_timeout(now)
+        for kind, (_corr, sent_at) in list(self.waiting.items()):
+            if now >= sent_at + self.config.request_timeout_ms:
+                if kind in ("join", "sync"):
+                    self.request_timeout(now)
+                else:  # a lost heartbeat/commit: give up on it (the lease covers ownership)
+                    self.waiting.pop(kind, None)
+        if self.phase == ConsumerPhase.IDLE:
+            return self.send_join_group(now)
+        if self.phase == ConsumerPhase.STABLE and "heartbeat" not in self.waiting \
+                and now >= self.last_heartbeat_at + self.config.heartbeat_interval_ms:
+            return self.send_heartbeat(now)
+        return []
+
+    def handle(self, msg: Message, now: int, committed: dict[TopicPartition, int] | None = None) -> list[Message]:
+        if isinstance(msg, JoinGroupResponse):
+            return self.handle_join_group_response(msg, now)
+        if isinstance(msg, SyncGroupResponse):
+            return self.handle_sync_group_response(msg, now, committed)
+        if isinstance(msg, HeartbeatResponse):
+            return self.handle_heartbeat_response(msg, now)
+        if isinstance(msg, OffsetCommitResponse):
+            return self.handle_offset_commit_response(msg, now)
+        raise TypeError(f"consumer cannot handle {type(msg).__name__}")

@@ -1,0 +1,262 @@
+"""A small deterministic world for one group: a coordinator, some consumers, a network queue
+under the caller's control, and a virtual clock. The Hypothesis suite and the simulator plug-in
+drive it step by step; after every step :meth:`GroupWorld.violations` evaluates the spec's
+invariants over the projections.
+
+Network semantics follow the spec: a response goes back on the connection its request came on
+and is lost if that connection was closed (crash, leave, lease expiry, request timeout close it
+and drop its messages in both directions: spec ``CloseConnection``). Beyond the spec the
+queue can also duplicate and delay (reorder) messages.
+
+The world also records a Jepsen-style client history (``subscribe``, ``assign``, ``poll``,
+``commit``) and the rebalance log (coordinator events and listener callbacks).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import attrs
+
+from kraft.groups import invariants, projection
+from kraft.groups.assignors import TopicPartition
+from kraft.groups.consumer import GroupConsumer
+from kraft.groups.coordinator import GroupConfig, GroupCoordinator
+from kraft.groups.messages import ConsumerPhase, Errors, Message, OffsetCommit, is_request
+
+
+def _dest(msg: Message) -> str:
+    return msg.source if is_request(msg) else msg.dest  # type: ignore[union-attr]
+
+
+@attrs.define
+class GroupWorld:
+    config: GroupConfig
+    consumer_specs: tuple[tuple[str, str | None], ...] = (("c1", None), ("c2", None), ("c3", "c3"))
+    group_id: str = "g"
+    now: int = 0
+    network: list[Message] = attrs.field(factory=list)
+    coordinator: GroupCoordinator = attrs.field(init=False)
+    consumers: dict[str, GroupConsumer] = attrs.field(init=False)
+    fencing_breaches: set[Any] = attrs.field(factory=set)
+    found: list[str] = attrs.field(factory=list)
+    history: list[dict[str, Any]] = attrs.field(factory=list)
+    steps: list[str] = attrs.field(factory=list)
+    faults: int = 0
+    _prev: dict[str, Any] | None = attrs.field(default=None, init=False)
+    _seen_transitions: int = attrs.field(default=0, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.coordinator = GroupCoordinator(self.group_id, self.config)
+        self.consumers = {cid: GroupConsumer(cid, self.config, inst) for cid, inst in self.consumer_specs}
+        for cid in self.consumers:
+            self._hist(cid, "invoke", "subscribe", sorted(t for t, _ in self.config.topics))
+            self._hist(cid, "ok", "subscribe", sorted(t for t, _ in self.config.topics))
+        self._prev = self.state()
+
+    # ------------------------------------------------------------------ history
+    def _hist(self, process: str, typ: str, f: str, value: Any) -> None:
+        self.history.append({"process": process, "type": typ, "f": f, "value": value,
+                             "time": self.now * 1_000_000, "index": len(self.history)})
+
+    def _note_assignment(self, cid: str, before: frozenset[TopicPartition]) -> None:
+        after = self.consumers[cid].owned
+        if after != before:
+            self._hist(cid, "info", "assign", sorted(map(str, after)))
+
+    # ------------------------------------------------------------------ plumbing
+    def _send(self, msgs: list[Message]) -> None:
+        self.network.extend(msgs)
+
+    def state(self) -> dict[str, Any]:
+        return projection.project(self.coordinator, self.consumers, frozenset(self.fencing_breaches))
+
+    def _check(self) -> None:
+        """The spec's invariants after every single step (and the action properties since the
+        previous step); the first violations found are kept in ``found``."""
+        cur = self.state()
+        new_tr = self.coordinator.transitions[self._seen_transitions:]
+        self._seen_transitions = len(self.coordinator.transitions)
+        out = invariants.check_step(self._prev or cur, cur, new_tr)
+        self._prev = cur
+        if out and not self.found:
+            self.found = out
+            self.steps.append("VIOLATION: " + "; ".join(out))
+
+    def violations(self) -> list[str]:
+        """The first invariant violations seen after any step so far (empty: none)."""
+        self._check()
+        return list(self.found)
+
+    # ------------------------------------------------------------------ steps
+    def deliver(self, i: int) -> None:
+        """Deliver the i-th in-flight message (any order: the caller picks)."""
+        if not self.network:
+            return
+        msg = self.network.pop(i % len(self.network))
+        self.steps.append(f"deliver {type(msg).__name__} {'from' if is_request(msg) else 'to'} {_dest(msg)}")
+        if is_request(msg):
+            c = self.consumers.get(msg.source)  # type: ignore[union-attr]
+            n_before = len(self.coordinator.offsets.accepted)
+            out = self.coordinator.handle(msg, self.now)
+            if isinstance(msg, OffsetCommit):
+                for acc in self.coordinator.offsets.accepted[n_before:]:
+                    for other, oc in self.consumers.items():
+                        if other != acc.committer and oc.up and acc.partition in oc.owned:
+                            self.fencing_breaches.add((str(acc.partition), acc.committer, other))
+                ok = out and out[0].error == Errors.NONE
+                if c is not None:
+                    self._hist(msg.source, "ok" if ok else "fail", "commit",
+                               {str(p): o for p, o in msg.offsets})
+            # responses to a closed connection are lost (spec Respond / Open)
+            self._send([r for r in out if self._open(r.dest, r.conn)])
+        else:
+            c = self.consumers[msg.dest]  # type: ignore[union-attr]
+            before_owned, old_conn = c.owned, c.conn
+            committed = {p: o for p in self.config.all_partitions
+                         if (o := self.coordinator.offsets.fetch(p)) is not None}
+            out = c.handle(msg, self.now, committed)
+            self._closed_if_changed(c.client_id, old_conn)
+            self._send(out)
+            self._note_assignment(c.client_id, before_owned)
+            if c.phase == ConsumerPhase.IDLE and c.up:
+                before_owned = c.owned
+                self._send(c.send_join_group(self.now))
+                self._note_assignment(c.client_id, before_owned)
+        self._check()
+
+    def _open(self, cid: str, conn: int) -> bool:
+        c = self.consumers.get(cid)
+        return c is not None and c.up and c.conn == conn
+
+    def drop(self, i: int) -> None:
+        if self.network:
+            msg = self.network.pop(i % len(self.network))
+            self.faults += 1
+            self.steps.append(f"drop {type(msg).__name__} {_dest(msg)}")
+        self._check()
+
+    def duplicate(self, i: int) -> None:
+        if self.network:
+            msg = self.network[i % len(self.network)]
+            self.network.append(msg)
+            self.steps.append(f"duplicate {type(msg).__name__} {_dest(msg)}")
+        self._check()
+
+    def delay(self, i: int) -> None:
+        """Move the i-th message to the back of the queue."""
+        if self.network:
+            msg = self.network.pop(i % len(self.network))
+            self.network.append(msg)
+            self.steps.append(f"delay {type(msg).__name__} {_dest(msg)}")
+        self._check()
+
+    def advance(self, ms: int) -> None:
+        """Move the clock; consumers' timers fire before the coordinator's (the lease)."""
+        self.now += ms
+        self.steps.append(f"advance {ms}ms -> t={self.now}")
+        for cid, c in self.consumers.items():
+            before, old_conn = c.owned, c.conn
+            out = c.tick(self.now)
+            self._closed_if_changed(cid, old_conn)
+            self._send(out)
+            self._note_assignment(cid, before)
+        self._send([r for r in self.coordinator.tick(self.now) if self._open(r.dest, r.conn)])
+        self._check()
+
+    def _closed_if_changed(self, cid: str, old_conn: int) -> None:
+        """A closed connection loses its messages in both directions (spec CloseConnection)."""
+        if self.consumers[cid].conn != old_conn:
+            self.network = [m for m in self.network if not (_dest(m) == cid and m.conn == old_conn)]
+
+    def crash(self, cid: str) -> None:
+        c = self.consumers[cid]
+        if c.up:
+            before, old_conn = c.owned, c.conn
+            c.crash(self.now)
+            self.faults += 1
+            self.steps.append(f"crash {cid}")
+            self._note_assignment(cid, before)
+            self._closed_if_changed(cid, old_conn)
+        self._check()
+
+    def leave(self, cid: str) -> None:
+        c = self.consumers[cid]
+        if c.up:
+            before, old_conn = c.owned, c.conn
+            out = c.leave(self.now)
+            self.faults += 1
+            self.steps.append(f"leave {cid}")
+            self._note_assignment(cid, before)
+            self._closed_if_changed(cid, old_conn)
+            # LeaveGroup goes out on the old connection just before it closes
+            self.network.extend(out)
+        self._check()
+
+    def restart(self, cid: str) -> None:
+        c = self.consumers[cid]
+        if not c.up:
+            old_conn = c.conn
+            c.restart(self.now)
+            self._closed_if_changed(cid, old_conn)
+            self.steps.append(f"restart {cid}")
+            self._send(c.send_join_group(self.now))
+        self._check()
+
+    def poll(self, cid: str) -> None:
+        c = self.consumers[cid]
+        read = c.poll(self.now)
+        if read:
+            self.steps.append(f"poll {cid}")
+            self._hist(cid, "invoke", "poll", None)
+            self._hist(cid, "ok", "poll", {str(p): [o] for p, o in read.items()})
+        self._check()
+
+    def commit(self, cid: str) -> None:
+        c = self.consumers[cid]
+        out = c.send_offset_commit(self.now)
+        if out:
+            self.steps.append(f"commit {cid} generation {c.generation}")
+            self._hist(cid, "invoke", "commit", {str(p): o for p, o in out[0].offsets})
+            self._send(out)
+        self._check()
+
+    def start(self) -> None:
+        """Every consumer sends its first JoinGroup."""
+        for c in self.consumers.values():
+            if c.up and c.phase == ConsumerPhase.IDLE:
+                self._send(c.send_join_group(self.now))
+
+    def settle(self, max_steps: int = 500, rng: random.Random | None = None) -> None:
+        """Deliver (FIFO, or in an order drawn from ``rng``), advancing the clock by a heartbeat
+        interval when the network is empty, until the group and every live consumer is Stable."""
+        for _ in range(max_steps):
+            if self.network:
+                self.deliver(rng.randrange(len(self.network)) if rng else 0)
+            elif self.quiet():
+                return
+            else:
+                self.advance(self.config.heartbeat_interval_ms)
+
+    def run_for(self, ms: int, rng: random.Random | None = None) -> None:
+        """A healthy period: deliver everything in flight (FIFO or ``rng`` order), then advance
+        by a heartbeat interval, until ``ms`` have passed (heartbeats keep leases alive; crashed
+        members' sessions expire)."""
+        end = self.now + ms
+        while self.now < end:
+            for _ in range(200):
+                if not self.network:
+                    break
+                self.deliver(rng.randrange(len(self.network)) if rng else 0)
+            self.advance(min(self.config.heartbeat_interval_ms, end - self.now))
+
+    def quiet(self) -> bool:
+        return (not self.network and self.coordinator.state.value == "Stable"
+                and all(c.phase == ConsumerPhase.STABLE for c in self.consumers.values() if c.up))
+
+    def rebalance_log(self) -> list[dict[str, Any]]:
+        ev = [dict(e) for e in self.coordinator.log]
+        ev += [{"at": e.at, "event": e.kind, "client": e.client, "partitions": list(e.partitions),
+                "generation": e.generation} for c in self.consumers.values() for e in c.events]
+        return sorted(ev, key=lambda e: e["at"])

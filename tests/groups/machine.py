@@ -1,0 +1,125 @@
+"""A Hypothesis ``RuleBasedStateMachine`` over :class:`kraft.groups.harness.GroupWorld`.
+
+Rules are the spec's environment: deliver any in-flight message, drop, duplicate, hold (delay
+for as long as Hypothesis likes) and release, advance the clock (heartbeats, leases, session and
+rebalance timeouts fire), crash / restart (same instance id) / leave a consumer, poll, commit,
+and ``settle`` (deliver FIFO until the group is quiet). After every step the spec's invariants
+run over the projections (:func:`GroupWorld.violations`).
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from kraft.groups.coordinator import GroupConfig
+from kraft.groups.harness import GroupWorld
+
+CLIENTS = ("c1", "c2", "c3")
+clients = st.sampled_from(CLIENTS)
+index = st.integers(min_value=0, max_value=7)
+
+
+def make_machine(config: GroupConfig) -> type[RuleBasedStateMachine]:
+    class GroupMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.world = GroupWorld(config)
+            self.held: list = []
+
+        @initialize(settle=st.booleans(), late=st.sampled_from([None, *CLIENTS]))
+        def start(self, settle: bool, late: str | None) -> None:
+            if late is not None:  # one consumer starts later
+                self.world.crash(late)
+            self.world.start()
+            if settle:
+                self.world.settle()
+
+        @rule(i=index)
+        def deliver(self, i: int) -> None:
+            self.world.deliver(i)
+
+        @rule(n=st.integers(min_value=1, max_value=12))
+        def deliver_fifo(self, n: int) -> None:
+            for _ in range(n):
+                self.world.deliver(0)
+
+        @rule(i=index)
+        def drop(self, i: int) -> None:
+            self.world.drop(i)
+
+        @rule(i=index)
+        def duplicate(self, i: int) -> None:
+            self.world.duplicate(i)
+
+        @precondition(lambda self: self.world.network)
+        @rule(i=index)
+        def hold(self, i: int) -> None:
+            """Delay a message indefinitely (until release)."""
+            net = self.world.network
+            self.held.append(net.pop(i % len(net)))
+            self.world.steps.append(f"hold {type(self.held[-1]).__name__}")
+
+        @precondition(lambda self: self.held)
+        @rule()
+        def release(self) -> None:
+            self.world.network[:0] = self.held
+            self.world.steps.append(f"release {len(self.held)}")
+            self.held = []
+
+        @rule(ms=st.sampled_from([1_000, 3_000, 10_000, 31_000]))
+        def advance(self, ms: int) -> None:
+            self.world.advance(ms)
+
+        @rule(c=clients)
+        def crash(self, c: str) -> None:
+            self.world.crash(c)
+            self.held = [m for m in self.held if not _of(m, c, self.world)]
+
+        @rule(c=clients)
+        def restart(self, c: str) -> None:
+            self.world.restart(c)
+
+        @rule(c=clients)
+        def leave(self, c: str) -> None:
+            self.world.leave(c)
+            self.held = [m for m in self.held if not _of(m, c, self.world)]
+
+        @rule(c=clients)
+        def poll(self, c: str) -> None:
+            self.world.poll(c)
+
+        @rule(c=clients, hold=st.booleans())
+        def commit(self, c: str, hold: bool) -> None:
+            """commitSync; with ``hold`` the request is delayed until the next release."""
+            n = len(self.world.network)
+            self.world.commit(c)
+            if hold and len(self.world.network) > n:
+                self.held.append(self.world.network.pop())
+                self.world.steps.append("hold OffsetCommit")
+
+        @rule(seed=st.one_of(st.none(), st.integers(0, 2**16)))
+        def settle(self, seed: int | None) -> None:
+            """Deliver until quiet, FIFO or in a random order drawn from ``seed``."""
+            self.world.settle(max_steps=200, rng=None if seed is None else random.Random(seed))
+
+        @rule(ms=st.sampled_from([6_000, 12_000, 35_000]), seed=st.one_of(st.none(), st.integers(0, 2**16)))
+        def run_for(self, ms: int, seed: int | None) -> None:
+            """A healthy period: heartbeats flow, crashed members' sessions expire."""
+            self.world.run_for(ms, rng=None if seed is None else random.Random(seed))
+
+        @invariant()
+        def spec_invariants(self) -> None:
+            v = self.world.violations()
+            assert not v, "\n".join(v) + "\nsteps:\n  " + "\n  ".join(self.world.steps[-40:])
+
+    GroupMachine.__name__ = f"GroupMachine_{config.protocol.value}"
+    return GroupMachine
+
+
+def _of(m, c: str, world: GroupWorld) -> bool:
+    """Held messages of a closed connection are lost like the in-flight ones."""
+    dest = getattr(m, "source", None) or getattr(m, "dest", None)
+    return dest == c and m.conn != world.consumers[c].conn
