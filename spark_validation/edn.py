@@ -188,6 +188,7 @@ def _hashable(value: Any) -> Any:
 
 _WS = re.compile(r"(?:[\s,]+|;[^\n]*)*")
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"', re.S)
+_WS_ATOM = re.compile(r"(?:[\s,]+|;[^\n]*)*([^\s,()\[\]{}\"';@^`~\\#][^\s,()\[\]{}\"';@^`~\\]*)")
 _TOKEN = re.compile(r"[^\s,()\[\]{}\"';@^`~\\]+")
 # Token-level grammars (applied to a token already cut at delimiters).
 _INT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)N?\Z")
@@ -205,6 +206,11 @@ _NAMED_CHARS = {
     "formfeed": "\f",
 }
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
+# Atoms (numbers, keywords, symbols, nil/true/false) parse to immutable values, and a history
+# repeats the same few (:type, :invoke, :f, small integers) on every line: memoise them.
+_ATOMS: dict[str, Any] = {}
+_ATOM_CACHE_SIZE = 200_000
+_MISSING = object()
 _SYMBOLIC = {"Inf": float("inf"), "-Inf": float("-inf"), "NaN": float("nan")}
 
 
@@ -320,12 +326,29 @@ class Reader:
             if not m:
                 raise self.error(f"unexpected character {c!r}")
             self.pos = m.end()
-            return self._atom(m.group(0), pos)
+            token = m.group(0)
+            value = _ATOMS.get(token, _MISSING)
+            if value is _MISSING:
+                value = self._atom(token, pos)
+                if len(_ATOMS) < _ATOM_CACHE_SIZE:
+                    _ATOMS[token] = value
+            return value
 
     def _read_seq(self, closer: str, start: int) -> list[Any]:
         items: list[Any] = []
         append = items.append
+        text = self.text
+        fast = _WS_ATOM.match
+        atoms = _ATOMS
         while True:
+            # fast path: whitespace then an atom already seen (most tokens of a history)
+            m = fast(text, self.pos)
+            if m is not None:
+                value = atoms.get(m.group(1), _MISSING)
+                if value is not _MISSING:
+                    self.pos = m.end()
+                    append(value)
+                    continue
             try:
                 value = self._read(closer)
             except EdnError as exc:
