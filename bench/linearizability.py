@@ -164,12 +164,59 @@ def run(
     }
 
 
+def _edn_value(v: Any) -> str:
+    if v is None:
+        return "nil"
+    if isinstance(v, tuple):
+        return "[" + " ".join(_edn_value(x) for x in v) + "]"
+    return str(v)
+
+
+def ingest(n_ops: int, seed: int) -> None:
+    """Time read_history on one generated history written as Jepsen EDN and as NDJSON."""
+    import json
+    import tempfile
+
+    from spark_validation.history import read_history
+
+    ops = simulate(random.Random(seed), 10, n_ops, "cas-register")
+    with tempfile.TemporaryDirectory() as d:
+        edn = Path(d) / "history.edn"
+        edn.write_text(
+            "".join(
+                f"{{:type :{o.type}, :f :{o.f}, :value {_edn_value(o.value)}, :process {o.process}, "
+                f":time {o.time}, :index {o.index}}}\n"
+                for o in ops
+            )
+        )
+        nd = Path(d) / "history.ndjson"
+        nd.write_text(
+            json.dumps({"v": 1, "kind": "history", "model": "cas-register"})
+            + "\n"
+            + "".join(json.dumps(o.to_dict()) + "\n" for o in ops)
+        )
+        print(f"\ningest: one history of {len(ops)} events (10 clients, cas-register)")
+        print(f"{'format':<8}{'MB':>7}{'seconds':>9}{'events/s':>10}{'check s':>9}")
+        for path in (edn, nd):
+            t0 = time.perf_counter()
+            h = read_history(path, default_model="cas-register")
+            dt = time.perf_counter() - t0
+            assert len(h.ops) == len(ops) and not h.malformed
+            t1 = time.perf_counter()
+            r = check_history(h)
+            ct = time.perf_counter() - t1
+            assert r.valid is True, r
+            mb = path.stat().st_size / 1e6
+            print(f"{path.suffix[1:]:<8}{mb:>7.1f}{dt:>9.2f}{len(ops) / dt:>10.0f}{ct:>9.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--histories", type=int, default=200, help="histories per workload")
     ap.add_argument("--ops", type=int, default=100, help="operations per history")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=float, default=10.0, help="seconds per history before 'unknown'")
+    ap.add_argument("--ingest-ops", type=int, default=20000, help="ops of the ingest benchmark (0: skip)")
     args = ap.parse_args()
     workloads = [
         ("register", "register", 5, 1),
@@ -207,6 +254,8 @@ def main() -> None:
         f"register median here is {reg5:.2f} ms. Porcupine was not run on this machine, so no measured "
         f"ratio is claimed (see docs/audit-core.md)."
     )
+    if args.ingest_ops:
+        ingest(args.ingest_ops, args.seed)
 
 
 if __name__ == "__main__":

@@ -380,10 +380,11 @@ class _Collector:
         self.ops: list[Op] = []
         self.malformed: list[MalformedLine] = []
 
-    def add(self, raw: Any, line: int, text: str) -> None:
+    def add(self, raw: Any, line: int, text: Any) -> None:
+        """``text`` is the line's text, or a function giving it (only called if needed)."""
         result = _op_from_mapping(raw, len(self.ops))
         if isinstance(result, str):
-            self.malformed.append(MalformedLine(self.path, line, result, text))
+            self.malformed.append(MalformedLine(self.path, line, result, text() if callable(text) else text))
         else:
             self.ops.append(result)
 
@@ -442,7 +443,7 @@ def _read_sequence(
             col.bad(line, exc.reason, _line_text(text, line_start))
             pos = _resync(text, line_start, "{]" if in_vector else "{")
             continue
-        col.add(value, line, _line_text(text, line_start))
+        col.add(value, line, lambda ls=line_start: _line_text(text, ls))
     if in_vector and not closed:
         line = text.count("\n") + 1
         col.bad(line, "end of file: the history vector is not closed with ']'", "")
