@@ -108,12 +108,13 @@ class OsFS:
 
 
 class _MemFile:
-    __slots__ = ("data", "durable", "synced")
+    __slots__ = ("data", "durable", "synced", "dirty_seq")
 
     def __init__(self) -> None:
         self.data = bytearray()  # volatile content
         self.durable: bytearray | None = None  # None: the file does not exist on "disk" yet
         self.synced = 0  # data[:synced] == durable[:synced]
+        self.dirty_seq: int | None = None  # when it got its oldest unsynced byte (writeback order)
 
 
 class MemoryFS:
@@ -126,6 +127,15 @@ class MemoryFS:
         self._files: dict[str, _MemFile] = {}
         self._dirs: set[str] = set()
         self.fsyncs = 0
+        self._seq = 0
+
+    def _touch(self, f: _MemFile) -> None:
+        if len(f.data) > f.synced:
+            if f.dirty_seq is None:
+                self._seq += 1
+                f.dirty_seq = self._seq
+        else:
+            f.dirty_seq = None
 
     # -- FileSystem ------------------------------------------------------------------------
     def makedirs(self, directory: str) -> None:
@@ -159,17 +169,20 @@ class MemoryFS:
             f = self._files[path] = _MemFile()
         f.data = bytearray(data)
         f.synced = 0
+        self._touch(f)
 
     def append(self, path: str, data: bytes) -> None:
         f = self._files.get(path)
         if f is None:
             f = self._files[path] = _MemFile()
         f.data += data
+        self._touch(f)
 
     def truncate(self, path: str, size: int) -> None:
         f = self._get(path)
         del f.data[size:]
         f.synced = min(f.synced, size)
+        self._touch(f)
 
     def truncate_durably(self, path: str, size: int) -> None:
         """Truncate, durably, without syncing the unsynced bytes before ``size`` (a journaled
@@ -180,6 +193,7 @@ class MemoryFS:
         f.synced = min(f.synced, size)
         if f.durable is not None:
             del f.durable[size:]
+        self._touch(f)
 
     def fsync(self, path: str) -> None:
         f = self._get(path)
@@ -190,6 +204,7 @@ class MemoryFS:
             del f.durable[f.synced :]
             f.durable += f.data[f.synced :]
         f.synced = len(f.data)
+        f.dirty_seq = None
 
     def fsync_dir(self, directory: str) -> None:
         self.fsyncs += 1
@@ -216,19 +231,30 @@ class MemoryFS:
     def crash(self, rng: random.Random | None = None, keep_unsynced: dict[str, int] | None = None) -> dict[str, int]:
         """Power loss: every file reverts to its durable content; never-synced files vanish.
 
-        A torn write is modelled per file: ``keep_unsynced[path] = k`` (or a random ``k`` drawn
-        from ``rng`` for every file with unsynced bytes) keeps the first ``k`` unsynced bytes, as
-        if the disk had written part of the pending data. Returns ``{path: k}`` of what was kept.
+        A torn write: ``keep_unsynced[path] = k`` keeps the first ``k`` unsynced bytes of that
+        file, as if the disk had written part of the pending data. With ``rng``, a random number
+        of pending bytes reaches the disk in writeback order: files in the order they became
+        dirty, each file's pending bytes in order (so older pending data always lands before
+        newer, e.g. a segment's tail before the next segment's head; reordering across that is
+        not modelled). Returns ``{path: k}`` of what was kept.
         """
         kept: dict[str, int] = {}
+        if rng is not None and keep_unsynced is None:
+            dirty = sorted(
+                ((f.dirty_seq or 0, p, len(f.data) - f.synced) for p, f in self._files.items() if len(f.data) > f.synced),
+            )
+            budget = rng.randint(0, sum(n for _, _, n in dirty))
+            keep_unsynced = {}
+            for _, p, n in dirty:
+                keep_unsynced[p] = min(n, budget)
+                budget -= keep_unsynced[p]
+            rng = None
         for path in list(self._files):
             f = self._files[path]
             pending = len(f.data) - f.synced
             k = 0
             if keep_unsynced and path in keep_unsynced:
                 k = max(0, min(keep_unsynced[path], pending))
-            elif rng is not None and pending > 0:
-                k = rng.randint(0, pending)
             if f.durable is None and k == 0:
                 del self._files[path]
                 continue
@@ -238,6 +264,7 @@ class MemoryFS:
             f.data = new
             f.durable = bytearray(new)
             f.synced = len(new)
+            f.dirty_seq = None
             if k:
                 kept[path] = k
         return kept
