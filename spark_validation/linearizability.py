@@ -40,12 +40,15 @@ import attrs
 from spark_validation.history import History, Op, Operation, pair_ops, to_jsonable
 from spark_validation.models import UNKNOWN, Call, Model, ModelError, get_model
 
-__all__ = ["LinResult", "check_history", "check_calls", "DEFAULT_MAX_CACHE"]
+__all__ = ["LinResult", "check_history", "check_calls", "DEFAULT_MAX_CACHE", "CACHE_BYTES"]
 
 DEFAULT_MAX_CACHE = 2_000_000
-"""Cache entries per partition before giving up with ``"unknown"`` (each entry is a small tuple;
-two million entries stay well under a gigabyte)."""
+"""Cache entries per partition before giving up with ``"unknown"``. The effective cap is also
+bounded by :data:`CACHE_BYTES`: entries of long histories carry long bitsets."""
 
+CACHE_BYTES = 1 << 30
+"""Approximate memory the cache of one partition may use before the search gives up."""
+_ENTRY_OVERHEAD = 200  # bytes per cache entry besides its bitset (tuple, set slot, int header)
 _INF = float("inf")
 _PREFIX_CAP = 200  # ops of the linearized prefix listed in evidence (the length is always given)
 _STATES_CAP = 8  # distinct stuck states listed in evidence
@@ -94,12 +97,6 @@ def _call_json(model: Model, call: Call) -> dict[str, Any]:
     d = _op_json(call.operation)
     d["call"] = model.describe_call(call)
     return d
-
-
-class _Budget:
-    def __init__(self, deadline: float | None, max_cache: int) -> None:
-        self.deadline = deadline
-        self.max_cache = max_cache
 
 
 def check_calls(
@@ -190,6 +187,8 @@ def check_calls(
                 prev_same[cid] = last_of[k]
             last_of[k] = cid
 
+    # each cache entry holds an n-bit integer: bound the entries by memory as well as by count
+    cache_cap = min(max_cache, CACHE_BYTES // (_ENTRY_OVERHEAD + n // 7))
     step = model.step
     state = initial_state
     linearized = 0
@@ -226,9 +225,9 @@ def check_calls(
                 result = "unknown"
                 reason = "time budget exhausted"
                 break
-            if len(cache) > max_cache:
+            if len(cache) > cache_cap:
                 result = "unknown"
-                reason = f"cache limit of {max_cache} configurations reached"
+                reason = f"cache limit of {cache_cap} configurations reached"
                 break
         if fresh:
             fresh = False
