@@ -39,6 +39,14 @@ def register_spec(state: Any, op: BOp) -> list[Any]:
     return [state] if op.out == state else []
 
 
+def kv_spec(state: tuple, op: BOp) -> list[Any]:
+    """The whole map as one object: state is a sorted tuple of (key, value)."""
+    key, arg = op.arg
+    current = dict(state)
+    nexts = register_spec(current[key], BOp(op.inv, op.ret, op.f, arg, op.out, op.known))
+    return [tuple(sorted({**current, key: v}.items())) for v in nexts]
+
+
 def set_spec(state: frozenset, op: BOp) -> list[Any]:
     if op.f == "add":
         return [state | {op.arg}]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from spark_validation.history import Op
 from spark_validation.linearizability import check_history
-from tests.audit_core.brute import INF, BOp, linearizable, log_spec, register_spec, set_spec
+from tests.audit_core.brute import INF, BOp, kv_spec, linearizable, log_spec, register_spec, set_spec
 
 VALUES = (0, 1, 2)
 
@@ -24,7 +24,7 @@ VALUES = (0, 1, 2)
 def _gen_op(draw: Any, model: str, counter: list[int]) -> tuple[str, Any]:
     if model == "register":
         f = draw(st.sampled_from(("read", "write")))
-    elif model == "cas-register":
+    elif model in ("cas-register", "kv"):
         f = draw(st.sampled_from(("read", "write", "cas")))
     elif model == "set":
         f = draw(st.sampled_from(("read", "add")))
@@ -90,7 +90,9 @@ def _mutate(model: str, f: str, out: Any, draw: Any) -> Any:
 def histories(draw: Any, model: str) -> tuple[list[Op], list[BOp]]:
     nproc = draw(st.integers(2, 4))
     nops = draw(st.integers(1, 8))
-    state: Any = {"register": 0, "cas-register": 0, "set": frozenset(), "append-log": ()}[model]
+    state: Any = {"register": 0, "cas-register": 0, "set": frozenset(), "append-log": (), "kv": {}}[model]
+    kv = model == "kv"
+    sub_model = "cas-register" if kv else model
     counter = [0]
     started = 0
     # per process: None (idle) or [f, arg, effected, output, invoke position, effect_applied]
@@ -107,15 +109,21 @@ def histories(draw: Any, model: str) -> tuple[list[Op], list[BOp]]:
         p = draw(st.sampled_from(sorted(set(choices))))
         if p not in active:
             f, arg = _gen_op(draw, model, counter)
-            active[p] = [f, arg, False, None, len(ops)]
-            ops.append(Op(len(ops), p, "invoke", f, None, arg if f not in ("read", "poll") else None))
+            key = draw(st.sampled_from(("x", "y"))) if kv else None
+            active[p] = [f, arg, False, None, len(ops), key]
+            inv_value = arg if f not in ("read", "poll") else None
+            ops.append(Op(len(ops), p, "invoke", f, None, (key, inv_value) if kv else inv_value))
             started += 1
             continue
         a = active[p]
         f, arg = a[0], a[1]
         if not a[2]:
             # the op takes effect now, atomically, between its invocation and completion
-            state, out, effected = _apply(model, state, f, arg, draw)
+            if kv:
+                sub, out, effected = _apply(sub_model, state.get(a[5], 0), f, arg, draw)
+                state = {**state, a[5]: sub}
+            else:
+                state, out, effected = _apply(model, state, f, arg, draw)
             a[2], a[3] = True, (out, effected)
             continue
         out, effected = a[3]
@@ -125,7 +133,7 @@ def histories(draw: Any, model: str) -> tuple[list[Op], list[BOp]]:
         if kind == "fail" and effected and f not in ("read", "poll"):
             kind = "info"  # an op that took effect is never reported failed
         if kind == "ok" and draw(st.integers(0, 4)) == 0:
-            out = _mutate(model, f, out, draw)
+            out = _mutate(sub_model, f, out, draw)
         if kind != "ok":
             out = arg if f not in ("read", "poll") else None
         elif f in ("write", "cas", "add"):
@@ -136,11 +144,12 @@ def histories(draw: Any, model: str) -> tuple[list[Op], list[BOp]]:
             bops.append(BOp(a[4], len(ops) - 1, f, arg, out, True))
             del active[p]
             continue
-        ops.append(Op(len(ops), p, kind, f, None, out))
+        ops.append(Op(len(ops), p, kind, f, None, (a[5], out) if kv else out))
+        barg = (a[5], arg) if kv else arg
         if kind == "ok":
-            bops.append(BOp(a[4], len(ops) - 1, f, arg, out, True))
+            bops.append(BOp(a[4], len(ops) - 1, f, barg, out, True))
         elif kind == "info":
-            bops.append(BOp(a[4], INF, f, arg, None, False))
+            bops.append(BOp(a[4], INF, f, barg, None, False))
         del active[p]
     return ops, bops
 
@@ -148,6 +157,9 @@ def histories(draw: Any, model: str) -> tuple[list[Op], list[BOp]]:
 def _oracle(model: str, bops: list[BOp]) -> bool:
     if model in ("register", "cas-register"):
         return linearizable(bops, 0, register_spec)
+    if model == "kv":
+        # the whole map as one object: no partitioning, unlike the checker
+        return linearizable(bops, (("x", 0), ("y", 0)), kv_spec)
     if model == "set":
         return linearizable(bops, frozenset(), set_spec)
     observed: dict[Any, set[int]] = {}
@@ -160,14 +172,15 @@ def _oracle(model: str, bops: list[BOp]) -> bool:
 
 def _check(model: str, data: tuple[list[Op], list[BOp]]) -> bool:
     ops, bops = data
-    initial = {"register": 0, "cas-register": 0}.get(model)
+    initial = {"register": 0, "cas-register": 0, "kv": 0}.get(model)
     result = check_history(ops, model, initial=initial)
     expected = _oracle(model, bops)
     assert result.valid == expected, (result, ops)
     if expected is False:
-        (anomaly,) = result.anomalies
-        assert anomaly["kind"] == "nonlinearizable"
-        assert anomaly["evidence"]["candidates"] or anomaly["evidence"].get("stuck_op")
+        assert result.anomalies  # one per failing key
+        for anomaly in result.anomalies:
+            assert anomaly["kind"] == "nonlinearizable"
+            assert anomaly["evidence"]["candidates"] or anomaly["evidence"].get("stuck_op")
     return expected
 
 
@@ -189,7 +202,7 @@ def _differential(model: str, examples: int) -> None:
     assert verdicts.count(False) >= examples // 15, verdicts.count(False)
 
 
-MODELS_UNDER_TEST = ["register", "cas-register", "set", "append-log"]
+MODELS_UNDER_TEST = ["register", "cas-register", "kv", "set", "append-log"]
 
 
 @pytest.mark.parametrize("model", MODELS_UNDER_TEST)
