@@ -279,3 +279,26 @@ def test_max_generation_is_remembered_by_the_assignor_object():
     b = StickyAssignor()
     b.assign(ppt, {"consumer1": S(["t"], [TopicPartition("t", 0)], 2)})
     assert b.max_generation == 2
+
+
+@settings(max_examples=40)
+@given(st.data())
+def test_reassignment_with_random_subscriptions_and_changes(data):
+    """Kafka's testReassignmentWithRandomSubscriptionsAndChanges (random sizes drawn by
+    Hypothesis instead of java.util.Random): 10-20 topics with 1..n partitions, 20-40 members on
+    random topic subsets; then every member changes to a new random subset while owning its
+    previous partitions. Both results valid and balanced, and no partition of a topic moves back
+    and forth between two members (isSticky)."""
+    ntopics = data.draw(st.integers(10, 19))
+    topics = [f"t{i:02d}" for i in range(ntopics)]
+    ppt = {t: i + 1 for i, t in enumerate(topics)}
+    nmembers = data.draw(st.integers(20, 39))
+    subset = st.lists(st.sampled_from(topics), min_size=1, unique=True).map(sorted)
+    subs = {f"c{i:02d}": S(data.draw(subset)) for i in range(nmembers)}
+    a = StickyAssignor()
+    r = a.assign(ppt, subs)
+    assert_valid_and_balanced(subs, r, ppt)
+    subs2 = {m: S(data.draw(subset), r[m], 1) for m in subs}
+    r2 = a.assign(ppt, subs2)
+    assert_valid_and_balanced(subs2, r2, ppt)
+    assert a.is_sticky()
