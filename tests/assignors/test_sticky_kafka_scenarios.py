@@ -477,3 +477,27 @@ def test_sticky_schema_backward_compatibility():
     _, r = run({topic: 3}, subs, _eager())
     assert [len(r[m]) for m in (c1, c2, c3)] == [1, 1, 1]
     assert set(r[c1]) <= {tp(topic, 0), tp(topic, 2)} and r[c2] == [tp(topic, 1)]
+
+
+def test_sticky_javadoc_examples():
+    """StickyAssignor's javadoc. Example 1 (three members, four topics of 2): the first
+    assignment is the javadoc's exactly. After C1 leaves, the javadoc (written for the original
+    algorithm, before KAFKA-9987's constrained path) lists C0 +t2p0 and C2 +t0p1 +t3p1; the
+    current constrained path keeps the owned partitions sorted by partition and deals
+    t0-1, t2-0, t3-1 round-robin, so C0 gets t0-1: equally sticky (all 5 kept), as Kafka's
+    current code does. Example 2 (1, 2, 3 partitions; nested subscriptions) matches exactly."""
+    a = _eager()
+    t = ["t0", "t1", "t2", "t3"]
+    ppt = {x: 2 for x in t}
+    r = a.assign(ppt, {"C0": S(t), "C1": S(t), "C2": S(t)})
+    assert r == {"C0": [tp("t0", 0), tp("t1", 1), tp("t3", 0)], "C1": [tp("t0", 1), tp("t2", 0), tp("t3", 1)],
+                 "C2": [tp("t1", 0), tp("t2", 1)]}
+    r2 = _eager().assign(ppt, {"C0": S(t, r["C0"], 1), "C2": S(t, r["C2"], 1)})
+    assert r2 == {"C0": [tp("t0", 0), tp("t3", 0), tp("t1", 1), tp("t0", 1)],
+                  "C2": [tp("t1", 0), tp("t2", 1), tp("t2", 0), tp("t3", 1)]}
+    ppt = {"t0": 1, "t1": 2, "t2": 3}
+    subs = {"C0": S(["t0"]), "C1": S(["t0", "t1"]), "C2": S(["t0", "t1", "t2"])}
+    r = _eager().assign(ppt, subs)
+    assert r == {"C0": [tp("t0", 0)], "C1": [tp("t1", 0), tp("t1", 1)], "C2": [tp("t2", 0), tp("t2", 1), tp("t2", 2)]}
+    r2 = _eager().assign(ppt, {"C1": S(["t0", "t1"], r["C1"], 1), "C2": S(["t0", "t1", "t2"], r["C2"], 1)})
+    assert r2 == {"C1": [tp("t1", 0), tp("t1", 1), tp("t0", 0)], "C2": [tp("t2", 0), tp("t2", 1), tp("t2", 2)]}
