@@ -46,7 +46,7 @@ def test_append_read_flush_offsets() -> None:
 
 def test_crash_loses_exactly_the_unflushed_suffix() -> None:
     fs = MemoryFS()
-    log = build(fs, 8, flush_after=5)
+    build(fs, 8, flush_after=5)
     fs.crash()
     log2, report = Log.open(fs, "n1")
     assert log2.end_offset == 5 and log2.flushed_offset == 5
@@ -92,7 +92,7 @@ def test_torn_tail_at_every_byte_recovers_to_last_full_batch() -> None:
     total = bounds[-1]
     for keep in range(total - sizes[0] + 1):  # how many unflushed bytes reach the disk
         fs = MemoryFS()
-        lg = build(fs, 4, flush_after=1)
+        build(fs, 4, flush_after=1)
         fs.crash(keep_unsynced={SEG: keep})
         length = sizes[0] + keep
         complete = max(k for k, b in enumerate(bounds) if b <= length)
@@ -237,7 +237,7 @@ def test_write_atomically_and_lose_disk() -> None:
     write_atomically(fs, "n1/quorum-state", b'{"leaderEpoch": 2}')
     fs.crash()
     assert fs.read_bytes("n1/quorum-state") == b'{"leaderEpoch": 2}'
-    log = build(fs, 3, flush_after=3)
+    build(fs, 3, flush_after=3)
     _, report = Log.open(fs, "n1")
     assert report.ignored_files == ("quorum-state",)
     fs.lose_disk("n1")
