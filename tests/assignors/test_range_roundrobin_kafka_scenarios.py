@@ -142,3 +142,12 @@ def test_bad_input_is_rejected_with_a_clear_message():
         RangeAssignor().assign({"t": -1}, {c1: S(["t"])})
     with pytest.raises(TypeError, match="member 'x'"):
         RoundRobinAssignor().assign({"t": 1}, {"x": ["t"]})
+
+
+def test_javadoc_examples():
+    """RangeAssignor and RoundRobinAssignor javadocs: C0, C1 on t0, t1 with 3 partitions each."""
+    subs = {"C0": S(["t0", "t1"]), "C1": S(["t0", "t1"])}
+    assert RangeAssignor().assign({"t0": 3, "t1": 3}, subs) == {
+        "C0": [tp("t0", 0), tp("t0", 1), tp("t1", 0), tp("t1", 1)], "C1": [tp("t0", 2), tp("t1", 2)]}
+    assert RoundRobinAssignor().assign({"t0": 3, "t1": 3}, subs) == {
+        "C0": [tp("t0", 0), tp("t0", 2), tp("t1", 1)], "C1": [tp("t0", 1), tp("t1", 0), tp("t1", 2)]}
