@@ -111,7 +111,9 @@ def check_calls(
     """Check one partition. Returns (True | False | "unknown", details).
 
     ``details`` has ``explored`` (search steps), ``cache`` (configurations memoised) and, when not
-    linearizable, ``evidence``; when unknown, ``reason`` and ``best_prefix``.
+    linearizable, ``evidence``; when unknown, ``reason`` and ``best_prefix``. ``order`` is the order
+    in which available calls are tried: ``"deadline"`` (default) or ``"call"`` (Porcupine's: by
+    invocation); the verdict does not depend on it, the time and the evidence may.
     """
     n = len(calls)
     # --- events in real-time order: (history position, 0=call/1=return, call id) -----------
@@ -148,12 +150,9 @@ def check_calls(
     is_call = [e[1] == 0 for e in events]
     node_cid = [e[2] for e in events]
     ret_node = [-1] * n  # call id -> return node (or -1: returns "at infinity")
-    call_node = [0] * n
     for node, (_, kind, cid) in enumerate(events):
         if kind:
             ret_node[cid] = node
-        else:
-            call_node[cid] = node
     node_ret = [ret_node[node_cid[k]] if is_call[k] else -1 for k in range(m)]
     inputs = [c.input for c in calls]
     outputs = [c.output for c in calls]
@@ -242,13 +241,14 @@ def check_calls(
                 e = -1
             if e >= 0:
                 new_lin = linearized | bits[cid]
-                ck = (new_lin, state, False)
+                ck = (new_lin, state, not must[cid])
                 if ck not in cache:
                     cache.add(ck)
                     stack = (e, state, stack)
                     depth += 1
                     linearized = new_lin
-                    remaining -= 1  # read-only calls are always observed (must) calls
+                    if must[cid]:
+                        remaining -= 1
                     p, q = prv[e], nxt[e]
                     nxt[p] = q
                     prv[q] = p
