@@ -44,7 +44,8 @@ the "actual partition to move" is the first element of a ``HashSet<TopicPartitio
 
 Kafka quirk kept on purpose: ``maxGeneration`` lives on the assignor instance and is never
 reset, so reusing one assignor object across rebalances remembers the highest generation seen
-(create a fresh assignor per rebalance to avoid it, as Kafka's own consumer does not).
+(Kafka's consumer keeps one assignor object for its lifetime; create a fresh one per
+rebalance to get a memoryless assignor).
 
 Departures (inputs on which Kafka itself misbehaves; documented, tested):
 
