@@ -773,6 +773,13 @@ def run_tlc(
                 result.outcome = "ok"
                 result.errors = [e for e in result.errors if not e.startswith("TLC stopped without finishing")]
                 result.errors.append(f"simulation stopped at its {timeout:g}s budget without finding a violation")
+                if result.states == 0:
+                    result.errors.append(
+                        "TLC 2.15 reports simulation progress once a minute (hard-coded), so a budget under "
+                        "60s ends with no state count: states = 0 means unknown here"
+                    )
+                else:
+                    result.errors.append(f"states = {result.states:,} as of TLC's last progress report (once a minute)")
             else:
                 result.outcome = "timeout"
                 result.errors = [e for e in result.errors if not e.startswith("TLC stopped without finishing")]
