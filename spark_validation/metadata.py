@@ -129,9 +129,8 @@ def check_traces_spark(spark: "SparkSession", paths: list[str]) -> tuple[dict[st
     per_off = (firsts.groupBy("path", "offset")
                .agg(F.collect_list(F.struct("w", "entry")).alias("es"), F.count("*").alias("n"))
                .where(F.col("n") > 1))
-    counts = per_off.groupBy("path").agg(F.min("offset").alias("first"), F.count("*").alias("nbad"))
-    rows = per_off.join(counts, (per_off.path == counts.path) & (per_off.offset == counts.first)).select(
-        per_off.path, per_off.offset, "es", "nbad").collect()
+    counts = per_off.groupBy("path").agg(F.min("offset").alias("offset"), F.count("*").alias("nbad"))
+    rows = per_off.join(counts, ["path", "offset"]).select("path", "offset", "es", "nbad").collect()
     anomalies = {}
     for r in rows:
         entries = [((e["w"]["step"], e["w"]["line"], e["w"]["node"]), e["entry"]) for e in r["es"]]
