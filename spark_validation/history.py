@@ -31,9 +31,10 @@ second invocation by a process with one still open) keeps all its ops and lists 
 A file that is not a history at all (wrong header ``kind``, undecodable, or no op could be read)
 raises :class:`HistoryFormatError`; :func:`iter_corpus` counts those in ``CorpusScan.skipped``.
 
-Processes: integer processes are clients. Any other process (Jepsen's ``:nemesis``, or a string in
-NDJSON) is not a client: its ops are kept in ``History.ops`` and counted (``History.nemesis_ops``)
-but the checkers ignore them.
+Processes: every process is a client except the nemesis (Jepsen's ``:nemesis``, ``"nemesis"`` in
+NDJSON): its ops are kept in ``History.ops`` and counted (``History.nemesis_ops``) but the checkers
+ignore them. (Treating only integers as clients would silently ignore every op of a history whose
+tool names clients ``"c1"``, ``"c2"``.)
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ __all__ = [
 ]
 
 OP_TYPES = ("invoke", "ok", "fail", "info")
+NEMESIS = "nemesis"
 COMPLETION_TYPES = frozenset(("ok", "fail", "info"))
 HISTORY_EXTENSIONS = (".edn", ".ndjson", ".jsonl", ".json")
 _KNOWN_KEYS = ("index", "process", "type", "f", "key", "value", "time")
@@ -146,8 +148,8 @@ class Op:
 
     @property
     def is_client(self) -> bool:
-        """Integer processes are clients; ``nemesis`` and other non-integer processes are not."""
-        return isinstance(self.process, int) and not isinstance(self.process, bool)
+        """Every process but the nemesis (``"nemesis"``, from Jepsen's ``:nemesis``) is a client."""
+        return self.process != NEMESIS
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict in the NDJSON history format (extra keys included)."""
@@ -346,7 +348,7 @@ def _op_from_mapping(raw: Any, position: int) -> Op | str:
     if "process" not in fields:
         return "op has no process"
     process = normalize(fields["process"])
-    if isinstance(process, (dict, tuple, frozenset)):
+    if process is None or isinstance(process, (bool, float, dict, tuple, frozenset)):
         return f"bad process {process!r}"
     index = fields.get("index", position)
     if not isinstance(index, int) or isinstance(index, bool):

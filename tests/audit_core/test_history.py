@@ -238,6 +238,25 @@ def test_pairing_info_frees_the_process_and_pending_ops() -> None:
     assert [o.outcome for o in operations] == ["info", "pending", "pending"]
 
 
+def test_string_processes_are_clients_and_bad_processes_malformed(tmp_path: Path) -> None:
+    p = tmp_path / "h.ndjson"
+    p.write_text(
+        '{"process": "c1", "type": "invoke", "f": "write", "value": 1}\n'
+        '{"process": "c1", "type": "ok", "f": "write", "value": 1}\n'
+        '{"process": "nemesis", "type": "info", "f": "partition"}\n'
+        '{"process": null, "type": "info", "f": "partition"}\n'
+        '{"process": [1], "type": "info", "f": "partition"}\n'
+        '{"process": "c2", "type": "invoke", "f": "read"}\n'
+        '{"process": "c2", "type": "ok", "f": "read", "value": 0}\n'
+    )
+    h = read_history(p)
+    assert h.nemesis_ops == 1
+    assert [m.reason for m in h.malformed] == ["bad process None", "bad process (1,)"]
+    r = check_history(h, "register", initial=0)
+    assert r.valid is False  # the clients' ops were checked, not ignored
+    assert r.anomalies[0]["evidence"]["stuck_op"]["process"] == "c2"
+
+
 def test_to_jsonable() -> None:
     assert to_jsonable({(1, 2): frozenset({3, 1}), "t": Tagged("inst", "x")}) == {
         "[1, 2]": [1, 3],
