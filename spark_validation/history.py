@@ -7,7 +7,8 @@ its completion (``ok``, ``fail`` or ``info``) from the same process.
 Formats read by :func:`read_history` (chosen by the file extension, sniffed when unknown):
 
 * ``.edn`` -- Jepsen: either one top-level vector of op maps, or one op map per line (Jepsen's
-  ``history.edn``). Parsed by the safe reader in :mod:`spark_validation.edn`.
+  ``history.edn``; newer Jepsen writes each op as a record literal ``#jepsen.history.Op{...}``,
+  read as the map). Parsed by the safe reader in :mod:`spark_validation.edn`.
 * ``.ndjson`` / ``.jsonl`` -- kraft: an optional header line ``{"v": 1, "kind": "history", ...}``,
   then one op object per line.
 * ``.json`` -- one array of op objects (or NDJSON under a ``.json`` name).
@@ -330,6 +331,9 @@ def pair_ops(ops: Sequence[Op]) -> tuple[list[Operation], list[StructureError]]:
 
 def _op_from_mapping(raw: Any, position: int) -> Op | str:
     """Build an Op from a parsed map, or return the reason it is not an op."""
+    if isinstance(raw, Tagged) and isinstance(raw.value, dict):
+        # a record literal: newer Jepsen writes ops as #jepsen.history.Op{:index 0, ...}
+        raw = raw.value
     if not isinstance(raw, dict):
         return f"not an op map but {type(raw).__name__}"
     fields: dict[str, Any] = {}
@@ -437,13 +441,13 @@ def _read_sequence(
             continue
         if in_vector and closed:
             col.bad(line, "data after the closing ']' of the history vector", _line_text(text, line_start))
-            pos = _resync(text, line_start, "{")
+            pos = _resync(text, line_start, "{#")
             continue
         try:
             value, pos = read_one(pos)
         except _ReadError as exc:
             col.bad(line, exc.reason, _line_text(text, line_start))
-            pos = _resync(text, line_start, "{]" if in_vector else "{")
+            pos = _resync(text, line_start, "{#]" if in_vector else "{#")
             continue
         col.add(value, line, lambda ls=line_start: _line_text(text, ls))
     if in_vector and not closed:
