@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "conform": "traces.cli:conform",
     "audit": "spark_validation.cli:audit",
     "dump-log": "kraft.log.cli:dump_log",
+    "assign": "kraft.groups.assignors.cli:assign",
     "review": "kraft.review:review",
     "report": "kraft.review:report",
     "test": "kraft.review:test",
