@@ -380,8 +380,8 @@ class AppendLogModel(Model):
       as ``send v -> o`` (that it happened is known; only when is open). If polls returned the
       value at several offsets the lowest is used and the others surface as violations. An
       unknown send that no poll observed is dropped: with gaps allowed it can constrain nothing.
-    * An ``ok`` send reporting a negative offset (Kafka's -1 "unknown", e.g. with ``acks=0``) is
-      treated like an ``info`` send.
+    * An ``ok`` send reporting no offset (``nil``, or a negative one: Kafka's -1 "unknown", e.g.
+      with ``acks=0``) is treated like an ``info`` send.
     * ``assign``/``subscribe``/``crash``/``debug-topic-partitions`` ops do not touch the log and
       are dropped.
 
@@ -432,8 +432,6 @@ class AppendLogModel(Model):
                         if not (isinstance(mo, tuple) and len(mo) == 3):
                             raise ModelError(operation, f"send result {mo!r} is not [:send k [offset v]]")
                         o = self._offset(operation, mo[2])
-                        if o < 0:
-                            o = UNKNOWN  # offset not reported (acks=0)
                     result.append((m[1], "send", m[2], o))
                 else:
                     if mo is None:
@@ -445,8 +443,6 @@ class AppendLogModel(Model):
             return result
         if f in _APPEND_FS:
             o = self._offset(operation, out) if out is not UNKNOWN else UNKNOWN
-            if o is not UNKNOWN and o < 0:
-                o = UNKNOWN  # Kafka reports offset -1 when it does not know (acks=0)
             return [(inv.key, "send", inv.value, o)]
         if f in _READ_FS:
             if out is UNKNOWN:
@@ -457,11 +453,14 @@ class AppendLogModel(Model):
         raise ModelError(operation, f"append-log has no operation {f!r} (expected send/append, poll/read)")
 
     @staticmethod
-    def _offset(operation: Operation, out: Any) -> int:
+    def _offset(operation: Operation, out: Any) -> Any:
+        """The offset a send reported; UNKNOWN when it reported none (nil or negative)."""
+        if isinstance(out, tuple) and len(out) == 2:
+            out = out[0]
+        if out is None:
+            return UNKNOWN
         if isinstance(out, int) and not isinstance(out, bool):
-            return out
-        if isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], int):
-            return out[0]
+            return out if out >= 0 else UNKNOWN
         raise ModelError(operation, f"send completion must be an offset or [offset value], got {out!r}")
 
     @staticmethod

@@ -200,6 +200,8 @@ def test_append_log_info_send_resolution() -> None:
         (1, "info", "send", "b"),  # never seen: dropped
         (2, "invoke", "send", "c"),
         (2, "ok", "send", -1),  # acks=0 style unknown offset, never seen: dropped
+        (2, "invoke", "send", "d"),
+        (2, "ok", "send", (None, "d")),  # no offset reported, never seen: dropped
         (3, "invoke", "poll"),
         (3, "ok", "poll", ((3, "a"),)),
         (3, "invoke", "poll"),
