@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from spark_validation.history import Op, history_from_ops, pair_ops
 from spark_validation.linearizability import LinResult, check_history

@@ -95,12 +95,10 @@ def histories(draw: Any, model: str) -> tuple[list[Op], list[BOp]]:
     sub_model = "cas-register" if kv else model
     counter = [0]
     started = 0
-    # per process: None (idle) or [f, arg, effected, output, invoke position, effect_applied]
+    # per active process: [f, arg, took effect yet, (output, effected), invoke position, key]
     active: dict[int, list[Any]] = {}
     ops: list[Op] = []
     bops: list[BOp] = []
-    pending_b: dict[int, tuple[int, str, Any]] = {}
-    outcomes: dict[int, str] = {}
     while started < nops or active:
         choices = []
         if started < nops:
