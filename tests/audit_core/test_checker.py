@@ -241,3 +241,27 @@ def test_unknown_output_marker() -> None:
     operations, _ = pair_ops(ops)
     (c,) = MODELS["register"].calls(operations)
     assert c.output is UNKNOWN and not c.must
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def test_command_line_exit_codes_and_output(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from spark_validation.linearizability import main
+
+    fx = Path(__file__).parent / "fixtures"
+    assert main([str(fx / "reg_valid_concurrent.edn")]) == 0
+    assert "linearizable" in capsys.readouterr().out
+    assert main([str(fx / "reg_stale_read.edn"), str(fx / "reg_valid_concurrent.edn")]) == 1
+    out = capsys.readouterr().out
+    assert "NOT linearizable" in out and "stuck on: #2 p1 read() -> 0" in out
+    assert main([str(fx / "malformed_unmatched.edn")]) == 2
+    assert "no open invocation" in capsys.readouterr().out
+    assert main(["--json", str(fx / "set_lost_add.ndjson")]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert json.loads(first)["anomalies"][0]["evidence"]["stuck_op"]["index"] == 4
+    (tmp_path / "notes.txt").write_text("x")
+    assert main([str(tmp_path)]) == 2  # nothing read, one file skipped
+    assert "skipped" in capsys.readouterr().err
