@@ -278,10 +278,11 @@ def pair_ops(ops: Sequence[Op]) -> tuple[list[Operation], list[StructureError]]:
     completions: dict[int, tuple[int, Op]] = {}
     errors: list[StructureError] = []
     for pos, op in enumerate(ops):
-        if not op.is_client:
+        process = op.process
+        if process == NEMESIS:
             continue
         if op.type == "invoke":
-            if op.process in open_by_process:
+            if process in open_by_process:
                 j = open_by_process[op.process]
                 errors.append(
                     StructureError(

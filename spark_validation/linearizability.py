@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 import attrs
 
-from spark_validation.history import History, Op, Operation, pair_ops, to_jsonable
+from spark_validation.history import NEMESIS, History, Op, Operation, pair_ops, to_jsonable
 from spark_validation.models import UNKNOWN, Call, Model, ModelError, get_model
 
 __all__ = ["LinResult", "check_history", "check_calls", "DEFAULT_MAX_CACHE", "CACHE_BYTES"]
@@ -130,15 +130,17 @@ def check_calls(
         ret_at = {cid: pos for pos, kind, cid in events if kind}
         reordered: list[tuple[int, int, int]] = []
         run: list[tuple[int, int, int]] = []
+        deadline_of = lambda e: ret_at.get(e[2], _INF)  # noqa: E731
         for ev in events:
             if ev[1] == 0:
                 run.append(ev)
             else:
-                run.sort(key=lambda e: ret_at.get(e[2], _INF))
+                if len(run) > 1:
+                    run.sort(key=deadline_of)
                 reordered.extend(run)
                 reordered.append(ev)
                 run = []
-        run.sort(key=lambda e: ret_at.get(e[2], _INF))
+        run.sort(key=deadline_of)
         reordered.extend(run)
         events = reordered
     m = len(events)
@@ -419,7 +421,7 @@ def _to_operations(history_or_ops: Any) -> tuple[list[Operation], list, int, int
     if ops and isinstance(ops[0], Operation):
         return list(ops), [], len(ops), 0, model_name, initial  # already paired
     operations, errors = pair_ops(ops)
-    nemesis = sum(1 for op in ops if not op.is_client)
+    nemesis = sum(1 for op in ops if op.process == NEMESIS)
     return operations, errors, len(ops), nemesis, model_name, initial
 
 
