@@ -346,7 +346,8 @@ class QuorumNode:
         self.bqe_next = {v: now for v in self.voters if v != self.id}
 
     def send_begin_quorum_epoch(self, d: int, now: int) -> None:
-        """Spec action SendBeginQuorumEpoch(n, d): (re)send BeginQuorumEpoch to a voter not yet fetching."""
+        """Spec action SendBeginQuorumEpoch(n, d): (re)send BeginQuorumEpoch to a voter that has not
+        fetched within ``begin_quorum_epoch_retry_ms``."""
         if self.role is not Role.LEADER or d not in self.bqe_next:
             return
         self._send(BeginQuorumEpochRequest(self.id, d, self.current_epoch))
@@ -384,7 +385,9 @@ class QuorumNode:
             return
         if m.source in self.voters:
             self.fetched_voters.add(m.source)
-            self.bqe_next.pop(m.source, None)
+            # a voter that stops fetching gets BeginQuorumEpoch again (it may have become
+            # Prospective while this leader is alive and would otherwise never find it again)
+            self.bqe_next[m.source] = now + self.config.begin_quorum_epoch_retry_ms
             if self._check_quorum_ok():
                 self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
                 self.fetched_voters = set()

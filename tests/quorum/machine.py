@@ -1,0 +1,132 @@
+"""The Hypothesis rule-based state machine over a hand-stepped KRaft cluster.
+
+Rules are the spec's nondeterminism (deliver / duplicate / drop any in-flight message, fire a timer,
+crash-restart, partition and heal, client appends) plus two macros that make long scenarios cheap
+for the search (``deliver_all`` and ``tick``).  Every invariant of ``kraft.quorum.invariants`` is an
+``@invariant``; the teardown heals the network, runs to quiescence and checks that all voters hold
+the same committed log.  ``make_machine(config)`` builds the class for a config (bug variants too).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from kraft.quorum.cluster import Cluster
+from kraft.quorum.config import QuorumConfig, Role
+
+INDEX = st.integers(min_value=0, max_value=63)
+
+
+def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, liveness: bool = True,
+                 weights: dict[str, int] | None = None) -> type[RuleBasedStateMachine]:
+    """``liveness=False`` skips the convergence check of the teardown (a bug variant may legitimately
+    livelock; the variant tests look for safety violations only).  ``weights`` biases the search:
+    rule ``r`` is registered ``weights[r]`` times (Hypothesis picks among rules uniformly), the rules
+    themselves stay the same."""
+    cfg = config or QuorumConfig()
+    node_ids = st.integers(min_value=1, max_value=voters)
+
+    class KRaftMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c = Cluster(voters, cfg)
+
+        @initialize()
+        def start(self) -> None:
+            self.c.check()
+
+        @precondition(lambda self: self.c.pending)
+        @rule(i=INDEX)
+        def deliver(self, i: int) -> None:
+            self.c.deliver(i)
+
+        @precondition(lambda self: self.c.pending)
+        @rule()
+        def deliver_oldest(self) -> None:
+            self.c.deliver(0)
+
+        @precondition(lambda self: self.c.pending)
+        @rule(n=node_ids)
+        def deliver_to(self, n: int) -> None:
+            """Deliver the oldest message in flight to ``n``."""
+            idx = next((k for k, m in enumerate(self.c.pending) if m.dest == n), None)
+            if idx is not None:
+                self.c.deliver(idx)
+
+        @precondition(lambda self: self.c.pending)
+        @rule(i=INDEX)
+        def deliver_duplicate(self, i: int) -> None:
+            self.c.deliver(i, keep_copy=True)
+
+        @precondition(lambda self: self.c.pending)
+        @rule(i=INDEX)
+        def drop(self, i: int) -> None:
+            self.c.drop(i)
+
+        @rule()
+        def deliver_all(self) -> None:
+            self.c.deliver_all()
+
+        @rule(n=node_ids)
+        def timeout(self, n: int) -> None:
+            self.c.timeout(n)
+
+        @rule(ms=st.sampled_from([10, 100, 600, 2500]))
+        def tick(self, ms: int) -> None:
+            self.c.tick(ms)
+
+        @rule(ms=st.sampled_from([50, 500, 5000]))
+        def run(self, ms: int) -> None:
+            self.c.run(ms)
+
+        @rule(n=node_ids)
+        def flush(self, n: int) -> None:
+            self.c.flush(n)
+
+        @rule(n=node_ids)
+        def restart(self, n: int) -> None:
+            self.c.restart(n)
+
+        @rule(n=node_ids)
+        def crash_after_vote(self, n: int) -> None:
+            """Arm a fault point: ``n`` crashes and restarts right after its next granted vote."""
+            self.c.crash_after_vote.add(n)
+
+        @rule(n=node_ids)
+        def isolate(self, n: int) -> None:
+            self.c.isolate(n)
+
+        @rule()
+        def heal(self) -> None:
+            self.c.heal()
+
+        @precondition(lambda self: any(n.role is Role.LEADER for n in self.c.nodes.values()))
+        @rule(n=node_ids)
+        def resign(self, n: int) -> None:
+            if self.c.nodes[n].role is Role.LEADER:
+                self.c.resign(n)
+
+        @rule(n=node_ids)
+        def client_append(self, n: int) -> None:
+            self.c.append(n)
+
+        @invariant()
+        def spec_invariants(self) -> None:
+            self.c.check()
+
+        def teardown(self) -> None:
+            if not liveness:
+                return
+            if not self.c.settle(max_ms=30_000):
+                raise AssertionError("no convergence within 30s of healed network:\n" + self.c.describe())
+            logs = {i: n.storage.entries[: n.high_watermark] for i, n in self.c.nodes.items()}
+            first = logs[self.c.ids[0]]
+            assert all(log == first for log in logs.values()), f"committed logs differ after healing: {logs}"
+
+    for name, weight in (weights or {}).items():
+        original = getattr(KRaftMachine, name)
+        for k in range(1, weight):
+            setattr(KRaftMachine, f"{name}_{k}", original)
+    KRaftMachine.__name__ = "KRaftMachine" + "".join(cfg.variant_names())
+    return KRaftMachine
