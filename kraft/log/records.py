@@ -297,6 +297,46 @@ class Record:
         return cls(off_delta, ts_delta, key, value, tuple(headers), attributes)
 
 
+def _fast_record(buf: Any, p: int, end: int) -> tuple[Record, int] | None:
+    """Decode the common simple record (every varint one byte, no headers) without the general
+    reader; ``None`` sends the caller to the general path, which also produces exact errors."""
+    b = buf[p]
+    if b & 0x80:
+        return None
+    length = (b >> 1) ^ -(b & 1)
+    q = p + 1
+    rend = q + length
+    if length < 5 or rend > end:
+        return None
+    attributes, ts, od, kl = buf[q], buf[q + 1], buf[q + 2], buf[q + 3]
+    if (ts | od | kl) & 0x80:
+        return None
+    q += 4
+    klen = (kl >> 1) ^ -(kl & 1)
+    if klen == -1:
+        key = None
+    elif 0 <= klen and q + klen < rend:
+        key = bytes(buf[q : q + klen])
+        q += klen
+    else:
+        return None
+    vl = buf[q]
+    if vl & 0x80:
+        return None
+    vlen = (vl >> 1) ^ -(vl & 1)
+    q += 1
+    if vlen == -1:
+        value = None
+    elif 0 <= vlen and q + vlen < rend:
+        value = bytes(buf[q : q + vlen])
+        q += vlen
+    else:
+        return None
+    if q + 1 != rend or buf[q] != 0:
+        return None
+    return Record((od >> 1) ^ -(od & 1), (ts >> 1) ^ -(ts & 1), key, value, (), attributes), rend
+
+
 def _records_converter(v: Any) -> tuple[Record, ...]:
     return tuple(v)
 
@@ -425,7 +465,11 @@ class RecordBatch:
         records = []
         prev_delta = -1
         for i in range(count):
-            rec = Record._decode(r)
+            fast = _fast_record(buf, r.pos, end) if r.pos < end else None
+            if fast is not None:
+                rec, r.pos = fast
+            else:
+                rec = Record._decode(r)
             if rec.offset_delta <= prev_delta:
                 raise CorruptBatchError(None, pos, f"record {i} has offsetDelta {rec.offset_delta} after {prev_delta} (offsets must increase)")
             prev_delta = rec.offset_delta

@@ -208,3 +208,31 @@ def test_bad_magic_and_length() -> None:
     struct.pack_into(">i", raw, 8, 10)
     with pytest.raises(CorruptBatchError, match="smaller than the minimum"):
         RecordBatch.decode(bytes(raw))
+
+
+@settings(max_examples=300)
+@given(
+    st.integers(-80, 80),
+    st.integers(-80, 80),
+    st.none() | st.binary(max_size=70),
+    st.none() | st.binary(max_size=70),
+    headers,
+)
+def test_fast_record_path_agrees_with_general_decoder(off: int, ts: int, key: bytes | None, value: bytes | None, hdrs) -> None:
+    """The one-byte-varint fast path either declines (None) or decodes exactly as the general
+    reader does."""
+    from kraft.log.records import Record as R, _fast_record, _Reader
+
+    rec = R(off, ts, key, value, hdrs)
+    out = bytearray()
+    rec.encode_into(out)
+    raw = bytes(out) + b"\xff"  # trailing byte: the decoders must stop at the record's end
+    general = R._decode(_Reader(raw, 0, len(raw), 0))
+    assert general == rec
+    fast = _fast_record(raw, 0, len(raw))
+    if fast is not None:
+        assert fast == (rec, len(out))
+    simple = not hdrs and -64 <= off < 64 and -64 <= ts < 64 and len(out) < 65
+    simple = simple and (key is None or len(key) < 64) and (value is None or len(value) < 64)
+    if simple:
+        assert fast is not None  # the common case does take the fast path
