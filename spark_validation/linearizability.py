@@ -38,7 +38,7 @@ from typing import Any, Sequence
 import attrs
 
 from spark_validation.history import NEMESIS, History, Op, Operation, pair_ops, to_jsonable
-from spark_validation.models import UNKNOWN, Call, Model, ModelError, get_model
+from spark_validation.models import UNKNOWN, Call, Model, ModelError, freeze, get_model
 
 __all__ = ["LinResult", "check_history", "check_calls", "DEFAULT_MAX_CACHE", "CACHE_BYTES"]
 
@@ -477,6 +477,9 @@ def check_history(
     except ModelError as exc:
         info["error"] = str(exc)
         return done("unknown")
+    except (TypeError, ValueError) as exc:
+        info["error"] = f"model {m.name} cannot read these ops: {type(exc).__name__}: {exc}"
+        return done("unknown")
     info["calls"] = len(calls)
     parts = m.partition(calls)
     info["partitions"] = len(parts)
@@ -484,8 +487,12 @@ def check_history(
     unknown: list[dict[str, Any]] = []
     explored = 0
     for done_parts, (key, part) in enumerate(parts, 1):
-        init_state = m.init(initial, key)
-        impossible = m.impossible(part, init_state)
+        try:
+            init_state = freeze(m.init(initial, key))
+            impossible = m.impossible(part, init_state)
+        except Exception as exc:
+            info["error"] = f"model {m.name} failed on key {key!r}: {type(exc).__name__}: {exc}"
+            return done("unknown")
         if impossible:
             # an observed value no op in this partition could have produced: no order can explain
             # it, so the search (which would have to exhaust every order first) is skipped
@@ -493,7 +500,11 @@ def check_history(
                 {"kind": "nonlinearizable", "key": to_jsonable(key), "evidence": _impossible_evidence(m, impossible)}
             )
             continue
-        verdict, details = check_calls(m, part, init_state, deadline=deadline, max_cache=max_cache)
+        try:
+            verdict, details = check_calls(m, part, init_state, deadline=deadline, max_cache=max_cache)
+        except Exception as exc:  # a model that cannot handle some value: no verdict, no traceback
+            info["error"] = f"model {m.name} failed on key {key!r}: {type(exc).__name__}: {exc}"
+            return done("unknown")
         explored += details["explored"]
         if verdict is False:
             anomalies.append({"kind": "nonlinearizable", "key": to_jsonable(key), "evidence": details["evidence"]})

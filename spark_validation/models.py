@@ -45,6 +45,7 @@ from typing import Any, Iterable, Sequence
 
 import attrs
 
+from spark_validation.edn import FrozenMap
 from spark_validation.history import Operation, to_jsonable
 
 __all__ = [
@@ -83,15 +84,31 @@ class ModelError(ValueError):
         self.reason = reason
 
 
+def freeze(value: Any) -> Any:
+    """A hashable version of a normalised value (maps become :class:`FrozenMap`, lists tuples,
+    sets frozensets), so any value can be part of a model state or a cache key."""
+    if isinstance(value, (str, int, float, type(None))) or value is UNKNOWN:
+        return value
+    if isinstance(value, tuple):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, dict):
+        return FrozenMap((freeze(k), freeze(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(freeze(v) for v in value)
+    return value
+
+
 @attrs.frozen
 class Call:
     """One thing to linearize: ``input`` is ``(f, argument)``, ``output`` the observed result
     (:data:`UNKNOWN` if not observed). ``must`` is False for calls that may be left out."""
 
-    key: Any
-    input: tuple
-    output: Any
-    operation: Operation
+    key: Any = attrs.field(converter=freeze)
+    input: tuple = attrs.field(converter=freeze)
+    output: Any = attrs.field(converter=freeze)
+    operation: Operation = attrs.field()
 
     @property
     def must(self) -> bool:
@@ -323,7 +340,7 @@ class SetModel(Model):
                 return []
             if not isinstance(out, (tuple, list, frozenset, set)):
                 raise ModelError(operation, f"set read must return a collection, got {out!r}")
-            return [Call(inv.key, (READ, None), frozenset(out), operation)]
+            return [Call(inv.key, (READ, None), frozenset(freeze(out)), operation)]
         raise ModelError(operation, f"set has no operation {inv.f!r} (expected add, read)")
 
     def read_only(self, op_input: tuple) -> bool:

@@ -265,3 +265,27 @@ def test_command_line_exit_codes_and_output(capsys, tmp_path) -> None:  # type: 
     (tmp_path / "notes.txt").write_text("x")
     assert main([str(tmp_path)]) == 2  # nothing read, one file skipped
     assert "skipped" in capsys.readouterr().err
+
+
+def test_map_values_are_hashable_states() -> None:
+    w = {"a": (1, 2)}
+    h = seq((0, "invoke", "write", w), (0, "ok", "write", w), (1, "invoke", "read"), (1, "ok", "read", {"a": (1, 2)}))
+    assert check_history(h, "register").valid is True
+    h2 = h[:3] + [op(3, 1, "ok", "read", {"a": (9,)})]
+    assert check_history(h2, "register").valid is False
+    s = seq((0, "invoke", "add", {"k": 1}), (0, "ok", "add", {"k": 1}), (1, "invoke", "read"), (1, "ok", "read", ({"k": 1},)))
+    assert check_history(s, "set").valid is True
+    r = check_history(seq((0, "invoke", "write", 1, {"k": 1}), (0, "ok", "write", 1, {"k": 1})), "kv")
+    assert r.valid is True  # a map as a key
+
+
+def test_model_failures_become_unknown_not_tracebacks() -> None:
+    class Broken(type(MODELS["register"])):  # type: ignore[misc]
+        name = "broken"
+
+        def step(self, state, op_input, op_output):  # type: ignore[no-untyped-def]
+            raise RuntimeError("boom")
+
+    h = seq((0, "invoke", "write", 1), (0, "ok", "write", 1))
+    r = check_history(h, Broken())
+    assert r.valid == "unknown" and "RuntimeError: boom" in r.info["error"]
