@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import attrs
 import click
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -211,11 +213,28 @@ def check(
 
         with err.status(f"TLC {label} ...", spinner="dots") as status:
 
+            def show() -> None:
+                p = last["p"]
+                text = f"TLC {label}: {time.monotonic() - started:.0f}s"
+                if p is not None:
+                    text += f", {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} queued (TLC reports once a minute)"
+                status.update(text)
+
             def on_progress(p: Progress) -> None:
                 last["p"] = p
-                status.update(f"TLC {label}: {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} queued ({p.seconds:.0f}s)")
+                show()
                 if not err.is_terminal:
                     err.print(f"  {label}: {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} on queue, {p.seconds:.0f}s", highlight=False)
+
+            stop_ticker = threading.Event()
+
+            def tick() -> None:  # keep the elapsed time moving between TLC's progress reports
+                while not stop_ticker.wait(1.0):
+                    show()
+
+            ticker = threading.Thread(target=tick, daemon=True)
+            if err.is_terminal:
+                ticker.start()
 
             try:
                 run.result = run_spec(
@@ -235,6 +254,8 @@ def check(
                 run.note = str(exc)
                 err.print(f"kraft check: {label}: {exc}", markup=False)
                 continue
+            finally:
+                stop_ticker.set()
         _judge(run, m)
         r = run.result
         assert r is not None
@@ -246,9 +267,9 @@ def check(
             print_counterexample(console, r.counterexample)
             console.print()
 
-    table = Table(title="kraft check")
-    for col in ("spec", "size", "variant", "mode", "states", "distinct", "depth", "time", "verdict"):
-        table.add_column(col, justify="right" if col in ("states", "distinct", "depth", "time") else "left")
+    table = Table(title="kraft check", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("spec", "size", "variant", "states", "distinct", "depth", "time", "verdict"):
+        table.add_column(col, justify="right" if col in ("states", "distinct", "depth", "time") else "left", overflow="fold")
     for run in runs:
         r = run.result
         style = {"ok": "green", "violation": "red", "missed": "red", "error": "yellow", "skipped": "dim"}[run.status]
@@ -256,7 +277,6 @@ def check(
             run.spec,
             run.size,
             run.variant or "-",
-            run.mode,
             ("n/a" if run.mode == "simulate" and r.states == 0 else f"{r.states:,}") if r else "-",
             ("-" if run.mode == "simulate" else f"{r.distinct:,}") if r else "-",
             str(r.depth) if r else "-",
