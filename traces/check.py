@@ -32,7 +32,7 @@ import attrs
 from traces.generate import MODULE_PREFIX, Micro, model_values_in, render_cfg, render_module
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction, get_glue
 from traces.schema import Event, Trace, read_trace
-from traces.tla import RenderError, parse_printed
+from traces.tla import RenderError, parse_printed, render_delta
 from traces import tlcrun
 
 
@@ -151,16 +151,32 @@ def prepare(trace: Trace, glue: Glue | None = None) -> Prepared | TraceResult:
             return r
     micros: list[Micro] = []
     events: list[Event] = []
-    prev_checked: dict[str, str] | None = None
+    prev: dict[str, Any] | None = None  # the previous checked step's logged state (JSON)
     for ev in trace.events:
         if not ev.spec:
             continue
         try:
             steps: list[SpecStep] = glue.translate(ev)
-            full = glue.render_state(ev.state, f"{trace.path}:{ev.line} state")
             for st in steps:
                 if st.op not in glue.templates:
                     raise GlueError(f"glue maps {ev.action} to unknown spec operator {st.op}")
+            n = len(steps)
+            check: dict[str, str] = {}
+            same: list[str] = []
+            for k, v in ev.state.items():
+                t = glue.variables.get(k)
+                if t is None:
+                    raise GlueError(f"{trace.path}:{ev.line} state: {k!r} is not a variable of spec "
+                                    f"{glue.module} (known: {', '.join(sorted(glue.variables))})")
+                where = f"{trace.path}:{ev.line} state.{k}"
+                if n == 1 and prev is not None and k in prev:
+                    d = render_delta(t, prev[k], v, where)
+                    if d is None:
+                        same.append(k)
+                    else:
+                        check[k] = d
+                else:  # first step, or after the unchecked first half of a composed step
+                    check[k] = f'<<"set", {t.render(v, where)}>>'
         except UnknownAction:
             stop = _base(trace)
             stop.verdict, stop.kind = "rejected", "unknown_action"
@@ -175,18 +191,12 @@ def prepare(trace: Trace, glue: Glue | None = None) -> Prepared | TraceResult:
             msg = str(exc)
             stop.message = msg if msg.startswith(trace.path) else f"{trace.path}:{ev.line}: {msg}"
             break
-        n = len(steps)
         for j, st in enumerate(steps, 1):
             if j < n:
                 micros.append(Micro(st.op, st.params, None, (), ev.line, j, n))
-                continue
-            if n == 1 and prev_checked is not None:
-                check = {k: v for k, v in full.items() if prev_checked.get(k) != v}
-                same = tuple(k for k in full if prev_checked.get(k) == full[k])
             else:
-                check, same = dict(full), ()
-            micros.append(Micro(st.op, st.params, check, same, ev.line, j, n))
-        prev_checked = full
+                micros.append(Micro(st.op, st.params, check, tuple(same), ev.line, j, n))
+        prev = ev.state
         events.append(ev)
     if stop is None and trace.problem is not None:
         p = trace.problem

@@ -11,7 +11,8 @@ One record per *micro-step*::
     [a |-> "Send", p |-> <<1, 2>>, s |-> [trNone |-> 0, val |-> ...], u |-> {"saved"}]
 
 ``a``/``p`` name the glue operator and its parameters; ``s`` holds logged post-state values to
-compare; ``u`` names logged variables whose value did not change since the previous checked step
+compare, each as a delta of the previous logged value (``traces.tla.render_delta``, applied by
+``TrApply``); ``u`` names logged variables whose value did not change since the previous checked step
 (checked as ``v' = v``: equivalent, since the previous step already pinned ``v`` to the same
 logged value, and it keeps the module small).  A logged step that the spec splits in two becomes
 two micro-steps; only the last one carries ``s``/``u``, so TLC existentially picks the
@@ -46,7 +47,7 @@ import re
 import attrs
 
 from traces.protocols import Glue
-from traces.tla import tla_string
+from traces.tla import TLA_APPLY, tla_string
 
 MODULE_PREFIX = "TrRun"
 
@@ -104,6 +105,8 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
     for op in used_ops:
         out.append(f"{_ident(op)}(p) == {glue.templates[op]}")
     out.append("")
+    out.append(TLA_APPLY)
+    out.append("")
     out.append("TrDo(e) ==")
     if used_ops:
         for op in used_ops:
@@ -114,7 +117,7 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
     out.append("")
     out.append("TrCheck(e) ==")
     for v in variables:
-        out.append(f'  /\\ ("{v}" \\in DOMAIN e.s => {v}\' = e.s.{v})')
+        out.append(f'  /\\ ("{v}" \\in DOMAIN e.s => {v}\' = TrApply({v}, e.s.{v}))')
         out.append(f'  /\\ ("{v}" \\in e.u => {v}\' = {v})')
     out.append("  /\\ TRUE")
     out.append("")
@@ -157,7 +160,7 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
             out.append("  <<>>")
         cmp_parts = []
         for v in variables:
-            cmp_parts.append(f'IF "{v}" \\in DOMAIN e.s THEN <<"{v}", {v}\' = e.s.{v}, ToString({v}\')>> '
+            cmp_parts.append(f'IF "{v}" \\in DOMAIN e.s THEN <<"{v}", {v}\' = TrApply({v}, e.s.{v}), ToString({v}\')>> '
                              f'ELSE IF "{v}" \\in e.u THEN <<"{v}", {v}\' = {v}, ToString({v}\')>> ELSE <<>>')
         out.append("")
         out.append("\\* Diagnosis: only reached in states where TrExact is not enabled (a dead end).")

@@ -271,3 +271,69 @@ def parse_printed(text: str, start: int = 0) -> tuple[Any, int]:
     t.i = start
     v = t.value()
     return v, t.i
+
+
+# ---- deltas: a logged value as a change of the previous logged value ----------------------------
+#
+# Consecutive post-states of a trace differ in a few places (one log entry appended, one message
+# added and one removed).  Writing each full state into the trace module makes it grow with
+# (steps x state size), which SANY parses at well under 1 MB/s.  A delta is TLA+ data that the
+# generated operator ``TrApply(old, d)`` turns back into the full value:
+#
+#   <<"set", v>>            the value v
+#   <<"app", s>>            old \o s                       (sequences: records appended)
+#   <<"cut", k>>            SubSeq(old, 1, k)              (truncated)
+#   <<"cutapp", k, s>>      SubSeq(old, 1, k) \o s         (truncated, then appended)
+#   <<"sdiff", add, del>>   (old \ del) \cup add           (sets)
+#   <<"fn", (k :> d @@ ...)>>   old with old[k] replaced by TrApply(old[k], d) for the listed k
+#
+# Checking ``v' = TrApply(v, d)`` is equivalent to checking ``v' = <logged value>`` because the
+# previous checked step already pinned ``v`` to the previous logged value.
+
+TLA_APPLY = r"""RECURSIVE TrApply(_, _)
+TrApply(old, d) ==
+  CASE d[1] = "set" -> d[2]
+    [] d[1] = "app" -> old \o d[2]
+    [] d[1] = "cut" -> SubSeq(old, 1, d[2])
+    [] d[1] = "cutapp" -> SubSeq(old, 1, d[2]) \o d[3]
+    [] d[1] = "sdiff" -> (old \ d[3]) \cup d[2]
+    [] d[1] = "fn" -> [x \in DOMAIN old |-> IF x \in DOMAIN d[2] THEN TrApply(old[x], d[2][x]) ELSE old[x]]"""
+
+
+def render_delta(t: T, old: Any, new: Any, where: str) -> str | None:
+    """The delta from ``old`` to ``new`` (both JSON, ``old`` already validated), or None if equal."""
+    if old == new:
+        return None
+    full = lambda: f'<<"set", {t.render(new, where)}>>'  # noqa: E731
+    if isinstance(t, Fun) and isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
+        parts = []
+        for k in new:
+            d = render_delta(t.val, old[k], new[k], f"{where}[{k}]")
+            if d is not None:
+                parts.append((_parse_key(t.key, k, where), d))
+        if not parts:
+            return None
+        parts.sort()
+        return '<<"fn", (' + " @@ ".join(f"{k} :> {d}" for k, d in parts) + ")>>"
+    if isinstance(t, Seq) and isinstance(old, list) and isinstance(new, list):
+        c = 0
+        for a, b in zip(old, new):
+            if a != b:
+                break
+            c += 1
+        tail = Seq(t.elem).render(new[c:], where)
+        if c == len(old):
+            return f'<<"app", {tail}>>'
+        if c == len(new):
+            return f'<<"cut", {c}>>'
+        if c == 0:
+            return full()
+        return f'<<"cutapp", {c}, {tail}>>'
+    if isinstance(t, Set) and isinstance(old, list) and isinstance(new, list):
+        o = {t.elem.render(x, where) for x in old} if old else set()
+        n = {t.elem.render(x, f"{where}[{k}]") for k, x in enumerate(new)}
+        if o == n:
+            return None
+        add, rem = sorted(n - o), sorted(o - n)
+        return '<<"sdiff", {' + ", ".join(add) + "}, {" + ", ".join(rem) + "}>>"
+    return full()
