@@ -30,7 +30,7 @@ from typing import Any, Iterable
 import attrs
 
 from traces.generate import MODULE_PREFIX, Micro, model_values_in, render_cfg, render_module
-from traces.protocols import Glue, GlueError, SpecStep, UnknownAction, get_glue
+from traces.protocols import Glue, GlueError, SpecStep, UnknownAction, complete_constants, get_glue
 from traces.schema import Event, Trace, read_trace
 from traces.tla import RenderError, parse_printed, render_delta
 from traces import tlcrun
@@ -134,7 +134,7 @@ def prepare(trace: Trace, glue: Glue | None = None) -> Prepared | TraceResult:
                      f"{glue.protocol!r} glue checks against {glue.module!r}")
         return r
     try:
-        constants = glue.constants(trace.header)
+        constants = complete_constants(glue, glue.constants(trace.header))
     except Exception as exc:  # the header's constants do not fit: bad input, say which
         r = _base(trace)
         r.verdict, r.kind, r.line = "rejected", "bad_header", 1

@@ -114,3 +114,57 @@ def load_glue(target: str) -> Glue:
 
 def known_protocols() -> list[str]:
     return sorted(set(_BUILTIN) | set(_REGISTRY))
+
+
+_DECLARED: dict[Path, tuple[str, ...]] = {}
+
+
+def declared_constants(glue: Glue) -> tuple[str, ...]:
+    """The CONSTANTS the spec module declares (parsed from its source, comments dropped)."""
+    import re
+
+    path = glue.spec_dir / f"{glue.module}.tla"
+    if path not in _DECLARED:
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise GlueError(f"cannot read spec {path}: {exc}") from exc
+        text = re.sub(r"\(\*.*?\*\)", " ", text, flags=re.S)
+        text = re.sub(r"\\\*[^\n]*", " ", text)
+        names: list[str] = []
+        for m in re.finditer(r"\bCONSTANTS?\b(.*?)(?=\bVARIABLES?\b|\bASSUME\b|^\S.*==|^-{4,})", text, flags=re.S | re.M):
+            for part in m.group(1).split(","):
+                toks = part.split()
+                w = toks[0].split("(")[0] if toks else ""
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w):
+                    names.append(w)
+        _DECLARED[path] = tuple(names)
+    return _DECLARED[path]
+
+
+def complete_constants(glue: Glue, consts: dict[str, str], big: int = 1_000_000) -> dict[str, str]:
+    """Give every declared constant the glue did not set a value, so a spec that grows a new
+    bound keeps working: ``Max*`` bounds get ``big`` (a trace must never be cut by a model-size
+    bound); anything else is taken from ``<Module>_small.cfg``; otherwise a GlueError names it."""
+    import re
+
+    missing = [c for c in declared_constants(glue) if c not in consts]
+    if not missing:
+        return consts
+    out = dict(consts)
+    cfg: dict[str, str] = {}
+    small = glue.spec_dir / f"{glue.module}_small.cfg"
+    if small.exists():
+        for line in small.read_text().splitlines():
+            m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=|<-)\s*(.+?)\s*$", line)
+            if m:
+                cfg[m.group(1)] = m.group(3) if m.group(2) == "=" else "<- " + m.group(3)
+    for c in missing:
+        if c.startswith("Max"):
+            out[c] = str(big)
+        elif c in cfg:
+            out[c] = cfg[c]
+        else:
+            raise GlueError(f"spec {glue.module} declares CONSTANT {c}, which the {glue.protocol!r} glue "
+                            f"does not set and {small.name} does not define")
+    return out
