@@ -258,7 +258,7 @@ HandleSyncGroupResponseMsg(c, r) ==
                     IF protocol = "cooperative" /\ owned[c] \ r.massigned # {} THEN "Idle" ELSE "Stable"]
               /\ msgs' = msgs \ {r}
               /\ UNCHANGED <<up, memberId, consumerGeneration>>
-         [] r.merror = "REBALANCE_IN_PROGRESS" ->
+         [] r.merror \in {"REBALANCE_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE"} ->
               /\ phase' = [phase EXCEPT ![c] = "Idle"]
               /\ msgs' = msgs \ {r}
               /\ UNCHANGED <<up, memberId, consumerGeneration, owned>>
@@ -282,7 +282,7 @@ HandleHeartbeatResponseMsg(c, r) ==
          THEN CASE r.merror = "NONE" ->
                      /\ msgs' = msgs \ {r}
                      /\ UNCHANGED <<up, phase, memberId, consumerGeneration, owned>>
-                [] r.merror = "REBALANCE_IN_PROGRESS" ->
+                [] r.merror \in {"REBALANCE_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE"} ->
                      /\ msgs' = msgs \ {r}
                      /\ phase' = [phase EXCEPT ![c] = "Idle"]
                      /\ UNCHANGED <<up, memberId, consumerGeneration, owned>>
@@ -459,8 +459,13 @@ CompleteJoin ==
     /\ groupState = "PreparingRebalance"
     /\ LET joined == DOMAIN awaitingJoin
            dropped == members \ joined
+           \* dropping a member some live consumer still holds is a fault (a slow consumer);
+           \* dropping an orphan (its consumer crashed or reset) is not
+           heldDropped == {x \in dropped : \E c \in Consumers : memberId[c] = x}
        IN
        /\ \A x \in dropped : LeaseExpired(x)
+       /\ heldDropped # {} => faults < MaxFaults
+       /\ faults' = IF heldDropped # {} THEN faults + 1 ELSE faults
        /\ generation' = generation + 1
        /\ members' = joined
        /\ reportedOwned' = [x \in joined |-> reportedOwned[x]]
@@ -480,7 +485,7 @@ CompleteJoin ==
                           mmembers |-> IF x = l THEN [y \in joined |-> reportedOwned[y]]
                                        ELSE NoFunction] :
                          x \in {y \in joined : Open(awaitingJoin[y].client, awaitingJoin[y].conn)}}
-    /\ UNCHANGED <<pending, nextMemberId, clientVars, protocol, faults, fencingBreaches>>
+    /\ UNCHANGED <<pending, nextMemberId, clientVars, protocol, fencingBreaches>>
 
 SyncResponse(req, err, a) ==
     [mtype |-> "SyncGroupResponse", mdest |-> req.msource, mconn |-> req.mconn, merror |-> err,
@@ -489,11 +494,15 @@ SyncResponse(req, err, a) ==
 HandleSyncGroupMsg(req) ==
     /\ req.mtype = "SyncGroup"
     /\ LET mid == req.mmember IN
-       IF groupState = "Dead" \/ mid \notin members THEN
-            /\ Respond(req, SyncResponse(req, "UNKNOWN_MEMBER_ID", {}))
+       \* the order of checks is Kafka's (GroupCoordinator.doSyncGroup)
+       IF groupState = "Dead" THEN
+            /\ Respond(req, SyncResponse(req, "COORDINATOR_NOT_AVAILABLE", {}))
             /\ UNCHANGED coordVars
        ELSE IF Fenced(req) THEN
             /\ Respond(req, SyncResponse(req, "FENCED_INSTANCE_ID", {}))
+            /\ UNCHANGED coordVars
+       ELSE IF mid \notin members THEN
+            /\ Respond(req, SyncResponse(req, "UNKNOWN_MEMBER_ID", {}))
             /\ UNCHANGED coordVars
        ELSE IF req.mgeneration # generation /\ ~StaleOk(req) THEN
             /\ Respond(req, SyncResponse(req, "ILLEGAL_GENERATION", {}))
@@ -518,8 +527,9 @@ HandleSyncGroupMsg(req) ==
 
 HandleHeartbeatMsg(req) ==
     /\ req.mtype = "Heartbeat"
-    /\ LET err == IF groupState = "Dead" \/ req.mmember \notin members THEN "UNKNOWN_MEMBER_ID"
+    /\ LET err == IF groupState = "Dead" THEN "COORDINATOR_NOT_AVAILABLE"
                   ELSE IF Fenced(req) THEN "FENCED_INSTANCE_ID"
+                  ELSE IF req.mmember \notin members THEN "UNKNOWN_MEMBER_ID"
                   ELSE IF req.mgeneration # generation THEN "ILLEGAL_GENERATION"
                   ELSE IF groupState = "PreparingRebalance" THEN "REBALANCE_IN_PROGRESS"
                   ELSE "NONE"
@@ -541,8 +551,8 @@ HandleOffsetCommitMsg(req) ==
     /\ req.mtype = "OffsetCommit"
     /\ msgs' = msgs \ {req}
     /\ LET accept == /\ groupState \notin {"Dead", "CompletingRebalance"}
-                     /\ req.mmember \in members
                      /\ ~Fenced(req)
+                     /\ req.mmember \in members
                      /\ (req.mgeneration = generation \/ StaleOk(req))
            c == req.msource
        IN fencingBreaches' =

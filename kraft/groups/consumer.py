@@ -204,7 +204,7 @@ class GroupConsumer:
                 self.phase = ConsumerPhase.IDLE  # requestRejoin after revoking
             else:
                 self.phase = ConsumerPhase.STABLE
-        elif r.error == Errors.REBALANCE_IN_PROGRESS:
+        elif r.error in (Errors.REBALANCE_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
             self.phase = ConsumerPhase.IDLE
         elif r.error == Errors.FENCED_INSTANCE_ID:
             self._fatal(now, "FENCED_INSTANCE_ID on SyncGroup")
@@ -227,8 +227,12 @@ class GroupConsumer:
             return []
         if r.error == Errors.NONE:
             self._extend_lease(sent_at)
-        elif r.error == Errors.REBALANCE_IN_PROGRESS:
+        elif r.error in (Errors.REBALANCE_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
+            # onJoinPrepare with enable.auto.commit: commit the positions before rejoining (the
+            # client waits for it up to a timeout; the request may still land later)
+            out = self.send_offset_commit(now) if self.config.auto_commit else []
             self.phase = ConsumerPhase.IDLE
+            return out
         elif r.error == Errors.FENCED_INSTANCE_ID:
             self._fatal(now, "FENCED_INSTANCE_ID on Heartbeat")
         else:

@@ -14,6 +14,8 @@ handleHeartbeat / handleLeaveGroup / handleCommitOffsets (the error replies), KI
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from kraft.groups.assignors import TopicPartition
@@ -53,6 +55,7 @@ class GroupConfig:
     heartbeat_interval_ms: int = attrs.field(default=3_000, validator=_positive)
     request_timeout_ms: int = attrs.field(default=35_000, validator=_positive)
     assignor: str | None = None  # None: "range" for eager, "cooperative-sticky" for cooperative
+    auto_commit: bool = True  # enable.auto.commit: commit positions before rejoining
     # bug variants (spec CONSTANTS of the same names; FALSE = Kafka's protocol)
     CooperativeAssignWithoutRevoke: bool = False  # noqa: N815
     EagerNoRevokeBeforeJoin: bool = False  # noqa: N815
@@ -76,7 +79,12 @@ class GroupConfig:
 
     @property
     def all_partitions(self) -> frozenset[TopicPartition]:
-        return frozenset(TopicPartition(t, p) for t, n in self.topics for p in range(n))
+        return _partitions(self.topics)
+
+
+@functools.lru_cache(maxsize=64)
+def _partitions(topics: tuple[tuple[str, int], ...]) -> frozenset[TopicPartition]:
+    return frozenset(TopicPartition(t, p) for t, n in topics for p in range(n))
 
 
 class InvalidTransition(AssertionError):
@@ -270,11 +278,13 @@ class GroupCoordinator:
             return [SyncGroupResponse(req.source, req.conn, err, req.member, req.generation,
                                       assigned, corr=req.corr)]
 
-        mid = req.member
-        if self.state == GroupState.DEAD or mid not in self.members:
-            return reply(Errors.UNKNOWN_MEMBER_ID)
+        mid = req.member  # the order of checks is Kafka's (GroupCoordinator.doSyncGroup)
+        if self.state == GroupState.DEAD:
+            return reply(Errors.COORDINATOR_NOT_AVAILABLE)
         if self._fenced(mid, req.instance):
             return reply(Errors.FENCED_INSTANCE_ID)
+        if mid not in self.members:
+            return reply(Errors.UNKNOWN_MEMBER_ID)
         if req.generation != self.generation and not self._stale_ok(req.generation):
             return reply(Errors.ILLEGAL_GENERATION)
         self.members[mid].last_heard = now
@@ -302,10 +312,12 @@ class GroupCoordinator:
 
     def handle_heartbeat(self, req: Heartbeat, now: int) -> list[Message]:
         """Spec HandleHeartbeat."""
-        if self.state == GroupState.DEAD or req.member not in self.members:
-            err = Errors.UNKNOWN_MEMBER_ID
+        if self.state == GroupState.DEAD:
+            err = Errors.COORDINATOR_NOT_AVAILABLE
         elif self._fenced(req.member, req.instance):
             err = Errors.FENCED_INSTANCE_ID
+        elif req.member not in self.members:
+            err = Errors.UNKNOWN_MEMBER_ID
         elif req.generation != self.generation:
             err = Errors.ILLEGAL_GENERATION
         elif self.state == GroupState.PREPARING_REBALANCE:
@@ -325,10 +337,12 @@ class GroupCoordinator:
 
     def validate_offset_commit(self, req: OffsetCommit) -> Errors:
         """ClassicGroup.validateOffsetCommit, and the state check of handleCommitOffsets."""
-        if self.state == GroupState.DEAD or req.member not in self.members:
-            return Errors.UNKNOWN_MEMBER_ID
+        if self.state == GroupState.DEAD:
+            return Errors.COORDINATOR_NOT_AVAILABLE
         if self._fenced(req.member, req.instance):
             return Errors.FENCED_INSTANCE_ID
+        if req.member not in self.members:
+            return Errors.UNKNOWN_MEMBER_ID
         if req.generation != self.generation and not self._stale_ok(req.generation):
             return Errors.ILLEGAL_GENERATION
         if self.state == GroupState.COMPLETING_REBALANCE:

@@ -228,27 +228,37 @@ class GroupWorld:
             if c.up and c.phase == ConsumerPhase.IDLE:
                 self._send(c.send_join_group(self.now))
 
-    def settle(self, max_steps: int = 500, rng: random.Random | None = None) -> None:
-        """Deliver (FIFO, or in an order drawn from ``rng``), advancing the clock by a heartbeat
-        interval when the network is empty, until the group and every live consumer is Stable."""
+    def _pick(self, order: str, rng: random.Random | None) -> int:
+        if order == "lifo":
+            return len(self.network) - 1
+        if order == "random" and rng is not None:
+            return rng.randrange(len(self.network))
+        return 0
+
+    def settle(self, max_steps: int = 500, rng: random.Random | None = None, order: str | None = None) -> None:
+        """Deliver (``order``: "fifo", "lifo" = newest first, or "random" from ``rng``), advancing
+        the clock by a heartbeat interval when the network is empty, until the group and every
+        live consumer is Stable."""
+        order = order or ("random" if rng else "fifo")
         for _ in range(max_steps):
             if self.network:
-                self.deliver(rng.randrange(len(self.network)) if rng else 0)
+                self.deliver(self._pick(order, rng))
             elif self.quiet():
                 return
             else:
                 self.advance(self.config.heartbeat_interval_ms)
 
-    def run_for(self, ms: int, rng: random.Random | None = None) -> None:
+    def run_for(self, ms: int, rng: random.Random | None = None, order: str | None = None) -> None:
         """A healthy period: deliver everything in flight (FIFO or ``rng`` order), then advance
         by a heartbeat interval, until ``ms`` have passed (heartbeats keep leases alive; crashed
         members' sessions expire)."""
         end = self.now + ms
+        order = order or ("random" if rng else "fifo")
         while self.now < end:
             for _ in range(200):
                 if not self.network:
                     break
-                self.deliver(rng.randrange(len(self.network)) if rng else 0)
+                self.deliver(self._pick(order, rng))
             self.advance(min(self.config.heartbeat_interval_ms, end - self.now))
 
     def quiet(self) -> bool:

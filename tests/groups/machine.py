@@ -20,6 +20,7 @@ from kraft.groups.harness import GroupWorld
 CLIENTS = ("c1", "c2", "c3")
 clients = st.sampled_from(CLIENTS)
 index = st.integers(min_value=0, max_value=7)
+orders = st.sampled_from(["fifo", "lifo", "random"])
 
 
 def make_machine(config: GroupConfig) -> type[RuleBasedStateMachine]:
@@ -87,10 +88,6 @@ def make_machine(config: GroupConfig) -> type[RuleBasedStateMachine]:
             self.world.leave(c)
             self.held = [m for m in self.held if not _of(m, c, self.world)]
 
-        @rule(c=clients)
-        def poll(self, c: str) -> None:
-            self.world.poll(c)
-
         @rule(c=clients, hold=st.booleans())
         def commit(self, c: str, hold: bool) -> None:
             """commitSync; with ``hold`` the request is delayed until the next release."""
@@ -100,15 +97,15 @@ def make_machine(config: GroupConfig) -> type[RuleBasedStateMachine]:
                 self.held.append(self.world.network.pop())
                 self.world.steps.append("hold OffsetCommit")
 
-        @rule(seed=st.one_of(st.none(), st.integers(0, 2**16)))
-        def settle(self, seed: int | None) -> None:
-            """Deliver until quiet, FIFO or in a random order drawn from ``seed``."""
-            self.world.settle(max_steps=200, rng=None if seed is None else random.Random(seed))
+        @rule(order=orders, seed=st.integers(0, 2**16))
+        def settle(self, order: str, seed: int) -> None:
+            """Deliver until quiet: FIFO, newest first, or in a random order drawn from ``seed``."""
+            self.world.settle(max_steps=200, rng=random.Random(seed), order=order)
 
-        @rule(ms=st.sampled_from([6_000, 12_000, 35_000]), seed=st.one_of(st.none(), st.integers(0, 2**16)))
-        def run_for(self, ms: int, seed: int | None) -> None:
+        @rule(ms=st.sampled_from([6_000, 12_000, 35_000]), order=orders, seed=st.integers(0, 2**16))
+        def run_for(self, ms: int, order: str, seed: int) -> None:
             """A healthy period: heartbeats flow, crashed members' sessions expire."""
-            self.world.run_for(ms, rng=None if seed is None else random.Random(seed))
+            self.world.run_for(ms, rng=random.Random(seed), order=order)
 
         @invariant()
         def spec_invariants(self) -> None:
