@@ -17,34 +17,15 @@ from typing import Any
 
 from kraft.quorum.messages import LEADER_CHANGE, Entry
 
-try:  # the real log (contract section 3)
-    from kraft.log import Log, MemoryFS, Record, RecordBatch, leader_change_batch, write_atomically
-
-    REAL_LOG = True
-except ImportError:  # pragma: no cover - only until kraft.log lands
-    from kraft.quorum._memlog import (  # type: ignore[assignment]
-        Log,
-        MemoryFS,
-        Record,
-        RecordBatch,
-        leader_change_batch,
-        write_atomically,
-    )
-
-    REAL_LOG = False
+from kraft.log import Log, MemoryFS, Record, RecordBatch, leader_change_batch, write_atomically
 
 QUORUM_STATE_FILE = "quorum-state"
 
 
 def _read_file(fs: Any, path: str) -> bytes | None:
-    for name in ("read_bytes", "read_file", "read"):
-        fn = getattr(fs, name, None)
-        if fn is not None:
-            try:
-                return fn(path)
-            except (FileNotFoundError, KeyError):
-                return None
-    raise TypeError(f"{type(fs).__name__} has no read method")
+    if not fs.exists(path):
+        return None
+    return fs.read_bytes(path)
 
 
 def batch_to_entry(batch: Any) -> Entry:
@@ -104,8 +85,7 @@ class QuorumStorage:
     def append_value(self, epoch: int, value: int, timestamp: int = 0) -> int:
         offset = self.end_offset
         record = Record(0, 0, None, str(value).encode())
-        self.log.append(RecordBatch(offset, epoch, (record,), first_timestamp=timestamp, max_timestamp=timestamp)
-                        if REAL_LOG else RecordBatch(offset, epoch, (record,)))
+        self.log.append(RecordBatch(offset, epoch, (record,), first_timestamp=timestamp, max_timestamp=timestamp))
         self.entries.append(Entry(epoch, value))
         return offset
 
@@ -151,4 +131,4 @@ class QuorumStorage:
         return (epoch, None if leader < 0 else leader, None if voted < 0 else voted)
 
 
-__all__ = ["QuorumStorage", "MemoryFS", "REAL_LOG", "batch_to_entry"]
+__all__ = ["QuorumStorage", "MemoryFS", "batch_to_entry"]

@@ -311,7 +311,6 @@ class Simulator:
         if ev is None:
             return False
         self.events += 1
-        self._restarted = set()
         handler: Callable[[_Event], None] = getattr(self, "_on_" + ev.kind)
         handler(ev)
         if self.check_every_event:
@@ -319,7 +318,9 @@ class Simulator:
         return True
 
     def check(self) -> None:
+        """Check every invariant; nodes restarted since the last check may have reset volatile state."""
         violations = self.protocol.check(self, self._restarted)
+        self._restarted = set()
         if violations:
             raise InvariantViolation(violations[0], self.events,
                                      f"t={self.now}ms\n" + self.protocol.describe(self))

@@ -201,9 +201,9 @@ class KRaftProtocol(Protocol):
         self.run_internal(sim, node)
 
     def can_lose_disk(self, sim: Simulator, node_id: int) -> bool:
-        """Safe to wipe this voter (see docs/quorum.md, "losing a disk"): it is not a leader, the
-        committed prefix is durable on a majority of the *other* voters, and no leader counts an
-        end offset for it beyond its high watermark."""
+        """Safe to wipe this voter (see docs/quorum.md, "Losing a disk"): it is not a leader, the
+        committed prefix is durable on a majority of the *other* voters, and no leader counts a
+        fetch offset for it that a majority of the other voters has not reached."""
         node = self.nodes[node_id]
         if node.role is Role.LEADER:
             return False
@@ -218,8 +218,15 @@ class KRaftProtocol(Protocol):
                 holders += 1
         if holders < len(self.voter_ids) // 2 + 1:
             return False
-        for other in self.nodes.values():
-            if other.role is Role.LEADER and other.end_offsets.get(node_id, 0) > other.high_watermark:
+        majority = len(self.voter_ids) // 2 + 1
+        for ld in self.nodes.values():
+            if ld.role is not Role.LEADER:
+                continue
+            # the leader keeps counting the wiped voter's old fetch offset until it fetches again:
+            # only safe if a majority of the *other* voters already reached that offset
+            others = sorted((ld.storage.flushed_offset if v == ld.id else ld.end_offsets[v]
+                             for v in self.voter_ids if v != node_id), reverse=True)
+            if len(others) < majority or ld.end_offsets.get(node_id, 0) > others[majority - 1]:
                 return False
         return True
 

@@ -1,0 +1,131 @@
+"""``kraft simulate``: run a protocol in the deterministic simulator, write trace + history.
+
+Exit codes: 0 every run kept every invariant, 1 some run violated one, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kraft.quorum.invariants import InvariantViolation
+from kraft.sim.core import Faults, SimulationError, Simulator
+from kraft.sim.protocols import HISTORY_MODEL, PROTOCOLS, VARIANTS_OF
+from kraft.sim.recorder import Recorder
+
+
+def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant: str | None, voters: int,
+             out: Path | None, *, states: bool = True) -> dict[str, Any]:
+    """One simulation; returns the summary dict (also written as ``summary.json`` when ``out``)."""
+    protocol = PROTOCOLS[protocol_name](voters, variant)
+    recorder = None
+    if out is not None:
+        recorder = Recorder(
+            {"protocol": protocol_name, "spec": protocol.spec, "constants": protocol.constants(), "seed": seed,
+             "variant": variant},
+            {"model": HISTORY_MODEL.get(protocol_name, protocol_name),
+             "source": f"kraft simulate --protocol {protocol_name} --seed {seed} --steps {steps} "
+                       f"--faults {','.join(faults.enabled()) or 'none'}"
+                       + (f" --variant {variant}" if variant else "")},
+            states=states)
+    sim = Simulator(protocol, seed, faults, recorder=recorder)
+    violation: InvariantViolation | None = None
+    started = time.perf_counter()
+    try:
+        sim.run(steps)
+    except InvariantViolation as exc:
+        violation = exc
+    sim.finish()
+    seconds = time.perf_counter() - started
+    summary: dict[str, Any] = {
+        "protocol": protocol_name, "seed": seed, "steps": steps, "variant": variant,
+        "events": sim.events, "virtual_ms": sim.now, "seconds": round(seconds, 3),
+        "faults_enabled": faults.enabled(), "faults_injected": dict(sorted(sim.fault_counts.items())),
+        "network": dict(sim.network.stats),
+        **protocol.summary(sim),
+        "verdict": "violation" if violation else "ok",
+    }
+    if violation is not None:
+        summary["violation"] = {"invariant": violation.invariant, "event": violation.event,
+                                "message": violation.violation.message, "state": violation.summary}
+    if out is not None and recorder is not None:
+        tpath, hpath = recorder.write(out)
+        summary["trace"] = str(tpath)
+        summary["history"] = str(hpath)
+        summary["trace_steps"] = len(recorder.steps)
+        summary["history_ops"] = len(recorder.ops)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    return summary
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    click.echo(f"{s['protocol']} seed={s['seed']}{' variant=' + s['variant'] if s['variant'] else ''}: "
+               f"{s['events']} events, {s['virtual_ms']} virtual ms, {s['seconds']}s")
+    if "elections" in s:
+        leaders = ", ".join(f"{e}:{l}" for e, l in s["leader_per_epoch"].items()) or "none"
+        click.echo(f"  elections {s['elections']}; leader per epoch {leaders}")
+        click.echo(f"  committed offset {s['committed_offset']}; clients {s['clients']}")
+    faults = ", ".join(f"{k} {v}" for k, v in s["faults_injected"].items()) or "none"
+    net = s["network"]
+    click.echo(f"  faults injected: {faults}; network sent {net['sent']} delivered {net['delivered']} "
+               f"dropped {net['dropped']} duplicated {net['duplicated']}")
+    if s["verdict"] == "ok":
+        click.echo("  invariants: all held")
+    else:
+        v = s["violation"]
+        click.echo(f"  INVARIANT VIOLATED: {v['invariant']} at event {v['event']}: {v['message']}")
+        click.echo("  " + v["state"].replace("\n", "\n  "))
+    if "trace" in s:
+        click.echo(f"  wrote {s['trace']} ({s['trace_steps']} steps), {s['history']} ({s['history_ops']} ops)")
+
+
+@click.command("simulate")
+@click.option("--protocol", "protocol_name", default="kraft", show_default=True,
+              help=f"protocol plug-in ({', '.join(sorted(PROTOCOLS))})")
+@click.option("--seed", type=int, default=0, show_default=True, help="random seed (first seed with --count)")
+@click.option("--steps", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="simulator events per run")
+@click.option("--faults", default="none", show_default=True,
+              help="all, none, or a comma list of drop,dup,delay,reorder,partition,crash,disk-loss,resign")
+@click.option("--variant", default=None, help="switch on one bug variant (e.g. VoteWithoutLogCheck)")
+@click.option("--voters", type=click.IntRange(min=1, max=9), default=3, show_default=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("sim-out"),
+              show_default=True, help="output directory (per run DIR/<protocol>-seed<N>/ with --count)")
+@click.option("--count", type=click.IntRange(min=1), default=None, help="run seeds seed..seed+count-1")
+@click.option("--no-states", is_flag=True, help="record trace steps without projected post-states")
+def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: str | None, voters: int,
+             out: Path, count: int | None, no_states: bool) -> None:
+    """Run the implementation in the seeded simulator; check invariants after every event."""
+    if protocol_name not in PROTOCOLS:
+        raise click.BadParameter(f"unknown protocol {protocol_name!r}; known: {', '.join(sorted(PROTOCOLS))}",
+                                 param_hint="--protocol")
+    try:
+        fault_set = Faults.parse(faults)
+    except SimulationError as exc:
+        raise click.BadParameter(str(exc), param_hint="--faults") from None
+    known = VARIANTS_OF.get(protocol_name, lambda: [])()
+    if variant is not None and variant not in known:
+        raise click.BadParameter(f"unknown variant {variant!r} for {protocol_name}; known: {', '.join(known)}",
+                                 param_hint="--variant")
+    seeds = [seed] if count is None else list(range(seed, seed + count))
+    violations = 0
+    results = []
+    for s in seeds:
+        run_dir = out if count is None else out / f"{protocol_name}-seed{s}"
+        summary = run_once(protocol_name, s, steps, fault_set, variant, voters, run_dir, states=not no_states)
+        results.append(summary)
+        _print_summary(summary)
+        violations += summary["verdict"] != "ok"
+    if count is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(json.dumps(
+            {"runs": len(results), "violations": violations,
+             "results": [{k: r[k] for k in ("seed", "verdict", "events", "committed_offset") if k in r}
+                         for r in results]}, indent=2) + "\n")
+        click.echo(f"{len(results)} runs, {violations} with an invariant violation")
+    sys.exit(1 if violations else 0)

@@ -1,0 +1,27 @@
+"""Protocol plug-ins known to ``kraft simulate``: name -> factory(voters, variant) -> Protocol.
+
+Another protocol registers itself by adding an entry here (see docs/sim.md)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from kraft.sim.core import Protocol
+
+
+def _kraft(voters: int, variant: str | None) -> Protocol:
+    from kraft.quorum.config import QuorumConfig
+    from kraft.sim.kraft_protocol import KRaftProtocol
+
+    return KRaftProtocol(voters, QuorumConfig().with_variant(variant))
+
+
+def _kraft_variants() -> list[str]:
+    from kraft.quorum.config import VARIANTS
+
+    return list(VARIANTS) + ["PreVote"]
+
+
+PROTOCOLS: dict[str, Callable[[int, str | None], Protocol]] = {"kraft": _kraft}
+VARIANTS_OF: dict[str, Callable[[], list[str]]] = {"kraft": _kraft_variants}
+HISTORY_MODEL: dict[str, str] = {"kraft": "append-log"}
