@@ -63,7 +63,7 @@ class Cluster:
         violations = self.monitor.observe(state, self.restarted)
         self.restarted = set()
         if violations:
-            raise InvariantViolation(violations[0], self.steps, self.describe())
+            raise InvariantViolation(violations[0], self.steps, self.describe(), violations)
 
     def describe(self) -> str:
         lines = [self.nodes[i].describe() for i in self.ids]

@@ -35,13 +35,16 @@ class Violation:
 class InvariantViolation(AssertionError):
     """Raised by drivers when an invariant fails; names the invariant, the event and the state."""
 
-    def __init__(self, violation: Violation, event: int | None = None, summary: str = "") -> None:
+    def __init__(self, violation: Violation, event: int | None = None, summary: str = "",
+                 violations: list[Violation] | None = None) -> None:
         self.violation = violation
+        self.violations = violations or [violation]
         self.invariant = violation.invariant
         self.event = event
         self.summary = summary
         where = f" after event {event}" if event is not None else ""
-        super().__init__(f"invariant {violation.invariant} violated{where}: {violation.message}\n{summary}")
+        more = "".join(f"\nalso: {v}" for v in self.violations if v is not violation)
+        super().__init__(f"invariant {violation.invariant} violated{where}: {violation.message}{more}\n{summary}")
 
 
 def _entries(state: dict[str, Any], n: Any) -> list[tuple[int, Any]]:

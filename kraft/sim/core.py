@@ -323,7 +323,7 @@ class Simulator:
         self._restarted = set()
         if violations:
             raise InvariantViolation(violations[0], self.events,
-                                     f"t={self.now}ms\n" + self.protocol.describe(self))
+                                     f"t={self.now}ms\n" + self.protocol.describe(self), violations)
 
     def run(self, steps: int) -> None:
         for _ in range(steps):

@@ -1,0 +1,102 @@
+"""Every invariant checker fails on a deliberately broken state (and holds on a good one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft.quorum.invariants import Monitor, check_state, election_safety, log_matching, \
+    majority_reached_high_watermark, state_machine_safety
+
+LC = "LeaderChange"
+
+
+def state(logs: dict[int, list[tuple[int, Any]]], *, roles: dict[int, str] | None = None,
+          epochs: dict[int, int] | None = None, hwm: dict[int, int] | None = None,
+          flushed: dict[int, int] | None = None) -> dict[str, Any]:
+    ids = sorted(logs)
+    return {
+        "log": {i: [{"epoch": e, "value": v} for e, v in logs[i]] for i in ids},
+        "role": roles or {i: "Follower" for i in ids},
+        "currentEpoch": epochs or {i: 1 for i in ids},
+        "highWatermark": hwm or {i: 0 for i in ids},
+        "flushedOffset": flushed or {i: len(logs[i]) for i in ids},
+    }
+
+
+GOOD = state({1: [(1, LC), (1, 10)], 2: [(1, LC), (1, 10)], 3: [(1, LC)]},
+             roles={1: "Leader", 2: "Follower", 3: "Follower"}, hwm={1: 2, 2: 2, 3: 1})
+
+
+def names(violations: list) -> set[str]:
+    return {v.invariant for v in violations}
+
+
+def test_good_state_has_no_violation() -> None:
+    assert check_state(GOOD) == []
+    assert Monitor().observe(GOOD) == []
+
+
+def test_election_safety() -> None:
+    s = state({1: [], 2: []}, roles={1: "Leader", 2: "Leader"}, epochs={1: 3, 2: 3})
+    assert names(election_safety(s)) == {"ElectionSafety"}
+    m = Monitor()
+    assert m.observe(state({1: [], 2: []}, roles={1: "Leader", 2: "Follower"}, epochs={1: 3, 2: 3})) == []
+    later = state({1: [], 2: []}, roles={1: "Follower", 2: "Leader"}, epochs={1: 3, 2: 3})
+    assert "ElectionSafety" in names(m.observe(later))  # two leaders of epoch 3, at different times
+
+
+def test_log_matching() -> None:
+    s = state({1: [(1, LC), (1, 5), (2, LC)], 2: [(1, LC), (1, 6), (2, LC)]})
+    assert names(log_matching(s)) == {"LogMatching"}
+    ok = state({1: [(1, LC), (1, 5)], 2: [(1, LC), (2, LC)]})
+    assert log_matching(ok) == []
+
+
+def test_state_machine_safety() -> None:
+    s = state({1: [(1, LC), (1, 5)], 2: [(1, LC), (2, LC)]}, hwm={1: 2, 2: 2})
+    assert names(state_machine_safety(s)) == {"StateMachineSafety"}
+
+
+def test_majority_reached_high_watermark() -> None:
+    s = state({1: [(1, LC), (1, 5)], 2: [(1, LC)], 3: [(1, LC)]}, roles={1: "Leader", 2: "Follower", 3: "Follower"},
+              hwm={1: 2, 2: 1, 3: 1})
+    assert names(majority_reached_high_watermark(s)) == {"MajorityReachedHighWatermark"}
+
+
+def test_leader_completeness_and_monotonic_high_watermark() -> None:
+    m = Monitor()
+    assert m.observe(GOOD) == []  # commits [(1, LC), (1, 10)]
+    # node 3 leads epoch 2 without the committed record, with a high watermark below it
+    bad = state({1: [(1, LC), (1, 10)], 2: [(1, LC), (1, 10)], 3: [(1, LC), (2, LC)]},
+                roles={1: "Follower", 2: "Follower", 3: "Leader"}, epochs={1: 2, 2: 2, 3: 2},
+                hwm={1: 2, 2: 2, 3: 1})
+    found = names(m.observe(bad))
+    assert {"LeaderCompleteness", "MonotonicHighWatermark"} <= found
+
+
+def test_no_committed_record_lost() -> None:
+    m = Monitor()
+    m.observe(GOOD)
+    lost = state({1: [(1, LC), (1, 10)], 2: [(1, LC), (1, 10)], 3: [(1, LC)]},
+                 roles={1: "Leader", 2: "Follower", 3: "Follower"}, hwm={1: 2, 2: 2, 3: 1},
+                 flushed={1: 2, 2: 1, 3: 1})  # only node 1 has the committed record durably
+    assert "NoCommittedRecordLost" in names(m.observe(lost))
+
+
+def test_committed_record_changed_is_caught() -> None:
+    m = Monitor()
+    m.observe(GOOD)
+    changed = state({1: [(1, LC), (1, 11)], 2: [(1, LC), (1, 11)], 3: [(1, LC), (1, 11)]},
+                    roles={1: "Leader", 2: "Follower", 3: "Follower"}, hwm={1: 2, 2: 2, 3: 2})
+    assert "StateMachineSafety" in names(m.observe(changed))
+
+
+def test_high_watermark_never_decreases() -> None:
+    m = Monitor()
+    m.observe(GOOD)
+    down = state({1: [(1, LC), (1, 10)], 2: [(1, LC), (1, 10)], 3: [(1, LC)]},
+                 roles={1: "Leader", 2: "Follower", 3: "Follower"}, hwm={1: 2, 2: 1, 3: 1})
+    assert "HighWatermarkNeverDecreases" in names(m.observe(down))
+    m2 = Monitor()
+    m2.observe(GOOD)
+    assert "HighWatermarkNeverDecreases" not in names(m2.observe(down, restarted={2}))  # a restart resets it

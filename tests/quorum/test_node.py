@@ -1,0 +1,93 @@
+"""Unit tests of one voter: persistence order, restart roles, crash loss, fetch validation."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from kraft.log import Log
+from kraft.quorum.cluster import Cluster
+from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.messages import FETCH_DIVERGING, FetchRequest, FetchResponse, VoteRequest, VoteResponse
+from kraft.quorum.node import QuorumNode
+from kraft.quorum.storage import MemoryFS
+
+
+def _elected(voters: int = 3) -> Cluster:
+    c = Cluster(voters)
+    assert c.settle()
+    return c
+
+
+def test_vote_is_durable_before_the_response() -> None:
+    fs = MemoryFS()
+    node = QuorumNode(2, (1, 2, 3), QuorumConfig(), fs, rng=random.Random(0))
+    node.handle(VoteRequest(1, 2, 1, 0, 0, False), 0)
+    (resp,) = node.take_outbox()
+    assert isinstance(resp, VoteResponse) and resp.granted
+    fs.crash()  # power loss right after the response left
+    doc = json.loads(fs.read_bytes("/kraft/node-2/quorum-state"))
+    assert doc["leaderEpoch"] == 1 and doc["votedId"] == 1
+    node.restart(0)
+    assert node.voted_for == 1 and node.current_epoch == 1
+    node.handle(VoteRequest(3, 2, 1, 0, 0, False), 0)
+    assert not node.take_outbox()[0].granted  # no second vote in epoch 1
+
+
+def test_forget_vote_variant_loses_it() -> None:
+    fs = MemoryFS()
+    node = QuorumNode(2, (1, 2, 3), QuorumConfig(ForgetVoteOnRestart=True), fs, rng=random.Random(0))
+    node.handle(VoteRequest(1, 2, 1, 0, 0, False), 0)
+    node.take_outbox()
+    fs.crash()
+    node.restart(0)
+    node.handle(VoteRequest(3, 2, 1, 0, 0, False), 0)
+    assert node.take_outbox()[0].granted
+
+
+def test_log_is_real_record_batches_with_leader_change_first() -> None:
+    c = _elected()
+    for _ in range(3):
+        c.append()
+    assert c.settle()
+    lid = c.leader()
+    log, _ = Log.open(c.fs[lid], c.nodes[lid].directory)
+    batches = log.read(0)
+    assert batches[0].is_control and batches[0].partition_leader_epoch == c.nodes[lid].current_epoch
+    assert [b.records[0].value for b in batches[1:4]] == [b"1", b"2", b"3"]
+
+
+def test_restarted_leader_comes_back_resigned_and_unflushed_data_is_lost() -> None:
+    c = _elected()
+    lid = c.leader()
+    node = c.nodes[lid]
+    flushed = node.storage.flushed_offset
+    node.client_append(99, c.now)  # not flushed yet
+    assert node.storage.end_offset == flushed + 1
+    c.restart(lid)
+    assert node.role is Role.RESIGNED and node.storage.end_offset == flushed
+    c.check()
+    assert c.settle()
+
+
+def test_diverging_fetch_truncates_the_follower() -> None:
+    c = _elected()
+    lid = c.leader()
+    leader = c.nodes[lid]
+    epoch = leader.current_epoch
+    # a stale entry of an older epoch the leader never had
+    fid = next(i for i in c.ids if i != lid)
+    follower = c.nodes[fid]
+    leader.handle(FetchRequest(fid, lid, epoch, follower.storage.end_offset + 3, epoch), c.now)
+    (resp,) = leader.take_outbox()
+    assert isinstance(resp, FetchResponse) and resp.result == FETCH_DIVERGING
+    assert resp.divergingEpoch == epoch and resp.divergingEndOffset == leader.storage.end_offset
+
+
+def test_check_quorum_resign_when_followers_are_gone() -> None:
+    c = _elected()
+    lid = c.leader()
+    c.isolate(lid)
+    c.tick(c.config.check_quorum_timeout_ms + 10)
+    c.tick(10)
+    assert c.nodes[lid].role is Role.RESIGNED
