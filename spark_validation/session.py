@@ -61,6 +61,7 @@ def get_session(master: str | None = None, *, shuffle_partitions: int | None = N
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
     from pyspark.sql import SparkSession
 
+    log_conf = _quiet_log4j()
     parts = shuffle_partitions or (4 if master.startswith("local") else 8)
     b = (SparkSession.builder.master(master).appName(app_name)
          .config("spark.driver.host", "127.0.0.1")
@@ -72,7 +73,9 @@ def get_session(master: str | None = None, *, shuffle_partitions: int | None = N
          .config("spark.sql.ansi.enabled", "false")
          .config("spark.sql.session.timeZone", "UTC")
          .config("spark.driver.memory", os.environ.get("KRAFT_SPARK_DRIVER_MEMORY", "2g"))
-         .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_conf}")
+         .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_conf}"))
     if executor_cores:
         b = b.config("spark.executor.cores", str(executor_cores)).config("spark.cores.max", str(executor_cores))
     if not master.startswith("local"):
@@ -84,6 +87,28 @@ def get_session(master: str | None = None, *, shuffle_partitions: int | None = N
     spark.sparkContext.setLogLevel("ERROR")
     _SESSION, _MASTER = spark, master
     return spark
+
+
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.console.type = Console
+appender.console.name = stderr
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark %p %c{1}: %m%n
+"""
+
+
+def _quiet_log4j() -> str:
+    """A log4j2 config that keeps Spark to errors (written once per process to a temp file)."""
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"kraft-audit-log4j2-{os.getpid()}.properties")
+    if not os.path.exists(path):
+        with open(path, "w") as fh:
+            fh.write(_LOG4J)
+    return path
 
 
 def _python() -> str:

@@ -1,0 +1,299 @@
+"""Benchmark of ``kraft audit``'s Spark engine: Kafka anomaly checks and distributed linearizability.
+
+    python bench/audit.py                      # 10M-op Kafka corpus, lin slice, local[1] and local[2]
+    python bench/audit.py --ops 2000000 --cores 2 --lin-histories 100
+
+The corpus is generated once and cached (``--dir``, default /tmp/kraft-audit-bench) as a Parquet
+op table in the shape ``kraft audit`` writes (``ops.parquet``), plus an NDJSON slice for the ingest
+measurement. Kafka histories follow the simulator's flat send/poll form: 2 producers and 2
+consumers per history, 2 keys; 1 in 50 histories has an injected anomaly (a consumer skips an
+offset, or a send is acknowledged at an offset that holds another value). Register histories for
+linearizability are a smaller slice (stated in the table).
+
+Each configuration runs in a fresh subprocess (its own JVM) so peak memory is per run: driver =
+peak RSS of the Python driver, JVM = peak RSS (VmHWM) of the Spark JVM (driver + executors in
+local mode). Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+OPS_PER_HISTORY = 5000
+
+
+# ------------------------------------------------------------------------------------- corpus
+
+
+def kafka_history(hid: str, n_ops: int, rng: random.Random, anomaly: str | None) -> list[tuple]:
+    """Op rows ``(history, line, index, process, type, f, key, value, time, model)``."""
+    rows: list[tuple] = []
+    logs: dict[str, list[int]] = {"0": [], "1": []}
+    pos = {(p, k): 0 for p in ("2", "3") for k in logs}
+    line = 0
+    nxt = 0
+
+    def emit(p: str, typ: str, f: str, k: str, v: str | None) -> None:
+        nonlocal line
+        line += 1
+        rows.append((hid, line, line - 1, p, typ, f, k, v, line * 1000, "kafka"))
+
+    skip_at = rng.randrange(n_ops // 4, n_ops // 2) if anomaly else -1
+    while line < n_ops:
+        k = rng.choice(("0", "1"))
+        if rng.random() < 0.5:
+            p = rng.choice(("0", "1"))
+            nxt += 1
+            off = len(logs[k])
+            logs[k].append(nxt)
+            emit(p, "invoke", "send", k, str(nxt))
+            claimed = off - 1 if anomaly == "inconsistent" and line >= skip_at > 0 and off > 0 else off
+            if claimed != off:
+                skip_at = -1
+            emit(p, "ok", "send", k, f"[{claimed},{nxt}]")
+        else:
+            p = rng.choice(("2", "3"))
+            start = pos[(p, k)]
+            end = min(len(logs[k]), start + rng.randint(1, 5))
+            if anomaly == "skip" and line >= skip_at > 0 and end - start >= 2:
+                start += 1  # skip one offset
+                skip_at = -1
+            pairs = ",".join(f"[{o},{logs[k][o]}]" for o in range(start, end))
+            pos[(p, k)] = end
+            emit(p, "invoke", "poll", k, None)
+            emit(p, "ok", "poll", k, f"[{pairs}]")
+    return rows
+
+
+def register_history(hid: str, n_ops: int, rng: random.Random) -> list[tuple]:
+    """A linearizable register history: 3 processes, overlapping writes and reads."""
+    rows: list[tuple] = []
+    value: int | None = None  # the model's default initial value
+    line = 0
+    pending: dict[str, tuple[str, int]] = {}
+    while line < n_ops:
+        p = rng.choice(("0", "1", "2"))
+        line += 1
+        if p in pending:
+            f, v = pending.pop(p)
+            out = v if f == "write" else value
+            if f == "write":
+                value = v
+            rows.append((hid, line, line - 1, p, "ok", f, None, None if out is None else str(out), line,
+                         "register"))
+        else:
+            f = rng.choice(("read", "write"))
+            v = rng.randrange(5)
+            pending[p] = (f, v)
+            rows.append((hid, line, line - 1, p, "invoke", f, None, str(v) if f == "write" else None, line,
+                         "register"))
+    return rows
+
+
+def ensure_corpus(d: Path, n_ops: int, lin_histories: int, lin_ops: int) -> dict:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    meta_file = d / "meta.json"
+    want = {"ops": n_ops, "lin_histories": lin_histories, "lin_ops": lin_ops, "v": 3}
+    if meta_file.exists() and json.loads(meta_file.read_text()).get("want") == want:
+        return json.loads(meta_file.read_text())
+    d.mkdir(parents=True, exist_ok=True)
+    import shutil
+
+    for sub in ("kafka.parquet", "register.parquet", "ndjson"):
+        shutil.rmtree(d / sub, ignore_errors=True)
+    names = ["history", "line", "index", "process", "type", "f", "key", "value", "time", "model"]
+    schema = pa.schema([("history", pa.string()), ("line", pa.int64()), ("index", pa.int64()),
+                        ("process", pa.string()), ("type", pa.string()), ("f", pa.string()), ("key", pa.string()),
+                        ("value", pa.string()), ("time", pa.int64()), ("model", pa.string())])
+    rng = random.Random(42)
+    n_hist = max(1, n_ops // OPS_PER_HISTORY)
+    (d / "kafka.parquet").mkdir()
+    (d / "ndjson").mkdir()
+    injected = 0
+    batch: list[tuple] = []
+    part = 0
+    t0 = time.time()
+    for h in range(n_hist):
+        anomaly = ("skip", "inconsistent")[h % 2] if h % 50 == 7 else None
+        injected += anomaly is not None
+        rows = kafka_history(f"kafka-{h:05d}", OPS_PER_HISTORY, rng, anomaly)
+        if h < max(1, n_hist // 10):  # an NDJSON slice (10%) for the ingest measurement
+            with open(d / "ndjson" / f"kafka-{h:05d}.ndjson", "w") as fh:
+                fh.write(json.dumps({"v": 1, "kind": "history", "model": "kafka"}) + "\n")
+                for r in rows:
+                    o = {"process": int(r[3]), "type": r[4], "f": r[5], "key": int(r[6]), "index": r[2]}
+                    o["value"] = json.loads(r[7]) if r[7] is not None else None
+                    fh.write(json.dumps(o) + "\n")
+        batch.extend(rows)
+        if len(batch) >= 1_000_000 or h == n_hist - 1:
+            cols = list(zip(*batch))
+            tbl = pa.table({n: pa.array(c, type=schema.field(n).type) for n, c in zip(names, cols)})
+            pq.write_table(tbl, d / "kafka.parquet" / f"part-{part:04d}.parquet")
+            part += 1
+            batch = []
+            print(f"  generated {h + 1}/{n_hist} kafka histories ({time.time() - t0:.0f}s)", file=sys.stderr)
+    reg = [r for h in range(lin_histories) for r in register_history(f"reg-{h:04d}", lin_ops, rng)]
+    cols = list(zip(*reg))
+    (d / "register.parquet").mkdir()
+    pq.write_table(pa.table({n: pa.array(c, type=schema.field(n).type) for n, c in zip(names, cols)}),
+                   d / "register.parquet" / "part-0000.parquet")
+    meta = {"want": want, "kafka_ops": n_hist * OPS_PER_HISTORY, "kafka_histories": n_hist,
+            "injected": injected, "lin_ops": len(reg), "ndjson_ops": max(1, n_hist // 10) * OPS_PER_HISTORY}
+    meta_file.write_text(json.dumps(meta))
+    return meta
+
+
+# ------------------------------------------------------------------------------------- one run
+
+
+def _vm_hwm(pid: int) -> int:
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def child(args: argparse.Namespace) -> None:
+    """Run in a subprocess: one master configuration, print one JSON line."""
+    from pyspark.sql import functions as F
+
+    from spark_validation import ingest, kafka_spark
+    from spark_validation.audit import _lin_udf
+    from spark_validation.models import MODELS
+    from spark_validation.session import get_session
+
+    d = Path(args.dir)
+    meta = json.loads((d / "meta.json").read_text())
+    spark = get_session(f"local[{args.child}]", shuffle_partitions=max(4, 4 * args.child))
+    jvm_pid = spark.sparkContext._gateway.proc.pid
+    out: dict = {"cores": args.child}
+
+    # Kafka anomalies over the Parquet corpus (read + micro-ops + all anomaly kinds + collect)
+    t = time.perf_counter()
+    ops = spark.read.parquet(str(d / "kafka.parquet"))
+    an = kafka_spark.check(ops).collect()
+    out["kafka_s"] = time.perf_counter() - t
+    out["kafka_ops"] = meta["kafka_ops"]
+    out["kafka_anomalies"] = len([a for a in an if a["kind"] != "unseen"])
+    out["kafka_bad_histories"] = len({a["history"] for a in an if a["kind"] != "unseen"})
+
+    # NDJSON ingest (Spark reads the text, real line numbers, malformed detection)
+    paths = sorted(str(p) for p in (d / "ndjson").glob("*.ndjson"))
+    t = time.perf_counter()
+    metas = [ingest.ndjson_meta(p, None)[:3] for p in paths]
+    nd_ops, bad = ingest.read_ndjson(spark, metas)
+    n = nd_ops.count()
+    out["ingest_s"] = time.perf_counter() - t
+    out["ingest_ops"] = n
+
+    # Linearizability, one history per task group, per-history times measured in the executors
+    t = time.perf_counter()
+    lops = spark.read.parquet(str(d / "register.parquet"))
+    rows = (lops.repartition(max(2, 4 * args.child), "history").groupBy("history")
+            .applyInPandas(_lin_udf(frozenset(MODELS), None, args.budget, {}),
+                           "history string, valid string, ops long, seconds double, anomalies string, info string")
+            .collect())
+    out["lin_s"] = time.perf_counter() - t
+    out["lin_ops"] = sum(r["ops"] for r in rows)
+    out["lin_per_history"] = sorted(r["seconds"] for r in rows)
+    out["lin_valid"] = sum(1 for r in rows if r["valid"] == "true")
+    out["driver_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out["jvm_rss"] = _vm_hwm(jvm_pid)
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+def kafka_reference_per_history(d: Path, sample: int) -> list[float]:
+    """Per-history Kafka check time with the in-process reference engine (a sample)."""
+    import pyarrow.parquet as pq
+
+    from spark_validation import kafka_ref
+
+    files = sorted((d / "kafka.parquet").glob("*.parquet"))
+    tbl = pq.read_table(files[0]).to_pylist()
+    by: dict[str, list[dict]] = {}
+    for r in tbl:
+        by.setdefault(r["history"], []).append(r)
+    times = []
+    for hid in sorted(by)[:sample]:
+        t = time.perf_counter()
+        kafka_ref.check_rows(by[hid])
+        times.append(time.perf_counter() - t)
+    return sorted(times)
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ops", type=int, default=10_000_000, help="Kafka corpus size in op rows")
+    ap.add_argument("--lin-histories", type=int, default=200)
+    ap.add_argument("--lin-ops", type=int, default=500, help="op rows per register history")
+    ap.add_argument("--cores", default="1,2", help="local[N] configurations to run")
+    ap.add_argument("--budget", type=float, default=30.0)
+    ap.add_argument("--dir", default="/tmp/kraft-audit-bench")
+    ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
+    d = Path(args.dir)
+    t = time.time()
+    meta = ensure_corpus(d, args.ops, args.lin_histories, args.lin_ops)
+    print(f"corpus: {meta['kafka_ops']:,} Kafka op rows in {meta['kafka_histories']} histories "
+          f"({meta['injected']} with an injected anomaly); {meta['lin_ops']:,} register op rows in "
+          f"{args.lin_histories} histories; NDJSON slice {meta['ndjson_ops']:,} ops  [{time.time() - t:.0f}s]")
+    ref_times = kafka_reference_per_history(d, 50)
+    runs = []
+    for c in [int(x) for x in args.cores.split(",")]:
+        p = subprocess.run([sys.executable, __file__, "--child", str(c), "--dir", str(d), "--budget", str(args.budget)],
+                           capture_output=True, text=True)
+        line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
+        if line is None:
+            print(p.stderr[-3000:], file=sys.stderr)
+            raise SystemExit(f"run with local[{c}] failed")
+        runs.append(json.loads(line[7:]))
+    print()
+    hdr = f"{'cores':>5} {'checker':<22} {'ops':>12} {'seconds':>9} {'ops/s':>12} {'per-history median/p99/max (s)':>32} {'driver MiB':>10} {'JVM MiB':>8}"
+    print(hdr)
+    print("-" * len(hdr))
+    for r in runs:
+        mem = f"{r['driver_rss'] / 2**20:>10.0f} {r['jvm_rss'] / 2**20:>8.0f}"
+        lin = r["lin_per_history"]
+        print(f"{r['cores']:>5} {'kafka (DataFrame)':<22} {r['kafka_ops']:>12,} {r['kafka_s']:>9.1f} "
+              f"{r['kafka_ops'] / r['kafka_s']:>12,.0f} {'(one job; see reference row)':>32} {mem}")
+        print(f"{r['cores']:>5} {'ndjson ingest':<22} {r['ingest_ops']:>12,} {r['ingest_s']:>9.1f} "
+              f"{r['ingest_ops'] / r['ingest_s']:>12,.0f} {'':>32} {mem}")
+        print(f"{r['cores']:>5} {'linearizability':<22} {r['lin_ops']:>12,} {r['lin_s']:>9.1f} "
+              f"{r['lin_ops'] / r['lin_s']:>12,.0f} "
+              f"{f'{statistics.median(lin):.4f}/{pct(lin, 0.99):.4f}/{lin[-1]:.4f}':>32} {mem}")
+        print(f"{'':>5} kafka anomalies found: {r['kafka_anomalies']} in {r['kafka_bad_histories']} histories "
+              f"(injected: {meta['injected']}); lin valid {r['lin_valid']}/{len(lin)}")
+    print(f"{'1':>5} {'kafka (reference, 1 py)':<22} {OPS_PER_HISTORY * len(ref_times):>12,} {sum(ref_times):>9.1f} "
+          f"{OPS_PER_HISTORY * len(ref_times) / sum(ref_times):>12,.0f} "
+          f"{f'{statistics.median(ref_times):.4f}/{pct(ref_times, 0.99):.4f}/{ref_times[-1]:.4f}':>32}")
+    print(f"\nload average during the run: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
