@@ -23,7 +23,7 @@ from kraft.groups import invariants, projection
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.consumer import GroupConsumer
 from kraft.groups.coordinator import GroupConfig, GroupCoordinator
-from kraft.groups.messages import ConsumerPhase, Errors, Message, OffsetCommit, is_request
+from kraft.groups.messages import ConsumerPhase, Errors, LeaveGroup, Message, OffsetCommit, is_request
 
 
 def _dest(msg: Message) -> str:
@@ -95,36 +95,45 @@ class GroupWorld:
         if not self.network:
             return
         msg = self.network.pop(i % len(self.network))
+        self._send(self.process(msg))
+        self._check()
+
+    def process(self, msg: Message) -> list[Message]:
+        """Hand ``msg`` to its receiver; returns what it sends (a simulator routes it). A message
+        of a closed connection is lost (spec CloseConnection / Respond)."""
         self.steps.append(f"deliver {type(msg).__name__} {'from' if is_request(msg) else 'to'} {_dest(msg)}")
+        # (a LeaveGroup is written before close() closes the connection: spec Leave)
+        if not isinstance(msg, LeaveGroup) and not self._open(_dest(msg), msg.conn):
+            self.steps.append("  (connection closed: lost)")
+            return []
+        out: list[Message] = []
         if is_request(msg):
-            c = self.consumers.get(msg.source)  # type: ignore[union-attr]
             n_before = len(self.coordinator.offsets.accepted)
-            out = self.coordinator.handle(msg, self.now)
+            resp = self.coordinator.handle(msg, self.now)
             if isinstance(msg, OffsetCommit):
                 for acc in self.coordinator.offsets.accepted[n_before:]:
                     for other, oc in self.consumers.items():
                         if other != acc.committer and oc.up and acc.partition in oc.owned:
                             self.fencing_breaches.add((str(acc.partition), acc.committer, other))
-                ok = out and out[0].error == Errors.NONE
-                if c is not None:
-                    self._hist(msg.source, "ok" if ok else "fail", "commit",
-                               {str(p): o for p, o in msg.offsets})
+                ok = bool(resp) and resp[0].error == Errors.NONE
+                self._hist(msg.source, "ok" if ok else "fail", "commit",
+                           {str(p): o for p, o in msg.offsets})
             # responses to a closed connection are lost (spec Respond / Open)
-            self._send([r for r in out if self._open(r.dest, r.conn)])
+            out += [r for r in resp if self._open(r.dest, r.conn)]
         else:
             c = self.consumers[msg.dest]  # type: ignore[union-attr]
             before_owned, old_conn = c.owned, c.conn
             committed = {p: o for p in self.config.all_partitions
                          if (o := self.coordinator.offsets.fetch(p)) is not None}
-            out = c.handle(msg, self.now, committed)
+            sent = c.handle(msg, self.now, committed)
             self._closed_if_changed(c.client_id, old_conn)
-            self._send(out)
+            out += sent
             self._note_assignment(c.client_id, before_owned)
             if c.phase == ConsumerPhase.IDLE and c.up:
                 before_owned = c.owned
-                self._send(c.send_join_group(self.now))
+                out += c.send_join_group(self.now)
                 self._note_assignment(c.client_id, before_owned)
-        self._check()
+        return out
 
     def _open(self, cid: str, conn: int) -> bool:
         c = self.consumers.get(cid)
