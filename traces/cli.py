@@ -117,8 +117,10 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
         click.echo(f"kraft conform: no such file or directory: {', '.join(missing)}", err=True)
         sys.exit(EXIT_ERROR)
     paths, ignored = expand_inputs(inputs)
-    for path, why in ignored:
-        click.echo(f"kraft conform: skipping {path}: {why}", err=True)
+    if ignored:
+        shown = ", ".join(str(p) for p, _ in ignored[:3]) + (" ..." if len(ignored) > 3 else "")
+        click.echo(f"kraft conform: skipping {len(ignored)} non-trace NDJSON file(s) "
+                   f"(listed in conform.json): {shown}", err=True)
     if not paths:
         click.echo("kraft conform: no trace files found in " + ", ".join(inputs), err=True)
         sys.exit(EXIT_ERROR)

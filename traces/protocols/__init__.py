@@ -18,6 +18,8 @@ The registry maps the header's ``protocol`` field to a glue. Built-in glues are 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -95,14 +97,10 @@ def load_glue(target: str) -> Glue:
     """Load and register a glue given as ``module:attribute`` or ``path/to/file.py:attribute``."""
     mod, _, attr = target.rpartition(":")
     if mod.endswith(".py"):
-        import importlib.util
-
         spec = importlib.util.spec_from_file_location(Path(mod).stem, mod)
         if spec is None or spec.loader is None:
             raise GlueError(f"cannot load glue file {mod}")
         module = importlib.util.module_from_spec(spec)
-        import sys
-
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
     else:
