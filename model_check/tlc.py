@@ -669,6 +669,16 @@ def run_tlc(
         cfg_text = cfg.read_text()
 
     run_dir = Path(tempfile.mkdtemp(prefix=f"kraft-tlc-{tla.stem}-"))
+    # A SIGTERM (e.g. `timeout`, CI cancelling) would end Python without running the cleanup
+    # below; turn it into SystemExit so TLC is killed and the run directory removed. Only from
+    # the main thread, and only if nobody installed a handler of their own.
+    prev_term = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+
+        def _on_term(signum: int, frame: Any) -> None:
+            raise SystemExit(128 + signum)
+
+        prev_term = signal.signal(signal.SIGTERM, _on_term)
     try:
         for f in tla.parent.glob("*.tla"):
             shutil.copy2(f, run_dir / f.name)
@@ -788,5 +798,7 @@ def run_tlc(
             result.depth = depth if depth is not None else 100
         return result
     finally:
+        if prev_term is not None:
+            signal.signal(signal.SIGTERM, prev_term)
         if not keep_dir:
             shutil.rmtree(run_dir, ignore_errors=True)

@@ -224,3 +224,25 @@ def test_cfg_error_is_an_error_naming_the_problem() -> None:
     assert r.outcome == "error" and r.exit_code == 151
     assert any("NoSuchInvariant" in e and "not defined" in e for e in r.errors)
     assert r.errors[0] == "TLC rejected the model configuration (cfg)"
+
+
+@pytest.mark.tlc
+def test_sigterm_kills_tlc_and_cleans_up(tmp_path: Path) -> None:
+    """`timeout`/CI cancellation sends SIGTERM to Python: TLC must die and the run directory go."""
+    import signal
+    import subprocess
+    import sys
+
+    code = f"from model_check import run_tlc; run_tlc({str(FIX / 'Slow.tla')!r}, {str(FIX / 'Slow.cfg')!r})"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    deadline = time.monotonic() + 30
+    while not list(tmp_path.glob("kraft-tlc-*/meta")) and time.monotonic() < deadline:
+        time.sleep(0.2)  # wait until TLC is running (it creates its metadir)
+    assert list(tmp_path.glob("kraft-tlc-*")), "TLC did not start"
+    run_dir = str(next(tmp_path.glob("kraft-tlc-*")))
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    assert not list(tmp_path.glob("kraft-tlc-*"))
+    time.sleep(0.5)
+    assert run_dir not in os.popen("ps -eo args").read()
