@@ -10,8 +10,8 @@ For each trace size (spec steps per trace) it checks traces three ways:
 
 and prints wall seconds, CPU seconds of the TLC processes, events/s and traces/s (both on wall
 time).  Traces come from the simulator of the protocol (``relay``: the toy protocol of
-tests/traces/fixtures; ``kraft``: ``kraft.sim`` with all faults except disk loss), cut to exactly
-N spec steps.  The machine's load average is printed too: on a shared machine wall time is
+tests/traces/fixtures; ``kraft``: ``kraft.sim``, faults chosen by --faults, default none), cut to
+exactly N spec steps.  The machine's load average is printed too: on a shared machine wall time is
 inflated by other work, the CPU column is not.
 """
 
@@ -55,6 +55,9 @@ def relay_trace(seed: int, n: int) -> list[str]:
     return cut
 
 
+FAULTS = "none"
+
+
 def kraft_trace(seed: int, n: int) -> list[str]:
     from kraft.sim.core import Faults, Simulator
     from kraft.sim.kraft_protocol import KRaftProtocol
@@ -63,7 +66,7 @@ def kraft_trace(seed: int, n: int) -> list[str]:
     proto = KRaftProtocol(3)
     rec = Recorder({"protocol": "kraft", "spec": "KRaft", "constants": proto.constants(), "seed": seed,
                     "variant": None}, {"model": "append-log"})
-    sim = Simulator(proto, seed, Faults.parse("drop,dup,delay,reorder,partition,crash"), recorder=rec)
+    sim = Simulator(proto, seed, Faults.parse(FAULTS), recorder=rec)
     steps = n
     while True:
         sim.run(steps)
@@ -93,11 +96,14 @@ def main() -> None:
     ap.add_argument("--protocol", choices=("relay", "kraft"), default="kraft")
     ap.add_argument("--sizes", default="100,1000,5000")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--faults", default="none", help="kraft: simulator faults (see kraft simulate)")
     ap.add_argument("--traces", default="100:16,1000:8,5000:4",
                     help="traces per size for the batched/parallel rows (size:count,...)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     counts = dict((int(a), int(b)) for a, b in (x.split(":") for x in args.traces.split(",")))
+    global FAULTS
+    FAULTS = args.faults
     make = relay_trace if args.protocol == "relay" else kraft_trace
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-conform-") as d:
