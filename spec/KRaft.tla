@@ -52,6 +52,7 @@ CONSTANTS
     MaxEpoch,        \* no election may move past this epoch
     MaxLogLen,       \* no log grows past this many records
     MaxRestarts,     \* total crash/restarts in a behaviour
+    MaxElections,    \* total election rounds started (Unbounded: no bound)
     MaxInFlight,     \* a send that would put more messages in flight is not taken
     MaxFaults,       \* at most this many drops/duplicates/resignations (Unbounded: no bound)
     CalmTimeouts,    \* liveness only: spurious or concurrent election timeouts are faults
@@ -63,7 +64,7 @@ CONSTANTS
     NoTruncateOnDivergence,  \* follower does not truncate a diverged suffix
     ForgetVoteOnRestart      \* votedFor not persisted: a restart forgets the vote
 
-ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat
+ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxElections \in Int
        /\ MaxInFlight \in Nat /\ MaxFaults \in Int
        /\ \A b \in {PreVote, Duplication, CalmTimeouts, VoteWithoutLogCheck, HwmFromAnyEpoch,
                     NoTruncateOnDivergence, ForgetVoteOnRestart} : b \in BOOLEAN
@@ -73,7 +74,9 @@ ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat
 Unbounded == -1
 
 Roles == {"Unattached", "Prospective", "Candidate", "Leader", "Follower", "Resigned"}
-LeaderChange == "LeaderChange"   \* value of the control record at epoch start
+LeaderChange == "LeaderChange"
+MessageTypes == {"VoteRequest", "VoteResponse", "BeginQuorumEpochRequest",
+                 "EndQuorumEpochRequest", "FetchRequest", "FetchResponse"}   \* value of the control record at epoch start
 
 VARIABLES
     currentEpoch,     \* persisted (quorum-state file)
@@ -91,7 +94,8 @@ VARIABLES
     elected,          \* ghost: set of <<epoch, leader>> ever elected
     coverage,         \* ghost: names of interesting events seen (sanity checks only)
     restarts,         \* number of restarts so far
-    faults            \* number of counted faults so far (liveness bound)
+    faults,           \* number of counted faults so far
+    elections         \* number of election rounds started so far
 
 quorumVars    == <<currentEpoch, votedFor, leader, role>>
 logVars       == <<log, flushedOffset, highWatermark>>
@@ -99,14 +103,14 @@ leaderVars    == <<endOffsets, epochStartOffset>>
 ghostVars     == <<committed, elected, coverage>>
 vars == <<currentEpoch, votedFor, leader, role, log, flushedOffset, highWatermark,
           endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
-          coverage, restarts, faults>>
+          coverage, restarts, faults, elections>>
 
 \* The VIEW used by the safety cfgs: every variable except the `coverage`
 \* ghost. Sound because no guard reads `coverage` and no property checked
 \* in those cfgs reads it (it exists only for the sanity-check cfgs).
 View == <<currentEpoch, votedFor, leader, role, log, flushedOffset, highWatermark,
           endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
-          restarts, faults>>
+          restarts, faults, elections>>
 
 Symmetry == Permutations(Voters)
 
@@ -206,6 +210,8 @@ ElectionFits(n, rest) ==
 \* `rest` is the network without the message being handled, if any.
 StartElection(n, rest) ==
     /\ currentEpoch[n] < MaxEpoch
+    /\ MaxElections < 0 \/ elections < MaxElections
+    /\ elections' = IF MaxElections < 0 THEN elections ELSE elections + 1
     /\ LET e == currentEpoch[n] + 1
            reqs == VoteRequestsFrom(n, e, LastEpoch(log[n]), Len(log[n]), PreVote)
        IN /\ Cardinality(rest \cup reqs) <= MaxInFlight
@@ -250,21 +256,34 @@ Init ==
     /\ coverage = {}
     /\ restarts = 0
     /\ faults = 0
+    /\ elections = 0
 
 ----------------------------------------------------------------------------
 (* Timers. Time is not modelled: a timer may fire whenever its role has    *)
-(* one. With CalmTimeouts (liveness cfg) a fetch timeout while the leader  *)
-(* is alive, or an election timeout while another voter campaigns, is a    *)
-(* counted fault: once the budget is spent, election timers fire one at a  *)
-(* time (the abstraction of randomized election timeouts).                 *)
+(* one. A fetch timeout while the follower's leader is alive and leading   *)
+(* its epoch (a partition, a GC pause) is a counted fault. With            *)
+(* CalmTimeouts (liveness cfg) an election timeout while a round is still  *)
+(* in progress is a fault too: once the budget is spent, election timers   *)
+(* fire one round at a time (the abstraction of randomized election        *)
+(* timeouts). MaxElections bounds the number of rounds started.            *)
+
+\* A voter whose (pre-)vote round is still in progress.
+Campaigning(o) ==
+    /\ role[o] \in {"Prospective", "Candidate"}
+    /\ \E m \in messages : m.msource = o \/ m.mdest = o
+
+\* A timeout that is a fault: a fetch timeout while the leader is alive;
+\* with CalmTimeouts also an election timeout while a round (another's or
+\* our own) is still in progress: a timer shorter than a round trip.
+TimeoutIsFault(n) ==
+    \/ role[n] = "Follower" /\ LeaderAlive(n)
+    \/ CalmTimeouts /\ \E o \in Voters : Campaigning(o)
 
 Timeout(n) ==
     /\ role[n] \in {"Unattached", "Follower", "Resigned", "Candidate", "Prospective"}
-    /\ LET spurious == role[n] = "Follower" /\ LeaderAlive(n)
-           calm == \A o \in Others(n) : role[o] \notin {"Prospective", "Candidate"}
-       IN IF CalmTimeouts /\ (spurious \/ ~calm)
-          THEN FaultAllowed /\ CountFault
-          ELSE UNCHANGED faults
+    /\ IF TimeoutIsFault(n)
+       THEN FaultAllowed /\ CountFault
+       ELSE UNCHANGED faults
     /\ StartElection(n, messages)
     /\ UNCHANGED <<logVars, committed, elected, restarts>>
 
@@ -285,7 +304,7 @@ BecomeCandidate(n) ==
     /\ leader' = [leader EXCEPT ![n] = Nil]
     /\ role' = [role EXCEPT ![n] = "Candidate"]
     /\ votesGranted' = [votesGranted EXCEPT ![n] = {n}]
-    /\ UNCHANGED <<logVars, leaderVars, ghostVars, restarts, faults>>
+    /\ UNCHANGED <<logVars, leaderVars, ghostVars, restarts, faults, elections>>
 
 \* A voter answers a (pre-)vote request. A real vote request of a higher
 \* epoch first moves the voter to Unattached in that epoch; a pre-vote never
@@ -300,12 +319,14 @@ HandleVoteRequest(n, m) ==
           THEN \* pre-vote: grant iff not fenced, log ok, and the role allows
                \* it. Only a Follower may refuse an acceptable pre-vote: it
                \* refuses iff it has fetched from its leader recently
-               \* (hasFetchedFromLeader), a timing fact not modelled.
+               \* (hasFetchedFromLeader), a timing fact not modelled; the
+               \* spec lets it refuse only while that leader still leads.
                LET acceptable == /\ m.mepoch >= currentEpoch[n]
                                  /\ logOk
                                  /\ role[n] \notin {"Leader", "Resigned"}
                    choices == IF ~acceptable THEN {FALSE}
-                              ELSE IF role[n] = "Follower" THEN BOOLEAN ELSE {TRUE}
+                              ELSE IF role[n] = "Follower" /\ LeaderAlive(n)
+                                   THEN BOOLEAN ELSE {TRUE}
                IN \E grant \in choices :
                   /\ Deliver(m, {[mtype |-> "VoteResponse", msource |-> n, mdest |-> c,
                                   mepoch |-> currentEpoch[n], mgranted |-> grant,
@@ -331,7 +352,7 @@ HandleVoteRequest(n, m) ==
                      ELSE UNCHANGED <<votesGranted, leaderVars>>
                   /\ Deliver(m, {[mtype |-> "VoteResponse", msource |-> n, mdest |-> c,
                                   mepoch |-> e, mgranted |-> grant, mpreVote |-> FALSE]})
-    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts>>
+    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts, elections>>
 
 \* A Prospective/Candidate counts grants; a response of a higher epoch makes
 \* the receiver Unattached in that epoch (KafkaRaftClient's common response
@@ -348,7 +369,7 @@ HandleVoteResponse(n, m) ==
                         IF m.mgranted THEN @ \cup {m.msource} ELSE @]
                ELSE UNCHANGED votesGranted
     /\ Deliver(m, {})
-    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts>>
+    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts, elections>>
 
 \* Candidate with a majority -> Leader: write the LeaderChange control record
 \* at epochStartOffset (unflushed), persist leader = self. The HW starts
@@ -366,7 +387,7 @@ BecomeLeader(n) ==
     /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
     /\ elected' = elected \cup {<<currentEpoch[n], n>>}
     /\ UNCHANGED <<currentEpoch, votedFor, flushedOffset, messages, committed,
-                   coverage, restarts, faults>>
+                   coverage, restarts, faults, elections>>
 
 ----------------------------------------------------------------------------
 (* BeginQuorumEpoch                                                        *)
@@ -385,7 +406,7 @@ SendBeginQuorumEpoch(n, d) ==
        IN /\ msg \notin messages
           /\ Fits({msg})
           /\ Send({msg})
-    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, faults>>
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, faults, elections>>
 
 \* Become a Follower of the sender in its epoch (persisted), unless fenced
 \* or already following it.
@@ -403,7 +424,7 @@ HandleBeginQuorumEpochRequest(n, m) ==
             /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
        ELSE UNCHANGED <<quorumVars, votesGranted, leaderVars>>
     /\ Deliver(m, {})
-    /\ UNCHANGED <<logVars, ghostVars, restarts>>
+    /\ UNCHANGED <<logVars, ghostVars, restarts, elections>>
 
 ----------------------------------------------------------------------------
 (* EndQuorumEpoch (graceful resignation)                                   *)
@@ -422,7 +443,7 @@ Resign(n) ==
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
     /\ CountFault
     /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
-                   ghostVars, restarts>>
+                   ghostVars, restarts, elections>>
 
 \* A follower of that leader in that epoch starts an election right away.
 HandleEndQuorumEpochRequest(n, m) ==
@@ -436,7 +457,7 @@ HandleEndQuorumEpochRequest(n, m) ==
        THEN /\ StartElection(n, messages \ {m})
             /\ UNCHANGED faults
        ELSE /\ Deliver(m, {})
-            /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, coverage>>
+            /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, coverage, elections>>
     /\ UNCHANGED <<logVars, committed, elected, restarts>>
 
 ----------------------------------------------------------------------------
@@ -455,7 +476,7 @@ SendFetchRequest(n) ==
                    mlastFetchedEpoch |-> LastEpoch(log[n])]
        IN /\ Fits({msg})
           /\ Send({msg})
-    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, faults>>
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, faults, elections>>
 
 FetchResponse(n, m, result, entries, hw, divEpoch, divEnd) ==
     [mtype |-> "FetchResponse", msource |-> n, mdest |-> m.msource,
@@ -493,7 +514,7 @@ HandleFetchRequest(n, m) ==
        ELSE /\ Deliver(m, {FetchResponse(n, m, "FencedEpoch", <<>>, 0, 0, 0)})
             /\ UNCHANGED <<endOffsets, highWatermark, committed>>
     /\ UNCHANGED <<quorumVars, log, flushedOffset, epochStartOffset, votesGranted,
-                   elected, coverage, restarts>>
+                   elected, coverage, restarts, elections>>
 
 \* The follower handles the answer to its outstanding fetch (the response
 \* echoes mfetchOffset; one for another log end offset is stale: ignored).
@@ -554,7 +575,7 @@ HandleFetchResponse(n, m) ==
                       [] OTHER ->
                            /\ Deliver(m, {})
                            /\ UNCHANGED <<logVars, coverage>>
-    /\ UNCHANGED <<committed, elected, restarts>>
+    /\ UNCHANGED <<committed, elected, restarts, elections>>
 
 ----------------------------------------------------------------------------
 (* Leader-local actions                                                    *)
@@ -567,7 +588,7 @@ ClientAppend(n, v) ==
     /\ \A i \in DOMAIN log[n] : log[n][i].value # v
     /\ log' = [log EXCEPT ![n] = Append(@, [epoch |-> currentEpoch[n], value |-> v])]
     /\ UNCHANGED <<quorumVars, flushedOffset, highWatermark, leaderVars, votesGranted,
-                   messages, ghostVars, restarts, faults>>
+                   messages, ghostVars, restarts, faults, elections>>
 
 \* fsync the whole log; a leader's own flushed offset counts toward its HW.
 Flush(n) ==
@@ -579,7 +600,7 @@ Flush(n) ==
                /\ committed' = CommitGhost(n, hw)
        ELSE UNCHANGED <<highWatermark, committed>>
     /\ UNCHANGED <<quorumVars, log, leaderVars, votesGranted, messages, elected,
-                   coverage, restarts, faults>>
+                   coverage, restarts, faults, elections>>
 
 \* Check quorum (LeaderState.timeUntilCheckQuorumExpires): a leader that has
 \* not heard fetches from a majority in time resigns. Time is not modelled,
@@ -593,7 +614,7 @@ CheckQuorumResign(n) ==
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
     /\ CountFault
     /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
-                   messages, ghostVars, restarts>>
+                   messages, ghostVars, restarts, elections>>
 
 ----------------------------------------------------------------------------
 (* Crashes                                                                 *)
@@ -620,7 +641,8 @@ Restart(n) ==
     /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
     /\ Note(IF flushedOffset[n] < Len(log[n]) THEN "restartLoss" ELSE "restart")
-    /\ UNCHANGED <<currentEpoch, leader, flushedOffset, messages, committed, elected, faults>>
+    /\ UNCHANGED <<currentEpoch, leader, flushedOffset, messages, committed, elected, faults,
+                   elections>>
 
 \* The network loses a message.
 DropMessage(m) ==
@@ -628,7 +650,7 @@ DropMessage(m) ==
     /\ FaultAllowed
     /\ messages' = messages \ {m}
     /\ CountFault
-    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts>>
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, elections>>
 
 ----------------------------------------------------------------------------
 (* Next state                                                              *)
@@ -641,7 +663,8 @@ Receive(m) ==
     \/ HandleFetchRequest(m.mdest, m)
     \/ HandleFetchResponse(m.mdest, m)
 
-\* (Receive is spelled out in Next so that TLC names each handler in traces.)
+\* (Receive is spelled out in Next, one handler per disjunct, so that each step
+\* of a TLC trace can be named after its handler.)
 Next ==
     \/ \E n \in Voters :
           \/ Timeout(n)
@@ -654,38 +677,35 @@ Next ==
           \/ Restart(n)
           \/ \E d \in Voters : SendBeginQuorumEpoch(n, d)
           \/ \E v \in Values : ClientAppend(n, v)
-    \/ \E m \in messages :
-          \/ HandleVoteRequest(m.mdest, m)
-          \/ HandleVoteResponse(m.mdest, m)
-          \/ HandleBeginQuorumEpochRequest(m.mdest, m)
-          \/ HandleEndQuorumEpochRequest(m.mdest, m)
-          \/ HandleFetchRequest(m.mdest, m)
-          \/ HandleFetchResponse(m.mdest, m)
-          \/ DropMessage(m)
+    \/ \E m \in messages : HandleVoteRequest(m.mdest, m)
+    \/ \E m \in messages : HandleVoteResponse(m.mdest, m)
+    \/ \E m \in messages : HandleBeginQuorumEpochRequest(m.mdest, m)
+    \/ \E m \in messages : HandleEndQuorumEpochRequest(m.mdest, m)
+    \/ \E m \in messages : HandleFetchRequest(m.mdest, m)
+    \/ \E m \in messages : HandleFetchResponse(m.mdest, m)
+    \/ \E m \in messages : DropMessage(m)
 
 Spec == Init /\ [][Next]_vars
 
 ----------------------------------------------------------------------------
-(* Liveness (KRaft_liveness.cfg). Healing actions are weakly fair; faults   *)
+(* Liveness (KRaft_liveness.cfg). Healing actions are fair; faults         *)
 (* are bounded by MaxFaults/MaxRestarts, so they happen finitely often.    *)
 
-NeededTimeout(n) ==
-    /\ ~(role[n] = "Follower" /\ LeaderAlive(n))
-    /\ \A o \in Others(n) : role[o] \notin {"Prospective", "Candidate"}
-    /\ Timeout(n)
+NeededTimeout(n) == ~TimeoutIsFault(n) /\ Timeout(n)
 
 Fairness ==
     /\ \A n \in Voters :
-          /\ WF_vars(NeededTimeout(n))
-          /\ WF_vars(BecomeCandidate(n))
-          /\ WF_vars(BecomeLeader(n))
+          \* strong fairness where a re-timeout can disable the step again
+          /\ SF_vars(NeededTimeout(n))
+          /\ SF_vars(BecomeCandidate(n))
+          /\ SF_vars(BecomeLeader(n))
           /\ WF_vars(SendFetchRequest(n))
           /\ WF_vars(Flush(n))
           /\ \A d \in Voters : WF_vars(SendBeginQuorumEpoch(n, d))
-          /\ \A v \in Values : WF_vars(ClientAppend(n, v))
-    /\ \A s, d \in Voters :
-          WF_vars(\E m \in messages : m.msource = s /\ m.mdest = d /\ Receive(m)
-                                     /\ m \notin messages')
+          /\ \A v \in Values : SF_vars(ClientAppend(n, v))
+    /\ \A s, d \in Voters, t \in MessageTypes :
+          WF_vars(\E m \in messages : /\ m.msource = s /\ m.mdest = d /\ m.mtype = t
+                                     /\ Receive(m) /\ m \notin messages')
 
 LiveSpec == Spec /\ Fairness
 
@@ -712,8 +732,7 @@ TypeOK ==
           /\ epochStartOffset[n] \in 0..MaxLogLen
           /\ votesGranted[n] \subseteq Voters
     /\ \A m \in messages :
-          /\ m.mtype \in {"VoteRequest", "VoteResponse", "BeginQuorumEpochRequest",
-                          "EndQuorumEpochRequest", "FetchRequest", "FetchResponse"}
+          /\ m.mtype \in MessageTypes
           /\ m.msource \in Voters /\ m.mdest \in Voters /\ m.msource # m.mdest
           /\ m.mepoch \in 0..MaxEpoch
           /\ m.mtype = "FetchResponse" => m.mresult \in {"Ok", "Diverging", "FencedEpoch"}

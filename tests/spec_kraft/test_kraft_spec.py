@@ -52,8 +52,9 @@ def test_manifest_names_every_variant_constant(manifest):
         assert re.search(r"^\s*PreVote\s*=\s*TRUE\s*$", cfg.read_text(), re.M), cfg.name
 
 
-def test_small_model_is_safe_and_not_vacuous():
-    r = run_spec("KRaft", "small", timeout=600)
+@pytest.mark.parametrize("size", ["small", "crash"])
+def test_ci_model_is_safe_and_not_vacuous(size):
+    r = run_spec("KRaft", size, timeout=1200)
     assert r.outcome == "ok", (r.outcome, r.violated, r.errors, r.output[-3000:])
     assert r.distinct > SMALL_DISTINCT_FLOOR, r.distinct
     assert r.depth >= 15, r.depth
@@ -71,7 +72,7 @@ BUG_STEP = {
 @pytest.mark.parametrize("variant", sorted(BUG_STEP))
 def test_variant_is_caught(manifest, variant):
     v = manifest.variants[variant]
-    r = run_spec("KRaft", v.size, variant=variant, timeout=600)
+    r = run_spec("KRaft", v.size, variant=variant, timeout=1200)
     assert r.outcome in ("invariant", "property"), (r.outcome, r.errors, r.output[-3000:])
     assert r.violated == v.violates, (r.violated, v.violates)
     trace = r.counterexample
@@ -82,34 +83,35 @@ def test_variant_is_caught(manifest, variant):
     assert any(a and "BecomeLeader" in a for a in actions), actions
 
 
-def _sanity_cfg(invariant: str) -> str:
-    """The small cfg, checking one deliberately false invariant, without the VIEW that
+def _sanity_cfg(invariant: str, cfg: str) -> str:
+    """A CI cfg, checking one deliberately false invariant, without the VIEW that
     hides the `coverage` ghost (the sanity invariants read it)."""
-    text = (SPEC_DIR / "KRaft_small.cfg").read_text()
+    text = (SPEC_DIR / cfg).read_text()
     text = re.sub(r"^VIEW .*$", "", text, flags=re.M)
     text = re.sub(r"INVARIANTS?\b.*?(?=^PROPERTIES|\Z)", f"INVARIANT {invariant}\n", text, flags=re.S | re.M)
     text = re.sub(r"^PROPERTIES?\b.*\Z", "", text, flags=re.S | re.M)
     return text
 
 
-# sanity invariant -> what its violation proves the model reaches
+# sanity invariant -> (cfg, what its violation proves the model reaches)
 SANITY = {
-    "NoLeaderEver": "a leader is elected",
-    "NoValueCommitted": "a client value is committed",
-    "NoTruncation": "a follower truncates a diverged suffix",
-    "NoRestartLoss": "a restart loses an unflushed suffix",
-    "NoPreVote": "a pre-vote round happens",
-    "NoResignedLeader": "a leader resigns",
-    "NoSecondEpochLeader": "a second epoch gets a leader",
+    "NoLeaderEver": ("KRaft_small.cfg", "a leader is elected"),
+    "NoValueCommitted": ("KRaft_small.cfg", "a client value is committed"),
+    "NoTruncation": ("KRaft_small.cfg", "a follower truncates a diverged suffix"),
+    "NoPreVote": ("KRaft_small.cfg", "a pre-vote round happens"),
+    "NoResignedLeader": ("KRaft_small.cfg", "a leader resigns"),
+    "NoSecondEpochLeader": ("KRaft_small.cfg", "a second epoch gets a leader"),
+    "NoRestartLoss": ("KRaft_crash.cfg", "a restart loses an unflushed suffix"),
 }
 
 
 @pytest.mark.parametrize("invariant", sorted(SANITY))
 def test_model_reaches_interesting_states(tmp_path, invariant):
+    base, what = SANITY[invariant]
     cfg = tmp_path / "KRaft_sanity.cfg"
-    cfg.write_text(_sanity_cfg(invariant))
-    r = run_tlc(SPEC_DIR / "KRaft.tla", cfg, workers=2, timeout=600, check_deadlock=False)
-    assert r.outcome == "invariant", (SANITY[invariant], r.outcome, r.errors, r.output[-2000:])
+    cfg.write_text(_sanity_cfg(invariant, base))
+    r = run_tlc(SPEC_DIR / "KRaft.tla", cfg, workers=2, timeout=1200, check_deadlock=False)
+    assert r.outcome == "invariant", (what, r.outcome, r.errors, r.output[-2000:])
     assert r.violated == invariant
     assert len(r.counterexample) >= 2
 
