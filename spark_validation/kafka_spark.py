@@ -96,9 +96,12 @@ def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
     F = _F()
     # Materialise the building blocks (localCheckpoint cuts the lineage): every anomaly below is
     # then a small plan over a few leaf tables, which keeps Catalyst's planning time flat.
+    # Every table below is keyed by history first: hash-partitioning the micro-ops by history once
+    # lets the groupBys, windows and joins on (history, ...) run without another shuffle.
     if m is None:
         m = micro_ops(ops)
-    m = m.localCheckpoint()
+    parts = int(ops.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    m = m.repartition(parts, "history").localCheckpoint()
     sends = m.where(F.col("mop") == "send")
     reads = m.where(F.col("mop") == "poll")
     ok_reads = reads.where(F.col("type") == "ok")
