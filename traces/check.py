@@ -385,20 +385,55 @@ def _explain(p: Prepared, k: int, m: Micro, ev: Event, res: tlcrun.RunResult, r:
                      + (f" ({'; '.join(failing)})" if failing else ""))
         return
     r.kind = "state_mismatch"
-    rows = [{c[0]: (c[1], c[2]) for c in row[1:] if c} for row in succ]
+    rows = [{c[0]: c[1:] for c in row[1:] if c} for row in succ]
     logged = [v for v in p.glue.variables if any(v in row for row in rows)]
     r.disagree = [v for v in logged if all(not row[v][0] for row in rows)]
     best = min(rows, key=lambda row: sum(1 for v in logged if not row[v][0]))
-    r.mismatches = [{"var": v, "logged": ev.state.get(v), "spec": best[v][1]} for v in logged if not best[v][0]]
+    r.mismatches = [_mismatch(v, ev.state.get(v), best[v]) for v in logged if not best[v][0]]
     if r.disagree:
         what = (f"logged {', '.join(r.disagree)} disagree(s) with every one of the {len(rows)} spec "
                 f"successor(s)")
     else:
         what = (f"each logged variable matches some of the {len(rows)} spec successor(s) but no "
                 f"single one matches all (the closest differs in {', '.join(x['var'] for x in r.mismatches)})")
-    detail = "; ".join(f"{x['var']}: logged {json.dumps(x['logged'], separators=(',', ':'))}, "
-                       f"spec {x['spec']}" for x in r.mismatches)
-    r.message = f"{where}: {call}{comp} is enabled but {what}: {detail}"
+    r.message = f"{where}: {call}{comp} is enabled but {what}: " + "; ".join(x["summary"] for x in r.mismatches)
+
+
+def _abbrev_pair(a: str, b: str, keep: int = 40) -> tuple[str, str]:
+    """Elide the long common prefix and suffix of two printed values (a 300-record log that differs
+    in its last record reads as '... [epoch |-> 1, value |-> TrMV_v45]>>)')."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    cut = a.rfind(", ", 0, n)
+    if cut > keep:
+        a, b = "..." + a[cut + 1:], "..." + b[cut + 1:]
+    m = 0
+    while m < min(len(a), len(b)) - 3 and a[-1 - m] == b[-1 - m]:
+        m += 1
+    if m > keep + 10:
+        tail = a[len(a) - m:]
+        j = tail.find(", ")
+        if 0 <= j < m - keep:
+            a, b = a[:len(a) - m + j] + ", ...", b[:len(b) - m + j] + ", ..."
+    return a, b
+
+
+def _mismatch(var: str, logged: Any, cols: tuple[Any, ...]) -> dict[str, Any]:
+    """One variable of the closest spec successor that differs from the trace, with the part that
+    differs (set elements on one side only; function arguments where the two differ)."""
+    out: dict[str, Any] = {"var": var, "logged": logged, "spec": cols[1]}
+    if len(cols) == 4:  # a set
+        out["only_in_spec"], out["only_in_trace"] = cols[2], cols[3]
+        out["summary"] = f"{var}: the spec has {cols[2]} that the trace lacks, the trace has {cols[3]} that the spec lacks"
+    elif len(cols) == 3 and isinstance(cols[2], tuple) and len(cols[2]) == 3:  # a function
+        keys, spec_at, trace_at = cols[2]
+        out["differs_at"], out["spec_at"], out["trace_at"] = keys, spec_at, trace_at
+        a, b = _abbrev_pair(spec_at, trace_at)
+        out["summary"] = f"{var} differs at {keys}: spec {a}, trace {b}"
+    else:
+        out["summary"] = f"{var}: trace {json.dumps(logged, separators=(',', ':'))}, spec {cols[1]}"
+    return out
 
 
 # ---- whole runs -------------------------------------------------------------------------------

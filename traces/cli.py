@@ -51,6 +51,10 @@ def _first_step(r: TraceResult) -> str:
     return f"{where}: {r.kind}"
 
 
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters in conform.json)"
+
+
 def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -71,12 +75,16 @@ def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
         if r.verdict == "accepted":
             continue
         console.print(f"\n[bold]{r.trace}[/]: {r.verdict}")
-        console.print(f"  {r.message}", markup=False)
-        if r.state is not None and r.kind in ("state_mismatch", "not_enabled"):
-            console.print(f"  logged args:  {json.dumps(r.args, sort_keys=True)}", markup=False)
-            console.print(f"  logged state: {json.dumps(r.state, sort_keys=True)}", markup=False)
+        console.print(f"  {_short(r.message, 1200)}", markup=False)
+        if r.kind in ("state_mismatch", "not_enabled"):
+            console.print(f"  logged action: {r.action} node={r.node} args={_short(json.dumps(r.args, sort_keys=True))}",
+                          markup=False)
+            if r.part:
+                console.print(f"  failing part: {r.part}", markup=False)
+            console.print(f"  spec states before the step: {r.spec_states}; successors of the logged action: "
+                          f"{r.successors}", markup=False)
         for m in r.mismatches:
-            console.print(f"  {m['var']}: logged {json.dumps(m['logged'])} | spec {m['spec']}", markup=False)
+            console.print(f"  {_short(m['summary'], 600)}", markup=False)
         for g, v in r.guards.items():
             console.print(f"  guard {g}: {v}", markup=False)
         for w in r.warnings[:5]:

@@ -47,7 +47,7 @@ import re
 import attrs
 
 from traces.protocols import Glue
-from traces.tla import TLA_APPLY, tla_string
+from traces.tla import TLA_APPLY, Fun, Set, tla_string
 
 MODULE_PREFIX = "TrRun"
 
@@ -160,8 +160,17 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
             out.append("  <<>>")
         cmp_parts = []
         for v in variables:
-            cmp_parts.append(f'IF "{v}" \\in DOMAIN e.s THEN <<"{v}", {v}\' = TrApply({v}, e.s.{v}), ToString({v}\')>> '
-                             f'ELSE IF "{v}" \\in e.u THEN <<"{v}", {v}\' = {v}, ToString({v}\')>> ELSE <<>>')
+            cmp_parts.append(f'IF "{v}" \\in DOMAIN e.s THEN TrCmp_{v}(TrApply({v}, e.s.{v})) '
+                             f'ELSE IF "{v}" \\in e.u THEN TrCmp_{v}({v}) ELSE <<>>')
+            t = glue.variables[v]
+            if isinstance(t, Set):  # the elements on one side only
+                extra = f", ToString({v}' \\ L), ToString(L \\ {v}')"
+            elif isinstance(t, Fun):  # the arguments where they differ, and both sides there
+                extra = (f", LET D == {{k \\in DOMAIN {v}' \\cap DOMAIN L : {v}'[k] # L[k]}} IN "
+                         f"<<ToString(D), ToString([k \\in D |-> {v}'[k]]), ToString([k \\in D |-> L[k]])>>")
+            else:
+                extra = ""
+            out.append(f"TrCmp_{v}(L) == <<\"{v}\", {v}' = L, ToString({v}'){extra}>>")
         out.append("")
         out.append("\\* Diagnosis: only reached in states where TrExact is not enabled (a dead end).")
         out.append("TrDiag ==")

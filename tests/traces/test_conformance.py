@@ -66,7 +66,7 @@ def test_partial_projection_is_explored(relay, tmp_path):
     assert r.verdict == "accepted", r.message
 
 
-@pytest.mark.parametrize("variant", ["BuggyMax", "ForgetOnRestart"])
+@pytest.mark.parametrize("variant", ["BuggyMax", pytest.param("ForgetOnRestart", marks=pytest.mark.slow)])
 def test_bug_variants_rejected_where_the_bug_acts(relay, tmp_path, variant):
     paths, expected = [], []
     for seed in (1, 5):
@@ -193,6 +193,7 @@ def test_init_mismatch_and_empty_trace(relay, tmp_path):
     assert r_good.verdict == "accepted" and r_good.events == 0
 
 
+@pytest.mark.slow
 def test_batch_single_parallel_and_witness_modes_agree(relay, tmp_path):
     paths = [write(tmp_path / f"g{s}.ndjson", lines_of(relay, s, 100)) for s in range(2)]
     bad = lines_of(relay, 2, 300, variant="BuggyMax")
