@@ -75,7 +75,38 @@ def find_java() -> str:
 
 def run_tlc(run_dir: Path, module: str, cfg: str, *, timeout: float | None = None,
             heap: str = "1g") -> RunResult:
-    """Run TLC on ``run_dir/module.tla`` with ``run_dir/cfg``, one worker, ``-deadlock``."""
+    """Run TLC on ``run_dir/module.tla`` with ``run_dir/cfg``, one worker, ``-deadlock``.
+
+    Goes through ``model_check.run_tlc`` (the project's TLC wrapper: private run directory,
+    process-group kill on timeout) when it is importable, unless ``KRAFT_CONFORM_RUNNER=private``."""
+    if os.environ.get("KRAFT_CONFORM_RUNNER") != "private":
+        try:
+            from model_check import run_tlc as mc_run_tlc
+        except ImportError:
+            mc_run_tlc = None
+        if mc_run_tlc is not None:
+            return _via_model_check(mc_run_tlc, run_dir, module, cfg, timeout, heap)
+    return _run_private(run_dir, module, cfg, timeout=timeout, heap=heap)
+
+
+def _via_model_check(mc_run_tlc, run_dir: Path, module: str, cfg: str, timeout: float | None,
+                     heap: str) -> RunResult:
+    res = mc_run_tlc(run_dir / f"{module}.tla", run_dir / cfg, workers=1, timeout=timeout,
+                     check_deadlock=False, heap=heap, jvm_args=("-Xss16m",))
+    # model_check parses the output fully; the counts we need come straight from TLC's messages
+    own = _classify(res.output, res.seconds, res.exit_code or 0)
+    outcome = {"invariant": "invariant", "ok": "ok", "timeout": "timeout"}.get(res.outcome, "error")
+    errors = own.errors or tuple(res.errors)
+    if outcome == "error" and not errors:
+        errors = (f"TLC outcome {res.outcome}",)
+    if outcome == "ok" and own.outcome == "error":
+        outcome = "error"
+    return RunResult(outcome, own.depth, own.states, res.seconds, res.output,
+                     errors if outcome in ("error", "timeout") else ())
+
+
+def _run_private(run_dir: Path, module: str, cfg: str, *, timeout: float | None = None,
+                 heap: str = "1g") -> RunResult:
     meta = run_dir / "meta"
     tmp = run_dir / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
