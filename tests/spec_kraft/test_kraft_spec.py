@@ -72,7 +72,8 @@ BUG_STEP = {
 @pytest.mark.parametrize("variant", sorted(BUG_STEP))
 def test_variant_is_caught(manifest, variant):
     v = manifest.variants[variant]
-    r = run_spec("KRaft", v.size, variant=variant, timeout=1200)
+    # one worker: BFS order, hence the first violated invariant, is then deterministic
+    r = run_spec("KRaft", v.size, variant=variant, workers=1, timeout=1200)
     assert r.outcome in ("invariant", "property"), (r.outcome, r.errors, r.output[-3000:])
     assert r.violated == v.violates, (r.violated, v.violates)
     trace = r.counterexample
