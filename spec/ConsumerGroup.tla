@@ -136,6 +136,14 @@ LeaseExpired(x) ==
     /\ \A c \in Consumers : memberId[c] = x => owned[c] = {}
     /\ ~\E r \in msgs : r.mtype = "SyncGroupResponse" /\ r.mmember = x /\ r.massigned # {}
 
+\* Member x is still held by a live consumer: the consumer knows it as its member id, or a
+\* successful JoinGroup response naming it is on its way, or its JoinGroup is parked on an open
+\* connection. Dropping a held member is a fault (a slow consumer); an orphan's drop is not.
+Held(x) ==
+    \/ \E c \in Consumers : memberId[c] = x
+    \/ \E r \in msgs : r.mtype = "JoinGroupResponse" /\ r.mmember = x /\ r.merror = "NONE"
+    \/ x \in DOMAIN awaitingJoin /\ Open(awaitingJoin[x].client, awaitingJoin[x].conn)
+
 \* Remove a member (LeaveGroup, session expiry); Stable/CompletingRebalance start a rebalance.
 RemoveMember(x) ==
     /\ members' = members \ {x}
@@ -461,7 +469,7 @@ CompleteJoin ==
            dropped == members \ joined
            \* dropping a member some live consumer still holds is a fault (a slow consumer);
            \* dropping an orphan (its consumer crashed or reset) is not
-           heldDropped == {x \in dropped : \E c \in Consumers : memberId[c] = x}
+           heldDropped == {x \in dropped : Held(x)}
        IN
        /\ \A x \in dropped : LeaseExpired(x)
        /\ heldDropped # {} => faults < MaxFaults
@@ -568,9 +576,8 @@ HandleOffsetCommitMsg(req) ==
 ExpireMember(x) ==
     /\ x \in members /\ groupState # "Dead"
     /\ LeaseExpired(x)
-    /\ LET held == \E c \in Consumers : memberId[c] = x
-       IN /\ held => faults < MaxFaults
-          /\ faults' = IF held THEN faults + 1 ELSE faults
+    /\ Held(x) => faults < MaxFaults
+    /\ faults' = IF Held(x) THEN faults + 1 ELSE faults
     /\ RemoveMember(x)
     /\ UNCHANGED <<generation, pending, nextMemberId, clientVars, protocol, msgs, fencingBreaches>>
 
@@ -631,7 +638,7 @@ Fairness ==
     /\ WF_vars(HandleJoinGroup) /\ WF_vars(HandleSyncGroup) /\ WF_vars(HandleHeartbeat)
     /\ WF_vars(HandleLeaveGroup) /\ WF_vars(HandleOffsetCommit)
     /\ WF_vars(CompleteJoin)
-    /\ WF_vars(\E x \in members : ExpireMember(x) /\ ~\E c \in Consumers : memberId[c] = x)
+    /\ WF_vars(\E x \in members : ExpireMember(x) /\ ~Held(x))
 
 LiveSpec == Spec /\ Fairness
 

@@ -29,11 +29,13 @@ def test_variant_yields_counterexample(variant: str) -> None:
     assert r.outcome in ("invariant", "property"), (r.outcome, r.errors, r.output[-3000:])
     assert r.violated == v.violates
     assert len(r.counterexample) > 3
-    # the same size without the variant is clean (so the variant, not the config, is the cause)
+    assert r.counterexample[-1].action is not None
 
 
+@pytest.mark.slow  # implied by test_small_passes: small's behaviours include these fault-free ones
 @pytest.mark.parametrize("size", ["eager", "cooperative"])
 def test_variant_sizes_pass_without_variant(size: str) -> None:
+    """The same size without the variant is clean: the variant, not the config, is the cause."""
     r = run_spec("ConsumerGroup", size)
     assert r.outcome == "ok", (r.outcome, r.violated, r.errors)
 
@@ -50,7 +52,31 @@ def test_sanity_false_invariant_is_refuted(tmp_path: Path) -> None:
     assert len(owners) >= 2
 
 
+def _liveness_cfg(**subst: str) -> str:
+    cfg = (spec_dir() / "ConsumerGroup_liveness.cfg").read_text()
+    for k, v in subst.items():
+        cfg = re.sub(rf"^(\s*{k}\s*=\s*).*$", rf"\g<1>{v}", cfg, flags=re.M)
+    return cfg
+
+
+def test_liveness_fault_free() -> None:
+    """From the initial state, under fairness, the group settles in Stable."""
+    r = run_tlc(spec_dir() / "ConsumerGroup.tla", spec_dir() / "ConsumerGroup_liveness.cfg",
+                workers=2, timeout=300, cfg_text=_liveness_cfg(MaxFaults="0"))
+    assert r.outcome == "ok", (r.outcome, r.violated, r.errors, r.output[-3000:])
+
+
+def test_liveness_fails_without_fairness() -> None:
+    """EventuallyStable is not vacuous: without the fairness conditions TLC refutes it."""
+    cfg = _liveness_cfg(MaxFaults="0", SPECIFICATION="Spec")
+    cfg = cfg.replace("SPECIFICATION LiveSpec", "SPECIFICATION Spec")
+    r = run_tlc(spec_dir() / "ConsumerGroup.tla", spec_dir() / "ConsumerGroup_liveness.cfg",
+                workers=2, timeout=300, cfg_text=cfg)
+    assert r.outcome == "property", (r.outcome, r.violated, r.errors)
+
+
 @pytest.mark.slow
 def test_liveness_eventually_stable() -> None:
+    """The manifest's liveness size (one fault, then none)."""
     r = run_spec("ConsumerGroup", "liveness")
     assert r.outcome == "ok", (r.outcome, r.violated, r.errors, r.output[-3000:])
