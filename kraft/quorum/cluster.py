@@ -101,12 +101,13 @@ class Cluster:
     def run(self, ms: int, step_ms: int = 10, append_every_ms: int = 100) -> None:
         """Let the cluster run for ``ms``: every ``step_ms`` deliver everything in flight, then fire
         due timers (a fair, loss-free network; faults come from the other steps); a client appends
-        to the leader every ``append_every_ms``."""
+        to the leader every ``append_every_ms``.  Invariants are checked after every round."""
         for k in range(max(1, ms // step_ms)):
             self.deliver_all()
             if append_every_ms and (k * step_ms) % append_every_ms == 0:
                 self.append()
             self.tick(step_ms)
+            self.check()  # violations can be transient (a high watermark that later recovers)
 
     def drop(self, index: int) -> None:
         if self.pending:

@@ -111,7 +111,14 @@ def state_machine_safety(state: dict[str, Any]) -> list[Violation]:
             k = min(state["highWatermark"][a], state["highWatermark"][b])
             la, lb = logs[a][:k], logs[b][:k]
             if la != lb:
-                off = next(j for j in range(k) if la[j] != lb[j])
+                m = min(len(la), len(lb))
+                off = next((j for j in range(m) if la[j] != lb[j]), None)
+                if off is None:  # a node's log ends below its own high watermark
+                    short = a if len(la) < k else b
+                    out.append(Violation(
+                        "StateMachineSafety",
+                        f"node {short} lost committed records: its log ends at {m}, below high watermark {k}"))
+                    continue
                 out.append(Violation(
                     "StateMachineSafety",
                     f"nodes {a} and {b} committed different records at offset {off}: {la[off]} vs {lb[off]}"))

@@ -8,6 +8,7 @@ registered k times is picked k times as often); the biased machines also run wit
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -28,21 +29,32 @@ TestKRaftNoPreVote.settings = settings(CORRECT, max_examples=40)
 TestKRaftFiveVoters = make_machine(QuorumConfig(), voters=5).TestCase
 TestKRaftFiveVoters.settings = settings(CORRECT, max_examples=25)
 
-PARTITIONS = {"run": 3, "isolate": 3}
+PARTITIONS = {"run": 2, "isolate": 2}
 ELECTIONS = {"timeout": 3, "crash_after_vote": 3}
 
-# variant -> (search bias, PreVote, invariants the violation may be reported under, max examples)
+
+@attrs.frozen
+class Search:
+    weights: dict[str, int]
+    prevote: bool
+    warm_start: bool
+    expected: frozenset[str]
+    budget: int
+
+
+# How each variant is searched for: rule weights, pre-vote, warm start (an elected leader with
+# committed records), the invariants its violation may be reported under, and the example budget.
 VARIANT_SEARCH = {
-    "VoteWithoutLogCheck": (PARTITIONS, True, {"LeaderCompleteness", "StateMachineSafety",
-                                               "NoCommittedRecordLost", "MonotonicHighWatermark",
-                                               "LogMatching", "MajorityReachedHighWatermark"}, 300),
-    "HwmFromAnyEpoch": (PARTITIONS, True, {"MonotonicHighWatermark", "LeaderCompleteness",
-                                           "StateMachineSafety", "NoCommittedRecordLost",
-                                           "MajorityReachedHighWatermark"}, 500),
-    "NoTruncateOnDivergence": (PARTITIONS, True, {"LogMatching", "StateMachineSafety",
-                                                  "NoCommittedRecordLost", "MajorityReachedHighWatermark",
-                                                  "LeaderCompleteness", "MonotonicHighWatermark"}, 200),
-    "ForgetVoteOnRestart": (ELECTIONS, True, {"ElectionSafety"}, 200),
+    "VoteWithoutLogCheck": Search(PARTITIONS, True, True, frozenset(
+        {"LeaderCompleteness", "StateMachineSafety", "NoCommittedRecordLost", "MonotonicHighWatermark",
+         "LogMatching", "MajorityReachedHighWatermark"}), 300),
+    "HwmFromAnyEpoch": Search(PARTITIONS, True, True, frozenset(
+        {"MonotonicHighWatermark", "LeaderCompleteness", "StateMachineSafety", "NoCommittedRecordLost",
+         "MajorityReachedHighWatermark"}), 300),
+    "NoTruncateOnDivergence": Search(PARTITIONS, True, False, frozenset(
+        {"LogMatching", "StateMachineSafety", "NoCommittedRecordLost", "MajorityReachedHighWatermark",
+         "LeaderCompleteness", "MonotonicHighWatermark"}), 200),
+    "ForgetVoteOnRestart": Search(ELECTIONS, True, True, frozenset({"ElectionSafety"}), 200),
 }
 
 
@@ -52,14 +64,15 @@ def _config(variant: str | None, prevote: bool) -> QuorumConfig:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_variant_is_caught(variant: str, capsys: pytest.CaptureFixture[str]) -> None:
-    weights, prevote, expected, budget = VARIANT_SEARCH[variant]
-    machine = make_machine(_config(variant, prevote), liveness=False, weights=weights)
+    search = VARIANT_SEARCH[variant]
+    machine = make_machine(_config(variant, search.prevote), liveness=False, weights=search.weights,
+                           warm_start=search.warm_start)
     with pytest.raises(InvariantViolation) as info:
         run_state_machine_as_test(machine, settings=settings(
-            max_examples=budget, stateful_step_count=50, deadline=None, derandomize=True,
+            max_examples=search.budget, stateful_step_count=50, deadline=None, derandomize=True,
             report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
             phases=[Phase.explicit, Phase.generate, Phase.shrink]))
-    assert info.value.invariant in expected, str(info.value)
+    assert info.value.invariant in search.expected, str(info.value)
     notes = "\n".join(getattr(info.value, "__notes__", []))
     steps = [line for line in notes.splitlines()
              if line.startswith("state.") and "spec_invariants" not in line]
@@ -71,7 +84,8 @@ def test_variant_is_caught(variant: str, capsys: pytest.CaptureFixture[str]) -> 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_biased_machine_passes_without_the_flag(variant: str) -> None:
-    weights, prevote, _, _ = VARIANT_SEARCH[variant]
-    run_state_machine_as_test(make_machine(_config(None, prevote), weights=weights), settings=settings(
+    search = VARIANT_SEARCH[variant]
+    machine = make_machine(_config(None, search.prevote), weights=search.weights, warm_start=search.warm_start)
+    run_state_machine_as_test(machine, settings=settings(
         max_examples=25, stateful_step_count=40, deadline=None, derandomize=True,
         suppress_health_check=list(HealthCheck)))
