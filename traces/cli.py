@@ -107,9 +107,11 @@ def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
               help="Extra protocol glue (module or file.py path, and attribute).")
 @click.option("--timeout", default=None, type=float, help="Seconds per TLC run.")
 @click.option("--keep-runs", default=None, type=click.Path(), help="Keep generated TLA+ run directories here.")
-@click.option("--no-diagnose", is_flag=True, help="Skip the run that explains a rejection (faster).")
+@click.option("--no-diagnose", is_flag=True, help="Do not print the diagnosis rows (localise only).")
+@click.option("--heap", default="1g", show_default=True, help="Java heap per TLC process (-Xmx).")
 def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark: bool, master: str,
-            glues: tuple[str, ...], timeout: float | None, keep_runs: str | None, no_diagnose: bool) -> None:
+            glues: tuple[str, ...], timeout: float | None, keep_runs: str | None, no_diagnose: bool,
+            heap: str) -> None:
     """Check implementation traces against their TLA+ spec with TLC."""
     from traces.protocols import GlueError, load_glue
     from traces.tlcrun import TLCUnavailable, find_jar, find_java
@@ -138,7 +140,7 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
     except TLCUnavailable as exc:
         click.echo(f"kraft conform: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    opts = Options(batch=max(1, batch), jobs=max(1, jobs), timeout=timeout,
+    opts = Options(batch=max(1, batch), jobs=max(1, jobs), timeout=timeout, heap=heap,
                    keep=Path(keep_runs) if keep_runs else None, diagnose=not no_diagnose)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
