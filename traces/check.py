@@ -356,6 +356,7 @@ def localise(p: Prepared, opts: Options) -> TraceResult:
     if opts.diagnose:
         _explain(p, k, m, ev, res, r)
     if not r.message:
+        r.kind = r.kind or "no_match"
         r.message = f"{p.trace.path}:{m.line}: no behaviour of {p.glue.module} can take step {ev.action}"
     r.seconds = time.monotonic() - t0
     return r
