@@ -264,10 +264,13 @@ def check_batch(batch: list[Prepared], opts: Options) -> list[TraceResult]:
     else:
         res = _run(glue, [p.micros for p in batch], [p.init for p in batch], constants, "batch", opts)
         share = res.seconds / len(batch)
-        if res.outcome != "ok":
+        if res.outcome != "ok":  # e.g. out of memory on a huge batch: check each trace alone
+            why = "; ".join(res.errors)[:300] or res.outcome
             for p in batch:
-                r = _tool_error(_base(p.trace), res, f"batch of {len(batch)} traces")
-                r.seconds, r.tlc_runs = share, 1
+                r = localise(p, opts)
+                r.warnings.append(f"the batch run of {len(batch)} traces failed ({why}); checked alone")
+                r.seconds += share
+                r.tlc_runs += 1
                 results.append(r)
             return results
         accepted = {int(t) for t in _markers(res.printed, "TRACCEPT")}
