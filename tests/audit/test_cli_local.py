@@ -149,3 +149,14 @@ def test_bad_parquet_table_exit_2(tmp_path) -> None:
     res = CliRunner().invoke(audit, [str(tmp_path / "t.parquet"), "--no-spark", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2
     assert "lacks column" in res.output
+
+
+def test_missing_java_is_a_clear_exit_2(corpus, tmp_path, monkeypatch) -> None:
+    from spark_validation import session
+
+    root, _ = corpus
+    monkeypatch.setattr(session, "_SESSION", None)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
+    res = CliRunner().invoke(audit, [str(root / "kafka" / "valid.ndjson"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    assert "java not found" in res.output and "--no-spark" in res.output
