@@ -355,9 +355,10 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         stage["write_ops"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    structure = {r["history"]: r["reason"] for r in ingest.pairing_problems(ops).collect()}
-    for hid, why in sorted(structure.items()):
-        malformed.append({"scope": "history", "path": hid, "line": None, "reason": f"malformed history: {why}"})
+    probs = {r["history"]: (r["line"], r["reason"]) for r in ingest.pairing_problems(ops).collect()}
+    structure = {h: why for h, (_, why) in probs.items()}
+    for hid, (line, why) in sorted(probs.items()):
+        malformed.append({"scope": "history", "path": hid, "line": line, "reason": f"malformed history: {why}"})
     stage["pairing"] = time.perf_counter() - t
     good = ops
     if structure:
