@@ -56,9 +56,9 @@ def test_simulator_traces_are_accepted(tmp_path):
 
 @pytest.mark.parametrize("variant,seed,faults,action,var", [
     ("NoTruncateOnDivergence", 1, "resign", "HandleFetchResponse", "log"),
-    ("HwmFromAnyEpoch", 1, "crash", "HandleFetchRequest", "highWatermark"),
-    ("VoteWithoutLogCheck", 1, "resign", "HandleVoteRequest", "votedFor"),
-    ("ForgetVoteOnRestart", 2, "crash", "Restart", "votedFor"),
+    pytest.param("HwmFromAnyEpoch", 1, "crash", "HandleFetchRequest", "highWatermark", marks=pytest.mark.slow),
+    pytest.param("VoteWithoutLogCheck", 1, "resign", "HandleVoteRequest", "votedFor", marks=pytest.mark.slow),
+    pytest.param("ForgetVoteOnRestart", 2, "crash", "Restart", "votedFor", marks=pytest.mark.slow),
 ])
 def test_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, faults, action, var):
     good = simulate(tmp_path / "good", seed, 2000, faults)
