@@ -55,7 +55,7 @@ def test_manifest_names_every_variant_constant(manifest):
 @pytest.mark.parametrize(
     "size",
     [
-        # small is exhaustive but large (> 590,000 distinct states, see docs/kraft-spec.md):
+        # small is exhaustive but large (882,825 distinct states, see docs/kraft-spec.md):
         # several minutes even on a quiet machine, so it is in the slow suite.
         pytest.param("small", marks=pytest.mark.slow),
         "crash",
