@@ -174,4 +174,3 @@ Message = Request | Response
 
 def is_request(msg: object) -> bool:
     return isinstance(msg, (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit))
-    corr: int = 0  # correlation id: a client matches a response to its request
