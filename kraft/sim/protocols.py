@@ -22,6 +22,18 @@ def _kraft_variants() -> list[str]:
     return list(VARIANTS) + ["PreVote"]
 
 
-PROTOCOLS: dict[str, Callable[[int, str | None], Protocol]] = {"kraft": _kraft}
-VARIANTS_OF: dict[str, Callable[[], list[str]]] = {"kraft": _kraft_variants}
-HISTORY_MODEL: dict[str, str] = {"kraft": "append-log"}
+def _groups(consumers: int, variant: str | None) -> Protocol:
+    from kraft.groups.sim_plugin import make
+
+    return make(consumers, variant)
+
+
+def _groups_variants() -> list[str]:
+    from kraft.groups.sim_plugin import variants
+
+    return variants()
+
+
+PROTOCOLS: dict[str, Callable[[int, str | None], Protocol]] = {"kraft": _kraft, "groups": _groups}
+VARIANTS_OF: dict[str, Callable[[], list[str]]] = {"kraft": _kraft_variants, "groups": _groups_variants}
+HISTORY_MODEL: dict[str, str] = {"kraft": "append-log", "groups": "consumer-group"}
