@@ -55,10 +55,11 @@ class StageResult:
 def _stages(out: Path, seeds: int, steps: int, protocols: tuple[str, ...]) -> list[Stage]:
     sim = out / "sim"
     stages = []
-    for spec, size in _review_sizes().items():
-        stages.append(Stage(f"model-check-{spec}", f"TLC on {spec} ({size}, exhaustive)",
-                            ("check", spec, "--size", size, "--out", str(out / "check" / spec)),
-                            f"check/{spec}/check.json"))
+    for spec, sizes in _review_sizes().items():
+        for size in sizes:
+            stages.append(Stage(f"model-check-{spec}-{size}", f"TLC on {spec} ({size})",
+                                ("check", spec, "--size", size, "--out", str(out / "check" / spec / size)),
+                                f"check/{spec}/{size}/check.json"))
     stages.append(Stage("variants", "every bug variant yields a counterexample",
                         ("check", "--all-variants", "--out", str(out / "variants")), "variants/check.json"))
     for protocol in protocols:
@@ -78,8 +79,8 @@ def _stages(out: Path, seeds: int, steps: int, protocols: tuple[str, ...]) -> li
     return stages
 
 
-def _review_sizes() -> dict[str, str]:
-    """Each spec's size for the review: the manifest's ``review_size``, else ``small``."""
+def _review_sizes() -> dict[str, list[str]]:
+    """Each spec's sizes for the review: the manifest's ``review_sizes`` list, else ``["small"]``."""
     try:
         from model_check.specs import spec_dir
     except ImportError:
@@ -92,7 +93,7 @@ def _review_sizes() -> dict[str, str]:
             data = tomllib.loads(path.read_text())
         except (OSError, tomllib.TOMLDecodeError):
             data = {}  # kraft check reports the broken manifest with its line
-        sizes[path.stem] = str(data.get("review_size", "small"))
+        sizes[path.stem] = [str(x) for x in data.get("review_sizes", ["small"])]
     return sizes
 
 
