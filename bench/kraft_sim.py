@@ -60,11 +60,11 @@ def hypothesis_rate(examples: int) -> float:
     return count[0] / (time.perf_counter() - t)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=5000)
     ap.add_argument("--examples", type=int, default=60)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rows = []
     for voters in (3, 5):
         for faults in ("none", "all"):

@@ -1,0 +1,24 @@
+"""bench/kraft.py is the issue's one benchmark command: it must print both tables."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_kraft_bench_prints_tlc_and_implementation_tables() -> None:
+    # a size the manifest lacks keeps TLC out of the test; the row must still be printed
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "kraft.py"), "--sizes", "nosuchsize",
+                          "--events", "60", "--examples", "2"],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert re.search(r"KRaft\s+nosuchsize\s+-\s+-.*skipped \(no such size\)", text), text
+    for voters in (3, 5):
+        for faults in ("none", "all"):
+            assert re.search(rf"simulator, {voters} voters, faults={faults}, no trace\s+[\d,]+ events/s", text), text
+    assert re.search(r"Hypothesis stateful machine.*\s[\d.]+ examples/s", text), text
