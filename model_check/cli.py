@@ -111,7 +111,7 @@ def print_counterexample(console: Console, trace: list[TraceState]) -> None:
         else:
             head += f"[cyan]{st.action}[/cyan]"
         if st.node is not None:
-            head += f"  node={_fmt(st.node)}"
+            head += f"  node={st.node if isinstance(st.node, str) else _fmt(st.node)}" + (" [dim](inferred)[/dim]" if st.node_inferred else "")
         if st.back_to is not None:
             head += f"  [magenta](loops back to step {st.back_to})[/magenta]"
         if st.action == "Stuttering":

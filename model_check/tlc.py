@@ -9,7 +9,7 @@ were checked against the output of the bundled TLC 2.15 on the fixture specs in
 
 TLC 2.15 labels each trace state with the action's operator name and source location only
 (``<Inc line 15, col 11 to line 18, col 88 of module Counter>``), not with the parameters it was
-called with, so :attr:`TraceState.node` is ``None`` on 2.15. Labels of the form
+called with; :func:`infer_nodes` then reads the node off the state change. Labels of the form
 ``<Inc(2) line ...>`` (newer TLCs) are parsed and give the first parameter as the node.
 """
 
@@ -99,6 +99,7 @@ class TraceState:
     variables: dict
     back_to: int | None = None
     location: str | None = None
+    node_inferred: bool = False  # node read off the state change (infer_nodes), not TLC's label
 
 
 @attrs.frozen
@@ -147,6 +148,7 @@ class TLCResult:
                     "index": s.index,
                     "action": s.action,
                     "node": to_json(s.node),
+                    "node_inferred": s.node_inferred,
                     "back_to": s.back_to,
                     "location": s.location,
                     "variables": {k: to_json(v) for k, v in s.variables.items()},
@@ -447,6 +449,67 @@ def name_actions_from_source(trace: list[TraceState], file_for_module: Callable[
     return out
 
 
+_DEST_FIELDS = ("mdest", "dest", "mto", "to")
+_SOURCE_FIELDS = ("msource", "source", "mfrom", "from")
+
+
+def _node_domain(variables: dict) -> frozenset | None:
+    """The key set shared by the most function-valued variables (at least two): the spec's set of
+    nodes, e.g. ``Voters`` for ``[n \\in Voters |-> ...]`` variables. Records print like functions,
+    so a key set held by a single variable (a record) never counts."""
+    counts: dict[frozenset, int] = {}
+    for v in variables.values():
+        if isinstance(v, dict) and v:
+            ks = frozenset(v)
+            counts[ks] = counts.get(ks, 0) + 1
+    best = max(counts.items(), key=lambda kv: (kv[1], len(kv[0])), default=None)
+    return best[0] if best and best[1] >= 2 else None
+
+
+def _touched_nodes(prev: dict, cur: dict, domain: frozenset) -> set:
+    touched: set = set()
+    for name, v in cur.items():
+        p = prev.get(name)
+        if p == v:
+            continue
+        if isinstance(v, dict) and isinstance(p, dict) and frozenset(v) == domain and frozenset(p) == domain:
+            touched.update(k for k in domain if v[k] != p[k])
+        elif isinstance(v, (set, frozenset)) and isinstance(p, (set, frozenset)):
+            # a message consumed at its destination, or sent by its source
+            for m in p - v:
+                if isinstance(m, dict):
+                    touched.update(m[f] for f in _DEST_FIELDS if f in m and m[f] in domain)
+            for m in v - p:
+                if isinstance(m, dict):
+                    touched.update(m[f] for f in _SOURCE_FIELDS if f in m and m[f] in domain)
+    return touched
+
+
+def infer_nodes(trace: list[TraceState]) -> list[TraceState]:
+    """TLC 2.15 does not print the parameters an action was taken with, so a step's node is read
+    off the state change: the single element of the node set (see :func:`_node_domain`) whose
+    entries changed in some per-node variable, counting a consumed message for its destination and
+    a new message for its source. Steps that touch several nodes (or none) keep ``node=None``;
+    a node given by TLC's own label is never replaced."""
+    states = [s for s in trace if s.variables]
+    if not states:
+        return trace
+    domain = _node_domain(states[0].variables)
+    if domain is None:
+        return trace
+    out: list[TraceState] = []
+    prev: dict | None = None
+    for st in trace:
+        if prev is not None and st.node is None and st.variables and st.action not in (None, "Stuttering"):
+            touched = _touched_nodes(prev, st.variables, domain)
+            if len(touched) == 1:
+                st = attrs.evolve(st, node=next(iter(touched)), node_inferred=True)
+        out.append(st)
+        if st.variables:
+            prev = st.variables
+    return out
+
+
 def _cfg_properties(cfg_text: str) -> list[str]:
     """The names listed under PROPERTY/PROPERTIES in a TLC config."""
     props: list[str] = []
@@ -576,7 +639,7 @@ def parse_tool_output(
         if outcome == "ok":
             outcome = "error"
 
-    trace = name_actions_from_source(_close_trace(trace), file_for_module)
+    trace = infer_nodes(name_actions_from_source(_close_trace(trace), file_for_module))
     if trace and depth == 0:
         depth = max(s.index for s in trace)
     result = TLCResult(
