@@ -217,6 +217,11 @@ class Protocol(ABC):
         """JSON form of a trace argument (e.g. a message as the spec's record)."""
         return value
 
+    def drop_is_spec_step(self, sim: "Simulator", msg: Any) -> bool:
+        """Is the network losing ``msg`` a spec step (DropMessage)? A protocol whose transport
+        hides some copies from the spec (e.g. duplicates) says no for those."""
+        return True
+
     def describe(self, sim: "Simulator") -> str:
         return ""
 
@@ -343,7 +348,7 @@ class Simulator:
             return  # already dropped
         if msg.dest in self.down or self.network.is_blocked(msg.source, msg.dest):
             self.network.drop(ev.data)
-            self.record("DropMessage", None, {"m": msg})
+            self.record("DropMessage", None, {"m": msg}, spec=self.protocol.drop_is_spec_step(self, msg))
             return
         self.network.take(ev.data)
         self.network.stats["delivered"] += 1
@@ -354,7 +359,7 @@ class Simulator:
         for mid in doomed:
             msg = self.network.drop(mid)
             if msg is not None:
-                self.record("DropMessage", None, {"m": msg})
+                self.record("DropMessage", None, {"m": msg}, spec=self.protocol.drop_is_spec_step(self, msg))
 
     def _on_wake(self, ev: _Event) -> None:
         node = ev.data
