@@ -52,6 +52,7 @@ CONSTANTS
     MaxEpoch,        \* no election may move past this epoch
     MaxLogLen,       \* no log grows past this many records
     MaxRestarts,     \* total crash/restarts in a behaviour
+    MaxDiskLosses,   \* total disk losses (RestartWithDiskLoss) in a behaviour
     MaxElections,    \* total election rounds started (Unbounded: no bound)
     MaxInFlight,     \* a send that would put more messages in flight is not taken
     MaxFaults,       \* at most this many drops/duplicates/resignations (Unbounded: no bound)
@@ -64,7 +65,7 @@ CONSTANTS
     NoTruncateOnDivergence,  \* follower does not truncate a diverged suffix
     ForgetVoteOnRestart      \* votedFor not persisted: a restart forgets the vote
 
-ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxElections \in Int
+ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxDiskLosses \in Nat /\ MaxElections \in Int
        /\ MaxInFlight \in Nat /\ MaxFaults \in Int
        /\ \A b \in {PreVote, Duplication, CalmTimeouts, VoteWithoutLogCheck, HwmFromAnyEpoch,
                     NoTruncateOnDivergence, ForgetVoteOnRestart} : b \in BOOLEAN
@@ -95,22 +96,25 @@ VARIABLES
     coverage,         \* ghost: names of interesting events seen (sanity checks only)
     restarts,         \* number of restarts so far
     faults,           \* number of counted faults so far
-    elections         \* number of election rounds started so far
+    elections,        \* number of election rounds started so far
+    awaitingLeader,   \* persisted: came back from a disk loss, has not yet heard from a leader
+    diskLosses        \* number of disk losses so far
 
 quorumVars    == <<currentEpoch, votedFor, leader, role>>
 logVars       == <<log, flushedOffset, highWatermark>>
 leaderVars    == <<endOffsets, epochStartOffset>>
 ghostVars     == <<committed, elected, coverage>>
+diskVars      == <<awaitingLeader, diskLosses>>
 vars == <<currentEpoch, votedFor, leader, role, log, flushedOffset, highWatermark,
           endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
-          coverage, restarts, faults, elections>>
+          coverage, restarts, faults, elections, awaitingLeader, diskLosses>>
 
 \* The VIEW used by the safety cfgs: every variable except the `coverage`
 \* ghost. Sound because no guard reads `coverage` and no property checked
 \* in those cfgs reads it (it exists only for the sanity-check cfgs).
 View == <<currentEpoch, votedFor, leader, role, log, flushedOffset, highWatermark,
           endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
-          restarts, faults, elections>>
+          restarts, faults, elections, awaitingLeader, diskLosses>>
 
 Symmetry == Permutations(Voters)
 
@@ -257,6 +261,8 @@ Init ==
     /\ restarts = 0
     /\ faults = 0
     /\ elections = 0
+    /\ awaitingLeader = [n \in Voters |-> FALSE]
+    /\ diskLosses = 0
 
 ----------------------------------------------------------------------------
 (* Timers. Time is not modelled: a timer may fire whenever its role has    *)
@@ -281,11 +287,12 @@ TimeoutIsFault(n) ==
 
 Timeout(n) ==
     /\ role[n] \in {"Unattached", "Follower", "Resigned", "Candidate", "Prospective"}
+    /\ ~awaitingLeader[n]      \* a voter with a new disk does not campaign
     /\ IF TimeoutIsFault(n)
        THEN FaultAllowed /\ CountFault
        ELSE UNCHANGED faults
     /\ StartElection(n, messages)
-    /\ UNCHANGED <<logVars, committed, elected, restarts>>
+    /\ UNCHANGED <<logVars, committed, elected, restarts, diskVars>>
 
 ----------------------------------------------------------------------------
 (* Vote (KIP-595 Vote RPC; KIP-996 pre-vote when mpreVote = TRUE)          *)
@@ -304,7 +311,7 @@ BecomeCandidate(n) ==
     /\ leader' = [leader EXCEPT ![n] = Nil]
     /\ role' = [role EXCEPT ![n] = "Candidate"]
     /\ votesGranted' = [votesGranted EXCEPT ![n] = {n}]
-    /\ UNCHANGED <<logVars, leaderVars, ghostVars, restarts, faults, elections>>
+    /\ UNCHANGED <<logVars, leaderVars, ghostVars, restarts, diskVars, faults, elections>>
 
 \* A voter answers a (pre-)vote request. A real vote request of a higher
 \* epoch first moves the voter to Unattached in that epoch; a pre-vote never
@@ -317,15 +324,19 @@ HandleVoteRequest(n, m) ==
            logOk == LogUpToDate(n, m.mlastEpoch, m.mlastOffset)
        IN IF m.mpreVote
           THEN \* pre-vote: grant iff not fenced, log ok, and the role allows
-               \* it. Only a Follower may refuse an acceptable pre-vote: it
-               \* refuses iff it has fetched from its leader recently
-               \* (hasFetchedFromLeader), a timing fact not modelled; the
-               \* spec lets it refuse only while that leader still leads.
+               \* it. Only a Follower may refuse an acceptable pre-vote:
+               \* Kafka's FollowerState.canGrantVote refuses once it has
+               \* fetched successfully from its leader (hasFetchedFromLeader)
+               \* and keeps refusing until its fetch timer fires, even if that
+               \* leader has resigned or crashed meanwhile. When the timer
+               \* fires is a timing fact the spec does not model, so a
+               \* Follower may refuse or grant (refusing is always safe).
                LET acceptable == /\ m.mepoch >= currentEpoch[n]
+                                 /\ ~awaitingLeader[n]
                                  /\ logOk
                                  /\ role[n] \notin {"Leader", "Resigned"}
                    choices == IF ~acceptable THEN {FALSE}
-                              ELSE IF role[n] = "Follower" /\ LeaderAlive(n)
+                              ELSE IF role[n] = "Follower"
                                    THEN BOOLEAN ELSE {TRUE}
                IN \E grant \in choices :
                   /\ Deliver(m, {[mtype |-> "VoteResponse", msource |-> n, mdest |-> c,
@@ -338,6 +349,7 @@ HandleVoteRequest(n, m) ==
                    ld == IF higher THEN Nil ELSE leader[n]
                    rl == IF higher THEN "Unattached" ELSE role[n]
                    grant == /\ m.mepoch = e
+                            /\ ~awaitingLeader[n]
                             /\ rl \in {"Unattached", "Prospective"}
                             /\ \/ vf = c
                                \/ vf = Nil /\ ld = Nil /\ logOk
@@ -352,7 +364,7 @@ HandleVoteRequest(n, m) ==
                      ELSE UNCHANGED <<votesGranted, leaderVars>>
                   /\ Deliver(m, {[mtype |-> "VoteResponse", msource |-> n, mdest |-> c,
                                   mepoch |-> e, mgranted |-> grant, mpreVote |-> FALSE]})
-    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts, elections>>
+    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts, diskVars, elections>>
 
 \* A Prospective/Candidate counts grants; a response of a higher epoch makes
 \* the receiver Unattached in that epoch (KafkaRaftClient's common response
@@ -369,7 +381,7 @@ HandleVoteResponse(n, m) ==
                         IF m.mgranted THEN @ \cup {m.msource} ELSE @]
                ELSE UNCHANGED votesGranted
     /\ Deliver(m, {})
-    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts, elections>>
+    /\ UNCHANGED <<logVars, committed, elected, coverage, restarts, diskVars, elections>>
 
 \* Candidate with a majority -> Leader: write the LeaderChange control record
 \* at epochStartOffset (unflushed), persist leader = self. The HW starts
@@ -387,26 +399,40 @@ BecomeLeader(n) ==
     /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
     /\ elected' = elected \cup {<<currentEpoch[n], n>>}
     /\ UNCHANGED <<currentEpoch, votedFor, flushedOffset, messages, committed,
-                   coverage, restarts, faults, elections>>
+                   coverage, restarts, diskVars, faults, elections>>
 
 ----------------------------------------------------------------------------
 (* BeginQuorumEpoch                                                        *)
 
-\* The leader (re)sends BeginQuorumEpoch to a voter that has not yet
-\* acknowledged it (LeaderState.nonAcknowledgingVoters; a fetch acknowledges).
-\* Abstraction: a voter counts as acknowledged once it has fetched past the
-\* LeaderChange record (endOffsets > epochStartOffset); a resend is allowed
-\* whenever no BeginQuorumEpoch to it is in flight.
+\* The leader (re)sends BeginQuorumEpoch to another voter. Kafka re-sends it
+\* on a timer for as long as it leads: Kafka 3.8-4.0 to every voter each
+\* fetchTimeout/2 (LeaderState.beginQuorumEpochTimer), later versions to each
+\* voter that has not fetched within fetchTimeout/2
+\* (LeaderState.needToSendBeginQuorumRequests). The re-send is what lets a
+\* voter that timed out while this leader is alive (a Prospective whose
+\* pre-votes are all refused) find the leader again. Time is not modelled:
+\* a send is free while d has not acknowledged this epoch (not fetched past
+\* the LeaderChange record, endOffsets <= epochStartOffset) or d is not in a
+\* later epoch and does not follow n (it lost track of n and stopped
+\* fetching, so the timer fires for it); any other re-send (to a voter that
+\* follows n and fetches, or that has moved past n's epoch and will ignore
+\* it) is a timing event and counts as a fault, which keeps the bounded
+\* models small. Re-sending a copy already in flight changes nothing (the
+\* network is a set).
+BQEFree(n, d) ==
+    \/ endOffsets[n][d] <= epochStartOffset[n]
+    \/ /\ currentEpoch[d] <= currentEpoch[n]
+       /\ ~(role[d] = "Follower" /\ leader[d] = n /\ currentEpoch[d] = currentEpoch[n])
+
 SendBeginQuorumEpoch(n, d) ==
     /\ role[n] = "Leader"
     /\ d # n
-    /\ endOffsets[n][d] <= epochStartOffset[n]
+    /\ IF BQEFree(n, d) THEN UNCHANGED faults ELSE FaultAllowed /\ CountFault
     /\ LET msg == [mtype |-> "BeginQuorumEpochRequest", msource |-> n, mdest |-> d,
                    mepoch |-> currentEpoch[n]]
-       IN /\ msg \notin messages
-          /\ Fits({msg})
+       IN /\ Fits({msg})
           /\ Send({msg})
-    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, faults, elections>>
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, diskVars, elections>>
 
 \* Become a Follower of the sender in its epoch (persisted), unless fenced
 \* or already following it.
@@ -422,9 +448,10 @@ HandleBeginQuorumEpochRequest(n, m) ==
             /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
             /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
             /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
-       ELSE UNCHANGED <<quorumVars, votesGranted, leaderVars>>
+            /\ awaitingLeader' = [awaitingLeader EXCEPT ![n] = FALSE]
+       ELSE UNCHANGED <<quorumVars, votesGranted, leaderVars, awaitingLeader>>
     /\ Deliver(m, {})
-    /\ UNCHANGED <<logVars, ghostVars, restarts, elections>>
+    /\ UNCHANGED <<logVars, ghostVars, restarts, diskLosses, elections>>
 
 ----------------------------------------------------------------------------
 (* EndQuorumEpoch (graceful resignation)                                   *)
@@ -443,7 +470,7 @@ Resign(n) ==
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
     /\ CountFault
     /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
-                   ghostVars, restarts, elections>>
+                   ghostVars, restarts, diskVars, elections>>
 
 \* A follower of that leader in that epoch starts an election right away.
 HandleEndQuorumEpochRequest(n, m) ==
@@ -454,29 +481,41 @@ HandleEndQuorumEpochRequest(n, m) ==
           /\ leader[n] = m.msource
           /\ currentEpoch[n] < MaxEpoch
           /\ ElectionFits(n, messages \ {m})
-       THEN /\ StartElection(n, messages \ {m})
-            /\ UNCHANGED faults
+       THEN \/ /\ StartElection(n, messages \ {m})
+               /\ UNCHANGED faults
+            \/ /\ Duplication     \* delivered while a copy stays (as in Deliver)
+               /\ FaultAllowed
+               /\ StartElection(n, messages)
+               /\ CountFault
        ELSE /\ Deliver(m, {})
             /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, coverage, elections>>
-    /\ UNCHANGED <<logVars, committed, elected, restarts>>
+    /\ UNCHANGED <<logVars, committed, elected, restarts, diskVars>>
 
 ----------------------------------------------------------------------------
 (* Fetch (pull replication, KIP-595)                                       *)
 
 \* A follower sends Fetch(fetchOffset = its log end offset, lastFetchedEpoch)
-\* to its leader; at most one fetch outstanding (Kafka's RequestManager).
+\* to its leader. Kafka's RequestManager keeps one fetch outstanding per
+\* connection, but retries once the request has timed out
+\* (ConnectionState.hasRequestTimedOut) while the old request or its answer
+\* may still be in the network (delayed, not lost). Such a re-send depends
+\* on time, which is not modelled: it counts as a fault, like a spurious
+\* fetch timeout.
+FetchOutstanding(n) ==
+    \E m \in messages :
+        \/ m.mtype = "FetchRequest" /\ m.msource = n
+        \/ m.mtype = "FetchResponse" /\ m.mdest = n
+
 SendFetchRequest(n) ==
     /\ role[n] = "Follower"
     /\ leader[n] \in Voters
-    /\ ~\E m \in messages :
-           \/ m.mtype = "FetchRequest" /\ m.msource = n
-           \/ m.mtype = "FetchResponse" /\ m.mdest = n
+    /\ IF FetchOutstanding(n) THEN FaultAllowed /\ CountFault ELSE UNCHANGED faults
     /\ LET msg == [mtype |-> "FetchRequest", msource |-> n, mdest |-> leader[n],
                    mepoch |-> currentEpoch[n], mfetchOffset |-> Len(log[n]),
                    mlastFetchedEpoch |-> LastEpoch(log[n])]
        IN /\ Fits({msg})
           /\ Send({msg})
-    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, faults, elections>>
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, diskVars, elections>>
 
 FetchResponse(n, m, result, entries, hw, divEpoch, divEnd) ==
     [mtype |-> "FetchResponse", msource |-> n, mdest |-> m.msource,
@@ -514,7 +553,7 @@ HandleFetchRequest(n, m) ==
        ELSE /\ Deliver(m, {FetchResponse(n, m, "FencedEpoch", <<>>, 0, 0, 0)})
             /\ UNCHANGED <<endOffsets, highWatermark, committed>>
     /\ UNCHANGED <<quorumVars, log, flushedOffset, epochStartOffset, votesGranted,
-                   elected, coverage, restarts, elections>>
+                   elected, coverage, restarts, diskVars, elections>>
 
 \* The follower handles the answer to its outstanding fetch (the response
 \* echoes mfetchOffset; one for another log end offset is stale: ignored).
@@ -575,7 +614,7 @@ HandleFetchResponse(n, m) ==
                       [] OTHER ->
                            /\ Deliver(m, {})
                            /\ UNCHANGED <<logVars, coverage>>
-    /\ UNCHANGED <<committed, elected, restarts, elections>>
+    /\ UNCHANGED <<committed, elected, restarts, diskVars, elections>>
 
 ----------------------------------------------------------------------------
 (* Leader-local actions                                                    *)
@@ -588,7 +627,7 @@ ClientAppend(n, v) ==
     /\ \A i \in DOMAIN log[n] : log[n][i].value # v
     /\ log' = [log EXCEPT ![n] = Append(@, [epoch |-> currentEpoch[n], value |-> v])]
     /\ UNCHANGED <<quorumVars, flushedOffset, highWatermark, leaderVars, votesGranted,
-                   messages, ghostVars, restarts, faults, elections>>
+                   messages, ghostVars, restarts, diskVars, faults, elections>>
 
 \* fsync the whole log; a leader's own flushed offset counts toward its HW.
 Flush(n) ==
@@ -600,7 +639,7 @@ Flush(n) ==
                /\ committed' = CommitGhost(n, hw)
        ELSE UNCHANGED <<highWatermark, committed>>
     /\ UNCHANGED <<quorumVars, log, leaderVars, votesGranted, messages, elected,
-                   coverage, restarts, faults, elections>>
+                   coverage, restarts, diskVars, faults, elections>>
 
 \* Check quorum (LeaderState.timeUntilCheckQuorumExpires): a leader that has
 \* not heard fetches from a majority in time resigns. Time is not modelled,
@@ -614,7 +653,7 @@ CheckQuorumResign(n) ==
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
     /\ CountFault
     /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
-                   messages, ghostVars, restarts, elections>>
+                   messages, ghostVars, restarts, diskVars, elections>>
 
 ----------------------------------------------------------------------------
 (* Crashes                                                                 *)
@@ -642,15 +681,65 @@ Restart(n) ==
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
     /\ Note(IF flushedOffset[n] < Len(log[n]) THEN "restartLoss" ELSE "restart")
     /\ UNCHANGED <<currentEpoch, leader, flushedOffset, messages, committed, elected, faults,
-                   elections>>
+                   elections, diskVars>>
 
-\* The network loses a message.
+\* A voter loses its disk and comes back empty (docs/quorum.md, "Losing a
+\* disk"). Kafka's answer is KIP-853: the new disk has a new directory id, so
+\* the replica is not that voter until it is re-added. The model: the voter
+\* comes back in epoch 0 with an empty log and no quorum state, its
+\* connections reset (every message from or to it is gone), and it is
+\* awaitingLeader (persisted with the new quorum state): it grants no
+\* (pre-)vote and starts no election until a leader's BeginQuorumEpoch makes
+\* it a Follower. The precondition is the simulator's
+\* (KRaftProtocol.can_lose_disk), and it is what makes this safe:
+\*  - not a leader;
+\*  - the committed prefix is durable on a majority of the *other* voters;
+\*  - no leader counts a fetch offset for n that a majority of the other
+\*    voters has not reached (the leader keeps n's old offset until n
+\*    fetches again);
+\*  - no voter is in an epoch below n's: n voted at most in epochs up to
+\*    its own, and only a leader of a lower epoch could make it follow in an
+\*    epoch it might vote in again (ElectionSafety).
+DiskLossAllowed(n) ==
+    /\ role[n] # "Leader"
+    /\ IsQuorum({v \in Others(n) : /\ flushedOffset[v] >= Len(committed)
+                                  /\ IsPrefix(committed, log[v])})
+    /\ \A l \in Voters :
+          role[l] = "Leader" =>
+             IsQuorum({v \in Others(n) :
+                         (IF v = l THEN flushedOffset[l] ELSE endOffsets[l][v]) >= endOffsets[l][n]})
+    /\ \A v \in Voters : currentEpoch[v] >= currentEpoch[n]
+
+RestartWithDiskLoss(n) ==
+    /\ diskLosses < MaxDiskLosses
+    /\ DiskLossAllowed(n)
+    /\ diskLosses' = diskLosses + 1
+    /\ awaitingLeader' = [awaitingLeader EXCEPT ![n] = TRUE]
+    /\ currentEpoch' = [currentEpoch EXCEPT ![n] = 0]
+    /\ votedFor' = [votedFor EXCEPT ![n] = Nil]
+    /\ leader' = [leader EXCEPT ![n] = Nil]
+    /\ role' = [role EXCEPT ![n] = "Unattached"]
+    /\ log' = [log EXCEPT ![n] = <<>>]
+    /\ flushedOffset' = [flushedOffset EXCEPT ![n] = 0]
+    /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
+    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+    /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
+    /\ messages' = {m \in messages : m.msource # n /\ m.mdest # n}
+    /\ Note("diskLoss")
+    /\ UNCHANGED <<committed, elected, restarts, faults, elections>>
+
+\* The network loses a message. With Duplication the network may hold several
+\* copies of m (a duplicate, or an identical re-send while m was in flight),
+\* which the set `messages` cannot count: losing one of them leaves m in
+\* flight.
 DropMessage(m) ==
     /\ m \in messages
     /\ FaultAllowed
-    /\ messages' = messages \ {m}
+    /\ \/ messages' = messages \ {m}
+       \/ Duplication /\ UNCHANGED messages
     /\ CountFault
-    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, elections>>
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, diskVars, elections>>
 
 ----------------------------------------------------------------------------
 (* Next state                                                              *)
@@ -675,6 +764,7 @@ Next ==
           \/ CheckQuorumResign(n)
           \/ Resign(n)
           \/ Restart(n)
+          \/ RestartWithDiskLoss(n)
           \/ \E d \in Voters : SendBeginQuorumEpoch(n, d)
           \/ \E v \in Values : ClientAppend(n, v)
     \/ \E m \in messages : HandleVoteRequest(m.mdest, m)
@@ -699,9 +789,10 @@ Fairness ==
           /\ SF_vars(NeededTimeout(n))
           /\ SF_vars(BecomeCandidate(n))
           /\ SF_vars(BecomeLeader(n))
-          /\ WF_vars(SendFetchRequest(n))
+          \* fair only where no fault is needed (a fault budget is never forced)
+          /\ WF_vars(~FetchOutstanding(n) /\ SendFetchRequest(n))
           /\ WF_vars(Flush(n))
-          /\ \A d \in Voters : WF_vars(SendBeginQuorumEpoch(n, d))
+          /\ \A d \in Voters : WF_vars(BQEFree(n, d) /\ SendBeginQuorumEpoch(n, d))
           /\ \A v \in Values : SF_vars(ClientAppend(n, v))
     /\ \A s, d \in Voters, t \in MessageTypes :
           WF_vars(\E m \in messages : /\ m.msource = s /\ m.mdest = d /\ m.mtype = t
@@ -737,6 +828,8 @@ TypeOK ==
           /\ m.mepoch \in 0..MaxEpoch
           /\ m.mtype = "FetchResponse" => m.mresult \in {"Ok", "Diverging", "FencedEpoch"}
     /\ restarts \in 0..MaxRestarts
+    /\ awaitingLeader \in [Voters -> BOOLEAN]
+    /\ diskLosses \in 0..MaxDiskLosses
 
 \* At most one leader per epoch, over the whole history (ghost `elected`).
 ElectionSafety ==
@@ -802,6 +895,7 @@ NothingCommitted == Len(committed) = 0
 NoValueCommitted == \A i \in DOMAIN committed : committed[i].value = LeaderChange
 NoTruncation == "truncate" \notin coverage
 NoRestartLoss == "restartLoss" \notin coverage
+NoDiskLoss == "diskLoss" \notin coverage
 NoPreVote == "preVote" \notin coverage
 NoResignedLeader == \A n \in Voters : role[n] # "Resigned"
 NoSecondEpochLeader == \A x \in elected : x[1] < 2

@@ -34,11 +34,16 @@ ACTIONS: tuple[Action, ...] = (
     Action("Resign", "resign", ()),
     Action("HandleEndQuorumEpochRequest", "handle_end_quorum_epoch_request", ("m",)),
     Action("Restart", "restart", ()),
+    # restart(disk_lost=True): the simulator names the step itself (same method, other action)
+    Action("RestartWithDiskLoss", "restart", ()),
     Action("DropMessage", None, ("m",)),
 )
 
 BY_SPEC: dict[str, Action] = {a.spec: a for a in ACTIONS}
-BY_METHOD: dict[str, Action] = {a.method: a for a in ACTIONS if a.method is not None}
+BY_METHOD: dict[str, Action] = {}
+for _a in ACTIONS:
+    if _a.method is not None:
+        BY_METHOD.setdefault(_a.method, _a)  # restart -> Restart (the first entry wins)
 
 
 def spec_name(method: str) -> str:

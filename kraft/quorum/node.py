@@ -72,7 +72,7 @@ class QuorumNode:
     # ------------------------------------------------------------------ recovery / bookkeeping
     def _recover(self, now: int, disk_lost: bool) -> None:
         self.storage = QuorumStorage.open(self.fs, self.directory)
-        epoch, leader, voted = self.storage.read_quorum_state()
+        epoch, leader, voted, awaiting = self.storage.read_quorum_state_full()
         self.current_epoch: int = epoch
         self.leader_id: int | None = leader
         self.voted_for: int | None = voted
@@ -91,8 +91,11 @@ class QuorumNode:
         self.flush_deadline: int | None = None
         self.has_fetched_from_leader = False
         # A voter that knows it lost its disk (KIP-853 gives it a new directory id) must not vote
-        # before it has learned the current epoch from a leader: see docs/quorum.md.
-        self.awaiting_leader = disk_lost
+        # or campaign before a leader has contacted it: see docs/quorum.md.  The flag is persisted
+        # in the quorum-state file, so a later ordinary crash does not forget it.
+        self.awaiting_leader = disk_lost or awaiting
+        if disk_lost:
+            self._persist()
         if leader == self.id:
             # QuorumState.initialize: a node that was leader comes back Resigned in that epoch.
             self.role = Role.RESIGNED
@@ -107,7 +110,7 @@ class QuorumNode:
             self.election_deadline = now + self._random_election_timeout()
         else:
             self.role = Role.UNATTACHED
-            self.election_deadline = None if disk_lost else now + self._random_election_timeout()
+            self.election_deadline = None if self.awaiting_leader else now + self._random_election_timeout()
 
     def _random_election_timeout(self) -> int:
         # KafkaRaftClient.randomElectionTimeoutMs: timeout + uniform [0, timeout)
@@ -122,7 +125,8 @@ class QuorumNode:
         voted = self.voted_for
         if self.config.ForgetVoteOnRestart and voted != self.id:
             voted = None
-        self.storage.write_quorum_state(self.current_epoch, self.leader_id, voted, self.voters)
+        self.storage.write_quorum_state(self.current_epoch, self.leader_id, voted, self.voters,
+                                        awaiting_leader=self.awaiting_leader)
 
     def _send(self, msg: Message) -> None:
         self.outbox.append(msg)
@@ -154,7 +158,9 @@ class QuorumNode:
         self.votes_granted = set()
         self._clear_leader_state()
         self.fetch_deadline = self.next_fetch_at = None
-        self.election_deadline = now + self._random_election_timeout()
+        # a voter awaiting a leader after a disk loss does not campaign (spec: Timeout needs
+        # ~awaitingLeader[n])
+        self.election_deadline = None if self.awaiting_leader else now + self._random_election_timeout()
         self._persist()
 
     def _to_follower(self, epoch: int, leader: int, now: int) -> None:
@@ -278,7 +284,7 @@ class QuorumNode:
     # ------------------------------------------------------------------ spec actions
     def timeout(self, now: int) -> None:
         """Spec action Timeout(n): election / fetch timer fired -> Prospective (pre-vote) or Candidate."""
-        if self.role is Role.LEADER:
+        if self.role is Role.LEADER or self.awaiting_leader:
             return
         self._start_election_round(now)
 

@@ -16,7 +16,7 @@ from kraft.quorum.node import QuorumNode
 
 SPEC_VARIABLES: tuple[str, ...] = (
     "currentEpoch", "votedFor", "leader", "role", "log", "flushedOffset", "highWatermark",
-    "endOffsets", "epochStartOffset", "votesGranted", "messages",
+    "endOffsets", "epochStartOffset", "votesGranted", "messages", "awaitingLeader",
 )
 
 
@@ -64,6 +64,11 @@ def votesGranted(node: QuorumNode) -> list[int]:
     return sorted(node.votes_granted)
 
 
+def awaitingLeader(node: QuorumNode) -> bool:
+    """Came back from a disk loss and has not yet followed a leader (persisted)."""
+    return node.awaiting_leader
+
+
 def messages(in_flight: Iterable[Any]) -> list[dict[str, Any]]:
     """The network variable: every message sent and not yet delivered or dropped."""
     return [to_spec(m) for m in in_flight]
@@ -73,6 +78,7 @@ PER_NODE = {
     "currentEpoch": currentEpoch, "votedFor": votedFor, "leader": leader, "role": role, "log": log,
     "flushedOffset": flushedOffset, "highWatermark": highWatermark, "endOffsets": endOffsets,
     "epochStartOffset": epochStartOffset, "votesGranted": votesGranted,
+    "awaitingLeader": awaitingLeader,
 }
 
 

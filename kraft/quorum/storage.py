@@ -105,30 +105,40 @@ class QuorumStorage:
 
     # -- quorum state --------------------------------------------------------------------------
     def write_quorum_state(self, epoch: int, leader_id: int | None, voted_id: int | None,
-                           voters: tuple[int, ...]) -> None:
-        doc = {
+                           voters: tuple[int, ...], awaiting_leader: bool = False) -> None:
+        doc: dict[str, Any] = {
             "leaderEpoch": epoch,
             "leaderId": -1 if leader_id is None else leader_id,
             "votedId": -1 if voted_id is None else voted_id,
             "currentVoters": [{"voterId": v} for v in voters],
             "data_version": 0,
         }
+        if awaiting_leader:
+            # not a Kafka field: our stand-in for KIP-853's new directory id (docs/quorum.md,
+            # "Losing a disk"); it must survive restarts until a leader has been followed
+            doc["awaitingLeader"] = True
         write_atomically(self.fs, f"{self.directory}/{QUORUM_STATE_FILE}", json.dumps(doc).encode())
 
     def read_quorum_state(self) -> tuple[int, int | None, int | None]:
         """(epoch, leaderId, votedId) from the file; (0, None, None) when there is none yet."""
+        epoch, leader, voted, _ = self.read_quorum_state_full()
+        return (epoch, leader, voted)
+
+    def read_quorum_state_full(self) -> tuple[int, int | None, int | None, bool]:
+        """(epoch, leaderId, votedId, awaitingLeader); (0, None, None, False) when there is no file."""
         path = f"{self.directory}/{QUORUM_STATE_FILE}"
         raw = _read_file(self.fs, path)
         if raw is None:
-            return (0, None, None)
+            return (0, None, None, False)
         try:
             doc = json.loads(raw)
             epoch = int(doc["leaderEpoch"])
             leader = int(doc["leaderId"])
             voted = int(doc["votedId"])
+            awaiting = bool(doc.get("awaitingLeader", False))
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}: corrupt quorum-state file: {exc}") from exc
-        return (epoch, None if leader < 0 else leader, None if voted < 0 else voted)
+        return (epoch, None if leader < 0 else leader, None if voted < 0 else voted, awaiting)
 
 
 __all__ = ["QuorumStorage", "MemoryFS", "batch_to_entry"]

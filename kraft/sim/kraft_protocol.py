@@ -210,11 +210,17 @@ class KRaftProtocol(Protocol):
         self.run_internal(sim, node)
 
     def can_lose_disk(self, sim: Simulator, node_id: int) -> bool:
-        """Safe to wipe this voter (see docs/quorum.md, "Losing a disk"): it is not a leader, the
-        committed prefix is durable on a majority of the *other* voters, and no leader counts a
-        fetch offset for it that a majority of the other voters has not reached."""
+        """Safe to wipe this voter (see docs/quorum.md, "Losing a disk"; the spec's DiskLossAllowed):
+        it is not a leader, no voter is in a lower epoch, the committed prefix is durable on a
+        majority of the *other* voters, and no leader counts a fetch offset for it that a majority
+        of the other voters has not reached."""
         node = self.nodes[node_id]
         if node.role is Role.LEADER:
+            return False
+        # no voter in an epoch below this one: the wiped voter voted at most in epochs up to its
+        # own, and only a leader of a lower epoch could make it follow in an epoch where it might
+        # vote a second time (found by TLC on spec/KRaft.tla, RestartWithDiskLoss/DiskLossAllowed)
+        if any(other.current_epoch < node.current_epoch for other in self.nodes.values()):
             return False
         committed = [(e, v) for e, v in self.monitor.committed]
         holders = 0

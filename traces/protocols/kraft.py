@@ -15,8 +15,9 @@ Translation choices (each is a fact about the spec, not a change to it):
   ``MaxInFlight``) are set far above anything a trace reaches, ``MaxFaults`` is unbounded, and
   ``Duplication`` is on (the simulator's network may deliver a copy and keep another).  The bug
   switches are FALSE: traces are always checked against the correct protocol.
-* ``RestartWithDiskLoss`` has no spec counterpart (the spec does not model losing a disk): such a
-  step is rejected as an unknown action, precisely, instead of being skipped silently.
+* ``RestartWithDiskLoss`` is the spec action of that name (a disk loss under the simulator's
+  precondition, ``KRaftProtocol.can_lose_disk``); ``MaxDiskLosses`` is a ``Max*`` bound and so is
+  set far above any trace.
 """
 
 from __future__ import annotations
@@ -87,10 +88,11 @@ VARIABLES: dict[str, T] = {
     "epochStartOffset": Fun(NODE, INT),
     "votesGranted": Fun(NODE, Set(NODE)),
     "messages": Set(MESSAGE),
+    "awaitingLeader": Fun(NODE, BOOL),
 }
 
 _NODE_ONLY = ("Timeout", "BecomeCandidate", "BecomeLeader", "SendFetchRequest", "Flush",
-              "CheckQuorumResign", "Resign", "Restart")
+              "CheckQuorumResign", "Resign", "Restart", "RestartWithDiskLoss")
 _HANDLERS = ("HandleVoteRequest", "HandleVoteResponse", "HandleBeginQuorumEpochRequest",
              "HandleEndQuorumEpochRequest", "HandleFetchRequest", "HandleFetchResponse")
 
@@ -106,8 +108,6 @@ _IN_NET = {"message in network": "p[2] \\in messages", "message addressed to nod
 GUARDS: dict[str, dict[str, str]] = {h: dict(_IN_NET) for h in _HANDLERS}
 GUARDS.update({
     "DropMessage": {"message in network": "p[1] \\in messages"},
-    "Timeout": {"role has an election timer": 'role[p[1]] \\in {"Unattached", "Follower", "Resigned", '
-                                              '"Candidate", "Prospective"}'},
     "BecomeCandidate": {"role is Prospective": 'role[p[1]] = "Prospective"',
                         "majority of pre-votes": "IsQuorum(votesGranted[p[1]])"},
     "BecomeLeader": {"role is Candidate": 'role[p[1]] = "Candidate"',
@@ -116,12 +116,18 @@ GUARDS.update({
     "Resign": {"role is Leader": 'role[p[1]] = "Leader"'},
     "CheckQuorumResign": {"role is Leader": 'role[p[1]] = "Leader"'},
     "SendBeginQuorumEpoch": {"role is Leader": 'role[p[1]] = "Leader"',
-                             "destination has not fetched past epoch start":
-                                 "endOffsets[p[1]][p[2]] <= epochStartOffset[p[1]]"},
+                             "free send (destination unacknowledged or lost track of the leader)":
+                                 "BQEFree(p[1], p[2])",
+                             "a fault is allowed": "FaultAllowed"},
     "SendFetchRequest": {"role is Follower": 'role[p[1]] = "Follower"',
-                         "no fetch outstanding": '~\\E x \\in messages : (x.mtype = "FetchRequest" /\\ x.msource = p[1]) '
-                                                 '\\/ (x.mtype = "FetchResponse" /\\ x.mdest = p[1])'},
+                         "no fetch outstanding (else a counted re-send)": "~FetchOutstanding(p[1])",
+                         "a fault is allowed": "FaultAllowed"},
     "Flush": {"unflushed records exist": "flushedOffset[p[1]] < Len(log[p[1]])"},
+    "RestartWithDiskLoss": {"disk loss allowed (not leader, committed prefix on a majority of the others, ...)":
+                                "DiskLossAllowed(p[1])"},
+    "Timeout": {"role has an election timer": 'role[p[1]] \\in {"Unattached", "Follower", "Resigned", '
+                                              '"Candidate", "Prospective"}',
+                "not awaiting a leader after a disk loss": "~awaitingLeader[p[1]]"},
 })
 
 
@@ -165,6 +171,7 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
         "MaxEpoch": str(BIG),
         "MaxLogLen": str(BIG),
         "MaxRestarts": str(BIG),
+        "MaxDiskLosses": str(BIG),
         "MaxInFlight": str(BIG),
         "MaxFaults": "<- Unbounded",
         "CalmTimeouts": "FALSE",
