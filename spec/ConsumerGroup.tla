@@ -363,6 +363,9 @@ ClientSessionTimeout(c) ==
 
 \* The client's request timeout: its JoinGroup/SyncGroup (or the response) was lost and is not
 \* parked at the coordinator; it goes back to rejoin. Not a fault (it only recovers from one).
+\* Kafka's NetworkClient disconnects on a request timeout ("Disconnecting from node ... due to
+\* request timeout"), so the connection closes: what else was in flight on it (a heartbeat, a
+\* commit or their responses) is lost, and the rejoin goes out on a new connection.
 RequestTimeout(c) ==
     /\ up[c] /\ phase[c] \in {"Joining", "Syncing"}
     /\ ~\E m \in msgs : /\ m.mtype \in {"JoinGroup", "SyncGroup", "JoinGroupResponse", "SyncGroupResponse"}
@@ -370,7 +373,9 @@ RequestTimeout(c) ==
                         /\ ("mdest" \in DOMAIN m => m.mdest = c)
     /\ ~\E x \in DOMAIN awaitingJoin : awaitingJoin[x] = [client |-> c, conn |-> conn[c]]
     /\ phase' = [phase EXCEPT ![c] = "Idle"]
-    /\ UNCHANGED <<coordVars, up, memberId, consumerGeneration, owned, conn, protocol, msgs, faults,
+    /\ conn' = [conn EXCEPT ![c] = @ + 1]
+    /\ CloseConnection(c)
+    /\ UNCHANGED <<coordVars, up, memberId, consumerGeneration, owned, protocol, faults,
                    fencingBreaches>>
 
 DropMessageMsg(m) ==
@@ -581,6 +586,21 @@ ExpireMember(x) ==
     /\ RemoveMember(x)
     /\ UNCHANGED <<generation, pending, nextMemberId, clientVars, protocol, msgs, fencingBreaches>>
 
+\* A member id handed out with MEMBER_ID_REQUIRED (KIP-394) whose JoinGroup never came expires
+\* after the session timeout (GroupCoordinator.onExpireHeartbeat -> removePendingMemberAndUpdateGroup).
+\* Expiring an id that a live consumer still holds (its JoinGroup or the response naming it still
+\* on its way: a slow consumer) is a fault; an orphan's expiry is not.
+HeldPending(x) ==
+    \/ \E c \in Consumers : memberId[c] = x
+    \/ \E r \in msgs : r.mtype \in {"JoinGroup", "JoinGroupResponse"} /\ r.mmember = x
+ExpirePending(x) ==
+    /\ x \in pending
+    /\ HeldPending(x) => faults < MaxFaults
+    /\ faults' = IF HeldPending(x) THEN faults + 1 ELSE faults
+    /\ pending' = pending \ {x}
+    /\ UNCHANGED <<groupState, generation, leader, members, staticMembers, awaitingJoin, reportedOwned,
+                   assignment, nextMemberId, clientVars, protocol, msgs, fencingBreaches>>
+
 \* Empty group removed (offsets expired / partition emigration): Dead is final.
 DeleteGroup ==
     /\ groupState = "Empty" /\ faults < MaxFaults
@@ -620,6 +640,7 @@ Next ==
     \/ HandleOffsetCommit
     \/ CompleteJoin
     \/ \E x \in members : ExpireMember(x)
+    \/ \E x \in pending : ExpirePending(x)
     \/ \E c \in Consumers : Crash(c)
     \/ \E c \in Consumers : Leave(c)
     \/ \E c \in Consumers : ClientSessionTimeout(c)

@@ -74,8 +74,15 @@ class GroupConsumer:
     positions: dict[TopicPartition, int] = attrs.field(factory=dict)
     events: list[RebalanceEvent] = attrs.field(factory=list)
     fatal: str | None = None
+    # the spec actions taken, in order, as (action, args): the trace recorder drains it. A
+    # response the client discards (stale correlation id, wrong phase) is "DropMessage": for
+    # the spec it is a message that never arrived.
+    spec_log: list[tuple[str, dict]] = attrs.field(factory=list, eq=False, repr=False)
 
     # ------------------------------------------------------------------ helpers
+    def _did(self, action: str, **args: object) -> None:
+        self.spec_log.append((action, args))
+
     @property
     def protocol(self) -> RebalanceProtocol:
         return self.config.protocol
@@ -120,6 +127,8 @@ class GroupConsumer:
         self.waiting.clear()
 
     def _fatal(self, now: int, why: str) -> None:
+        # the process shuts down: being down closes its connection (spec Fatal: up' = FALSE,
+        # conn unchanged; the next Restart opens a new one)
         self._event("lost", self.owned, now)
         self._set_owned(frozenset(), now, {})
         self.up = False
@@ -127,7 +136,7 @@ class GroupConsumer:
         self.member_id = None
         self.generation = 0
         self.fatal = why
-        self._close_connection()
+        self.waiting.clear()
 
     def _extend_lease(self, sent_at: int) -> None:
         self.lease_until = max(self.lease_until, sent_at + self.config.session_timeout_ms)
@@ -141,6 +150,7 @@ class GroupConsumer:
     def send_join_group(self, now: int) -> list[Message]:
         """Spec SendJoinGroup: eager revokes everything first (onJoinPrepare)."""
         assert self.up and self.phase == ConsumerPhase.IDLE
+        self._did("SendJoinGroup")
         if self.protocol == RebalanceProtocol.EAGER and not self.config.EagerNoRevokeBeforeJoin:
             self._event("revoked", self.owned, now)
             self._set_owned(frozenset(), now, {})
@@ -150,10 +160,13 @@ class GroupConsumer:
     def handle_join_group_response(self, r: JoinGroupResponse, now: int) -> list[Message]:
         """Spec HandleJoinGroupResponse (the leader computes the assignment here)."""
         if self.phase != ConsumerPhase.JOINING:
+            self._did("DropMessage", m=r)
             return []
         sent_at = self._expects("join", r)
         if sent_at is None:
+            self._did("DropMessage", m=r)
             return []
+        self._did("HandleJoinGroupResponse", m=r)
         if r.error == Errors.MEMBER_ID_REQUIRED:
             self.member_id = r.member
             return [self._join_request(now)]
@@ -184,16 +197,21 @@ class GroupConsumer:
         """Spec HandleSyncGroupResponse. ``committed`` seeds the position of new partitions
         (OffsetFetch)."""
         if self.phase != ConsumerPhase.SYNCING:
+            self._did("DropMessage", m=r)
             return []
         sent_at = self._expects("sync", r)
         if sent_at is None:
+            self._did("DropMessage", m=r)
             return []
         if r.error == Errors.NONE:
             if now >= sent_at + self.config.session_timeout_ms:
                 # the lease ran out while the response was in flight: the coordinator may have
-                # dropped us already; do not take the partitions
+                # dropped us already; do not take the partitions (spec: ClientSessionTimeout,
+                # whose CloseConnection loses the response)
                 self.client_session_timeout(now)
                 return []
+        self._did("HandleSyncGroupResponse", m=r)
+        if r.error == Errors.NONE:
             self._extend_lease(sent_at)
             revoked = self.owned - r.assigned
             added = r.assigned - self.owned
@@ -215,6 +233,7 @@ class GroupConsumer:
     def send_heartbeat(self, now: int) -> list[Message]:
         """Spec SendHeartbeat."""
         assert self.up and self.phase == ConsumerPhase.STABLE and self.member_id is not None
+        self._did("SendHeartbeat")
         self.last_heartbeat_at = now
         return [Heartbeat(self.client_id, self.conn, self.member_id, self.instance_id, self.generation,
                           sent_at=now, corr=self._corr("heartbeat", now))]
@@ -224,15 +243,18 @@ class GroupConsumer:
         sent_at = self._expects("heartbeat", r)
         if sent_at is None or self.phase != ConsumerPhase.STABLE or r.generation != self.generation \
                 or r.member != self.member_id:
+            self._did("DropMessage", m=r)
             return []
-        if r.error == Errors.NONE:
-            self._extend_lease(sent_at)
-        elif r.error in (Errors.REBALANCE_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
+        if r.error in (Errors.REBALANCE_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
             # onJoinPrepare with enable.auto.commit: commit the positions before rejoining (the
             # client waits for it up to a timeout; the request may still land later)
             out = self.send_offset_commit(now) if self.config.auto_commit else []
+            self._did("HandleHeartbeatResponse", m=r)
             self.phase = ConsumerPhase.IDLE
             return out
+        self._did("HandleHeartbeatResponse", m=r)
+        if r.error == Errors.NONE:
+            self._extend_lease(sent_at)
         elif r.error == Errors.FENCED_INSTANCE_ID:
             self._fatal(now, "FENCED_INSTANCE_ID on Heartbeat")
         else:
@@ -244,6 +266,7 @@ class GroupConsumer:
         if not (self.up and self.phase == ConsumerPhase.STABLE and self.owned
                 and self.member_id is not None and "commit" not in self.waiting):
             return []
+        self._did("SendOffsetCommit")
         offsets = tuple(sorted(((p, self.positions.get(p, 0)) for p in self.owned),
                                key=lambda x: (x[0].topic, x[0].partition)))
         return [OffsetCommit(self.client_id, self.conn, self.member_id, self.instance_id,
@@ -266,27 +289,35 @@ class GroupConsumer:
         return read
 
     # ------------------------------------------------------------------ faults and timers
-    def crash(self, now: int) -> None:
-        """Spec Crash."""
+    def _down(self, now: int) -> None:
+        # a process that is down has no open connection (the harness loses what arrives for
+        # it); the next incarnation opens a new one (spec Crash/Leave keep conn, Restart bumps it)
         self._set_owned(frozenset(), now, {})
         self.up = False
         self.phase = ConsumerPhase.DOWN
         self.member_id = None
         self.generation = 0
-        self._close_connection()
+        self.waiting.clear()
+
+    def crash(self, now: int) -> None:
+        """Spec Crash."""
+        self._did("Crash")
+        self._down(now)
 
     def leave(self, now: int) -> list[Message]:
         """Spec Leave: close(): revoke, and a dynamic member sends LeaveGroup."""
+        self._did("Leave")
         self._event("revoked", self.owned, now)
         out: list[Message] = []
         if self.instance_id is None and self.member_id is not None:
             out.append(LeaveGroup(self.client_id, self.conn, self.member_id, None))
-        self.crash(now)
+        self._down(now)
         return out
 
     def restart(self, now: int) -> None:
         """Spec Restart: a new process (same client id and instance id)."""
         assert not self.up
+        self._did("Restart")
         self.up = True
         self.phase = ConsumerPhase.IDLE
         self.fatal = None
@@ -295,11 +326,14 @@ class GroupConsumer:
 
     def client_session_timeout(self, now: int) -> None:
         """Spec ClientSessionTimeout: the ownership lease ran out."""
+        self._did("ClientSessionTimeout")
         self._lose_all(now, "session lease expired")
         self._close_connection()
 
     def request_timeout(self, now: int) -> None:
-        """Spec RequestTimeout: a JoinGroup/SyncGroup went unanswered; reconnect and rejoin."""
+        """Spec RequestTimeout: a JoinGroup/SyncGroup went unanswered; reconnect and rejoin
+        (Kafka's NetworkClient disconnects on a request timeout)."""
+        self._did("RequestTimeout")
         self.phase = ConsumerPhase.IDLE
         self._close_connection()
 

@@ -122,8 +122,15 @@ class GroupCoordinator:
     offsets: OffsetStore = attrs.field(factory=OffsetStore)
     transitions: list[tuple[GroupState, GroupState, int]] = attrs.field(factory=list)
     log: list[dict] = attrs.field(factory=list)  # rebalance log
+    # the spec actions taken, in order, as (action, args): the trace recorder drains it
+    # (kraft/groups/sim_plugin.py). "ParkSyncGroup" has no spec counterpart (the spec leaves a
+    # parked SyncGroup in the network); "DropMessage" is a parked request answered by nobody.
+    spec_log: list[tuple[str, dict]] = attrs.field(factory=list, eq=False, repr=False)
 
     # ------------------------------------------------------------------ helpers
+    def _did(self, action: str, **args: object) -> None:
+        self.spec_log.append((action, args))
+
     def _transition(self, to: GroupState, now: int) -> None:
         if (self.state, to) not in VALID_TRANSITIONS:
             raise InvalidTransition(f"group {self.group_id}: {self.state.value} -> {to.value}")
@@ -153,10 +160,14 @@ class GroupCoordinator:
         for mid, req in sorted(self.awaiting_sync.items()):
             out.append(SyncGroupResponse(req.source, req.conn, Errors.REBALANCE_IN_PROGRESS, mid,
                                          req.generation, frozenset(), corr=req.corr))
+        parked = [req for _mid, req in sorted(self.awaiting_sync.items())]
         self.awaiting_sync.clear()
         self.awaiting_join = {}
         self.prepare_started_at = now
         self._transition(GroupState.PREPARING_REBALANCE, now)
+        # spec: the parked SyncGroups are still in the network and are answered in PreparingRebalance
+        for req in parked:
+            self._did("HandleSyncGroup", m=req)
         self.log.append({"at": now, "event": "prepare_rebalance", "reason": reason,
                          "generation": self.generation})
         return out
@@ -168,7 +179,9 @@ class GroupCoordinator:
             del self.static_members[m.instance]
         if self.leader == mid:
             self.leader = None
-        self.awaiting_sync.pop(mid, None)
+        gone = self.awaiting_sync.pop(mid, None)
+        if gone is not None:  # its parked SyncGroup is never answered (Kafka drops the callback)
+            self._did("DropMessage", m=gone)
         self.log.append({"at": now, "event": "remove_member", "member": mid, "reason": reason})
         if self.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             return self._prepare_rebalance(now, f"{reason} {mid}")
@@ -198,6 +211,7 @@ class GroupCoordinator:
     # ------------------------------------------------------------------ spec actions
     def handle_join_group(self, req: JoinGroup, now: int) -> list[Message]:
         """Spec HandleJoinGroup."""
+        self._did("HandleJoinGroup", m=req)
         def reply(err: Errors, member: str | None, gen: int = 0, leader: str | None = None) -> list[Message]:
             return [JoinGroupResponse(req.source, req.conn, err, member, gen, leader, (), corr=req.corr)]
 
@@ -221,7 +235,9 @@ class GroupCoordinator:
             self.static_members[inst] = new
             if self.leader == old:
                 self.leader = new
-            self.awaiting_sync.pop(old, None)
+            gone = self.awaiting_sync.pop(old, None)
+            if gone is not None:
+                self._did("DropMessage", m=gone)
             self.log.append({"at": now, "event": "replace_static_member", "old": old, "new": new})
             if self.state == GroupState.STABLE and frozenset(req.owned) == prev.reported_owned:
                 return reply(Errors.NONE, new, self.generation, self.leader)
@@ -247,6 +263,7 @@ class GroupCoordinator:
     def complete_join(self, now: int) -> list[Message]:
         """Spec CompleteJoin: everyone rejoined, or the rebalance timeout dropped the rest."""
         assert self.state == GroupState.PREPARING_REBALANCE
+        self._did("CompleteJoin")
         for mid in sorted(set(self.members) - set(self.awaiting_join)):
             m = self.members.pop(mid)
             if m.instance is not None and self.static_members.get(m.instance) == mid:
@@ -279,6 +296,10 @@ class GroupCoordinator:
                                       assigned, corr=req.corr)]
 
         mid = req.member  # the order of checks is Kafka's (GroupCoordinator.doSyncGroup)
+        if not (self.state == GroupState.COMPLETING_REBALANCE and mid in self.members
+                and not self._fenced(mid, req.instance)
+                and (req.generation == self.generation or self._stale_ok(req.generation))):
+            self._did("HandleSyncGroup", m=req)
         if self.state == GroupState.DEAD:
             return reply(Errors.COORDINATOR_NOT_AVAILABLE)
         if self._fenced(mid, req.instance):
@@ -293,7 +314,9 @@ class GroupCoordinator:
         if self.state == GroupState.COMPLETING_REBALANCE:
             if mid != self.leader:
                 self.awaiting_sync[mid] = req
+                self._did("ParkSyncGroup", m=req)
                 return []
+            self._did("HandleSyncGroup", m=req)
             given = dict(req.assignment)
             for x, m in self.members.items():
                 m.assignment = frozenset(given.get(x, frozenset()))
@@ -303,6 +326,7 @@ class GroupCoordinator:
                                             for x, m in sorted(self.members.items())}})
             out = reply(Errors.NONE, self.members[mid].assignment)
             for x, parked in sorted(self.awaiting_sync.items()):
+                self._did("HandleSyncGroup", m=parked)
                 out.append(SyncGroupResponse(parked.source, parked.conn, Errors.NONE, x,
                                              parked.generation, self.members[x].assignment,
                                              corr=parked.corr))
@@ -312,6 +336,7 @@ class GroupCoordinator:
 
     def handle_heartbeat(self, req: Heartbeat, now: int) -> list[Message]:
         """Spec HandleHeartbeat."""
+        self._did("HandleHeartbeat", m=req)
         if self.state == GroupState.DEAD:
             err = Errors.COORDINATOR_NOT_AVAILABLE
         elif self._fenced(req.member, req.instance):
@@ -330,6 +355,7 @@ class GroupCoordinator:
 
     def handle_leave_group(self, req: LeaveGroup, now: int) -> list[Message]:
         """Spec HandleLeaveGroup (the response carries nothing the closed client uses)."""
+        self._did("HandleLeaveGroup", m=req)
         if self.state != GroupState.DEAD and req.member in self.members \
                 and not self._fenced(req.member, req.instance):
             return self._remove_member(req.member, now, "leave")
@@ -351,6 +377,7 @@ class GroupCoordinator:
 
     def handle_offset_commit(self, req: OffsetCommit, now: int) -> list[Message]:
         """Spec HandleOffsetCommit."""
+        self._did("HandleOffsetCommit", m=req)
         err = self.validate_offset_commit(req)
         if err == Errors.NONE:
             self.offsets.commit(dict(req.offsets), member=req.member, committer=req.source,
@@ -359,12 +386,14 @@ class GroupCoordinator:
 
     def expire_member(self, mid: str, now: int) -> list[Message]:
         """Spec ExpireMember: the member's session timed out at the coordinator."""
+        self._did("ExpireMember", x=mid)
         return self._remove_member(mid, now, "session timeout")
 
     def delete_group(self, now: int) -> None:
         """Spec DeleteGroup: an Empty group is removed (offsets expired); Dead is final."""
         if self.state != GroupState.EMPTY:
             raise ValueError(f"only an Empty group can be deleted, not {self.state.value}")
+        self._did("DeleteGroup")
         self._transition(GroupState.DEAD, now)
         self.offsets.clear()
 
@@ -388,8 +417,9 @@ class GroupCoordinator:
         out: list[Message] = []
         t = self.config.session_timeout_ms
         for mid, created in sorted(self.pending.items()):
-            if now > created + t:
+            if now > created + t:  # GroupCoordinator.onExpireHeartbeat of a pending member (KIP-394)
                 del self.pending[mid]
+                self._did("ExpirePending", x=mid)
         if self.state == GroupState.DEAD:
             return out
         for mid in sorted(self.members):

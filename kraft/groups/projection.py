@@ -92,3 +92,128 @@ def project(coordinator: GroupCoordinator, consumers: Mapping[str, GroupConsumer
     state["fencingBreaches"] = frozenset(fencing_breaches)
     state["Partitions"] = coordinator.config.all_partitions  # the constant, for the invariants
     return state
+
+
+# ---------------------------------------------------------------------------------------------
+# The same projection in the spec's own vocabulary, as JSON (trace recorder, `kraft conform`).
+#
+# * a member id ``"<client>-<n>"`` is the spec's member id ``n`` (both come from one counter:
+#   the coordinator's ``next_member_seq`` is the spec's ``nextMemberId``);
+# * a partition is its index in the sorted partition set (with one topic: its number);
+# * a message is the spec's record: the field names with the leading ``m``, correlation ids and
+#   send times dropped (the spec matches a response to its request by connection and phase).
+
+def member_no(mid: str | None) -> int | None:
+    if mid is None:
+        return None
+    return int(mid.rsplit("-", 1)[1])
+
+
+def partition_no(coordinator: GroupCoordinator, p: Any) -> int:
+    return _partition_index(coordinator.config.topics)[p]
+
+
+_PIDX: dict[tuple, dict] = {}
+
+
+def _partition_index(topics: tuple) -> dict:
+    if topics not in _PIDX:
+        from kraft.groups.coordinator import _partitions
+
+        parts = sorted(_partitions(topics), key=lambda p: (p.topic, p.partition))
+        _PIDX[topics] = {p: i for i, p in enumerate(parts)}
+    return _PIDX[topics]
+
+
+def spec_message(coordinator: GroupCoordinator, msg: Any) -> dict[str, Any] | None:
+    """The spec record of an implementation message (None: no spec counterpart, i.e. an
+    OffsetCommitResponse: the spec does not model commit responses)."""
+    from kraft.groups import messages as M
+
+    idx = _partition_index(coordinator.config.topics)
+
+    def parts(ps: Any) -> list[int]:
+        return sorted(idx[p] for p in ps)
+
+    def fun(pairs: Any) -> list[list[Any]]:
+        return sorted([member_no(k), parts(v)] for k, v in pairs)
+
+    if isinstance(msg, M.JoinGroup):
+        return {"mtype": "JoinGroup", "msource": msg.source, "mconn": msg.conn,
+                "mmember": member_no(msg.member), "minstance": msg.instance, "mowned": parts(msg.owned)}
+    if isinstance(msg, M.JoinGroupResponse):
+        return {"mtype": "JoinGroupResponse", "mdest": msg.dest, "mconn": msg.conn,
+                "merror": msg.error.value, "mmember": member_no(msg.member),
+                "mgeneration": msg.generation, "mleader": member_no(msg.leader),
+                "mmembers": fun(msg.members)}
+    if isinstance(msg, M.SyncGroup):
+        return {"mtype": "SyncGroup", "msource": msg.source, "mconn": msg.conn,
+                "mmember": member_no(msg.member), "minstance": msg.instance,
+                "mgeneration": msg.generation, "massignment": fun(msg.assignment)}
+    if isinstance(msg, M.SyncGroupResponse):
+        return {"mtype": "SyncGroupResponse", "mdest": msg.dest, "mconn": msg.conn,
+                "merror": msg.error.value, "mmember": member_no(msg.member),
+                "mgeneration": msg.generation, "massigned": parts(msg.assigned)}
+    if isinstance(msg, M.Heartbeat):
+        return {"mtype": "Heartbeat", "msource": msg.source, "mconn": msg.conn,
+                "mmember": member_no(msg.member), "minstance": msg.instance,
+                "mgeneration": msg.generation}
+    if isinstance(msg, M.HeartbeatResponse):
+        return {"mtype": "HeartbeatResponse", "mdest": msg.dest, "mconn": msg.conn,
+                "merror": msg.error.value, "mmember": member_no(msg.member),
+                "mgeneration": msg.generation}
+    if isinstance(msg, M.LeaveGroup):
+        return {"mtype": "LeaveGroup", "msource": msg.source, "mconn": msg.conn,
+                "mmember": member_no(msg.member), "minstance": msg.instance}
+    if isinstance(msg, M.OffsetCommit):
+        return {"mtype": "OffsetCommit", "msource": msg.source, "mconn": msg.conn,
+                "mmember": member_no(msg.member), "minstance": msg.instance,
+                "mgeneration": msg.generation, "mparts": parts(p for p, _o in msg.offsets)}
+    return None
+
+
+def spec_state(coordinator: GroupCoordinator, consumers: Mapping[str, GroupConsumer],
+               fencing_breaches: Any, static: list[str]) -> dict[str, Any]:
+    """Every projectable spec variable except ``msgs`` (the network is the caller's), as JSON in
+    the spec's vocabulary. Not projected: ``faults`` (the spec's fault budget)."""
+    idx = _partition_index(coordinator.config.topics)
+
+    def parts(ps: Any) -> list[int]:
+        return sorted(idx[p] for p in ps)
+
+    def fun(d: Mapping[str, Any], f: Any) -> list[list[Any]]:
+        return sorted([member_no(k), f(v)] for k, v in d.items())
+
+    co = coordinator
+    return {
+        "groupState": co.state.value,
+        "generation": co.generation,
+        "leader": member_no(co.leader),
+        "members": sorted(member_no(m) for m in co.members),
+        "staticMembers": {i: member_no(co.static_members.get(i)) for i in static},
+        "pending": sorted(member_no(m) for m in co.pending),
+        "awaitingJoin": fun(co.awaiting_join, lambda v: {"client": v[0], "conn": v[1]}),
+        "reportedOwned": fun(co.members, lambda m: parts(m.reported_owned)),
+        "assignment": fun(co.members, lambda m: parts(m.assignment)),
+        "nextMemberId": co.next_member_seq,
+        "up": {k: c.up for k, c in consumers.items()},
+        "phase": {k: c.phase.value for k, c in consumers.items()},
+        "memberId": {k: member_no(c.member_id) for k, c in consumers.items()},
+        "consumerGeneration": {k: c.generation for k, c in consumers.items()},
+        "owned": {k: parts(c.owned) for k, c in consumers.items()},
+        "conn": {k: c.conn for k, c in consumers.items()},
+        "protocol": co.config.protocol.value,
+        "fencingBreaches": sorted(({"partition": idx_of(idx, p), "committer": cm, "owner": ow}
+                                   for p, cm, ow in fencing_breaches),
+                                  key=lambda r: (r["partition"], r["committer"], r["owner"])),
+    }
+
+
+def idx_of(idx: dict, p: Any) -> int:
+    """A fencing breach names its partition as ``str(TopicPartition)`` (``"t-0"``)."""
+    if not isinstance(p, str):
+        return idx[p]
+    for tp, i in idx.items():
+        if str(tp) == p:
+            return i
+    raise KeyError(p)

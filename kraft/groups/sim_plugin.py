@@ -14,18 +14,33 @@ partition), a ``read`` is a ``commit`` (OffsetCommit of its positions); with the
 A crashed coordinator keeps its state (as if reloaded from ``__consumer_offsets``) and is simply
 unreachable while down. The rebalance protocol is eager for even seeds and cooperative for odd
 ones, unless a variant fixes it.
+
+Trace recording (docs/conformance.md, "Consumer groups"). The coordinator and the consumers log
+the spec actions they take (``spec_log``); after every simulator event the plug-in drains the
+logs and records one trace line: the first spec action with its node and arguments, the others
+(in order) under ``args.then`` (the glue composes them: the implementation takes at once what
+the spec splits, e.g. a JoinGroup that completes the join phase is ``HandleJoinGroup`` then
+``CompleteJoin``), and the post-state of every projectable spec variable in the spec's
+vocabulary (:func:`kraft.groups.projection.spec_state`, plus ``msgs``, the network). Kafka runs
+the protocol over TCP, which never delivers a segment twice: the plug-in's transport discards a
+duplicated copy of a message that was already delivered (recorded with ``"spec": false``), so a
+``dup`` fault exercises exactly that. A message that arrives on a closed connection is lost
+(``"spec": false``: the spec's ``CloseConnection`` already removed it), and so is a commit
+response (the spec does not model commit responses).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
 
+from kraft.groups import projection
 from kraft.groups.actions import VARIANTS
 from kraft.groups.coordinator import GroupConfig
 from kraft.groups.harness import GroupWorld
-from kraft.groups.messages import ConsumerPhase, Message, RebalanceProtocol, is_request
+from kraft.groups.messages import ConsumerPhase, LeaveGroup, Message, RebalanceProtocol, is_request
 from kraft.quorum.invariants import Violation
 from kraft.sim.core import Protocol, Simulator
 
@@ -43,12 +58,13 @@ class Envelope:
     source: str
     dest: str
     payload: Any
+    seq: int = 0  # one per send: the network's duplicates share it
 
 
-def wrap(msg: Message) -> Envelope:
+def wrap(msg: Message, seq: int = 0) -> Envelope:
     if is_request(msg):
-        return Envelope(msg.source, COORDINATOR, msg)  # type: ignore[union-attr]
-    return Envelope(COORDINATOR, msg.dest, msg)  # type: ignore[union-attr]
+        return Envelope(msg.source, COORDINATOR, msg, seq)  # type: ignore[union-attr]
+    return Envelope(COORDINATOR, msg.dest, msg, seq)  # type: ignore[union-attr]
 
 
 def variants() -> list[str]:
@@ -68,6 +84,9 @@ class GroupsProtocol(Protocol):
         self.variant = variant
         self.partitions = partitions
         self.world: GroupWorld | None = None
+        self._seq = 0
+        self._delivered: set[int] = set()
+        self._mirrored = 0
 
     # -- setup -------------------------------------------------------------------------------
     def setup(self, sim: Simulator) -> None:
@@ -84,7 +103,8 @@ class GroupsProtocol(Protocol):
         specs = tuple((f"c{i}", f"c{i}" if i == self.n and self.n > 1 else None) for i in range(1, self.n + 1))
         self.world = GroupWorld(config, specs)
         self.world.now = sim.now
-        self._send(sim, [m for c in self.world.consumers.values() for m in c.send_join_group(sim.now)])
+        for c in self.world.consumers.values():  # one trace step per consumer's first JoinGroup
+            self._step(sim, "SendJoinGroup", c.client_id, c.send_join_group(sim.now))
 
     @property
     def w(self) -> GroupWorld:
@@ -94,28 +114,96 @@ class GroupsProtocol(Protocol):
     def node_ids(self) -> list[Any]:
         return [COORDINATOR, *self.w.consumers]
 
-    def _send(self, sim: Simulator, msgs: list[Message]) -> None:
-        sim.drop_doomed(sim.send_all(wrap(m) for m in msgs))
-        for n in {wrap(m).dest for m in msgs} | {wrap(m).source for m in msgs}:
+    def _wrap(self, m: Message) -> Envelope:
+        self._seq += 1
+        return wrap(m, self._seq)
+
+    # -- the spec's view: actions taken, messages in flight --------------------------------------
+    def _open(self, msg: Any) -> bool:
+        """Is ``msg`` still on an open connection? (A LeaveGroup is written just before close()
+        closes it and still arrives: spec Leave.)"""
+        if isinstance(msg, LeaveGroup):
+            return True
+        return self.w._open(msg.source if is_request(msg) else msg.dest, msg.conn)
+
+    def _spec_part(self, node: Any, action: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        co = self.w.coordinator
+        if action == "ParkSyncGroup":  # the spec leaves a parked SyncGroup in the network
+            return None
+        out: dict[str, Any] = {"action": action, "node": None if action == "DropMessage" else node}
+        if "m" in args:
+            if not self._open(args["m"]):  # the spec's CloseConnection already removed it
+                return None
+            out["m"] = projection.spec_message(co, args["m"])
+        if "x" in args:
+            out["x"] = projection.member_no(args["x"])
+        return out
+
+    def _drain(self) -> list[dict[str, Any]]:
+        parts = []
+        logs = [(COORDINATOR, self.w.coordinator.spec_log)] + [(k, c.spec_log) for k, c in self.w.consumers.items()]
+        for node, log in logs:
+            for action, args in log:
+                p = self._spec_part(node, action, args)
+                if p is not None:
+                    parts.append(p)
+            log.clear()
+        return parts
+
+    def _step(self, sim: Simulator, name: str, node: Any, out: list[Message],
+              extra: dict[str, Any] | None = None, *, parts: list[dict[str, Any]] | None = None) -> None:
+        """Put ``out`` in flight, record one trace line for what the implementation just did (its
+        spec actions composed), then let the network lose what it decided to lose."""
+        if parts is None:
+            parts = self._drain()
+        doomed = sim.send_all(self._wrap(m) for m in out)
+        if parts:
+            first, rest = parts[0], parts[1:]
+            args = {k: v for k, v in first.items() if k not in ("action", "node")}
+            if rest:
+                args["then"] = rest
+            sim.record(first["action"], first["node"], args, spec=True)
+        elif extra is not None:
+            sim.record(name, node, extra, spec=False)
+        sim.drop_doomed(doomed)
+        self._mirror_history(sim)
+        for n in {COORDINATOR, *(m.source if is_request(m) else m.dest for m in out)}:
             sim.reschedule(n)
+
+    def drop_is_spec_step(self, sim: Simulator, msg: Any) -> bool:
+        """A copy the network drops is a spec DropMessage only if the spec still has that message
+        in flight and no other copy of it is (a duplicate's twin, a message already delivered or
+        on a closed connection, a commit response: nothing for the spec)."""
+        if not isinstance(msg, Envelope) or msg.seq in self._delivered:
+            return False
+        if projection.spec_message(self.w.coordinator, msg.payload) is None or not self._open(msg.payload):
+            return False
+        return not any(m is msg or (isinstance(m, Envelope) and m.seq == msg.seq)
+                       for m in sim.network.pending.values())
 
     # -- events --------------------------------------------------------------------------------
     def deliver(self, sim: Simulator, msg: Any) -> None:
         self.w.now = sim.now
         payload = msg.payload
+        name = _ACTION.get(type(payload).__name__, type(payload).__name__)
+        if msg.seq in self._delivered:  # TCP never delivers a segment twice
+            self._step(sim, "DuplicateDiscarded", msg.dest, [], {"m": msg}, parts=[])
+            return
+        self._delivered.add(msg.seq)
+        if not self._open(payload):
+            out = self.w.process(payload)  # lost: the connection is closed
+            self._drain()
+            self._step(sim, "LostOnClosedConnection", msg.dest, out, {"m": msg}, parts=[])
+            return
         out = self.w.process(payload)
-        node = msg.dest
-        sim.record(_ACTION.get(type(payload).__name__, type(payload).__name__), node, {"m": payload},
-                   spec=not type(payload).__name__.startswith("OffsetCommitResponse"))
-        self._send(sim, out)
+        self._step(sim, name, msg.dest, out, {"m": msg})
 
     def wake(self, sim: Simulator, node: Any) -> None:
         self.w.now = sim.now
         if node == COORDINATOR:
             out = self.w.coordinator.tick(sim.now)
             out = [r for r in out if self.w._open(r.dest, r.conn)]
-            if out:
-                sim.record("CompleteJoin", node, {}, spec=True)
+            self._step(sim, "Tick", node, out)
         else:
             c = self.w.consumers[node]
             old_conn = c.conn
@@ -123,10 +211,7 @@ class GroupsProtocol(Protocol):
             out = c.tick(sim.now)
             self.w._closed_if_changed(node, old_conn)
             self.w._note_assignment(node, before)
-            if out:
-                sim.record({"JoinGroup": "SendJoinGroup", "Heartbeat": "SendHeartbeat"}.get(
-                    type(out[0]).__name__, "Tick"), node, {}, spec=True)
-        self._send(sim, out)
+            self._step(sim, "Tick", node, out)
 
     def next_wakeup(self, node: Any) -> int | None:
         cfg = self.w.config
@@ -164,12 +249,14 @@ class GroupsProtocol(Protocol):
             self.w.commit(c)
             sent = self.w.network[before:]
             del self.w.network[before:]
-            if sent:
-                sim.record("SendOffsetCommit", c, {}, spec=True)
-            self._send(sim, sent)
+            self._step(sim, "SendOffsetCommit", c, sent)
         self._mirror_history(sim, n)
 
-    def _mirror_history(self, sim: Simulator, start: int) -> None:
+    def _mirror_history(self, sim: Simulator, start: int | None = None) -> None:
+        """Copy the world's new history operations (subscribe, assign, poll, commit) to the
+        recorder, wherever they came from (a delivery, a timer, a client operation)."""
+        start = self._mirrored
+        self._mirrored = len(self.w.history)
         if sim.recorder is None:
             return
         for op in self.w.history[start:]:
@@ -180,6 +267,7 @@ class GroupsProtocol(Protocol):
         if node != COORDINATOR:
             n = len(self.w.history)
             self.w.crash(node)
+            self._step(sim, "Crash", node, [])
             self._mirror_history(sim, n)
 
     def restart(self, sim: Simulator, node: Any, disk_lost: bool) -> None:
@@ -187,8 +275,7 @@ class GroupsProtocol(Protocol):
         if node != COORDINATOR:
             c = self.w.consumers[node]
             c.restart(sim.now)
-            sim.record("Restart", node, {}, spec=True)
-            self._send(sim, c.send_join_group(sim.now))
+            self._step(sim, "Restart", node, c.send_join_group(sim.now))
 
     # -- checking ------------------------------------------------------------------------------
     def check(self, sim: Simulator, restarted: set[Any]) -> list[Violation]:
@@ -199,16 +286,37 @@ class GroupsProtocol(Protocol):
         return out
 
     def project(self, sim: Simulator) -> dict[str, Any]:
-        s = self.w.state()
-        s.pop("Partitions", None)
-        return _jsonable(s)
+        """Every projectable variable of spec/ConsumerGroup.tla in its vocabulary; ``msgs`` is
+        the network as the spec sees it: the messages in flight on open connections (a copy of a
+        message already delivered excluded) plus the SyncGroups the coordinator parked (the spec
+        leaves those in the network)."""
+        co = self.w.coordinator
+        s = projection.spec_state(co, self.w.consumers, self.w.fencing_breaches, self._static())
+        seen: dict[str, Any] = {}
+        inflight = [e.payload for e in sim.network.pending.values()
+                    if isinstance(e, Envelope) and e.seq not in self._delivered]
+        for m in inflight + list(co.awaiting_sync.values()):
+            rec = projection.spec_message(co, m)
+            if rec is not None and self._open(m):
+                seen[json.dumps(rec, sort_keys=True)] = rec
+        s["msgs"] = [seen[k] for k in sorted(seen)]
+        return s
+
+    def _static(self) -> list[str]:
+        return [f"c{self.n}"] if self.n > 1 else []
 
     def constants(self) -> dict[str, Any]:
+        # both modes: the spec picks the protocol in Init and the first logged state pins it
         return {"Consumers": [f"c{i}" for i in range(1, self.n + 1)],
-                "Static": [f"c{self.n}"] if self.n > 1 else [],
-                "Partitions": list(range(self.partitions)), "variant": self.variant}
+                "Static": self._static(),
+                "Partitions": list(range(self.partitions)),
+                "Modes": ["eager", "cooperative"],
+                "variant": self.variant}
 
     def encode_arg(self, value: Any) -> Any:
+        if isinstance(value, Envelope):
+            rec = projection.spec_message(self.w.coordinator, value.payload)
+            return rec if rec is not None else {"type": type(value.payload).__name__}
         if attrs.has(type(value)):
             return {"type": type(value).__name__, **_jsonable(attrs.asdict(value, recurse=False))}
         return _jsonable(value)
