@@ -73,6 +73,7 @@ class Glue:
 
 _BUILTIN = {
     "kraft": "traces.protocols.kraft:GLUE",
+    "groups": "traces.protocols.groups:GLUE",
 }
 _REGISTRY: dict[str, Glue] = {}
 

@@ -1,0 +1,254 @@
+"""Conformance glue for the classic consumer-group protocol: traces of ``kraft simulate
+--protocol groups`` checked against ``spec/ConsumerGroup.tla`` (vocabulary: docs/groups.md;
+action table: ``kraft/groups/actions.py``; recorder: ``kraft/groups/sim_plugin.py``).
+
+Translation choices (docs/conformance.md, "Consumer groups"):
+
+* The recorder already speaks the spec's vocabulary (``kraft.groups.projection.spec_state`` and
+  ``spec_message``): consumers are the strings ``"c1"``...; member ids are the spec's naturals
+  (the implementation's ``"c2-5"`` is member 5: both count with one counter, ``nextMemberId``);
+  partitions are integers; JSON ``null`` is the model value ``Nil``; a message is the spec's
+  record (fields with the leading ``m``; correlation ids and send times are not in the spec).
+* One trace line is what the implementation did in one simulator event. Its first spec action is
+  the line's ``action``/``node``/``args``; the rest, in order, are ``args.then`` and become
+  further micro-steps of a composition (TLC chooses the intermediate states): a JoinGroup that
+  completes the join phase is ``HandleJoinGroup`` then ``CompleteJoin``; the leader's SyncGroup
+  also answers the parked followers' SyncGroups (``HandleSyncGroup`` of each); a response that
+  sends the client back to ``Idle`` is followed by ``SendJoinGroup``; a rebalance that starts in
+  CompletingRebalance answers the parked SyncGroups with REBALANCE_IN_PROGRESS.
+* A response the client discards (stale correlation id, wrong phase) is logged as
+  ``DropMessage``: for the spec it is a message that never arrived (the spec's handlers match a
+  response by connection and phase, not by correlation id). A parked SyncGroup that nobody will
+  answer (its member was removed or replaced) is a ``DropMessage`` too: Kafka drops the
+  callback, the spec leaves the request in the network.
+* The spec's message handlers do not test ``m \\in msgs`` (``Next`` quantifies over the
+  network), so the trace spec adds that conjunct.
+* ``Modes`` holds both protocols (the first logged state pins ``protocol``); ``AnyAssignment`` is
+  TRUE (the implementation uses Kafka's assignors, the spec accepts any valid assignment and
+  then applies the cooperative withholding rule); the bounds ``MaxGeneration``,
+  ``MaxMemberId`` and ``MaxFaults`` are far above anything a trace reaches (the generated cfg has
+  no ``CONSTRAINT`` anyway); the bug switches are FALSE: traces are always checked against the
+  correct protocol.
+* ``faults`` (the spec's fault budget) is not projected: it counts what the spec calls a fault
+  (a drop, a crash, a slow consumer's expiry), which the implementation does not track.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
+from traces.schema import Event
+from traces.tla import BOOL, INT, STR, Fun, Nullable, Rec, RenderError, Set, T
+
+SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
+VARIANTS = ("CooperativeAssignWithoutRevoke", "EagerNoRevokeBeforeJoin", "AcceptStaleGeneration")
+BIG = 1_000_000
+
+CONSUMER = STR
+MEMBER = INT
+MEMBER_OR_NIL = Nullable(INT, "Nil")
+PART = INT
+PARTS = Set(PART)
+MEMBER_PARTS = Fun(MEMBER, PARTS)
+
+_MSG_FIELDS: dict[str, T] = {
+    "mtype": STR, "msource": CONSUMER, "mdest": CONSUMER, "mconn": INT,
+    "mmember": MEMBER_OR_NIL, "minstance": Nullable(STR, "Nil"), "mowned": PARTS,
+    "mgeneration": INT, "massignment": MEMBER_PARTS, "merror": STR, "mleader": MEMBER_OR_NIL,
+    "mmembers": MEMBER_PARTS, "massigned": PARTS, "mparts": PARTS,
+}
+# the fields of each message type (spec/ConsumerGroup.tla): a record with a field missing or extra
+# would silently be another value, so the glue insists on exactly these
+_MSG_TYPES: dict[str, tuple[str, ...]] = {
+    "JoinGroup": ("msource", "mconn", "mmember", "minstance", "mowned"),
+    "JoinGroupResponse": ("mdest", "mconn", "merror", "mmember", "mgeneration", "mleader", "mmembers"),
+    "SyncGroup": ("msource", "mconn", "mmember", "minstance", "mgeneration", "massignment"),
+    "SyncGroupResponse": ("mdest", "mconn", "merror", "mmember", "mgeneration", "massigned"),
+    "Heartbeat": ("msource", "mconn", "mmember", "minstance", "mgeneration"),
+    "HeartbeatResponse": ("mdest", "mconn", "merror", "mmember", "mgeneration"),
+    "LeaveGroup": ("msource", "mconn", "mmember", "minstance"),
+    "OffsetCommit": ("msource", "mconn", "mmember", "minstance", "mgeneration", "mparts"),
+}
+
+
+class _Message(T):
+    def render(self, v: Any, where: str) -> str:
+        if not isinstance(v, dict) or v.get("mtype") not in _MSG_TYPES:
+            raise RenderError(f"{where}: a message must be an object whose 'mtype' is one of "
+                              f"{', '.join(_MSG_TYPES)}")
+        want = set(_MSG_TYPES[v["mtype"]]) | {"mtype"}
+        if set(v) != want:
+            raise RenderError(f"{where}: a {v['mtype']} has fields {sorted(want)}, got {sorted(v)}")
+        parts = [f"{k} |-> {_MSG_FIELDS[k].render(v[k], f'{where}.{k}')}" for k in sorted(v)]
+        return "[" + ", ".join(parts) + "]"
+
+
+MESSAGE = _Message()
+
+VARIABLES: dict[str, T] = {
+    "groupState": STR,
+    "generation": INT,
+    "leader": MEMBER_OR_NIL,
+    "members": Set(MEMBER),
+    "staticMembers": Fun(CONSUMER, MEMBER_OR_NIL),
+    "pending": Set(MEMBER),
+    "awaitingJoin": Fun(MEMBER, Rec({"client": CONSUMER, "conn": INT})),
+    "reportedOwned": MEMBER_PARTS,
+    "assignment": MEMBER_PARTS,
+    "nextMemberId": INT,
+    "up": Fun(CONSUMER, BOOL),
+    "phase": Fun(CONSUMER, STR),
+    "memberId": Fun(CONSUMER, MEMBER_OR_NIL),
+    "consumerGeneration": Fun(CONSUMER, INT),
+    "owned": Fun(CONSUMER, PARTS),
+    "conn": Fun(CONSUMER, INT),
+    "protocol": STR,
+    "msgs": Set(MESSAGE),
+    "fencingBreaches": Set(Rec({"partition": PART, "committer": CONSUMER, "owner": CONSUMER})),
+}
+
+_CONSUMER_ACTIONS = ("SendJoinGroup", "SendHeartbeat", "SendOffsetCommit", "Crash", "Leave", "Restart",
+                     "ClientSessionTimeout", "RequestTimeout")
+_CONSUMER_HANDLERS = ("HandleJoinGroupResponse", "HandleSyncGroupResponse", "HandleHeartbeatResponse")
+_COORD_HANDLERS = ("HandleJoinGroup", "HandleSyncGroup", "HandleHeartbeat", "HandleLeaveGroup",
+                   "HandleOffsetCommit")
+
+TEMPLATES: dict[str, str] = {a: f"{a}(p[1])" for a in _CONSUMER_ACTIONS}
+TEMPLATES.update({h: f"p[2] \\in msgs /\\ {h}Msg(p[1], p[2])" for h in _CONSUMER_HANDLERS})
+TEMPLATES.update({h: f"p[1] \\in msgs /\\ {h}Msg(p[1])" for h in _COORD_HANDLERS})
+TEMPLATES.update({
+    "CompleteJoin": "CompleteJoin",
+    "DeleteGroup": "DeleteGroup",
+    "ExpireMember": "ExpireMember(p[1])",
+    "ExpirePending": "ExpirePending(p[1])",
+    "DropMessage": "DropMessageMsg(p[1])",
+})
+
+_IN_NET_C = {"message in network": "p[2] \\in msgs", "addressed to this consumer's open connection":
+             "p[2].mdest = p[1] /\\ p[2].mconn = conn[p[1]] /\\ up[p[1]]"}
+GUARDS: dict[str, dict[str, str]] = {h: dict(_IN_NET_C) for h in _CONSUMER_HANDLERS}
+GUARDS["HandleJoinGroupResponse"]["consumer is Joining"] = 'phase[p[1]] = "Joining"'
+GUARDS["HandleSyncGroupResponse"]["consumer is Syncing"] = 'phase[p[1]] = "Syncing"'
+GUARDS.update({h: {"message in network": "p[1] \\in msgs"} for h in _COORD_HANDLERS})
+GUARDS["HandleSyncGroup"]["not a follower parked in CompletingRebalance"] = \
+    '~(groupState = "CompletingRebalance" /\\ p[1].mmember # leader)'
+GUARDS.update({
+    "DropMessage": {"message in network": "p[1] \\in msgs"},
+    "SendJoinGroup": {"consumer up": "up[p[1]]", "consumer Idle": 'phase[p[1]] = "Idle"'},
+    "SendHeartbeat": {"consumer Stable": 'up[p[1]] /\\ phase[p[1]] = "Stable"',
+                      "no heartbeat of it in flight":
+                          '~\\E m \\in msgs : (m.mtype = "Heartbeat" /\\ m.msource = p[1]) '
+                          '\\/ (m.mtype = "HeartbeatResponse" /\\ m.mdest = p[1])'},
+    "SendOffsetCommit": {"consumer Stable": 'up[p[1]] /\\ phase[p[1]] = "Stable"',
+                         "owns partitions": "owned[p[1]] # {}",
+                         "no commit of it in flight":
+                             '~\\E m \\in msgs : m.mtype = "OffsetCommit" /\\ m.msource = p[1]'},
+    "RequestTimeout": {"consumer Joining or Syncing": 'up[p[1]] /\\ phase[p[1]] \\in {"Joining", "Syncing"}',
+                       "nothing of its join/sync in flight":
+                           '~\\E m \\in msgs : m.mtype \\in {"JoinGroup", "SyncGroup", "JoinGroupResponse", '
+                           '"SyncGroupResponse"} /\\ ("msource" \\in DOMAIN m => m.msource = p[1]) '
+                           '/\\ ("mdest" \\in DOMAIN m => m.mdest = p[1])',
+                       "not parked at the coordinator":
+                           "~\\E x \\in DOMAIN awaitingJoin : awaitingJoin[x] = [client |-> p[1], conn |-> conn[p[1]]]"},
+    "ClientSessionTimeout": {"consumer up with a member id": "up[p[1]] /\\ memberId[p[1]] # Nil"},
+    "Restart": {"consumer down": "~up[p[1]]"},
+    "Crash": {"consumer up": "up[p[1]]"},
+    "CompleteJoin": {"group PreparingRebalance": 'groupState = "PreparingRebalance"',
+                     "every dropped member's lease expired":
+                         "\\A x \\in members \\ DOMAIN awaitingJoin : LeaseExpired(x)"},
+    "ExpireMember": {"member": "p[1] \\in members", "lease expired": "LeaseExpired(p[1])"},
+    "ExpirePending": {"pending": "p[1] \\in pending"},
+})
+
+
+def _where(ev: Event, part: int) -> str:
+    return f"line {ev.line}" + (f" then[{part - 1}]" if part else "")
+
+
+def _one(action: str, node: Any, args: dict[str, Any], where: str) -> SpecStep:
+    def need(name: str, t: T) -> str:
+        if name not in args:
+            raise GlueError(f"{where}: action {action} needs args.{name}")
+        return t.render(args[name], f"{where} args.{name}")
+
+    def consumer() -> str:
+        if not isinstance(node, str):
+            raise GlueError(f"{where}: action {action} needs a consumer as node, got {node!r}")
+        return CONSUMER.render(node, f"{where} node")
+
+    if action in _CONSUMER_ACTIONS:
+        return SpecStep(action, (consumer(),))
+    if action in _CONSUMER_HANDLERS:
+        return SpecStep(action, (consumer(), need("m", MESSAGE)))
+    if action in _COORD_HANDLERS or action == "DropMessage":
+        return SpecStep(action, (need("m", MESSAGE),))
+    if action in ("ExpireMember", "ExpirePending"):
+        return SpecStep(action, (need("x", MEMBER),))
+    if action in ("CompleteJoin", "DeleteGroup"):
+        return SpecStep(action, ())
+    raise UnknownAction(action)
+
+
+def translate(ev: Event) -> list[SpecStep]:
+    steps = [_one(ev.action, ev.node, ev.args, _where(ev, 0))]
+    then = ev.args.get("then", [])
+    if not isinstance(then, list):
+        raise GlueError(f"line {ev.line}: args.then must be a list of {{action, node, ...}}")
+    for k, part in enumerate(then, 1):
+        if not isinstance(part, dict) or not isinstance(part.get("action"), str):
+            raise GlueError(f"line {ev.line}: args.then[{k - 1}] must be an object with an 'action'")
+        steps.append(_one(part["action"], part.get("node"), part, _where(ev, k)))
+    return steps
+
+
+def constants(header: dict[str, Any]) -> dict[str, str]:
+    c = header.get("constants") or {}
+
+    def strings(name: str, default: list[str]) -> list[str]:
+        v = c.get(name, default)
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise GlueError(f"constants.{name} must be a list of strings, got {v!r}")
+        return v
+
+    consumers = strings("Consumers", ["c1", "c2", "c3"])
+    static = strings("Static", [])
+    modes = strings("Modes", ["eager", "cooperative"])
+    parts = c.get("Partitions", [0, 1])
+    if not isinstance(parts, list) or not all(isinstance(p, int) and not isinstance(p, bool) for p in parts):
+        raise GlueError(f"constants.Partitions must be a list of integers, got {parts!r}")
+    if not set(static) <= set(consumers):
+        raise GlueError(f"constants.Static {static!r} must be a subset of Consumers {consumers!r}")
+    if not modes or not set(modes) <= {"eager", "cooperative"}:
+        raise GlueError(f"constants.Modes must be a non-empty subset of eager, cooperative, got {modes!r}")
+
+    def tset(xs: list[Any], t: T) -> str:
+        return "{" + ", ".join(sorted(t.render(x, "constants") for x in xs)) + "}"
+
+    out = {
+        "Consumers": tset(consumers, STR),
+        "Static": tset(static, STR),
+        "Partitions": tset(parts, INT),
+        "Modes": tset(modes, STR),
+        "Nil": "Nil",
+        "MaxGeneration": str(BIG),
+        "MaxMemberId": str(BIG),
+        "MaxFaults": str(BIG),
+        "AnyAssignment": "TRUE",
+    }
+    out.update({v: "FALSE" for v in VARIANTS})
+    return out
+
+
+GLUE = Glue(
+    protocol="groups",
+    module="ConsumerGroup",
+    spec_dir=SPEC_DIR,
+    variables=VARIABLES,
+    templates=TEMPLATES,
+    translate=translate,
+    constants=constants,
+    guards=GUARDS,
+    variants=VARIANTS,
+)
