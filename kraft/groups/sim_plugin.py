@@ -40,7 +40,7 @@ from kraft.groups import projection
 from kraft.groups.actions import VARIANTS
 from kraft.groups.coordinator import GroupConfig
 from kraft.groups.harness import GroupWorld
-from kraft.groups.messages import ConsumerPhase, LeaveGroup, Message, RebalanceProtocol, is_request
+from kraft.groups.messages import ConsumerPhase, LeaveGroup, Message, RebalanceProtocol, SyncGroup, is_request
 from kraft.quorum.invariants import Violation
 from kraft.sim.core import Protocol, Simulator
 
@@ -196,6 +196,8 @@ class GroupsProtocol(Protocol):
             self._step(sim, "LostOnClosedConnection", msg.dest, out, {"m": msg}, parts=[])
             return
         out = self.w.process(payload)
+        if isinstance(payload, SyncGroup) and not out:
+            name = "ParkSyncGroup"  # a follower waits for the leader's SyncGroup: no spec step
         self._step(sim, name, msg.dest, out, {"m": msg})
 
     def wake(self, sim: Simulator, node: Any) -> None:
