@@ -361,22 +361,29 @@ ClientSessionTimeout(c) ==
     /\ faults' = faults + 1
     /\ UNCHANGED <<coordVars, up, protocol, fencingBreaches>>
 
-\* The client's request timeout: its JoinGroup/SyncGroup (or the response) was lost and is not
-\* parked at the coordinator; it goes back to rejoin. Not a fault (it only recovers from one).
+\* The client's request timeout: its JoinGroup/SyncGroup went unanswered; it goes back to rejoin.
 \* Kafka's NetworkClient disconnects on a request timeout ("Disconnecting from node ... due to
 \* request timeout"), so the connection closes: what else was in flight on it (a heartbeat, a
-\* commit or their responses) is lost, and the rejoin goes out on a new connection.
+\* commit or their responses) is lost, and the rejoin goes out on a new connection. When the
+\* request (or its response) was lost, the timeout only recovers from that fault and is free.
+\* When the request is still in flight or held by the coordinator (a JoinGroup parked in
+\* awaitingJoin, a follower's SyncGroup waiting for the leader's) the coordinator is slow or
+\* unavailable (Kafka: a coordinator failover; the client rejoins after rediscovering it): the
+\* timeout is a fault, and the held request's answer goes to a closed connection.
+Outstanding(c) ==
+    \/ \E m \in msgs : /\ m.mtype \in {"JoinGroup", "SyncGroup", "JoinGroupResponse", "SyncGroupResponse"}
+                     /\ ("msource" \in DOMAIN m => m.msource = c)
+                     /\ ("mdest" \in DOMAIN m => m.mdest = c)
+    \/ \E x \in DOMAIN awaitingJoin : awaitingJoin[x] = [client |-> c, conn |-> conn[c]]
+
 RequestTimeout(c) ==
     /\ up[c] /\ phase[c] \in {"Joining", "Syncing"}
-    /\ ~\E m \in msgs : /\ m.mtype \in {"JoinGroup", "SyncGroup", "JoinGroupResponse", "SyncGroupResponse"}
-                        /\ ("msource" \in DOMAIN m => m.msource = c)
-                        /\ ("mdest" \in DOMAIN m => m.mdest = c)
-    /\ ~\E x \in DOMAIN awaitingJoin : awaitingJoin[x] = [client |-> c, conn |-> conn[c]]
+    /\ Outstanding(c) => faults < MaxFaults
+    /\ faults' = IF Outstanding(c) THEN faults + 1 ELSE faults
     /\ phase' = [phase EXCEPT ![c] = "Idle"]
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
     /\ CloseConnection(c)
-    /\ UNCHANGED <<coordVars, up, memberId, consumerGeneration, owned, protocol, faults,
-                   fencingBreaches>>
+    /\ UNCHANGED <<coordVars, up, memberId, consumerGeneration, owned, protocol, fencingBreaches>>
 
 DropMessageMsg(m) ==
     /\ m \in msgs /\ faults < MaxFaults
@@ -652,7 +659,8 @@ Spec == Init /\ [][Next]_vars
 \* Fairness for the liveness config: every protocol step that stays enabled is taken; faults are not.
 Fairness ==
     /\ \A c \in Consumers :
-         /\ WF_vars(SendJoinGroup(c)) /\ WF_vars(Restart(c)) /\ WF_vars(RequestTimeout(c))
+         /\ WF_vars(SendJoinGroup(c)) /\ WF_vars(Restart(c))
+         /\ WF_vars(RequestTimeout(c) /\ ~Outstanding(c))   \* a lost request; not the fault
          /\ WF_vars(SendHeartbeat(c))
     /\ WF_vars(HandleJoinGroupResponse) /\ WF_vars(HandleSyncGroupResponse)
     /\ WF_vars(HandleHeartbeatResponse)

@@ -71,18 +71,12 @@ def test_correct_traces_are_accepted(tmp_path, faults):
     assert protos == ["cooperative", "eager", "cooperative", "eager"]
 
 
-def test_fixture_trace_is_accepted():
-    (r,) = check_paths([FIXTURE], OPTS)
-    assert r.verdict == "accepted", r.message[:800]
-    assert r.events == r.checked == len(spec_lines(FIXTURE.read_text().splitlines()))
-
-
 @pytest.mark.slow
 def test_corpus_of_correct_traces_is_accepted(tmp_path):
     """40 seeds x 3000 simulator events with every fault kind (about 36,000 spec steps)."""
     paths = [write(tmp_path / f"s{seed}.ndjson", simulate(tmp_path / f"s{seed}", seed, 3000))
              for seed in range(1, 41)]
-    res = check_paths(paths, Options(jobs=1))
+    res = check_paths(paths, Options(jobs=1, batch=8))  # large batches of long traces thrash a 1 GB heap
     bad = [(r.trace, r.line, r.message[:600]) for r in res if r.verdict != "accepted"]
     assert not bad, bad
 
@@ -97,21 +91,35 @@ VARIANT_CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def variant_runs(tmp_path_factory):
+    """Every case's correct and buggy trace (cut 20 lines past the oracle line), checked in one
+    call: one batched TLC run, then one localising run per rejected trace."""
+    base = tmp_path_factory.mktemp("variants")
+    files, lines = [], {}
+    for variant, seed, *_ in VARIANT_CASES:
+        good = simulate(base / f"{variant}-good", seed, 2000)
+        bad = simulate(base / f"{variant}-bad", seed, 2000, variant=variant)
+        line = first_difference(good, bad)
+        assert line is not None, f"{variant}: the bug never acted in seed {seed}"
+        lines[variant] = line
+        files += [write(base / f"{variant}-good.ndjson", good[: line + 20]),
+                  write(base / f"{variant}-bad.ndjson", bad[: line + 20])]
+    res = check_paths(files, OPTS)
+    return {Path(r.trace).name: r for r in res}, lines
+
+
 @pytest.mark.parametrize("variant,seed,action,part,var", VARIANT_CASES)
-def test_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, action, part, var):
-    good = simulate(tmp_path / "good", seed, 2000)
-    bad = simulate(tmp_path / "bad", seed, 2000, variant=variant)
-    line = first_difference(good, bad)
-    assert line is not None, "the bug never acted in this run"
-    g = write(tmp_path / "good.ndjson", good[: line + 20])
-    b = write(tmp_path / "bad.ndjson", bad[: line + 20])
-    rg, rb = check_paths([g, b], OPTS)
+def test_variant_rejected_where_the_bug_acts(variant_runs, variant, seed, action, part, var):
+    results, lines = variant_runs
+    line = lines[variant]
+    rg, rb = results[f"{variant}-good.ndjson"], results[f"{variant}-bad.ndjson"]
     assert rg.verdict == "accepted", rg.message[:1000]
     assert rb.verdict == "rejected" and rb.kind == "state_mismatch", rb.message[:1000]
     assert rb.line == line and rb.action == action, (rb.line, line, rb.action)
     if part is not None:
         assert rb.part is not None and rb.part.startswith(part), rb.part
-    assert var in rb.disagree and f"bad.ndjson:{line}:" in rb.message
+    assert var in rb.disagree and f"{variant}-bad.ndjson:{line}:" in rb.message
     assert rb.variant == variant
 
 
@@ -130,78 +138,105 @@ def _find(lines: list[str], pred) -> int:
     raise AssertionError("no such step in the fixture")
 
 
-def test_wrong_variable_value_is_rejected_naming_only_it(tmp_path):
+def _edit(lines: list[str], k: int, f) -> list[str]:
+    out = list(lines)
+    d = json.loads(out[k])
+    f(d)
+    out[k] = json.dumps(d, separators=(",", ":"))
+    return out
+
+
+def _completes(d: dict) -> bool:
+    return any(p["action"] == "CompleteJoin" for p in d["args"].get("then", []))
+
+
+def _corruptions() -> dict[str, tuple[list[str], int]]:
+    """name -> (corrupted lines, the line (header = 1) where the corruption is)."""
     lines = _fixture()
-    k = _find(lines, lambda d: any(p["action"] == "CompleteJoin" for p in d["args"].get("then", [])))
-    d = json.loads(lines[k])
-    d["state"]["generation"] += 1
-    lines[k] = json.dumps(d, separators=(",", ":"))
-    (r,) = check_paths([write(tmp_path / "wrong.ndjson", lines)], OPTS)
+    out = {}
+
+    k = _find(lines, _completes)
+    out["wrong_generation"] = (_edit(lines, k, lambda d: d["state"].update(generation=d["state"]["generation"] + 1)), k + 1)
+
+    k = _find(lines, lambda d: d["action"] == "HandleSyncGroupResponse"
+              and d["args"]["m"]["merror"] == "NONE" and d["args"]["m"]["massigned"])
+
+    def flip(d: dict) -> None:
+        c = d["node"]
+        d["state"]["owned"][c] = sorted(set(d["state"]["owned"][c]) ^ {0})
+    out["wrong_owner"] = (_edit(lines, k, flip), k + 1)
+
+    k = _find(lines, lambda d: d["action"] == "SendHeartbeat")
+    out["skipped_step"] = (lines[:k] + lines[k + 1:], k + 1)  # the next lines' network still holds it
+
+    k = _find(lines, _completes)
+
+    def no_complete(d: dict) -> None:
+        d["args"]["then"] = [p for p in d["args"]["then"] if p["action"] != "CompleteJoin"]
+        if not d["args"]["then"]:
+            del d["args"]["then"]
+    out["dropped_part"] = (_edit(lines, k, no_complete), k + 1)
+
+    k = _find(lines, lambda d: d["action"] == "SendHeartbeat")
+    out["unknown_action"] = (_edit(lines, k, lambda d: d.update(action="SendHeartbeats")), k + 1)
+
+    k = _find(lines, lambda d: d["action"] == "HandleHeartbeat")
+    out["extra_field"] = (_edit(lines, k, lambda d: d["args"]["m"].update(mcorr=7)), k + 1)
+    out["never_sent"] = (_edit(lines, k, lambda d: d["args"]["m"].update(mgeneration=d["args"]["m"]["mgeneration"] + 5)),
+                         k + 1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def corrupt_runs(tmp_path_factory):
+    base = tmp_path_factory.mktemp("corrupt")
+    cases = _corruptions()
+    cases["original"] = (_fixture(), 0)
+    files = [write(base / f"{name}.ndjson", lines) for name, (lines, _line) in cases.items()]
+    res = check_paths(files, OPTS)  # one batched run, then one localising run per rejection
+    return {Path(r.trace).stem: (r, cases[Path(r.trace).stem][1]) for r in res}
+
+
+def test_fixture_trace_is_accepted(corrupt_runs):
+    r, _ = corrupt_runs["original"]
+    assert r.verdict == "accepted", r.message[:800]
+    assert r.events == r.checked == len(spec_lines(_fixture())) and r.skipped > 0
+
+
+def test_wrong_variable_value_is_rejected_naming_only_it(corrupt_runs):
+    r, line = corrupt_runs["wrong_generation"]
     assert r.verdict == "rejected" and r.kind == "state_mismatch", r.message[:800]
-    assert r.line == k + 1 and r.action == "HandleJoinGroup"
+    assert r.line == line and r.action == "HandleJoinGroup"
     assert r.disagree == ["generation"]
 
 
-def test_wrong_owner_is_rejected(tmp_path):
-    lines = _fixture()
-    k = _find(lines, lambda d: d["action"] == "HandleSyncGroupResponse"
-              and d["args"]["m"]["merror"] == "NONE" and d["args"]["m"]["massigned"])
-    d = json.loads(lines[k])
-    c = d["node"]
-    d["state"]["owned"][c] = sorted(set(d["state"]["owned"][c]) ^ {0})
-    lines[k] = json.dumps(d, separators=(",", ":"))
-    (r,) = check_paths([write(tmp_path / "owner.ndjson", lines)], OPTS)
-    assert r.verdict == "rejected" and r.line == k + 1, r.message[:800]
-    assert r.disagree == ["owned"] and f'{{"{c}"}}' in r.message
+def test_wrong_owner_is_rejected(corrupt_runs):
+    r, line = corrupt_runs["wrong_owner"]
+    assert r.verdict == "rejected" and r.line == line, r.message[:800]
+    assert r.disagree == ["owned"] and r.action == "HandleSyncGroupResponse"
 
 
-def test_skipped_step_is_rejected_at_the_next_line(tmp_path):
-    lines = _fixture()
-    k = _find(lines, lambda d: d["action"] == "SendHeartbeat")
-    del lines[k]  # the heartbeat is never sent, but the next lines' network still holds it
-    (r,) = check_paths([write(tmp_path / "skip.ndjson", lines)], OPTS)
-    assert r.verdict == "rejected" and r.line == k + 1, r.message[:800]
+def test_skipped_step_is_rejected_at_the_next_line(corrupt_runs):
+    r, line = corrupt_runs["skipped_step"]
+    assert r.verdict == "rejected" and r.line == line, r.message[:800]
     assert "msgs" in r.disagree
 
 
-def test_dropped_part_of_a_composed_step_is_rejected(tmp_path):
-    lines = _fixture()
-    k = _find(lines, lambda d: any(p["action"] == "CompleteJoin" for p in d["args"].get("then", [])))
-    d = json.loads(lines[k])
-    d["args"]["then"] = [p for p in d["args"]["then"] if p["action"] != "CompleteJoin"]
-    if not d["args"]["then"]:
-        del d["args"]["then"]
-    lines[k] = json.dumps(d, separators=(",", ":"))
-    (r,) = check_paths([write(tmp_path / "part.ndjson", lines)], OPTS)
-    assert r.verdict == "rejected" and r.line == k + 1, r.message[:800]
+def test_dropped_part_of_a_composed_step_is_rejected(corrupt_runs):
+    r, line = corrupt_runs["dropped_part"]
+    assert r.verdict == "rejected" and r.line == line, r.message[:800]
     assert "generation" in r.disagree and "groupState" in r.disagree
 
 
-def test_unknown_action_and_bad_message_are_reported(tmp_path):
-    lines = _fixture()
-    k = _find(lines, lambda d: d["action"] == "SendHeartbeat")
-    d = json.loads(lines[k])
-    d["action"] = "SendHeartbeats"
-    lines[k] = json.dumps(d, separators=(",", ":"))
-    (r,) = check_paths([write(tmp_path / "unknown.ndjson", lines)], OPTS)
-    assert r.verdict == "rejected" and r.kind == "unknown_action" and r.line == k + 1, r.message[:800]
-
-    lines = _fixture()
-    k = _find(lines, lambda d: d["action"] == "HandleHeartbeat")
-    d = json.loads(lines[k])
-    d["args"]["m"]["mcorr"] = 7  # a field the spec's messages do not have
-    lines[k] = json.dumps(d, separators=(",", ":"))
-    (r,) = check_paths([write(tmp_path / "field.ndjson", lines)], OPTS)
-    assert r.verdict in ("rejected", "error") and r.line == k + 1, r.message[:800]
+def test_unknown_action_and_unknown_message_field_are_reported(corrupt_runs):
+    r, line = corrupt_runs["unknown_action"]
+    assert r.verdict == "rejected" and r.kind == "unknown_action" and r.line == line, r.message[:800]
+    r, line = corrupt_runs["extra_field"]
+    assert r.verdict in ("rejected", "error") and r.line == line, r.message[:800]
     assert "mcorr" in r.message
 
 
-def test_receive_of_a_message_never_sent_is_not_enabled(tmp_path):
-    lines = _fixture()
-    k = _find(lines, lambda d: d["action"] == "HandleHeartbeat")
-    d = json.loads(lines[k])
-    d["args"]["m"]["mgeneration"] += 5  # no such heartbeat was ever sent
-    lines[k] = json.dumps(d, separators=(",", ":"))
-    (r,) = check_paths([write(tmp_path / "ghost.ndjson", lines)], OPTS)
-    assert r.verdict == "rejected" and r.kind == "not_enabled" and r.line == k + 1, r.message[:800]
+def test_receive_of_a_message_never_sent_is_not_enabled(corrupt_runs):
+    r, line = corrupt_runs["never_sent"]
+    assert r.verdict == "rejected" and r.kind == "not_enabled" and r.line == line, r.message[:800]
     assert "message in network is false" in r.message
