@@ -69,9 +69,9 @@ def _stages(out: Path, seeds: int, steps: int, protocols: tuple[str, ...]) -> li
                    "--count", str(seeds), "--out", str(sim / protocol)),
                   f"sim/{protocol}/summary.json"))
     stages += [
-        # conformance glue exists for KRaft only so far (traces/protocols/)
-        Stage("conform", "TLC decides each recorded KRaft trace",
-              ("conform", str(sim / "kraft"), "--out", str(out / "conform")),
+        # every simulated protocol has conformance glue (traces/protocols/); the trace header names it
+        Stage("conform", f"TLC decides each recorded trace ({', '.join(protocols)})",
+              ("conform", *(str(sim / p) for p in protocols), "--out", str(out / "conform")),
               "conform/conform.json"),
         Stage("audit", "Spark audit of the recorded histories (local)", ("audit", str(sim), "--out", str(out / "audit")),
               "audit/results.json"),
