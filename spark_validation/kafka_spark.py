@@ -31,50 +31,70 @@ def _offset(col):
     return F.when(t.rlike(r"^[+-]?[0-9]+$"), t.try_cast("bigint"))
 
 
-def micro_ops(ops: "DataFrame") -> "DataFrame":
-    """Op rows -> micro-op rows ``(history, seq, op, process, type, mop, key, offset, value, pos)``."""
+def _mop(mop: str, key, offset, value, pos):
     F = _F()
-    comp = ops.where(F.col("type").isin("ok", "fail", "info") & F.col("f").isin("send", "poll", "txn")).select(
-        "history", F.col("line").alias("seq"), F.col("index").alias("op"), "process", "type", "f", "key", "value"
-    )
-    base = ["history", "seq", "op", "process", "type"]
+    return F.struct(F.lit(mop).alias("mop"), key.cast("string").alias("key"), offset.alias("offset"),
+                    value.cast("string").alias("value"), pos.cast("long").alias("pos"))
 
-    def send_cols(x):
+
+def _send_parts(x, arr=None):
+    """A send's value -> (offset, value): ``[offset, v]`` gives both, anything else is a value
+    with unknown offset (kafka_ref._send_parts). ``arr`` is ``x`` parsed as an array, if known."""
+    F = _F()
+    if arr is None:
         arr = F.from_json(x, "array<string>")
-        is_pair = F.trim(x).startswith("[") & (F.size(arr) == 2)
-        off = F.when(is_pair, _offset(arr[0]))
-        val = F.when(is_pair, arr[1]).otherwise(x)
-        return off, val
+    is_pair = F.trim(x).startswith("[") & (F.size(arr) == 2)
+    return F.when(is_pair, _offset(arr[0])), F.when(is_pair, arr[1]).otherwise(x)
 
-    # flat form -------------------------------------------------------------------------------
-    flat = comp.where(F.col("key").isNotNull() & F.col("f").isin("send", "poll"))
-    fs = flat.where(F.col("f") == "send").where(F.col("value").isNotNull())
-    off, val = send_cols(F.col("value"))
-    flat_send = fs.select(*base, F.lit("send").alias("mop"), "key", off.alias("offset"), val.alias("value"),
-                          F.lit(0).cast("long").alias("pos"))
-    fp = flat.where(F.col("f") == "poll").select(
-        *base, "key", F.posexplode(F.from_json(F.col("value"), "array<array<string>>")).alias("pos", "pair"))
-    flat_poll = fp.where(F.size("pair") >= 2).select(
-        *base, F.lit("poll").alias("mop"), "key", _offset(F.col("pair")[0]).alias("offset"),
-        F.col("pair")[1].alias("value"), F.col("pos").cast("long").alias("pos"))
 
-    # Jepsen micro-op form ---------------------------------------------------------------------
-    tx = comp.where(~(F.col("key").isNotNull() & F.col("f").isin("send", "poll"))).select(
-        *base, F.posexplode(F.from_json(F.col("value"), "array<array<string>>")).alias("i", "mop_arr"))
-    tx = tx.where(F.size("mop_arr") >= 1)
-    ts = tx.where((F.col("mop_arr")[0] == "send") & (F.size("mop_arr") >= 3))
-    off2, val2 = send_cols(F.col("mop_arr")[2])
-    tx_send = ts.select(*base, F.lit("send").alias("mop"), F.col("mop_arr")[1].alias("key"), off2.alias("offset"),
-                        val2.alias("value"), (F.col("i").cast("long") * POS_STRIDE).alias("pos"))
-    tp = tx.where((F.col("mop_arr")[0] == "poll") & (F.size("mop_arr") >= 2)).select(
-        *base, "i", F.explode(F.from_json(F.col("mop_arr")[1], "map<string,array<array<string>>>")).alias("key", "pairs"))
-    tp = tp.select(*base, "i", "key", F.posexplode("pairs").alias("j", "pair"))
-    tx_poll = tp.where(F.size("pair") >= 2).select(
-        *base, F.lit("poll").alias("mop"), "key", _offset(F.col("pair")[0]).alias("offset"),
-        F.col("pair")[1].alias("value"), (F.col("i").cast("long") * POS_STRIDE + F.col("j")).alias("pos"))
+def _pairs(pairs, key_of, pos_of):
+    """``[[offset, value], ...]`` -> poll micro-ops (entries with fewer than two items skipped)."""
+    F = _F()
+    indexed = F.transform(pairs, lambda pair, j: F.struct(pair.alias("p"), j.alias("j")))
+    return F.transform(F.filter(indexed, lambda e: F.size(e["p"]) >= 2),
+                       lambda e: _mop("poll", key_of, _offset(e["p"][0]), e["p"][1], pos_of(e["j"])))
 
-    out = flat_send.unionByName(flat_poll).unionByName(tx_send).unionByName(tx_poll)
-    return out.where(F.col("key").isNotNull() & F.col("value").isNotNull())
+
+_MOP_ARRAY = "array<struct<mop:string,key:string,offset:bigint,value:string,pos:bigint>>"
+
+
+def micro_ops(ops: "DataFrame") -> "DataFrame":
+    """Op rows -> micro-op rows ``(history, seq, op, process, type, mop, key, offset, value, pos)``.
+
+    One pass whatever the encoding: each completed op's value is parsed once, turned into one
+    array of micro-op structs by higher-order functions, and a single ``inline`` makes the rows.
+    """
+    F = _F()
+    col = F.col
+    comp = ops.where(col("type").isin("ok", "fail", "info") & col("f").isin("send", "poll", "txn"))
+    flat = col("key").isNotNull() & col("f").isin("send", "poll")
+    flat_send = flat & (col("f") == "send")
+    # parse once (a CASE branch would re-run from_json for every use of the parsed value)
+    comp = comp.select("history", col("line").alias("seq"), col("index").alias("op"), "process", "type", "key",
+                       "value", flat.alias("flat"), flat_send.alias("flat_send"),
+                       F.when(flat_send, F.from_json("value", "array<string>")).alias("sarr"),
+                       F.when(~flat_send, F.from_json("value", "array<array<string>>")).alias("parr"))
+    key, value = col("key"), col("value")
+    off, val = _send_parts(value, col("sarr"))
+    one_send = F.array(_mop("send", key, off, val, F.lit(0)))
+    flat_poll = _pairs(col("parr"), key, lambda j: j)
+
+    def one(mop, i):
+        name = mop[0]
+        base = i.cast("long") * POS_STRIDE
+        soff, sval = _send_parts(mop[2])
+        send = F.array(_mop("send", mop[1], soff, sval, base))
+        entries = F.map_entries(F.from_json(mop[1], "map<string,array<array<string>>>"))
+        poll = F.flatten(F.transform(entries, lambda e: _pairs(e["value"], e["key"], lambda j: base + j)))
+        return (F.when((name == "send") & (F.size(mop) >= 3), send)
+                .when((name == "poll") & (F.size(mop) >= 2), poll))
+
+    txn = F.flatten(F.transform(col("parr"), lambda mop, i: F.coalesce(one(mop, i), F.array().cast(_MOP_ARRAY))))
+    arr = (F.when(col("flat_send"), F.when(value.isNotNull(), one_send))
+           .when(col("flat"), flat_poll)
+           .otherwise(txn))
+    m = comp.select("history", "seq", "op", "process", "type", F.inline(F.coalesce(arr, F.array().cast(_MOP_ARRAY))))
+    return m.where(col("key").isNotNull() & col("value").isNotNull())
 
 
 def assignments(ops: "DataFrame") -> "DataFrame":
@@ -89,136 +109,201 @@ def _anom(df: "DataFrame", kind: str, evidence) -> "DataFrame":
     return df.select("history", F.lit(kind).alias("kind"), "key", F.to_json(evidence).alias("evidence"))
 
 
+def enrich(m: "DataFrame", parts: int) -> "DataFrame":
+    """Micro-ops with every per-row fact the anomalies need, from one shuffle (by history) and
+    sorted window passes that all reuse that partitioning (no further shuffle):
+
+    1. by ``(history, key, value)``: ``okr`` (an ``ok`` poll read this value), ``has_fail`` (a
+       send of it failed), and the smallest/largest offset any micro-op gave it;
+    2. by ``(history, seq)`` (one op): ``committed`` (an ``ok`` send, or a send of an ``info`` op
+       one of whose sends an ``ok`` poll read), hence ``in_vo`` (in the version order); ``mixed``
+       (the op both sends and polls);
+    3. by ``(history, key)`` in offset order: ``idx``, the offset's dense rank among the key's
+       version-order offsets (null outside it), and per offset the least/greatest value there;
+    4. by ``(history, key, value)`` again: the value's first/last index, first offset, first
+       reader and writer; per key (same sort) the highest first index an ``ok`` poll reached;
+    5. by ``(history, process, key, mop)`` in op order: the previous micro-op (``pseq``, ``pidx``,
+       ``pv``, ``po``, ``pop``), giving pairs inside one op and from one op to the next.
+
+    Each anomaly then shows as a flag on a few rows, so the caller keeps only flagged rows.
+    """
+    from pyspark.sql import Window
+
+    F = _F()
+    # Every partitioning and sort key starts with ``hno``, a dense integer standing for the
+    # history id (see :func:`check`): Spark sorts on an 8-byte prefix of the first key, and string
+    # ids sharing a prefix ("kafka-0...") would make every comparison fall through to the strings.
+    m = m.repartition(parts, "hno")
+    col = F.col
+    is_send, is_poll = col("mop") == "send", col("mop") == "poll"
+    okpoll = is_poll & (col("type") == "ok")
+    H = ("hno",)
+
+    w1 = Window.partitionBy(*H, "key", "value")
+    m = m.select("*", F.max(okpoll).over(w1).alias("okr"),
+                 F.max(is_send & (col("type") == "fail")).over(w1).alias("has_fail"),
+                 (F.min("offset").over(w1) != F.max("offset").over(w1)).alias("maybe_dup"))
+    w2 = Window.partitionBy(*H, "seq")
+    m = m.select("*", F.max(is_send & (col("type") == "info") & col("okr")).over(w2).alias("proven"),
+                 (F.max(is_send).over(w2) & F.max(is_poll).over(w2)).alias("mixed"))
+    committed = is_send & ((col("type") == "ok") | ((col("type") == "info") & col("proven")))
+    m = m.select(*[c for c in m.columns if c != "proven"], committed.alias("committed"))
+    m = m.withColumn("in_vo", col("offset").isNotNull() & (is_poll | col("committed")))
+
+    w3 = Window.partitionBy(*H, "key").orderBy(col("offset").asc_nulls_first(), col("in_vo").desc())
+    run = w3.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    m = m.withColumn("marker", col("in_vo") & ~F.lag("offset").over(w3).eqNullSafe(col("offset")))
+    m = m.select("*", F.sum(col("marker").cast("long")).over(run).alias("cum"),
+                 F.max(F.when(col("marker"), col("offset"))).over(run).alias("last_vo"))
+    idx = F.when(col("offset").isNotNull() & (col("last_vo") == col("offset")), col("cum") - 1)
+    w4 = Window.partitionBy(*H, "key", "offset")
+    vo_value = F.when(col("in_vo"), col("value"))
+    m = m.select(*[c for c in m.columns if c not in ("marker", "cum", "last_vo")], idx.alias("idx"))
+    m = m.select("*", (F.min(vo_value).over(w4) != F.max(vo_value).over(w4)).alias("incons"))
+
+    w5 = Window.partitionBy(*H, "key", "value")
+    vo_idx = F.when(col("in_vo"), col("idx"))
+    m = m.select("*", F.min(vo_idx).over(w5).alias("first_idx"), F.max(vo_idx).over(w5).alias("last_idx"),
+                 F.min(F.when(col("in_vo"), col("offset"))).over(w5).alias("off_min"),
+                 F.min(F.when(okpoll, col("op"))).over(w5).alias("reader"),
+                 F.min(F.when(col("committed"), col("op"))).over(w5).alias("writer"),
+                 F.max(is_send & (col("type") == "ok")).over(w5).alias("ok_sent"))
+    w6 = Window.partitionBy(*H, "key")
+    read_struct = F.struct((-col("first_idx")).alias("nb"), "value", "reader", "off_min")
+    m = m.withColumn("mr", F.min(F.when(col("okr") & col("first_idx").isNotNull(), read_struct)).over(w6))
+
+    cls = (is_poll & (col("type") == "ok")) | (is_send & col("type").isin("ok", "info"))
+    m = m.withColumn("cls", cls)
+    w7 = Window.partitionBy(*H, "process", "key", "mop", "cls").orderBy("seq", "pos")
+    m = m.select("*", F.lag("seq").over(w7).alias("pseq"), F.lag("idx").over(w7).alias("pidx"),
+                 F.lag("value").over(w7).alias("pv"), F.lag("offset").over(w7).alias("po"),
+                 F.lag("op").over(w7).alias("pop"))
+    return m
+
+
 def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
     """All Kafka anomalies of the op table: ``(history, kind, key, evidence-json)``."""
     from pyspark.sql import Window
 
     F = _F()
-    # Materialise the building blocks (localCheckpoint cuts the lineage): every anomaly below is
-    # then a small plan over a few leaf tables, which keeps Catalyst's planning time flat.
-    # Every table below is keyed by history first: hash-partitioning the micro-ops by history once
-    # lets the groupBys, windows and joins on (history, ...) run without another shuffle.
+    col = F.col
+    spark = ops.sparkSession
     if m is None:
         m = micro_ops(ops)
-    parts = int(ops.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    m = m.repartition(parts, "history").localCheckpoint()
-    sends = m.where(F.col("mop") == "send")
-    reads = m.where(F.col("mop") == "poll")
-    ok_reads = reads.where(F.col("type") == "ok")
-    ok_kv = ok_reads.select("history", "key", "value").distinct().localCheckpoint()
-    okr_flag = ok_kv.withColumn("ok_read", F.lit(True))
-
-    info_proven = (sends.where(F.col("type") == "info").join(ok_kv, ["history", "key", "value"], "left_semi")
-                   .select("history", "seq").distinct().withColumn("proven", F.lit(True)))
-    committed = (sends.join(info_proven, ["history", "seq"], "left")
-                 .where((F.col("type") == "ok") | ((F.col("type") == "info") & F.col("proven").isNotNull()))
-                 .drop("proven")).localCheckpoint()
-
-    cols = ["history", "key", "offset", "value", "op"]
-    vo = (reads.where(F.col("offset").isNotNull()).select(*cols)
-          .unionByName(committed.where(F.col("offset").isNotNull()).select(*cols))).localCheckpoint()
-    index = (vo.select("history", "key", "offset").distinct()
-             .withColumn("idx", F.dense_rank().over(Window.partitionBy("history", "key").orderBy("offset")) - 1)
-             ).localCheckpoint()
-
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    names = (ops.select("history").distinct()
+             .withColumn("hno", F.row_number().over(Window.orderBy("history")).cast("int")))
+    m = m.join(F.broadcast(names), "history").drop("history")
+    E = enrich(m, parts)
+    is_send, is_poll = col("mop") == "send", col("mop") == "poll"
+    okpoll = is_poll & (col("type") == "ok")
+    delta = col("idx") - col("pidx")
+    lost = ~col("okr") & col("writer").isNotNull() & (col("last_idx") <= -col("mr.nb"))
+    unseen = col("ok_sent") & ~col("okr")
+    # a pair of micro-ops worth a look: any index step but +1, except a forward skip between two
+    # sends of different ops (producers interleave; only going back is an anomaly there)
+    pair = (col("pidx").isNotNull() & col("idx").isNotNull() & (delta != 1)
+            & ~(is_send & (col("pseq") != col("seq")) & (delta > 1)))
+    flags = {
+        "f_incons": col("in_vo") & col("incons"),
+        "f_dup": col("in_vo") & col("maybe_dup"),
+        "f_g1a": col("has_fail") & col("okr"),
+        "f_lost": lost,
+        "f_unseen": unseen,
+        "f_mixed": col("mixed"),
+        "f_pair": pair,
+    }
+    keep = ["hno", "seq", "op", "process", "type", "mop", "key", "offset", "value", "pos", "idx", "in_vo",
+            "off_min", "writer", "mr", "pseq", "pidx", "pv", "po", "pop", "cls"]
+    any_flag = None
+    for c in flags.values():
+        c = F.coalesce(c, F.lit(False))
+        any_flag = c if any_flag is None else any_flag | c
+    # The only materialised table: the few rows some anomaly needs (all of an anomalous group's
+    # rows, so that every anomaly below is a small groupBy over it).
+    R = E.where(any_flag).select(*keep, *[F.coalesce(c, F.lit(False)).alias(n) for n, c in flags.items()])
+    R = R.join(F.broadcast(names), "hno").drop("hno")
+    R = R.cache()
     results = []
 
-    # inconsistent-offsets
-    g = vo.groupBy("history", "key", "offset").agg(
-        F.array_sort(F.collect_set("value")).alias("values"), F.array_sort(F.collect_set("op")).alias("ops"))
-    results.append(_anom(g.where(F.size("values") > 1), "inconsistent-offsets",
-                         F.struct(F.col("offset"), F.col("values"), F.col("ops"))))
+    # inconsistent-offsets: one offset of a key with several values
+    g = (R.where("f_incons").groupBy("history", "key", "offset")
+         .agg(F.array_sort(F.collect_set("value")).alias("values"), F.array_sort(F.collect_set("op")).alias("ops")))
+    results.append(_anom(g, "inconsistent-offsets", F.struct("offset", "values", "ops")))
 
-    # duplicate
-    g = vo.groupBy("history", "key", "value").agg(F.array_sort(F.collect_set("offset")).alias("offsets"))
-    results.append(_anom(g.where(F.size("offsets") > 1), "duplicate", F.struct("value", "offsets")))
+    # duplicate: one value at several offsets of a key
+    g = (R.where("f_dup").groupBy("history", "key", "value")
+         .agg(F.array_sort(F.collect_set("offset")).alias("offsets")).where(F.size("offsets") > 1))
+    results.append(_anom(g, "duplicate", F.struct("value", "offsets")))
 
-    # G1a
-    failed = sends.where(F.col("type") == "fail").select("history", "key", "value", F.col("op").alias("writer"))
-    g = (ok_reads.select("history", "key", "value", "offset", F.col("op").alias("reader"))
+    # G1a: an ok poll read a value whose send failed
+    d = R.where("f_g1a")
+    failed = d.where(is_send & (col("type") == "fail")).select("history", "key", "value", col("op").alias("writer"))
+    g = (d.where(okpoll).select("history", "key", "value", "offset", col("op").alias("reader"))
          .join(failed, ["history", "key", "value"]).distinct())
     results.append(_anom(g, "G1a", F.struct("value", "offset", "writer", "reader")))
 
-    # lost-write
-    vi = vo.join(index, ["history", "key", "offset"])
-    span = (vi.groupBy("history", "key", "value").agg(F.min("idx").alias("first_idx"), F.max("idx").alias("last_idx"))
-            .localCheckpoint())
-    readers = ok_reads.groupBy("history", "key", "value").agg(F.min("op").alias("reader"))
-    read_span = span.join(readers, ["history", "key", "value"])
-    bound = read_span.groupBy("history", "key").agg(F.max("first_idx").alias("bound"))
-    max_read = (read_span.join(bound, ["history", "key"]).where(F.col("first_idx") == F.col("bound"))
-                .groupBy("history", "key", "bound").agg(F.min(F.struct("value", "reader")).alias("mr"))
-                .join(index.withColumnRenamed("idx", "bound").withColumnRenamed("offset", "bound_offset"),
-                      ["history", "key", "bound"]))
-    writer = committed.groupBy("history", "key", "value").agg(F.min("op").alias("writer"))
-    first_off = index.withColumnRenamed("idx", "first_idx").withColumnRenamed("offset", "first_offset")
-    lost = (span.join(max_read, ["history", "key"])
-            .where(F.col("last_idx") <= F.col("bound"))
-            .join(okr_flag, ["history", "key", "value"], "left_anti")
-            .join(writer, ["history", "key", "value"])
-            .join(first_off, ["history", "key", "first_idx"]))
-    results.append(_anom(lost, "lost-write", F.struct(
-        F.col("value"), F.col("first_offset").alias("offset"), F.col("writer"),
-        F.struct(F.col("mr.value").alias("value"), F.col("bound_offset").alias("offset"),
-                 F.col("mr.reader").alias("op")).alias("max_read"))))
+    # lost-write: a committed value no ok poll read, whose last index is at or below the highest
+    # index an ok poll reached (each read value counted at its first index)
+    g = R.where("f_lost").select("history", "key", "value", "off_min", "writer", "mr").distinct()
+    results.append(_anom(g, "lost-write", F.struct(
+        col("value"), col("off_min").alias("offset"), col("writer"),
+        F.struct(col("mr.value").alias("value"), col("mr.off_min").alias("offset"),
+                 col("mr.reader").alias("op")).alias("max_read"))))
 
-    # indexes of micro-ops
-    mi = m.join(index, ["history", "key", "offset"], "left").localCheckpoint()
+    # unseen (informational): ok sends never read by an ok poll
+    un = (R.where("f_unseen").select("history", "key", "value").distinct().groupBy("history", "key")
+          .agg(F.count("*").alias("count"),
+               F.slice(F.array_sort(F.collect_list("value")), 1, UNSEEN_SAMPLE).alias("values")))
+    results.append(_anom(un, "unseen", F.struct("count", "values")))
 
-    # internal (within one op)
-    w_int = Window.partitionBy("history", "seq", "key", "mop").orderBy("pos")
-    pairs = (mi.withColumn("pv", F.lag("value").over(w_int)).withColumn("po", F.lag("offset").over(w_int))
-             .withColumn("pi", F.lag("idx").over(w_int))
-             .where(F.col("pi").isNotNull() & F.col("idx").isNotNull())
-             .withColumn("delta", F.col("idx") - F.col("pi")))
-    ev_int = F.struct(F.array("pv", "value").alias("values"), F.array("po", "offset").alias("offsets"),
-                      F.col("delta"), F.col("op"))
-    for mop, skip, nm in (("poll", "int-poll-skip", "int-nonmonotonic-poll"),
-                          ("send", "int-send-skip", "int-nonmonotonic-send")):
-        p = pairs.where(F.col("mop") == mop)
-        results.append(_anom(p.where(F.col("delta") > 1), skip, ev_int))
-        results.append(_anom(p.where(F.col("delta") < 1), nm, ev_int))
-
-    # precommitted-read
-    sv = sends.select("history", "seq", "key", "value", "op")
-    rv = reads.select("history", "seq", "key", "value")
-    pre = (sv.join(rv, ["history", "seq", "key", "value"], "left_semi")
+    # precommitted-read: an op read a value it sent itself
+    pre = (R.where("f_mixed").groupBy("history", "seq", "key", "value")
+           .agg(F.max(is_send).alias("s"), F.max(is_poll).alias("p"), F.min("op").alias("op"))
+           .where(col("s") & col("p"))
            .groupBy("history", "seq", "key").agg(F.array_sort(F.collect_set("value")).alias("values"),
                                                  F.min("op").alias("op")))
     results.append(_anom(pre, "precommitted-read", F.struct("values", "op")))
 
-    # cross-op, per process
-    assigns = assignments(ops)
-    summ = (mi.groupBy("history", "seq", "op", "process", "type", "mop", "key")
-            .agg(F.min(F.struct("pos", "value", "offset", "idx")).alias("first"),
-                 F.max(F.struct("pos", "value", "offset", "idx")).alias("last"))).localCheckpoint()
-    for mop, types, skip, nm in (("poll", ("ok",), "poll-skip", "nonmonotonic-poll"),
-                                 ("send", ("ok", "info"), None, "nonmonotonic-send")):
-        s = summ.where((F.col("mop") == mop) & F.col("type").isin(*types))
-        w = Window.partitionBy("history", "process", "key").orderBy("seq")
-        s = (s.withColumn("prev", F.lag("last").over(w)).withColumn("prev_seq", F.lag("seq").over(w))
-             .withColumn("prev_op", F.lag("op").over(w)).where(F.col("prev_seq").isNotNull()))
-        resets = (s.join(assigns, (s.history == assigns.history) & (s.process == assigns.aprocess)
-                         & (assigns.aseq > s.prev_seq) & (assigns.aseq < s.seq)
-                         & ~F.array_contains(assigns.akeys, s.key), "left_semi"))
-        s = s.join(resets.select("history", "process", "key", "seq"), ["history", "process", "key", "seq"], "left_anti")
-        s = (s.where(F.col("prev.idx").isNotNull() & F.col("first.idx").isNotNull())
-             .withColumn("delta", F.col("first.idx") - F.col("prev.idx")))
-        ev = F.struct(F.col("process"), F.array("prev.value", "first.value").alias("values"),
-                      F.array("prev.offset", "first.offset").alias("offsets"), F.col("delta"),
-                      F.array("prev_op", "op").alias("ops"))
-        if skip:
-            results.append(_anom(s.where(F.col("delta") > 1), skip, ev))
-        results.append(_anom(s.where(F.col("delta") < 1), nm, ev))
+    # consecutive micro-ops of a process and key: inside one op (any completion) ...
+    s = R.where("f_pair").withColumn("delta", delta)
+    internal = s.where(col("pseq") == col("seq"))
+    ev_int = F.struct(F.array("pv", "value").alias("values"), F.array("po", "offset").alias("offsets"),
+                      col("delta"), col("op"))
+    for mop, skip, nm in (("poll", "int-poll-skip", "int-nonmonotonic-poll"),
+                          ("send", "int-send-skip", "int-nonmonotonic-send")):
+        p = internal.where(col("mop") == mop)
+        results.append(_anom(p.where(col("delta") > 1), skip, ev_int))
+        results.append(_anom(p.where(col("delta") < 1), nm, ev_int))
 
-    # unseen
-    un = (sends.where(F.col("type") == "ok").select("history", "key", "value")
-          .join(okr_flag, ["history", "key", "value"], "left_anti").distinct()
-          .groupBy("history", "key").agg(F.count("*").alias("count"),
-                                         F.slice(F.array_sort(F.collect_set("value")), 1, UNSEEN_SAMPLE).alias("values")))
-    results.append(_anom(un, "unseen", F.struct("count", "values")))
+    # ... and from one op to the next (ok polls; ok/info sends), unless an ok/info assign or
+    # subscribe by the process in between left the key out
+    cross = s.where(col("cls") & (col("pseq") != col("seq")))
+    assigns = F.broadcast(assignments(ops).join(F.broadcast(R.where("f_pair").select("history").distinct()),
+                                                "history", "left_semi"))
+    reset = ((cross.history == assigns.history) & (cross.process == assigns.aprocess)
+             & (assigns.aseq > cross.pseq) & (assigns.aseq < cross.seq) & ~F.array_contains(assigns.akeys, cross.key))
+    cross = cross.join(assigns, reset, "left_anti")
+    ev = F.struct(col("process"), F.array("pv", "value").alias("values"), F.array("po", "offset").alias("offsets"),
+                  col("delta"), F.array("pop", "op").alias("ops"))
+    for mop, skip, nm in (("poll", "poll-skip", "nonmonotonic-poll"), ("send", None, "nonmonotonic-send")):
+        c = cross.where(col("mop") == mop)
+        if skip:
+            results.append(_anom(c.where(col("delta") > 1), skip, ev))
+        results.append(_anom(c.where(col("delta") < 1), nm, ev))
 
     out = results[0]
     for r in results[1:]:
         out = out.unionByName(r)
+    out._kraft_cached = [R]  # released by collect()
     return out
+
+
+def collect(ops: "DataFrame") -> list:
+    """Run :func:`check` and return its rows, releasing the cached table of flagged rows."""
+    out = check(ops)
+    try:
+        return out.collect()
+    finally:
+        for df in getattr(out, "_kraft_cached", []):
+            df.unpersist()
