@@ -285,6 +285,10 @@ class GroupCoordinator:
         self.log.append({"at": now, "event": "complete_join", "generation": self.generation,
                          "leader": self.leader, "members": sorted(joined)})
         view = tuple(sorted((mid, self.members[mid].reported_owned) for mid in joined))
+        # the session timer restarts when the JoinGroup is answered (GroupCoordinator.onCompleteJoin:
+        # completeAndScheduleNextHeartbeatExpiration for every member)
+        for mid in joined:
+            self.members[mid].last_heard = now
         return [JoinGroupResponse(client, conn, Errors.NONE, mid, self.generation, self.leader,
                                   view if mid == self.leader else (), corr=corr)
                 for mid, (client, conn, corr) in sorted(joined.items())]
@@ -327,6 +331,10 @@ class GroupCoordinator:
             out = reply(Errors.NONE, self.members[mid].assignment)
             for x, parked in sorted(self.awaiting_sync.items()):
                 self._did("HandleSyncGroup", m=parked)
+                # the session timer restarts when the assignment goes out
+                # (GroupCoordinator.propagateAssignment: completeAndScheduleNextHeartbeatExpiration),
+                # so a member cannot expire while its assignment is still on the way
+                self.members[x].last_heard = now
                 out.append(SyncGroupResponse(parked.source, parked.conn, Errors.NONE, x,
                                              parked.generation, self.members[x].assignment,
                                              corr=parked.corr))
