@@ -12,6 +12,12 @@ spec/ConsumerGroup.tla (glue: traces/protocols/groups.py).
 * Hand-corrupted copies of a recorded trace (fixture ``groups_eager_seed2.ndjson``: seed 2, 250
   events, ``--faults all``) are rejected precisely: a wrong variable value names only that
   variable, a skipped step or a dropped part of a composed step is reported at its line.
+* Regression fixtures for the disagreements conformance found (docs/conformance.md, "Consumer
+  groups"): ``groups_eager_seed2.ndjson`` has a pending member id expiring (``ExpirePending``) and
+  free request timeouts; ``groups_coop_seed181_timeout.ndjson`` (seed 181, cooperative, ``--faults
+  all``, first 39 steps) a request timeout while the coordinator is down and the JoinGroup's
+  response still in flight (a counted fault in the spec), then consumer crash and restart. A
+  request timeout closes the connection: a copy that keeps it open is rejected naming ``conn``.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from traces.check import Options, check_paths
 pytestmark = pytest.mark.tlc
 OPTS = Options(jobs=1)
 FIXTURE = Path(__file__).parent / "fixtures" / "groups_eager_seed2.ndjson"
+TIMEOUT_FIXTURE = Path(__file__).parent / "fixtures" / "groups_coop_seed181_timeout.ndjson"
 
 
 def simulate(out: Path, seed: int, steps: int, faults: str = "all", variant: str | None = None) -> list[str]:
@@ -184,7 +191,39 @@ def _corruptions() -> dict[str, tuple[list[str], int]]:
     out["extra_field"] = (_edit(lines, k, lambda d: d["args"]["m"].update(mcorr=7)), k + 1)
     out["never_sent"] = (_edit(lines, k, lambda d: d["args"]["m"].update(mgeneration=d["args"]["m"]["mgeneration"] + 5)),
                          k + 1)
+
+    lines = TIMEOUT_FIXTURE.read_text().splitlines()
+    k = _find(lines, lambda d: d["action"] == "RequestTimeout")
+
+    def keep_conn(d: dict) -> None:  # the rejoin still goes out on a new connection
+        c = d["node"]
+        d["state"]["conn"][c] -= 1
+    out["timeout_keeps_conn"] = (_edit(lines, k, keep_conn), k + 1)
     return out
+
+
+_REQUESTS = {"JoinGroup", "SyncGroup", "JoinGroupResponse", "SyncGroupResponse"}
+
+
+def _situations(lines: list[str]) -> set[str]:
+    """What a fixture exercises, read off its lines (the spec's Outstanding(c) for a timeout)."""
+    found, prev = set(), None
+    for x in lines[1:]:
+        d = json.loads(x)
+        acts = [d["action"]] + [p["action"] for p in d["args"].get("then", [])]
+        if d["spec"] and "ExpirePending" in acts:
+            found.add("ExpirePending")
+        if d["spec"] and d["action"] == "RequestTimeout":
+            c = d["node"]
+            held = any(m["mtype"] in _REQUESTS and m.get("msource", c) == c and m.get("mdest", c) == c
+                       for m in prev["msgs"]) or prev["memberId"][c] in dict(prev["awaitingJoin"])
+            found.add("RequestTimeout outstanding" if held else "RequestTimeout free")
+        if d["spec"] and d["action"] in ("Crash", "Restart"):
+            found.add(d["action"])
+        if not d["spec"] and d["action"] == "Crash" and d["node"] == "coordinator":
+            found.add("coordinator down")
+        prev = d["state"]
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -192,6 +231,7 @@ def corrupt_runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("corrupt")
     cases = _corruptions()
     cases["original"] = (_fixture(), 0)
+    cases["timeout"] = (TIMEOUT_FIXTURE.read_text().splitlines(), 0)
     files = [write(base / f"{name}.ndjson", lines) for name, (lines, _line) in cases.items()]
     res = check_paths(files, OPTS)  # one batched run, then one localising run per rejection
     return {Path(r.trace).stem: (r, cases[Path(r.trace).stem][1]) for r in res}
@@ -240,3 +280,22 @@ def test_receive_of_a_message_never_sent_is_not_enabled(corrupt_runs):
     r, line = corrupt_runs["never_sent"]
     assert r.verdict == "rejected" and r.kind == "not_enabled" and r.line == line, r.message[:800]
     assert "message in network is false" in r.message
+
+
+# ------------------------------------------------------------------ regression fixtures
+
+def test_regression_fixtures_are_accepted(corrupt_runs):
+    for name, path in (("original", FIXTURE), ("timeout", TIMEOUT_FIXTURE)):
+        r, _ = corrupt_runs[name]
+        lines = path.read_text().splitlines()
+        assert r.verdict == "accepted", (name, r.message[:800])
+        assert r.events == r.checked == len(spec_lines(lines))
+    assert {"ExpirePending", "RequestTimeout free", "Crash", "Restart"} <= _situations(_fixture())
+    assert {"coordinator down", "RequestTimeout outstanding", "RequestTimeout free", "Crash",
+            "Restart"} <= _situations(TIMEOUT_FIXTURE.read_text().splitlines())
+
+
+def test_request_timeout_that_keeps_the_connection_is_rejected(corrupt_runs):
+    r, line = corrupt_runs["timeout_keeps_conn"]
+    assert r.verdict == "rejected" and r.kind == "state_mismatch" and r.line == line, r.message[:800]
+    assert r.action == "RequestTimeout" and r.disagree == ["conn"]
