@@ -1,6 +1,6 @@
 """Trace-conformance throughput: validated events per second and traces per second.
 
-    python bench/conform.py [--protocol relay|kraft] [--sizes 100,1000,5000] [--jobs 2]
+    python bench/conform.py [--protocol relay|kraft|groups] [--sizes 100,1000,5000] [--jobs 2]
 
 For each trace size (spec steps per trace) it checks traces three ways:
 
@@ -10,8 +10,9 @@ For each trace size (spec steps per trace) it checks traces three ways:
 
 and prints wall seconds, CPU seconds of the TLC processes, events/s and traces/s (both on wall
 time).  Traces come from the simulator of the protocol (``relay``: the toy protocol of
-tests/traces/fixtures; ``kraft``: ``kraft.sim``, faults chosen by --faults, default none), cut to
-exactly N spec steps.  The machine's load average is printed too: on a shared machine wall time is
+tests/traces/fixtures; ``kraft``: ``kraft.sim``, faults chosen by --faults, default none;
+``groups``: the consumer-group plug-in of ``kraft.sim``, 3 consumers, eager for even seeds and
+cooperative for odd ones, same --faults), cut to exactly N spec steps.  The machine's load average is printed too: on a shared machine wall time is
 inflated by other work, the CPU column is not.
 """
 
@@ -81,6 +82,30 @@ def kraft_trace(seed: int, n: int) -> list[str]:
     return cut
 
 
+def groups_trace(seed: int, n: int) -> list[str]:
+    from kraft.sim.core import Faults, Simulator
+    from kraft.sim.protocols import HISTORY_MODEL, PROTOCOLS
+    from kraft.sim.recorder import Recorder
+
+    proto = PROTOCOLS["groups"](3, None)
+    rec = Recorder({"protocol": "groups", "spec": proto.spec, "constants": proto.constants(), "seed": seed,
+                    "variant": None}, {"model": HISTORY_MODEL["groups"]})
+    sim = Simulator(proto, seed, Faults.parse(FAULTS), recorder=rec)
+    steps = 3 * n
+    while True:
+        sim.run(steps)
+        if sum(1 for s in rec.steps if s["spec"]) >= n:
+            break
+        steps = n + 10
+    sim.finish()
+    with tempfile.TemporaryDirectory() as d:
+        tpath, _ = rec.write(d)
+        lines = tpath.read_text().splitlines()
+    cut = cut_to_spec_steps(lines, n)
+    assert cut is not None
+    return cut
+
+
 def run(paths: list[Path], opts: Options) -> tuple[float, float, list]:
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
@@ -93,10 +118,10 @@ def run(paths: list[Path], opts: Options) -> tuple[float, float, list]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--protocol", choices=("relay", "kraft"), default="kraft")
+    ap.add_argument("--protocol", choices=("relay", "kraft", "groups"), default="kraft")
     ap.add_argument("--sizes", default="100,1000,5000")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--faults", default="none", help="kraft: simulator faults (see kraft simulate)")
+    ap.add_argument("--faults", default="none", help="kraft, groups: simulator faults (see kraft simulate)")
     ap.add_argument("--traces", default="100:16,1000:8,5000:4",
                     help="traces per size for the batched/parallel rows (size:count,...)")
     args = ap.parse_args()
@@ -104,7 +129,7 @@ def main() -> None:
     counts = dict((int(a), int(b)) for a, b in (x.split(":") for x in args.traces.split(",")))
     global FAULTS
     FAULTS = args.faults
-    make = relay_trace if args.protocol == "relay" else kraft_trace
+    make = {"relay": relay_trace, "kraft": kraft_trace, "groups": groups_trace}[args.protocol]
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-conform-") as d:
         for n in sizes:
