@@ -130,6 +130,32 @@ def test_variant_rejected_where_the_bug_acts(variant_runs, variant, seed, action
     assert rb.variant == variant
 
 
+VARIANT_SWEEP = [("CooperativeAssignWithoutRevoke", s) for s in (1, 3, 5, 7, 9)] + \
+    [("EagerNoRevokeBeforeJoin", s) for s in (2, 4, 6, 8, 10)] + \
+    [("AcceptStaleGeneration", s) for s in (2, 10, 30, 38)]  # the even seeds 0-40 where it acts
+
+
+@pytest.mark.slow
+def test_variants_rejected_where_they_act_over_seeds(tmp_path):
+    """Each variant over several seeds (the oracle as above): every buggy trace rejected at the
+    oracle line, every correct trace accepted past it."""
+    files, lines = [], {}
+    for variant, seed in VARIANT_SWEEP:
+        good = simulate(tmp_path / f"{variant}-{seed}-good", seed, 2000)
+        bad = simulate(tmp_path / f"{variant}-{seed}-bad", seed, 2000, variant=variant)
+        line = first_difference(good, bad)
+        assert line is not None, f"{variant}: the bug never acted in seed {seed}"
+        lines[f"{variant}-{seed}-bad.ndjson"] = line
+        files += [write(tmp_path / f"{variant}-{seed}-good.ndjson", good[: line + 20]),
+                  write(tmp_path / f"{variant}-{seed}-bad.ndjson", bad[: line + 20])]
+    for r in check_paths(files, OPTS):
+        name = Path(r.trace).name
+        if name.endswith("-good.ndjson"):
+            assert r.verdict == "accepted", (name, r.message[:800])
+        else:
+            assert r.verdict == "rejected" and r.line == lines[name], (name, r.line, lines[name], r.message[:800])
+
+
 # ------------------------------------------------------------------ hand-corrupted traces
 
 def _fixture() -> list[str]:
