@@ -109,21 +109,31 @@ def _anom(df: "DataFrame", kind: str, evidence) -> "DataFrame":
     return df.select("history", F.lit(kind).alias("kind"), "key", F.to_json(evidence).alias("evidence"))
 
 
-def enrich(m: "DataFrame", parts: int) -> "DataFrame":
-    """Micro-ops with every per-row fact the anomalies need, from one shuffle (by history) and
-    sorted window passes that all reuse that partitioning (no further shuffle):
+def proven_ops(m: "DataFrame") -> "DataFrame":
+    """``(hno, seq)`` of the ``info`` ops one of whose sends an ``ok`` poll read (so they must have
+    committed). Small: it is built from the ``info`` sends only (broadcast), matched against the
+    ``ok`` reads without a shuffle of the reads."""
+    F = _F()
+    col = F.col
+    info = m.where((col("mop") == "send") & (col("type") == "info")).select("hno", "key", "value", "seq")
+    reads = m.where((col("mop") == "poll") & (col("type") == "ok")).select("hno", "key", "value")
+    return reads.join(F.broadcast(info), ["hno", "key", "value"]).select("hno", "seq").distinct()
 
-    1. by ``(history, key, value)``: ``okr`` (an ``ok`` poll read this value), ``has_fail`` (a
-       send of it failed), and the smallest/largest offset any micro-op gave it;
-    2. by ``(history, seq)`` (one op): ``committed`` (an ``ok`` send, or a send of an ``info`` op
-       one of whose sends an ``ok`` poll read), hence ``in_vo`` (in the version order); ``mixed``
-       (the op both sends and polls);
-    3. by ``(history, key)`` in offset order: ``idx``, the offset's dense rank among the key's
-       version-order offsets (null outside it), and per offset the least/greatest value there;
-    4. by ``(history, key, value)`` again: the value's first/last index, first offset, first
-       reader and writer; per key (same sort) the highest first index an ``ok`` poll reached;
-    5. by ``(history, process, key, mop)`` in op order: the previous micro-op (``pseq``, ``pidx``,
-       ``pv``, ``po``, ``pop``), giving pairs inside one op and from one op to the next.
+
+def enrich(m: "DataFrame", parts: int, proven: "DataFrame") -> "DataFrame":
+    """Micro-ops with every per-row fact the anomalies need, from one shuffle (by history) and
+    three sorts, each serving several window passes without a further shuffle:
+
+    0. ``committed`` (an ``ok`` send, or a send of a ``proven`` ``info`` op: a broadcast join),
+       hence ``in_vo`` (in the version order);
+    1. sort by ``(history, key, offset)``: ``idx``, the offset's dense rank among the key's
+       version-order offsets (null outside it), and per offset whether it holds several values;
+    2. sort by ``(history, key, value, seq)``: per op and value ``pre`` (the op both sent and read
+       it); per value ``okr`` (an ``ok`` poll read it), ``has_fail`` (a send of it failed), whether
+       it sits at several offsets, its first/last index, first offset, first reader and writer;
+       per key (same sort) the highest first index an ``ok`` poll reached;
+    3. sort by ``(history, process, key, mop)`` in op order: the previous micro-op (``pseq``,
+       ``pidx``, ``pv``, ``po``, ``pop``), giving pairs inside one op and from one op to the next.
 
     Each anomaly then shows as a flag on a few rows, so the caller keeps only flagged rows.
     """
@@ -131,22 +141,17 @@ def enrich(m: "DataFrame", parts: int) -> "DataFrame":
 
     F = _F()
     # Every partitioning and sort key starts with ``hno``, a dense integer standing for the
-    # history id (see :func:`check`): Spark sorts on an 8-byte prefix of the first key, and string
-    # ids sharing a prefix ("kafka-0...") would make every comparison fall through to the strings.
+    # history id (see :func:`check`), so the one shuffle by ``hno`` serves every window below.
     m = m.repartition(parts, "hno")
     col = F.col
     is_send, is_poll = col("mop") == "send", col("mop") == "poll"
     okpoll = is_poll & (col("type") == "ok")
     H = ("hno",)
+    full = (Window.unboundedPreceding, Window.unboundedFollowing)
 
-    w1 = Window.partitionBy(*H, "key", "value")
-    m = m.select("*", F.max(okpoll).over(w1).alias("okr"),
-                 F.max(is_send & (col("type") == "fail")).over(w1).alias("has_fail"),
-                 (F.min("offset").over(w1) != F.max("offset").over(w1)).alias("maybe_dup"))
-    w2 = Window.partitionBy(*H, "seq")
-    m = m.select("*", F.max(is_send & (col("type") == "info") & col("okr")).over(w2).alias("proven"),
-                 (F.max(is_send).over(w2) & F.max(is_poll).over(w2)).alias("mixed"))
-    committed = is_send & ((col("type") == "ok") | ((col("type") == "info") & col("proven")))
+    pv = F.broadcast(proven.select("hno", "seq", F.lit(True).alias("proven")))
+    m = m.join(pv, ["hno", "seq"], "left")
+    committed = is_send & ((col("type") == "ok") | ((col("type") == "info") & col("proven").isNotNull()))
     m = m.select(*[c for c in m.columns if c != "proven"], committed.alias("committed"))
     m = m.withColumn("in_vo", col("offset").isNotNull() & (is_poll | col("committed")))
 
@@ -161,14 +166,20 @@ def enrich(m: "DataFrame", parts: int) -> "DataFrame":
     m = m.select(*[c for c in m.columns if c not in ("marker", "cum", "last_vo")], idx.alias("idx"))
     m = m.select("*", (F.min(vo_value).over(w4) != F.max(vo_value).over(w4)).alias("incons"))
 
-    w5 = Window.partitionBy(*H, "key", "value")
+    # the (history, key, value, seq) window comes first, so its sort serves the two after it
+    wp = Window.partitionBy(*H, "key", "value", "seq")
+    m = m.select("*", (F.max(is_send).over(wp) & F.max(is_poll).over(wp)).alias("pre"))
+    w5 = Window.partitionBy(*H, "key", "value").rowsBetween(*full)
     vo_idx = F.when(col("in_vo"), col("idx"))
-    m = m.select("*", F.min(vo_idx).over(w5).alias("first_idx"), F.max(vo_idx).over(w5).alias("last_idx"),
+    m = m.select("*", F.max(okpoll).over(w5).alias("okr"),
+                 F.max(is_send & (col("type") == "fail")).over(w5).alias("has_fail"),
+                 (F.min("offset").over(w5) != F.max("offset").over(w5)).alias("maybe_dup"),
+                 F.min(vo_idx).over(w5).alias("first_idx"), F.max(vo_idx).over(w5).alias("last_idx"),
                  F.min(F.when(col("in_vo"), col("offset"))).over(w5).alias("off_min"),
                  F.min(F.when(okpoll, col("op"))).over(w5).alias("reader"),
                  F.min(F.when(col("committed"), col("op"))).over(w5).alias("writer"),
                  F.max(is_send & (col("type") == "ok")).over(w5).alias("ok_sent"))
-    w6 = Window.partitionBy(*H, "key")
+    w6 = Window.partitionBy(*H, "key").rowsBetween(*full)
     read_struct = F.struct((-col("first_idx")).alias("nb"), "value", "reader", "off_min")
     m = m.withColumn("mr", F.min(F.when(col("okr") & col("first_idx").isNotNull(), read_struct)).over(w6))
 
@@ -181,20 +192,32 @@ def enrich(m: "DataFrame", parts: int) -> "DataFrame":
     return m
 
 
-def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
-    """All Kafka anomalies of the op table: ``(history, kind, key, evidence-json)``."""
+def history_numbers(ops: "DataFrame") -> "DataFrame":
+    """``(history, hno)``: a dense integer per history id (small; broadcast where it is used)."""
     from pyspark.sql import Window
 
     F = _F()
+    return (ops.select("history").distinct()
+            .withColumn("hno", F.row_number().over(Window.orderBy("history")).cast("int")))
+
+
+def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
+    """All Kafka anomalies of the op table: ``(history, kind, key, evidence-json)``.
+
+    ``m``: the micro-ops of ``ops`` (:func:`micro_ops`) if they were stored at ingest, e.g. as
+    Parquet; otherwise they are extracted here and kept for the passes over them."""
+    F = _F()
     col = F.col
     spark = ops.sparkSession
-    if m is None:
-        m = micro_ops(ops)
+    cached = []
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    names = (ops.select("history").distinct()
-             .withColumn("hno", F.row_number().over(Window.orderBy("history")).cast("int")))
+    if m is None:
+        # extracted here: kept (memory, else local disk) for the passes over it
+        m = micro_ops(ops).persist()
+        cached.append(m)
+    names = history_numbers(m)
     m = m.join(F.broadcast(names), "history").drop("history")
-    E = enrich(m, parts)
+    E = enrich(m, parts, proven_ops(m))
     is_send, is_poll = col("mop") == "send", col("mop") == "poll"
     okpoll = is_poll & (col("type") == "ok")
     delta = col("idx") - col("pidx")
@@ -210,7 +233,7 @@ def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
         "f_g1a": col("has_fail") & col("okr"),
         "f_lost": lost,
         "f_unseen": unseen,
-        "f_mixed": col("mixed"),
+        "f_pre": col("pre"),
         "f_pair": pair,
     }
     keep = ["hno", "seq", "op", "process", "type", "mop", "key", "offset", "value", "pos", "idx", "in_vo",
@@ -224,6 +247,7 @@ def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
     R = E.where(any_flag).select(*keep, *[F.coalesce(c, F.lit(False)).alias(n) for n, c in flags.items()])
     R = R.join(F.broadcast(names), "hno").drop("hno")
     R = R.cache()
+    cached.append(R)
     results = []
 
     # inconsistent-offsets: one offset of a key with several values
@@ -258,11 +282,8 @@ def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
     results.append(_anom(un, "unseen", F.struct("count", "values")))
 
     # precommitted-read: an op read a value it sent itself
-    pre = (R.where("f_mixed").groupBy("history", "seq", "key", "value")
-           .agg(F.max(is_send).alias("s"), F.max(is_poll).alias("p"), F.min("op").alias("op"))
-           .where(col("s") & col("p"))
-           .groupBy("history", "seq", "key").agg(F.array_sort(F.collect_set("value")).alias("values"),
-                                                 F.min("op").alias("op")))
+    pre = (R.where("f_pre").groupBy("history", "seq", "key")
+           .agg(F.array_sort(F.collect_set("value")).alias("values"), F.min("op").alias("op")))
     results.append(_anom(pre, "precommitted-read", F.struct("values", "op")))
 
     # consecutive micro-ops of a process and key: inside one op (any completion) ...
@@ -295,13 +316,13 @@ def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
     out = results[0]
     for r in results[1:]:
         out = out.unionByName(r)
-    out._kraft_cached = [R]  # released by collect()
+    out._kraft_cached = cached  # released by collect()
     return out
 
 
-def collect(ops: "DataFrame") -> list:
-    """Run :func:`check` and return its rows, releasing the cached table of flagged rows."""
-    out = check(ops)
+def collect(ops: "DataFrame", m: "DataFrame | None" = None) -> list:
+    """Run :func:`check` and return its rows, releasing what it cached."""
+    out = check(ops, m)
     try:
         return out.collect()
     finally:
