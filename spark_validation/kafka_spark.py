@@ -135,7 +135,8 @@ def enrich(m: "DataFrame", parts: int, proven: "DataFrame") -> "DataFrame":
     3. sort by ``(history, process, key, mop)`` in op order: the previous micro-op (``pseq``,
        ``pidx``, ``pv``, ``po``, ``pop``), giving pairs inside one op and from one op to the next.
 
-    Each anomaly then shows as a flag on a few rows, so the caller keeps only flagged rows.
+    Each anomaly then shows as a flag (``FLAGS``) on a few rows, so the caller keeps only those;
+    before the last sort the rows are cut down to the flags and the evidence of flagged rows.
     """
     from pyspark.sql import Window
 
@@ -164,7 +165,8 @@ def enrich(m: "DataFrame", parts: int, proven: "DataFrame") -> "DataFrame":
     w4 = Window.partitionBy(*H, "key", "offset")
     vo_value = F.when(col("in_vo"), col("value"))
     m = m.select(*[c for c in m.columns if c not in ("marker", "cum", "last_vo")], idx.alias("idx"))
-    m = m.select("*", (F.min(vo_value).over(w4) != F.max(vo_value).over(w4)).alias("incons"))
+    incons = col("in_vo") & (F.min(vo_value).over(w4) != F.max(vo_value).over(w4))
+    m = m.select("*", F.coalesce(incons, F.lit(False)).alias("f_incons"))
 
     # the (history, key, value, seq) window comes first, so its sort serves the two after it
     wp = Window.partitionBy(*H, "key", "value", "seq")
@@ -182,6 +184,18 @@ def enrich(m: "DataFrame", parts: int, proven: "DataFrame") -> "DataFrame":
     w6 = Window.partitionBy(*H, "key").rowsBetween(*full)
     read_struct = F.struct((-col("first_idx")).alias("nb"), "value", "reader", "off_min")
     m = m.withColumn("mr", F.min(F.when(col("okr") & col("first_idx").isNotNull(), read_struct)).over(w6))
+    # The per-value flags are final here; what the last sort carries is cut down to the flags and
+    # the evidence of flagged rows (sorting wide rows is what costs).
+    lost = ~col("okr") & col("writer").isNotNull() & (col("last_idx") <= -col("mr.nb"))
+    flags = {
+        "f_dup": col("in_vo") & col("maybe_dup"),
+        "f_g1a": col("has_fail") & col("okr"),
+        "f_lost": lost,
+        "f_unseen": col("ok_sent") & ~col("okr"),
+        "f_pre": col("pre"),
+    }
+    m = m.select(*BASE, "idx", "f_incons", *[F.coalesce(c, F.lit(False)).alias(n) for n, c in flags.items()],
+                 *[F.when(lost, col(c)).alias(c) for c in ("off_min", "writer", "mr")])
 
     cls = (is_poll & (col("type") == "ok")) | (is_send & col("type").isin("ok", "info"))
     m = m.withColumn("cls", cls)
@@ -189,7 +203,16 @@ def enrich(m: "DataFrame", parts: int, proven: "DataFrame") -> "DataFrame":
     m = m.select("*", F.lag("seq").over(w7).alias("pseq"), F.lag("idx").over(w7).alias("pidx"),
                  F.lag("value").over(w7).alias("pv"), F.lag("offset").over(w7).alias("po"),
                  F.lag("op").over(w7).alias("pop"))
-    return m
+    # a pair of micro-ops worth a look: any index step but +1, except a forward skip between two
+    # sends of different ops (producers interleave; only going back is an anomaly there)
+    delta = col("idx") - col("pidx")
+    pair = (col("pidx").isNotNull() & col("idx").isNotNull() & (delta != 1)
+            & ~(is_send & (col("pseq") != col("seq")) & (delta > 1)))
+    return m.withColumn("f_pair", F.coalesce(pair, F.lit(False)))
+
+
+BASE = ("hno", "seq", "op", "process", "type", "mop", "key", "offset", "value", "pos")
+FLAGS = ("f_incons", "f_dup", "f_g1a", "f_lost", "f_unseen", "f_pre", "f_pair")
 
 
 def history_numbers(ops: "DataFrame") -> "DataFrame":
@@ -221,30 +244,12 @@ def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
     is_send, is_poll = col("mop") == "send", col("mop") == "poll"
     okpoll = is_poll & (col("type") == "ok")
     delta = col("idx") - col("pidx")
-    lost = ~col("okr") & col("writer").isNotNull() & (col("last_idx") <= -col("mr.nb"))
-    unseen = col("ok_sent") & ~col("okr")
-    # a pair of micro-ops worth a look: any index step but +1, except a forward skip between two
-    # sends of different ops (producers interleave; only going back is an anomaly there)
-    pair = (col("pidx").isNotNull() & col("idx").isNotNull() & (delta != 1)
-            & ~(is_send & (col("pseq") != col("seq")) & (delta > 1)))
-    flags = {
-        "f_incons": col("in_vo") & col("incons"),
-        "f_dup": col("in_vo") & col("maybe_dup"),
-        "f_g1a": col("has_fail") & col("okr"),
-        "f_lost": lost,
-        "f_unseen": unseen,
-        "f_pre": col("pre"),
-        "f_pair": pair,
-    }
-    keep = ["hno", "seq", "op", "process", "type", "mop", "key", "offset", "value", "pos", "idx", "in_vo",
-            "off_min", "writer", "mr", "pseq", "pidx", "pv", "po", "pop", "cls"]
     any_flag = None
-    for c in flags.values():
-        c = F.coalesce(c, F.lit(False))
-        any_flag = c if any_flag is None else any_flag | c
+    for c in FLAGS:
+        any_flag = col(c) if any_flag is None else any_flag | col(c)
     # The only materialised table: the few rows some anomaly needs (all of an anomalous group's
     # rows, so that every anomaly below is a small groupBy over it).
-    R = E.where(any_flag).select(*keep, *[F.coalesce(c, F.lit(False)).alias(n) for n, c in flags.items()])
+    R = E.where(any_flag)
     R = R.join(F.broadcast(names), "hno").drop("hno")
     R = R.cache()
     cached.append(R)
