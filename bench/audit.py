@@ -1,6 +1,7 @@
 """Benchmark of ``kraft audit``'s Spark engine: Kafka anomaly checks and distributed linearizability.
 
     python bench/audit.py                      # 10M-op Kafka corpus, lin slice, local[1] and local[2]
+    python bench/audit.py --cores 2,1 --from-ops  # the run in docs/audit.md
     python bench/audit.py --ops 2000000 --cores 2 --lin-histories 100
 
 The corpus is generated once and cached (``--dir``, default /tmp/kraft-audit-bench) as a Parquet
@@ -9,6 +10,11 @@ measurement. Kafka histories follow the simulator's flat send/poll form: 2 produ
 consumers per history, 2 keys; 1 in 50 histories has an injected anomaly (a consumer skips an
 offset, or a send is acknowledged at an offset that holds another value). Register histories for
 linearizability are a smaller slice (stated in the table).
+
+Rows per configuration: the Kafka check from micro-ops stored at ingest (the check alone), and
+with ``--from-ops`` the check from the op table as ``kraft audit`` runs it (extraction inside);
+ingest (micro-op extraction to Parquet; the NDJSON reader on the slice); lower bounds (a scan of
+every column of the op and micro-op tables, one shuffle + sort of the micro-ops); linearizability.
 
 Each configuration runs in a fresh subprocess (its own JVM) so peak memory is per run: driver =
 peak RSS of the Python driver, JVM = peak RSS (VmHWM) of the Spark JVM (driver + executors in
