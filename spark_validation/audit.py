@@ -32,7 +32,7 @@ from typing import Any, Callable
 import attrs
 
 from spark_validation import kafka_ref
-from spark_validation.records import Malformed, discover
+from spark_validation.records import Malformed, discover, ignored_files
 
 CHECKS = ("lin", "kafka", "metadata")
 KAFKA_FS = ("send", "poll", "txn")
@@ -58,6 +58,7 @@ class AuditReport:
     malformed: list[dict]
     stage_seconds: dict[str, float]
     ops_total: int = 0
+    ignored: list[str] = attrs.field(factory=list)  # files that are not histories, tables or traces
 
     @property
     def violations(self) -> Counter:
@@ -80,11 +81,14 @@ class AuditReport:
             "malformed_lines": sum(1 for m in self.malformed if m.get("scope") == "line"),
             "malformed_histories": sum(1 for m in self.malformed if m.get("scope") == "history"),
             "skipped_files": sum(1 for m in self.malformed if m.get("scope") == "file"),
+            "ignored_files": len(self.ignored),
+            "ignored": self.ignored[:IGNORED_SAMPLE],
             "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
         }
 
 
 Progress = Callable[[str], None]
+IGNORED_SAMPLE = 20
 
 
 def _stderr(msg: str) -> None:
@@ -141,7 +145,9 @@ def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, stru
 def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
     """Run the audit and write its outputs under ``opts.out``."""
     histories, tables, traces = discover(opts.paths)
-    progress(f"audit: {len(histories)} history file(s), {len(tables)} Parquet table(s), {len(traces)} trace(s)")
+    ignored = [str(p) for p in ignored_files(opts.paths)]
+    progress(f"audit: {len(histories)} history file(s), {len(tables)} Parquet table(s), {len(traces)} trace(s), "
+             f"{len(ignored)} other file(s) ignored")
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     ops_dir = out / "ops.parquet"
@@ -151,6 +157,7 @@ def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
         report = _run_local(opts, histories, tables, traces, out if write_ops else None, progress)
     else:
         report = _run_spark(opts, histories, tables, traces, out if write_ops else None, progress)
+    report.ignored = ignored
     _write_outputs(report, out)
     return report
 

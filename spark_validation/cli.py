@@ -42,6 +42,9 @@ def print_summary(report: AuditReport, out: Path) -> None:
     click.echo(f"unknown          {s['unknown']}")
     click.echo(f"malformed        {s['malformed_lines']} line(s), {s['malformed_histories']} history(ies), "
                f"{s['skipped_files']} file(s) skipped")
+    if s["ignored_files"]:
+        shown = ", ".join(s["ignored"][:5]) + (", ..." if s["ignored_files"] > 5 else "")
+        click.echo(f"ignored          {s['ignored_files']} file(s) that are not histories, tables or traces: {shown}")
     if s["violations"]:
         click.echo("violations by kind:")
         for k, n in s["violations"].items():

@@ -208,6 +208,36 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
     return sorted(set(histories)), sorted(set(tables)), sorted(set(traces))
 
 
+OWN_OUTPUTS = ("results.json", "malformed.json", "summary.json")
+
+
+def ignored_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Files under the command-line paths that :func:`discover` does not take: not a history,
+    Parquet table or trace, nor a model sidecar (``*.model``, ``model.txt``). The audit counts
+    and lists them instead of skipping them silently (its own output files are not counted)."""
+    paths = list(paths)
+    histories, tables, traces = discover(paths)
+    taken = set(histories) | set(traces)
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            files = [p]
+        elif is_parquet_table(p):
+            continue
+        else:
+            files = []
+            for root, dirs, names in os.walk(p):
+                rootp = Path(root)
+                dirs[:] = [d for d in sorted(dirs) if not is_parquet_table(rootp / d)]
+                files.extend(rootp / n for n in sorted(names))
+        for f in files:
+            if f in taken or f.suffix in (".parquet", MODEL_SIDECAR_SUFFIX) or f.name in ("model.txt", *OWN_OUTPUTS):
+                continue
+            out.append(f)
+    return sorted(set(out))
+
+
 def sidecar_model(path: Path) -> str | None:
     """The model named by a sidecar: ``<file>.model`` or ``model.txt`` in the file's directory."""
     for side in (path.with_name(path.name + MODEL_SIDECAR_SUFFIX), path.parent / "model.txt"):

@@ -160,3 +160,24 @@ def test_missing_java_is_a_clear_exit_2(corpus, tmp_path, monkeypatch) -> None:
     res = CliRunner().invoke(audit, [str(root / "kafka" / "valid.ndjson"), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2, res.output
     assert "java not found" in res.output and "--no-spark" in res.output
+
+
+def test_ignored_files_are_counted_and_listed(tmp_path) -> None:
+    """Files that are not histories, tables or traces are counted and named, not skipped silently;
+    model sidecars are not counted."""
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "h.ndjson").write_text('{"v":1,"kind":"history","model":"kafka"}\n'
+                                '{"process":0,"type":"invoke","f":"send","key":1,"value":5}\n'
+                                '{"process":0,"type":"ok","f":"send","key":1,"value":[0,5]}\n')
+    (d / "h.ndjson.model").write_text("kafka\n")
+    (d / "README.txt").write_text("notes\n")
+    (d / "sub").mkdir()
+    (d / "sub" / "run.log").write_text("log\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(audit, [str(d), "--no-spark", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    s = json.loads((out / "summary.json").read_text())
+    assert s["ignored_files"] == 2
+    assert s["ignored"] == [str(d / "README.txt"), str(d / "sub" / "run.log")]
+    assert "ignored          2 file(s)" in res.output and "README.txt" in res.output
