@@ -91,3 +91,29 @@ def test_check_quorum_resign_when_followers_are_gone() -> None:
     c.tick(c.config.check_quorum_timeout_ms + 10)
     c.tick(10)
     assert c.nodes[lid].role is Role.RESIGNED
+
+
+def test_disk_lost_voter_does_not_campaign_and_remembers_it_across_a_crash() -> None:
+    """A voter back from a disk loss neither votes nor starts an election, also after a vote
+    request moved it to a higher epoch, and an ordinary crash before it found a leader does not make
+    it forget (spec: awaitingLeader is persisted; Timeout needs ~awaitingLeader[n])."""
+    fs = MemoryFS()
+    node = QuorumNode(2, (1, 2, 3), QuorumConfig(), fs, rng=random.Random(0), disk_lost=True)
+    assert node.awaiting_leader and node.next_deadline() is None
+    node.handle(VoteRequest(1, 2, 3, 0, 0, False), 0)  # moves it to epoch 3, refused
+    (resp,) = node.take_outbox()
+    assert node.current_epoch == 3 and not resp.granted
+    assert node.next_action(10**9) is None and node.next_deadline() is None  # no election timer
+    node.timeout(0)
+    assert node.role is Role.UNATTACHED and not node.take_outbox()
+    fs.crash()
+    node.restart(0)  # an ordinary crash: the flag is in the quorum-state file
+    assert node.awaiting_leader and node.current_epoch == 3 and node.next_deadline() is None
+    node.handle(VoteRequest(3, 2, 3, 0, 0, True), 0)
+    assert not node.take_outbox()[0].granted
+    from kraft.quorum.messages import BeginQuorumEpochRequest
+    node.handle(BeginQuorumEpochRequest(1, 2, 3), 0)
+    assert node.role is Role.FOLLOWER and not node.awaiting_leader
+    fs.crash()
+    node.restart(0)
+    assert not node.awaiting_leader and node.role is Role.FOLLOWER

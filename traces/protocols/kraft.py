@@ -116,7 +116,7 @@ GUARDS.update({
     "Resign": {"role is Leader": 'role[p[1]] = "Leader"'},
     "CheckQuorumResign": {"role is Leader": 'role[p[1]] = "Leader"'},
     "SendBeginQuorumEpoch": {"role is Leader": 'role[p[1]] = "Leader"',
-                             "free send (destination unacknowledged or lost track of the leader)":
+                             "free send (destination does not follow the leader and is not in a later epoch)":
                                  "BQEFree(p[1], p[2])",
                              "a fault is allowed": "FaultAllowed"},
     "SendFetchRequest": {"role is Follower": 'role[p[1]] = "Follower"',
