@@ -58,22 +58,29 @@ def _pairs(pairs, key_of, pos_of):
 _MOP_ARRAY = "array<struct<mop:string,key:string,offset:bigint,value:string,pos:bigint>>"
 
 
-def micro_ops(ops: "DataFrame") -> "DataFrame":
+def micro_ops(ops: "DataFrame", with_assign: bool = False) -> "DataFrame":
     """Op rows -> micro-op rows ``(history, seq, op, process, type, mop, key, offset, value, pos)``.
 
     One pass whatever the encoding: each completed op's value is parsed once, turned into one
     array of micro-op structs by higher-order functions, and a single ``inline`` makes the rows.
+    Only narrow transformations: the rows stay in the partition of their op.
+
+    ``with_assign``: also one row ``mop = 'assign'`` with a null key and value for each ``ok``/``info``
+    assign/subscribe op, and one per key it names (the kernel rows of :mod:`kafka_arrow`).
     """
     F = _F()
     col = F.col
-    comp = ops.where(col("type").isin("ok", "fail", "info") & col("f").isin("send", "poll", "txn"))
+    kafka = col("type").isin("ok", "fail", "info") & col("f").isin("send", "poll", "txn")
+    is_assign = col("f").isin("assign", "subscribe") & col("type").isin("ok", "info")
+    comp = ops.where(kafka | is_assign) if with_assign else ops.where(kafka)
     flat = col("key").isNotNull() & col("f").isin("send", "poll")
     flat_send = flat & (col("f") == "send")
     # parse once (a CASE branch would re-run from_json for every use of the parsed value)
+    assign = is_assign if with_assign else F.lit(False)
     comp = comp.select("history", col("line").alias("seq"), col("index").alias("op"), "process", "type", "key",
-                       "value", flat.alias("flat"), flat_send.alias("flat_send"),
-                       F.when(flat_send, F.from_json("value", "array<string>")).alias("sarr"),
-                       F.when(~flat_send, F.from_json("value", "array<array<string>>")).alias("parr"))
+                       "value", flat.alias("flat"), flat_send.alias("flat_send"), assign.alias("assign"),
+                       F.when(flat_send | assign, F.from_json("value", "array<string>")).alias("sarr"),
+                       F.when(~flat_send & ~assign, F.from_json("value", "array<array<string>>")).alias("parr"))
     key, value = col("key"), col("value")
     off, val = _send_parts(value, col("sarr"))
     one_send = F.array(_mop("send", key, off, val, F.lit(0)))
@@ -93,8 +100,15 @@ def micro_ops(ops: "DataFrame") -> "DataFrame":
     arr = (F.when(col("flat_send"), F.when(value.isNotNull(), one_send))
            .when(col("flat"), flat_poll)
            .otherwise(txn))
+    if with_assign:
+        none = F.lit(None)
+        a_op = F.array(_mop("assign", none, none.cast("bigint"), none, F.lit(0)))
+        a_keys = F.transform(F.filter(F.coalesce(col("sarr"), F.array().cast("array<string>")), lambda x: x.isNotNull()),
+                             lambda x: _mop("assign", x, none.cast("bigint"), none, F.lit(0)))
+        arr = F.when(col("assign"), F.concat(a_op, a_keys)).otherwise(arr)
     m = comp.select("history", "seq", "op", "process", "type", F.inline(F.coalesce(arr, F.array().cast(_MOP_ARRAY))))
-    return m.where(col("key").isNotNull() & col("value").isNotNull())
+    keep = col("key").isNotNull() & col("value").isNotNull()
+    return m.where(keep | (col("mop") == "assign")) if with_assign else m.where(keep)
 
 
 def assignments(ops: "DataFrame") -> "DataFrame":
