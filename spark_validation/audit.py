@@ -35,6 +35,7 @@ from spark_validation import kafka_ref
 from spark_validation.records import Malformed, discover, ignored_files
 
 CHECKS = ("lin", "kafka", "metadata")
+KAFKA_ENGINES = ("arrow", "dataframe")
 KAFKA_FS = ("send", "poll", "txn")
 
 
@@ -49,6 +50,7 @@ class AuditOptions:
     checks: frozenset[str] = frozenset(CHECKS)
     no_spark: bool = False
     write_ops: bool = True
+    engine: str = "arrow"  # the Spark Kafka check: "arrow" (kafka_arrow) or "dataframe" (kafka_spark)
 
 
 @attrs.define
@@ -59,6 +61,7 @@ class AuditReport:
     stage_seconds: dict[str, float]
     ops_total: int = 0
     ignored: list[str] = attrs.field(factory=list)  # files that are not histories, tables or traces
+    kafka_engine: dict[str, Any] = attrs.field(factory=dict)  # which engine/path the Kafka check took
 
     @property
     def violations(self) -> Counter:
@@ -84,6 +87,7 @@ class AuditReport:
             "ignored_files": len(self.ignored),
             "ignored": self.ignored[:IGNORED_SAMPLE],
             "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
+            **({"kafka_engine": self.kafka_engine} if self.kafka_engine else {}),
         }
 
 
@@ -333,7 +337,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
                ops_out: Path | None, progress: Progress) -> AuditReport:
     from pyspark.sql import functions as F
 
-    from spark_validation import ingest, kafka_spark
+    from spark_validation import ingest, kafka_arrow, kafka_spark
     from spark_validation.session import get_session
 
     stage: dict[str, float] = {}
@@ -375,16 +379,25 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
     kafka_by_h: dict[str, list[dict]] = defaultdict(list)
     kafka_hist = {r["history"] for r in summary if r["kafka"] and r["history"] not in structure}
     kafka_secs = 0.0
+    kafka_engine: dict[str, Any] = {}
     if kafka_hist and "kafka" in opts.checks:
         t = time.perf_counter()
         kops = good.where(F.col("history").isin(list(kafka_hist))) if len(kafka_hist) < len(summary) else good
-        an_df = kafka_spark.check(kops)
-        rows = an_df.collect()
+        if opts.engine == "dataframe":
+            rows = kafka_spark.check(kops).collect()
+            kafka_engine = {"engine": "dataframe", "histories": len(kafka_hist)}
+        else:
+            # per partition, no shuffle where partitions hold whole histories (verified; the
+            # histories that do not are re-checked after a shuffle)
+            rows, kafka_engine = kafka_arrow.collect(kops)
         for r in rows:
             kafka_by_h[r["history"]].append({"kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])})
         kafka_secs = time.perf_counter() - t
         stage["kafka"] = kafka_secs
-        progress(f"kafka: {len(kafka_hist)} histories, {len(rows)} anomalies ({kafka_secs:.1f}s)")
+        how = (f", {kafka_engine['clustered']} checked in place, {kafka_engine['shuffled']} after a shuffle"
+               if "clustered" in kafka_engine else "")
+        progress(f"kafka ({kafka_engine['engine']}): {len(kafka_hist)} histories, {len(rows)} anomalies{how} "
+                 f"({kafka_secs:.1f}s)")
 
     lin_by_h: dict[str, dict] = {}
     lin_models = _lin_models()
@@ -430,7 +443,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         anomalies.extend({"history": r["history"], **a} for r in mres for a in r["anomalies"])
         ops_total += sum(steps.values())
         progress(f"metadata: {len(steps)} traces ({stage['metadata']:.1f}s)")
-    return AuditReport(results, anomalies, malformed, stage, ops_total)
+    return AuditReport(results, anomalies, malformed, stage, ops_total, kafka_engine=kafka_engine)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from spark_validation.audit import CHECKS, AuditOptions, AuditReport, run
+from spark_validation.audit import CHECKS, KAFKA_ENGINES, AuditOptions, AuditReport, run
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
 
@@ -76,8 +76,10 @@ def print_summary(report: AuditReport, out: Path) -> None:
 @click.option("--budget", default=None, type=float, help="seconds per history for the linearizability search")
 @click.option("--checks", default=",".join(CHECKS), show_default=True, help="comma-separated subset of lin,kafka,metadata")
 @click.option("--no-spark", is_flag=True, help="run the checkers in-process, without a JVM (small inputs)")
+@click.option("--engine", default="arrow", show_default=True, type=click.Choice(KAFKA_ENGINES),
+              help="Spark Kafka check: arrow (numpy kernel per partition) or dataframe (DataFrame operations)")
 def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master: str | None, out: str,
-          budget: float | None, checks: str, no_spark: bool) -> None:
+          budget: float | None, checks: str, no_spark: bool, engine: str) -> None:
     """Report every consistency violation provable from client histories.
 
     PATH is a history file (Jepsen EDN, NDJSON), a directory of them, a Parquet table written by
@@ -93,7 +95,8 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
     if no_spark and master:
         raise click.UsageError("--master and --no-spark are exclusive")
     opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
-                        out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark)
+                        out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark,
+                        engine=engine)
     try:
         report = run(opts)
     except FileNotFoundError as exc:

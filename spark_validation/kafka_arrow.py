@@ -443,16 +443,12 @@ def _check_chunk(t: "pa.Table", chunk: int) -> "pa.RecordBatch":
     return _out_batch(check_table(t), vc, chunk)
 
 
-def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS) -> Iterator["pa.RecordBatch"]:
-    """The ``mapInArrow`` function: check the task's rows a chunk at a time, each chunk cut at a
-    history boundary (the trailing history waits for the next batches). Emits anomaly rows and,
-    per chunk, one ``(history, chunk, n)`` row per history it saw (``kind`` null)."""
+def _chunks(batches: Iterable["pa.RecordBatch"], base: int, chunk_rows: int) -> Iterator["pa.RecordBatch"]:
+    """Check the rows of ``batches`` a chunk at a time, each chunk cut at a history boundary
+    (the trailing history waits for the next batches); chunk ids ``base + 0, 1, ...``."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    from pyspark import TaskContext
 
-    ctx = TaskContext.get()
-    base = (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE
     buf: list = []
     nbuf = 0
     chunk = 0
@@ -465,8 +461,7 @@ def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUN
             continue
         t = pa.Table.from_batches(buf)
         hist = t.column("history")
-        same = pc.equal(hist, hist[-1]).to_numpy(zero_copy_only=False)
-        other = np.flatnonzero(~same)
+        other = np.flatnonzero(~pc.equal(hist, hist[-1]).to_numpy(zero_copy_only=False))
         if len(other) == 0:  # one history so far: keep gathering
             continue
         cut = int(other[-1]) + 1
@@ -476,6 +471,15 @@ def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUN
         buf, nbuf = rest.to_batches(), rest.num_rows
     if nbuf:
         yield _check_chunk(pa.Table.from_batches(buf), base + chunk)
+
+
+def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS) -> Iterator["pa.RecordBatch"]:
+    """The ``mapInArrow`` function over kernel rows: anomaly rows and, per chunk, one
+    ``(history, chunk, n)`` row per history it saw (``kind`` null)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    yield from _chunks(batches, (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE, chunk_rows)
 
 
 def _check_group(t: "pa.Table") -> "pa.Table":
@@ -495,11 +499,59 @@ def collect(ops: "DataFrame | None" = None, m: "DataFrame | None" = None,
     """All Kafka anomalies: ``[{"history", "kind", "key", "evidence" (JSON text)}]`` and a report
     ``{"engine", "histories", "rows", "clustered", "shuffled", "chunks"}`` saying which path each
     history took. ``m``: kernel rows stored at ingest (:func:`store`); else from ``ops``."""
-    from pyspark.sql import functions as F
-
     if m is None:
         m = kernel_input(ops)
     rows = check(m, chunk_rows).collect()
+    return _verify(rows, lambda: m, "arrow")
+
+
+# ------------------------------------------------------------------------------------------
+# Spark: kernel rows stored as Parquet, read by the Python workers themselves
+
+
+def stored_files(path: str) -> list[str]:
+    """The Parquet files of a table written by :func:`store` (sorted, so unit numbers are stable)."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_file():
+        return [str(p)]
+    return sorted(str(f) for f in p.rglob("*.parquet") if not f.name.startswith((".", "_")))
+
+
+def check_files(units: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS) -> Iterator["pa.RecordBatch"]:
+    """The ``mapInArrow`` function over a table of ``(unit, path)`` rows: each file is read here
+    with pyarrow, a record batch at a time, and checked like :func:`check_partitions` (chunk ids
+    ``unit * stride + chunk``)."""
+    import pyarrow.parquet as pq
+
+    for ub in units:
+        for unit, path in zip(ub.column(0).to_pylist(), ub.column(1).to_pylist()):
+            batches = pq.ParquetFile(path).iter_batches(batch_size=1 << 17, columns=list(ROW_COLUMNS))
+            yield from _chunks(batches, unit * _CHUNK_STRIDE, chunk_rows)
+
+
+def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
+    """All Kafka anomalies of kernel rows stored by :func:`store`: one Spark task per file, the
+    file read by the Python worker (no row passes through the JVM). Verified and, where a
+    history spans files or chunks, re-checked after a shuffle, as in :func:`collect`. The files
+    must be readable at the same path on every executor (a shared or local file system)."""
+    from pyspark.sql import functions as F
+
+    files = stored_files(path)
+    if not files:
+        return [], {"engine": "arrow-files", "histories": 0, "rows": 0, "clustered": 0, "shuffled": 0, "chunks": 0}
+    # one partition per file: spark.range puts id i alone in partition i
+    units = spark.range(len(files), numPartitions=len(files)).select(
+        "id", F.element_at(F.array(*[F.lit(f) for f in files]), F.col("id").cast("int") + 1).alias("path"))
+    rows = units.mapInArrow(lambda it: check_files(it, chunk_rows), OUT_DDL).collect()
+    return _verify(rows, lambda: spark.read.parquet(*files), "arrow-files")
+
+
+def _verify(rows: list, source, engine: str) -> tuple[list[dict], dict[str, Any]]:
+    """Accept each history seen by exactly one chunk; re-check the others after a shuffle."""
+    from pyspark.sql import functions as F
+
     anoms = [r for r in rows if r["kind"] is not None]
     chunks_of: dict[str, set[int]] = {}
     total = 0
@@ -508,12 +560,12 @@ def collect(ops: "DataFrame | None" = None, m: "DataFrame | None" = None,
             chunks_of.setdefault(r["history"], set()).add(r["chunk"])
             total += r["n"]
     split = sorted(h for h, cs in chunks_of.items() if len(cs) > 1)
-    info: dict[str, Any] = {"engine": "arrow", "histories": len(chunks_of), "rows": total,
+    info: dict[str, Any] = {"engine": engine, "histories": len(chunks_of), "rows": total,
                             "clustered": len(chunks_of) - len(split), "shuffled": len(split),
                             "chunks": len({c for cs in chunks_of.values() for c in cs})}
     if split:
-        spark = m.sparkSession
-        bad = spark.createDataFrame([(h,) for h in split], "history string")
+        m = source()
+        bad = m.sparkSession.createDataFrame([(h,) for h in split], "history string")
         again = (m.select(*ROW_COLUMNS).join(F.broadcast(bad), "history", "left_semi")
                  .groupBy("history").applyInArrow(_check_group, OUT_DDL).where(F.col("kind").isNotNull())
                  .collect())
