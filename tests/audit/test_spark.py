@@ -1,5 +1,7 @@
-"""The Spark engine: DataFrame Kafka anomalies against the labelled cases and (Hypothesis) against
-the reference implementation, and the whole audit agreeing with ``--no-spark`` on one corpus.
+"""The Spark engines: the DataFrame Kafka check and the per-partition numpy kernel (kafka_arrow)
+against the labelled cases and (Hypothesis) against the reference implementation, the kernel on
+clustered and deliberately split layouts (verification and shuffle fallback), and the whole
+audit agreeing with ``--no-spark`` on one corpus.
 
 One SparkSession for the module (JVM start is the expensive part); each test batches many
 histories into one Spark job.
@@ -52,6 +54,73 @@ def test_dataframe_matches_reference(spark, rows: list[dict]) -> None:
     assert spark_anomalies(spark, rows) == ref
 
 
+def _ops_df(spark, rows: list[dict]):
+    from spark_validation.ingest_schema import OPS_SCHEMA
+
+    return spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
+
+
+def _decoded(anoms: list[dict]) -> list[dict]:
+    return kafka_ref.sort_anomalies([{**a, "evidence": json.loads(a["evidence"])} for a in anoms])
+
+
+def arrow_anomalies(spark, rows: list[dict], layout=lambda df: df, chunk_rows: int | None = None):
+    from spark_validation import kafka_arrow
+
+    kw = {"chunk_rows": chunk_rows} if chunk_rows else {}
+    got, info = kafka_arrow.collect(layout(_ops_df(spark, rows)), **kw)
+    return _decoded(got), info
+
+
+def test_labelled_cases_arrow_every_layout(spark) -> None:
+    """Whole histories per partition (checked in place), histories scattered over partitions
+    (round-robin: re-checked after a shuffle), and one partition cut into small chunks: the
+    same anomalies and evidence, and the report says which path each history took."""
+    exp = expected_anomalies()
+    n = len({r["history"] for r in case_rows()})
+    got, info = arrow_anomalies(spark, case_rows(), lambda df: df.repartition(2, "history").sortWithinPartitions("history", "line"))
+    assert got == exp
+    assert (info["clustered"], info["shuffled"], info["histories"]) == (n, 0, n)
+    got, info = arrow_anomalies(spark, case_rows(), lambda df: df.repartition(3))
+    assert got == exp
+    assert info["shuffled"] > 0 and info["clustered"] + info["shuffled"] == n
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "5")
+    try:  # one partition in batches of 5 rows, cut into chunks of at least 4 at history boundaries
+        got, info = arrow_anomalies(spark, case_rows(), lambda df: df.coalesce(1), chunk_rows=4)
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    assert got == exp
+    assert info["chunks"] > 3 and info["shuffled"] == 0
+
+
+@settings(max_examples=3)
+@given(kafka_corpus(min_size=25, max_size=40))
+def test_arrow_matches_reference(spark, rows: list[dict]) -> None:
+    """Random corpora, as created (histories spread over partitions: in place or re-checked)."""
+    got, info = arrow_anomalies(spark, rows, chunk_rows=50)
+    assert got == kafka_ref.check_rows(rows)
+    assert info["clustered"] + info["shuffled"] == info["histories"]
+
+
+def test_arrow_stored_kernel_rows(spark, tmp_path) -> None:
+    """Kernel rows stored at ingest (clustered by history) are checked file by file in the
+    Python workers; a stored table that is not clustered gives the same anomalies through the
+    fallback, and the report says so."""
+    from spark_validation import kafka_arrow
+
+    rows = case_rows()
+    exp = expected_anomalies()
+    df = _ops_df(spark, rows)
+    kafka_arrow.store(df, str(tmp_path / "clustered"), 3)
+    got, info = kafka_arrow.collect_stored(spark, str(tmp_path / "clustered"))
+    assert _decoded(got) == exp
+    assert info["engine"] == "arrow-files" and info["shuffled"] == 0 and info["clustered"] == info["histories"]
+    kafka_arrow.kernel_input(df).repartition(3).write.parquet(str(tmp_path / "scattered"))
+    got, info = kafka_arrow.collect_stored(spark, str(tmp_path / "scattered"))
+    assert _decoded(got) == exp
+    assert info["shuffled"] > 0
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus")
@@ -81,6 +150,23 @@ def test_spark_audit_equals_local(both_runs, corpus) -> None:
     assert {r["history"]: r["valid"] for r in s.results} == expected_verdicts(root)
     assert _norm(s.results) == _norm(lo.results)
     assert s.exit_code == lo.exit_code == 1
+    assert s.kafka_engine["engine"] == "arrow"
+    assert s.kafka_engine["clustered"] + s.kafka_engine["shuffled"] == s.kafka_engine["histories"] > 0
+
+
+@pytest.mark.slow
+def test_spark_audit_engines_agree(spark, both_runs, corpus, tmp_path) -> None:
+    """``--engine dataframe`` writes the same results.json as the default arrow engine (apart
+    from the per-history seconds)."""
+    from spark_validation.audit import AuditOptions, run
+
+    root, _ = corpus
+    s, _, s_out = both_runs
+    df = run(AuditOptions(paths=(str(root),), out=tmp_path, engine="dataframe"), progress=lambda m: None)
+    strip = lambda rs: [{k: v for k, v in r.items() if k != "seconds"} for r in rs]  # noqa: E731
+    assert strip(json.loads((tmp_path / "results.json").read_text())) == strip(
+        json.loads((s_out / "results.json").read_text()))
+    assert df.kafka_engine["engine"] == "dataframe"
 
 
 def test_spark_malformed_lines_by_file_and_line(both_runs, corpus) -> None:
