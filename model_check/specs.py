@@ -35,6 +35,7 @@ class Size:
     traces: int | None = None
     seed: int | None = None
     check_deadlock: bool = True
+    lncheck: str | None = None  # TLC -lncheck: "final" checks liveness once, on the whole graph
 
 
 @attrs.frozen
@@ -73,7 +74,7 @@ def spec_dir() -> Path:
     return Path(model_check.__file__).resolve().parents[1] / "spec"
 
 
-_SIZE_KEYS = {"cfg", "mode", "depth", "seconds", "workers", "traces", "seed", "check_deadlock", "deadlock"}
+_SIZE_KEYS = {"cfg", "mode", "depth", "seconds", "workers", "traces", "seed", "check_deadlock", "deadlock", "lncheck"}
 
 
 def load_manifest(path: str | os.PathLike) -> Manifest:
@@ -108,6 +109,9 @@ def load_manifest(path: str | os.PathLike) -> Manifest:
         if mode not in ("exhaustive", "simulate"):
             raise ManifestError(f"{path}: {where}: mode must be 'exhaustive' or 'simulate', not {mode!r}")
         deadlock = t.get("check_deadlock", t.get("deadlock", True))
+        lncheck = t.get("lncheck")
+        if lncheck not in (None, "final"):
+            raise ManifestError(f"{path}: {where}: lncheck must be 'final' (or absent), not {lncheck!r}")
         sizes[name] = Size(
             name=name,
             cfg=need(t, "cfg", where),
@@ -118,6 +122,7 @@ def load_manifest(path: str | os.PathLike) -> Manifest:
             traces=t.get("traces"),
             seed=t.get("seed"),
             check_deadlock=bool(deadlock),
+            lncheck=lncheck,
         )
     variants: dict[str, Variant] = {}
     for name, t in data.get("variants", {}).items():
@@ -212,4 +217,5 @@ def run_spec(
         traces=sz.traces,
         on_progress=on_progress,
         cfg_text=cfg_text,
+        extra_args=["-lncheck", sz.lncheck] if sz.lncheck else (),
     )

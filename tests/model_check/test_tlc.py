@@ -56,6 +56,9 @@ def test_manifests_load(spec_dir: Path) -> None:
     (spec_dir / "Bad.toml").write_text('module = "X"\n[sizes.small]\nmode = "fast"\ncfg = "X.cfg"\n')
     with pytest.raises(ManifestError, match="Bad.toml.*mode must be"):
         load_manifests()
+    (spec_dir / "Bad.toml").write_text('module = "X"\n[sizes.small]\ncfg = "X.cfg"\nlncheck = "sometimes"\n')
+    with pytest.raises(ManifestError, match="Bad.toml.*lncheck must be 'final'"):
+        load_manifests()
     (spec_dir / "Bad.toml").unlink()
     with pytest.raises(ManifestError, match="no variant 'Nope'"):
         run_spec("Counter", variant="Nope")
@@ -133,6 +136,10 @@ def test_liveness_lasso_and_stuttering() -> None:
     assert lasso.outcome == "property" and lasso.violated == "EventuallyBlue"
     assert [s.variables["light"] for s in lasso.counterexample] == ["Red", "Green", "Yellow", "Red"]
     assert lasso.counterexample[-1].back_to == 1 and lasso.counterexample[-1].index == 4
+    # one temporal check at the end (manifest `lncheck = "final"`) reports the same lasso
+    final = run_tlc(tla, FIX / "Live.cfg", extra_args=["-lncheck", "final"])
+    assert final.outcome == "property" and final.violated == "EventuallyBlue"
+    assert [s.variables["light"] for s in final.counterexample] == ["Red", "Green", "Yellow", "Red"]
     stutter = run_tlc(tla, FIX / "LiveStutter.cfg")
     assert stutter.outcome == "property" and stutter.violated == "EventuallyGreen"
     assert [s.action for s in stutter.counterexample] == [None, "Stuttering"]
