@@ -265,7 +265,7 @@ def check_table(t: "pa.Table") -> list[dict]:
 
     # consecutive micro-ops of one (history, process, key, kind, class), in op order
     cls = okread | (is_send & ((ty == OK) | (ty == INFO)))
-    grp, _ = _group(hk, p, is_send.astype(np.int64), cls.astype(np.int64))
+    grp, _ = _group(hk, p * 4 + is_send * 2 + cls)
     order = np.lexsort((ps, sq, grp))
     a, b = order[:-1], order[1:]
     d = idx[b] - idx[a]
@@ -290,25 +290,35 @@ def check_table(t: "pa.Table") -> list[dict]:
                                      "offsets": [int(o[ra]), int(o[rb])], "delta": int(d[i]),
                                      "ops": [int(op[ra]), int(op[rb])]})
 
-    # precommitted-read: an op read a value it sent itself
-    hsk, n_hsk = _group(hk, sq - sq.min())
-    hskv, n_hskv = _group(hsk, v)
-    sent = np.zeros(n_hskv, bool)
-    sent[hskv[is_send]] = True
-    read = np.zeros(n_hskv, bool)
-    read[hskv[~is_send]] = True
-    both = sent & read
-    if both.any():
-        rep = np.zeros(n_hskv, np.int64)
-        rep[hskv] = np.arange(n)
-        pre: dict[int, list[int]] = {}
-        for gi in np.flatnonzero(both):
-            pre.setdefault(int(hsk[rep[gi]]), []).append(int(rep[gi]))
-        first_send = np.full(n_hsk, BIG)
-        np.minimum.at(first_send, hsk[is_send], np.flatnonzero(is_send))
-        for g, rs in pre.items():
-            r0 = int(first_send[g])
-            anomaly(h[r0], "precommitted-read", k[r0], {"values": sorted(vtext(v[r]) for r in rs), "op": int(op[r0])})
+    # precommitted-read: an op read a value it sent itself (only ops with both sends and reads)
+    op_send = np.zeros(n_hop, bool)
+    op_send[hop[is_send]] = True
+    op_read = np.zeros(n_hop, bool)
+    op_read[hop[~is_send]] = True
+    mixed = np.flatnonzero((op_send & op_read)[hop])
+    if len(mixed):
+        hsk, n_hsk = _group(hk[mixed], sq[mixed] - sq.min())
+        hskv, n_hskv = _group(hsk, v[mixed])
+        snd = is_send[mixed]
+        sent = np.zeros(n_hskv, bool)
+        sent[hskv[snd]] = True
+        read = np.zeros(n_hskv, bool)
+        read[hskv[~snd]] = True
+        both = sent & read
+        if both.any():
+            rep = np.zeros(n_hskv, np.int64)
+            rep[hskv] = mixed
+            g_of = np.zeros(n_hskv, np.int64)
+            g_of[hskv] = hsk
+            first_send = np.full(n_hsk, BIG)
+            np.minimum.at(first_send, hsk[snd], mixed[snd])
+            pre: dict[int, list[int]] = {}
+            for gi in np.flatnonzero(both):
+                pre.setdefault(int(g_of[gi]), []).append(int(rep[gi]))
+            for g, rs in pre.items():
+                r0 = int(first_send[g])
+                anomaly(h[r0], "precommitted-read", k[r0],
+                        {"values": sorted(vtext(v[r]) for r in rs), "op": int(op[r0])})
 
     # unseen (informational): ok sends never read by an ok poll, per key
     un = is_send & (ty == OK) & ~okr
