@@ -1,6 +1,6 @@
 """The KRaft quorum benchmark in one command: TLC per config, then simulator and Hypothesis speed.
 
-    python bench/kraft.py [--sizes crash,small,medium,liveness] [--variants] [--workers N]
+    python bench/kraft.py [--sizes crash,small,disk,medium,liveness] [--variants] [--workers N]
                           [--events N] [--examples M] [--skip-tlc] [--skip-sim]
 
 First table (bench/check.py): for each KRaft config named in spec/KRaft.toml, states generated,
@@ -28,8 +28,8 @@ import kraft_sim as sim_bench  # noqa: E402  (bench/kraft_sim.py)
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="crash,small,medium,liveness",
-                    help="KRaft configs to model-check (default: crash,small,medium,liveness)")
+    ap.add_argument("--sizes", default="crash,small,disk,medium,liveness",
+                    help="KRaft configs to model-check (default: crash,small,disk,medium,liveness)")
     ap.add_argument("--variants", action="store_true", help="also run every KRaft bug variant")
     ap.add_argument("--workers", type=int, default=None, help="TLC workers (default: the manifest's)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per TLC run (default: the manifest's)")
