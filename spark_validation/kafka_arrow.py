@@ -155,7 +155,7 @@ def check_table(t: "pa.Table") -> list[dict]:
     okr_g[hkv[okread]] = True
     okr = okr_g[hkv]
     # ops that must have committed: ok, or info with a send read by an ok poll (by op index)
-    hop, n_hop = _group(h, op - op.min())
+    hop, n_hop = _group(h, _factorize(op)[0])
     proven = np.zeros(n_hop, bool)
     proven[hop[is_send & (ty == INFO) & okr]] = True
     committed = is_send & ((ty == OK) | ((ty == INFO) & proven[hop]))
@@ -297,7 +297,7 @@ def check_table(t: "pa.Table") -> list[dict]:
     op_read[hop[~is_send]] = True
     mixed = np.flatnonzero((op_send & op_read)[hop])
     if len(mixed):
-        hsk, n_hsk = _group(hk[mixed], sq[mixed] - sq.min())
+        hsk, n_hsk = _group(hk[mixed], _factorize(sq[mixed])[0])
         hskv, n_hskv = _group(hsk, v[mixed])
         snd = is_send[mixed]
         sent = np.zeros(n_hskv, bool)
@@ -348,15 +348,17 @@ def _reset(ci, a, b, h, p, k, sq, hist, proc, key, seq, a_rows, n_hk) -> np.ndar
     hp, _ = _group(np.concatenate([h[rb], ah]), np.concatenate([p[rb], ap]))
     kk = np.concatenate([k[rb], np.maximum(ak, 0)])
     hpk, _ = _group(hp, kk)
-    s_all = np.concatenate([sq[ra], sq[rb], asq])
-    s0 = s_all.min()
-    S = int(s_all.max() - s0) + 2
+    # seqs as ordered dense codes, so the combined keys below stay far from int64 overflow
+    _, s_all = np.unique(np.concatenate([sq[ra], sq[rb], asq]), return_inverse=True)
+    s_all = s_all.astype(np.int64)
+    S = int(s_all.max()) + 2
     hp_p, hp_a = hp[:m], hp[m:]
     hpk_p, hpk_a = hpk[:m], hpk[m:]
     marker = ak < 0
-    all_ops = np.sort(hp_a[marker] * S + (asq[marker] - s0))
-    named = np.unique(hpk_a[~marker] * S + (asq[~marker] - s0))
-    lo, hi = sq[ra] - s0, sq[rb] - s0
+    s_a = s_all[2 * m:]
+    all_ops = np.sort(hp_a[marker] * S + s_a[marker])
+    named = np.unique(hpk_a[~marker] * S + s_a[~marker])
+    lo, hi = s_all[:m], s_all[m:2 * m]
     n_all = (np.searchsorted(all_ops, hp_p * S + hi, "left") - np.searchsorted(all_ops, hp_p * S + lo, "right"))
     n_named = (np.searchsorted(named, hpk_p * S + hi, "left") - np.searchsorted(named, hpk_p * S + lo, "right"))
     return n_all > n_named
