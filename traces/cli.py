@@ -109,9 +109,12 @@ def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
 @click.option("--keep-runs", default=None, type=click.Path(), help="Keep generated TLA+ run directories here.")
 @click.option("--no-diagnose", is_flag=True, help="Do not print the diagnosis rows (localise only).")
 @click.option("--heap", default="1g", show_default=True, help="Java heap per TLC process (-Xmx).")
+@click.option("--witness", type=click.Choice(["exit", "invariant"]), default="exit", show_default=True,
+              help="How a single-trace run detects acceptance: TLCSet exit at the last record, or a "
+                   "witness invariant violated once the whole trace is consumed (slower on TLC 2.15).")
 def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark: bool, master: str,
             glues: tuple[str, ...], timeout: float | None, keep_runs: str | None, no_diagnose: bool,
-            heap: str) -> None:
+            heap: str, witness: str) -> None:
     """Check implementation traces against their TLA+ spec with TLC."""
     from traces.protocols import GlueError, load_glue
     from traces.tlcrun import TLCUnavailable, find_jar, find_java
@@ -141,7 +144,7 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
         click.echo(f"kraft conform: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     opts = Options(batch=max(1, batch), jobs=max(1, jobs), timeout=timeout, heap=heap,
-                   keep=Path(keep_runs) if keep_runs else None, diagnose=not no_diagnose)
+                   keep=Path(keep_runs) if keep_runs else None, diagnose=not no_diagnose, witness=witness)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()

@@ -47,6 +47,14 @@ def test_rejection_exit_1_names_line_and_variables(relay, tmp_path):
     assert len(bad) == 1 and bad[0]["kind"] == "state_mismatch" and bad[0]["disagree"] == ["val"]
     assert f"line {bad[0]['line']}" in r.output and "Receive" in r.output
     assert f"bad.ndjson:{bad[0]['line']}:" in r.output.replace("\n", "")
+    # the witness-invariant way of detecting acceptance gives the same verdicts and line
+    out_w = tmp_path / "out_w"
+    r = CliRunner().invoke(conform, [str(d), "--glue", GLUE, "--out", str(out_w), "--batch", "1",
+                                     "--witness", "invariant"])
+    assert r.exit_code == 1, r.output
+    doc_w = json.loads((out_w / "conform.json").read_text())
+    assert sorted((Path(x["trace"]).name, x["verdict"], x.get("line")) for x in doc_w["results"]) == \
+        sorted((Path(x["trace"]).name, x["verdict"], x.get("line")) for x in doc["results"])
 
 
 def test_usage_errors_exit_2(tmp_path):
