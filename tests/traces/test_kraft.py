@@ -173,3 +173,75 @@ def test_all_fault_corpus_is_accepted(tmp_path):
     res = check_paths(paths, OPTS)
     bad = [(r.trace, r.message[:800]) for r in res if r.verdict != "accepted"]
     assert not bad, bad
+
+
+# ----------------------------------------------------------------- hand-made corrupt KRaft traces
+
+CORRUPT_BASE = Path(__file__).parent / "fixtures" / "kraft_fetch_resent_while_outstanding.ndjson"
+
+
+def _line_of(lines: list[str], pred) -> int:
+    """1-based line number of the first trace line (after the header) satisfying pred."""
+    return next(n for n, x in enumerate(lines[1:], 2) if pred(json.loads(x)))
+
+
+def _edited(lines: list[str], n: int, edit) -> list[str]:
+    d = json.loads(lines[n - 1])
+    edit(d)
+    return lines[: n - 1] + [json.dumps(d)] + lines[n:]
+
+
+def _kraft_corruptions() -> dict[str, tuple[object, dict]]:
+    base = CORRUPT_BASE.read_text().splitlines()
+    cases: dict[str, tuple[object, dict]] = {"original": (base, {})}
+
+    n = _line_of(base, lambda d: d["action"] == "HandleFetchResponse")
+    cases["wrong_value"] = (_edited(base, n, lambda d: d["state"]["highWatermark"].update({str(d["node"]): 7})),
+                            dict(line=n, kind="state_mismatch", disagree=["highWatermark"]))
+
+    # without BecomeCandidate the next line receives a vote request that was never sent
+    n = _line_of(base, lambda d: d["action"] == "BecomeCandidate")
+    cases["skipped_step"] = (base[: n - 1] + base[n:], dict(line=n, kind="not_enabled", why="message in network is false"))
+
+    # the fetch request and its handling swapped: the leader handles a request not yet sent
+    n = _line_of(base, lambda d: d["action"] == "SendFetchRequest")
+    swapped = list(base)
+    swapped[n - 1], swapped[n] = swapped[n], swapped[n - 1]
+    cases["reordered"] = (swapped, dict(line=n, kind="not_enabled", why="message in network is false"))
+
+    n = _line_of(base, lambda d: d["action"] == "BecomeLeader")
+    cases["unknown_action"] = (_edited(base, n, lambda d: d.update(action="BecomeKing")),
+                               dict(line=n, kind="unknown_action"))
+
+    n = _line_of(base, lambda d: d["action"] == "Flush")
+    bad = list(base)
+    bad[n - 1] = bad[n - 1][:-5] + ",,}"
+    cases["malformed"] = (bad, dict(line=n, kind="malformed_json"))
+
+    text = "".join(x + "\n" for x in base)
+    cut = text.rfind("\n", 0, len(text) // 2) + 40
+    cases["truncated"] = (text[:cut], dict(line=text[:cut].count("\n") + 1, kind="truncated"))
+    return cases
+
+
+def test_corrupt_kraft_traces_are_rejected_precisely(tmp_path):
+    cases = _kraft_corruptions()
+    paths = []
+    for name, (content, _) in cases.items():
+        p = tmp_path / f"{name}.ndjson"
+        p.write_text(content if isinstance(content, str) else "".join(x + "\n" for x in content))
+        paths.append(p)
+    res = {Path(r.trace).stem: r for r in check_paths(paths, OPTS)}
+    assert res["original"].verdict == "accepted", res["original"].message[:800]
+    for name, (_, exp) in cases.items():
+        if name == "original":
+            continue
+        r = res[name]
+        assert r.verdict == "rejected", (name, r.verdict, r.message[:800])
+        assert (r.kind, r.line) == (exp["kind"], exp["line"]), (name, r.kind, r.line, r.message[:800])
+        assert f":{exp['line']}" in r.message, (name, r.message[:800])
+        if "disagree" in exp:
+            assert r.disagree == exp["disagree"], (name, r.disagree)
+        if "why" in exp:
+            assert exp["why"] in r.message, (name, r.message[:800])
+    assert "step index jumps" in " ".join(res["skipped_step"].warnings)
