@@ -16,6 +16,11 @@ Outputs under ``--out`` (contract: ``results.json``):
 ``anomalies.parquet`` one row per anomaly: ``history, kind, key, evidence`` (JSON string)
 ``malformed.json``    every malformed line / unusable file / malformed history, by file and line
 ``ops.parquet``       the ingested op table (partitioned by model): a corpus ``kraft audit`` reads
+``kafka_rows.parquet`` (with ``--store-kafka-rows``) the Kafka kernel rows of ``ops.parquet``,
+                      clustered by history, and ``kafka_rows.json`` naming the ``ops.parquet`` files
+                      they were made from. A later ``kraft audit OUT/ops.parquet`` whose files
+                      still match checks Kafka anomalies from them, one task per file and no
+                      shuffle (:func:`kafka_arrow.collect_stored`), the fastest path.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ class AuditOptions:
     no_spark: bool = False
     write_ops: bool = True
     engine: str = "arrow"  # the Spark Kafka check: "arrow" (kafka_arrow) or "dataframe" (kafka_spark)
+    store_kafka: bool = False  # also write OUT/kafka_rows.parquet (+ .json) for later audits of OUT/ops.parquet
 
 
 @attrs.define
@@ -364,6 +370,11 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         target = ops_out / "ops.parquet"
         ops.write.mode("overwrite").partitionBy("model").parquet(str(target))
         stage["write_ops"] = time.perf_counter() - t
+        if opts.store_kafka:
+            t = time.perf_counter()
+            _store_kafka_rows(spark, ops, ops_out)
+            stage["write_kafka_rows"] = time.perf_counter() - t
+            progress(f"stored Kafka kernel rows in {ops_out / KAFKA_ROWS} ({stage['write_kafka_rows']:.1f}s)")
 
     t = time.perf_counter()
     probs = {r["history"]: (r["line"], r["reason"]) for r in ingest.pairing_problems(ops).collect()}
@@ -383,7 +394,14 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
     if kafka_hist and "kafka" in opts.checks:
         t = time.perf_counter()
         kops = good.where(F.col("history").isin(list(kafka_hist))) if len(kafka_hist) < len(summary) else good
-        if opts.engine == "dataframe":
+        stored = _stored_kafka_rows(tables, histories) if opts.engine == "arrow" else None
+        if stored is not None:
+            # kernel rows stored by an earlier audit of exactly this ops.parquet: one task per
+            # file, no shuffle; only the histories this run checks are kept
+            rows, kafka_engine = kafka_arrow.collect_stored(spark, str(stored))
+            rows = [r for r in rows if r["history"] in kafka_hist]
+            kafka_engine = {**kafka_engine, "stored": str(stored)}
+        elif opts.engine == "dataframe":
             rows = kafka_spark.check(kops).collect()
             kafka_engine = {"engine": "dataframe", "histories": len(kafka_hist)}
         else:
@@ -444,6 +462,47 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         ops_total += sum(steps.values())
         progress(f"metadata: {len(steps)} traces ({stage['metadata']:.1f}s)")
     return AuditReport(results, anomalies, malformed, stage, ops_total, kafka_engine=kafka_engine)
+
+
+# ---------------------------------------------------------------------------------------------
+# Kafka kernel rows stored beside ops.parquet (--store-kafka-rows)
+
+KAFKA_ROWS = "kafka_rows.parquet"
+KAFKA_ROWS_MANIFEST = "kafka_rows.json"
+
+
+def _parquet_listing(table: Path) -> list[list]:
+    """The data files of a Parquet table as ``[relative path, size]``, sorted."""
+    table = Path(table)
+    files = [table] if table.is_file() else sorted(f for f in table.rglob("*.parquet")
+                                                  if not f.name.startswith((".", "_")))
+    return [[str(f.relative_to(table)) if f != table else f.name, f.stat().st_size] for f in files]
+
+
+def _store_kafka_rows(spark: Any, ops: Any, out: Path) -> None:
+    from spark_validation import kafka_arrow
+
+    parts = max(2, spark.sparkContext.defaultParallelism * 2)
+    kafka_arrow.store(ops, str(out / KAFKA_ROWS), parts)
+    manifest = {"v": 1, "ops_table": "ops.parquet", "ops_files": _parquet_listing(out / "ops.parquet")}
+    _atomic_write(out / KAFKA_ROWS_MANIFEST, json.dumps(manifest, indent=1))
+
+
+def _stored_kafka_rows(tables: list[Path], histories: list[Path]) -> Path | None:
+    """The stored kernel rows to use: only when the run reads exactly one table, it is an
+    audit's ``ops.parquet``, and the manifest beside it names exactly its current files (a table
+    rewritten since is not trusted: the rows are then re-derived from the op table)."""
+    if len(tables) != 1 or histories:
+        return None
+    table = Path(tables[0])
+    rows, manifest = table.parent / KAFKA_ROWS, table.parent / KAFKA_ROWS_MANIFEST
+    if table.name != "ops.parquet" or not rows.is_dir() or not manifest.is_file():
+        return None
+    try:
+        doc = json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        return None
+    return rows if doc.get("ops_files") == _parquet_listing(table) else None
 
 
 # ---------------------------------------------------------------------------------------------

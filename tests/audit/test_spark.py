@@ -188,6 +188,37 @@ def test_spark_parquet_round_trip(spark, both_runs, tmp_path) -> None:
     assert _norm(again.results) == first
 
 
+def test_stored_kafka_rows_are_used_only_while_they_match(spark, both_runs, corpus, tmp_path) -> None:
+    """``--store-kafka-rows`` writes the kernel rows beside ops.parquet; auditing that
+    ops.parquet again checks Kafka anomalies from them (one task per file, no shuffle) with the
+    same results; once the op table no longer matches the manifest they are not used."""
+    from spark_validation.audit import AuditOptions, run
+
+    root, _ = corpus
+    s, _, _ = both_runs
+    first_out = tmp_path / "first"
+    first = run(AuditOptions(paths=(str(root),), out=first_out, store_kafka=True), progress=lambda m: None)
+    assert (first_out / "kafka_rows.parquet").is_dir() and (first_out / "kafka_rows.json").is_file()
+    assert _norm(first.results) == _norm(s.results)
+    expect = {k: v for k, v in _norm(s.results).items() if v[0] != "kraft-metadata"}
+
+    again = run(AuditOptions(paths=(str(first_out / "ops.parquet"),), out=tmp_path / "again"),
+                progress=lambda m: None)
+    assert again.kafka_engine["engine"] == "arrow-files"
+    assert again.kafka_engine["stored"] == str(first_out / "kafka_rows.parquet")
+    assert again.kafka_engine["shuffled"] == 0
+    assert _norm(again.results) == expect
+
+    # a rewritten op table (here: the manifest no longer names its files) is not trusted
+    doc = json.loads((first_out / "kafka_rows.json").read_text())
+    doc["ops_files"] = doc["ops_files"][1:]
+    (first_out / "kafka_rows.json").write_text(json.dumps(doc))
+    stale = run(AuditOptions(paths=(str(first_out / "ops.parquet"),), out=tmp_path / "stale"),
+                progress=lambda m: None)
+    assert stale.kafka_engine["engine"] == "arrow" and "stored" not in stale.kafka_engine
+    assert _norm(stale.results) == expect
+
+
 def test_stored_micro_ops_dataframe(spark, tmp_path) -> None:
     """The check over micro-ops stored at ingest (Parquet) finds what it finds from the op table."""
     from spark_validation import kafka_spark
