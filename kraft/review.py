@@ -118,7 +118,9 @@ def _summarise_json(path: Path) -> str:
         return f"(no readable JSON at {path}: {exc})"
     if isinstance(data, dict) and "summary" in data and isinstance(data["summary"], (str, dict)):
         s = data["summary"]
-        return s if isinstance(s, str) else ", ".join(f"{k}={v}" for k, v in s.items())
+        # a list (e.g. the files a stage ignored) is summarised by its length; it is in the JSON
+        return s if isinstance(s, str) else ", ".join(
+            f"{k}={len(v)}" if isinstance(v, (list, dict)) else f"{k}={v}" for k, v in s.items())
     rows = data if isinstance(data, list) else data.get("runs") or data.get("results") or []
     if isinstance(rows, list) and rows and isinstance(rows[0], dict):
         verdicts: dict[str, int] = {}

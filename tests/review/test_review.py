@@ -87,3 +87,10 @@ def test_report_without_summary_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(review.report, [str(tmp_path)])
     assert result.exit_code == 2
     assert "summary.json" in result.output
+
+
+def test_stage_digest_counts_lists_instead_of_printing_them(tmp_path):
+    p = tmp_path / "conform.json"
+    p.write_text(json.dumps({"summary": {"traces": 4, "accepted": 4,
+                                         "ignored_files": [{"path": "a", "why": "x"}, {"path": "b", "why": "y"}]}}))
+    assert review._summarise_json(p) == "traces=4, accepted=4, ignored_files=2"
