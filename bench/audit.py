@@ -179,10 +179,11 @@ def ensure_corpus(d: Path, n_ops: int, lin_histories: int, lin_ops: int) -> dict
 # ------------------------------------------------------------------------------------- one run
 
 
-def _vm_hwm(pid: int) -> int:
+def _status_bytes(pid: int, field: str) -> int:
+    """A memory field of /proc/PID/status (``VmHWM``: peak RSS, ``VmRSS``: current) in bytes."""
     try:
         for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
@@ -206,15 +207,6 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _rss(pid: int) -> int:
-    try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
 
 class WorkerMemory:
     """Samples the summed RSS of the Python workers under the JVM (a daemon thread)."""
@@ -227,7 +219,7 @@ class WorkerMemory:
 
     def _run(self) -> None:
         while not self.stop:
-            self.peak = max(self.peak, sum(_rss(p) for p in _descendants(self.jvm_pid)))
+            self.peak = max(self.peak, sum(_status_bytes(p, "VmRSS") for p in _descendants(self.jvm_pid)))
             time.sleep(0.2)
 
 
@@ -348,7 +340,7 @@ def child(args: argparse.Namespace) -> None:
     out["lin_per_history"] = sorted(r["seconds"] for r in rows)
     out["lin_valid"] = sum(1 for r in rows if r["valid"] == "true")
     out["driver_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    out["jvm_rss"] = _vm_hwm(jvm_pid)
+    out["jvm_rss"] = _status_bytes(jvm_pid, "VmHWM")
     workers.stop = True
     out["worker_rss"] = workers.peak
     out["load_end"] = os.getloadavg()
