@@ -28,6 +28,10 @@
 (*      LeaderState (check quorum)  a leader that has not received fetches *)
 (*                               from a majority within 1.5 x fetch timeout*)
 (*                               resigns.                                  *)
+(*      KafkaRaftClient.pollLeader/pollResigned  every resignation (check  *)
+(*                               quorum, shutdown, requested) goes through *)
+(*                               transitionToResigned; the Resigned node   *)
+(*                               sends EndQuorumEpoch to the other voters. *)
 (*      UnattachedState/ProspectiveState.canGrantVote  real vote: only if  *)
 (*                               not voted for another in the epoch, no    *)
 (*                               known leader, and the candidate's log is  *)
@@ -458,23 +462,32 @@ HandleBeginQuorumEpochRequest(n, m) ==
     /\ UNCHANGED <<logVars, ghostVars, restarts, diskLosses, elections>>
 
 ----------------------------------------------------------------------------
-(* EndQuorumEpoch (graceful resignation)                                   *)
+(* EndQuorumEpoch (resignation)                                            *)
+
+\* EndQuorumEpoch requests from n to the voters in ds.
+EndQuorumEpochs(n, ds) ==
+    {[mtype |-> "EndQuorumEpochRequest", msource |-> n, mdest |-> d,
+      mepoch |-> currentEpoch[n]] : d \in ds}
+
+\* n leaves leadership and becomes Resigned in its epoch (ResignedState keeps
+\* no high watermark and no replica state).
+BecomeResigned(n) ==
+    /\ role' = [role EXCEPT ![n] = "Resigned"]
+    /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
+    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+    /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
+                   ghostVars, restarts, diskVars, elections>>
 
 \* Graceful: the leader resigns and tells the other voters.
 Resign(n) ==
     /\ role[n] = "Leader"
     /\ FaultAllowed
-    /\ LET reqs == {[mtype |-> "EndQuorumEpochRequest", msource |-> n, mdest |-> d,
-                     mepoch |-> currentEpoch[n]] : d \in Others(n)}
+    /\ LET reqs == EndQuorumEpochs(n, Others(n))
        IN /\ Fits(reqs)
           /\ Send(reqs)
-    /\ role' = [role EXCEPT ![n] = "Resigned"]
-    /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
-    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
-    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+    /\ BecomeResigned(n)
     /\ CountFault
-    /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
-                   ghostVars, restarts, diskVars, elections>>
 
 \* A follower of that leader in that epoch starts an election right away.
 HandleEndQuorumEpochRequest(n, m) ==
@@ -647,17 +660,21 @@ Flush(n) ==
 
 \* Check quorum (LeaderState.timeUntilCheckQuorumExpires): a leader that has
 \* not heard fetches from a majority in time resigns. Time is not modelled,
-\* so the leader may do so at any moment. No EndQuorumEpoch is sent.
+\* so the leader may do so at any moment (a counted fault). Kafka resigns
+\* here exactly as on a requested resignation: KafkaRaftClient.pollLeader
+\* calls transitionToResigned with the other voters as preferred successors,
+\* and pollResigned sends each of them EndQuorumEpoch. The leader resigns
+\* because it lost contact, so requests to voters it cannot reach are lost
+\* with the same fault: it tells some subset of the others (none, some, all).
 CheckQuorumResign(n) ==
     /\ role[n] = "Leader"
     /\ FaultAllowed
-    /\ role' = [role EXCEPT ![n] = "Resigned"]
-    /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
-    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
-    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+    /\ \E reached \in SUBSET Others(n) :
+          LET reqs == EndQuorumEpochs(n, reached)
+          IN /\ Fits(reqs)
+             /\ Send(reqs)
+    /\ BecomeResigned(n)
     /\ CountFault
-    /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
-                   messages, ghostVars, restarts, diskVars, elections>>
 
 ----------------------------------------------------------------------------
 (* Crashes                                                                 *)

@@ -466,21 +466,21 @@ class QuorumNode:
             self._maybe_advance_high_watermark()
 
     def check_quorum_resign(self, now: int) -> None:
-        """Spec action CheckQuorumResign(n): no fetches from a majority within the timeout -> Resigned."""
-        if self.role is not Role.LEADER:
-            return
-        self._resign_common(now)
+        """Spec action CheckQuorumResign(n): no fetches from a majority within the timeout ->
+        Resigned, telling the other voters as a graceful resignation does (Kafka's pollLeader
+        takes the same transitionToResigned path for both; the network loses what cannot arrive)."""
+        self._resign(now)
 
     def resign(self, now: int) -> None:
         """Spec action Resign(n): graceful resignation, EndQuorumEpoch to every other voter."""
+        self._resign(now)
+
+    def _resign(self, now: int) -> None:
         if self.role is not Role.LEADER:
             return
-        self._resign_common(now)
         for v in self.voters:
             if v != self.id:
                 self._send(EndQuorumEpochRequest(self.id, v, self.current_epoch))
-
-    def _resign_common(self, now: int) -> None:
         self.role = Role.RESIGNED
         self.high_watermark = 0  # ResignedState keeps no high watermark
         self._clear_leader_state()

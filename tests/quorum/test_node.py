@@ -8,7 +8,8 @@ import random
 from kraft.log import Log
 from kraft.quorum.cluster import Cluster
 from kraft.quorum.config import QuorumConfig, Role
-from kraft.quorum.messages import FETCH_DIVERGING, FetchRequest, FetchResponse, VoteRequest, VoteResponse
+from kraft.quorum.messages import (FETCH_DIVERGING, EndQuorumEpochRequest, FetchRequest, FetchResponse, VoteRequest,
+                                   VoteResponse)
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.storage import MemoryFS
 
@@ -91,6 +92,21 @@ def test_check_quorum_resign_when_followers_are_gone() -> None:
     c.tick(c.config.check_quorum_timeout_ms + 10)
     c.tick(10)
     assert c.nodes[lid].role is Role.RESIGNED
+
+
+def test_check_quorum_resignation_tells_the_other_voters() -> None:
+    """Kafka's pollLeader resigns on an expired check-quorum timer through the same
+    transitionToResigned(preferred successors) as a requested resignation, so the Resigned node
+    sends EndQuorumEpoch to every other voter (what the partition lets through arrives)."""
+    c = _elected()
+    lid = c.leader()
+    node = c.nodes[lid]
+    node.take_outbox()
+    node.check_quorum_resign(c.now)
+    sent = node.take_outbox()
+    assert node.role is Role.RESIGNED
+    assert sorted((m.dest, m.epoch) for m in sent if isinstance(m, EndQuorumEpochRequest)) == \
+        sorted((v, node.current_epoch) for v in c.nodes if v != lid)
 
 
 def test_disk_lost_voter_does_not_campaign_and_remembers_it_across_a_crash() -> None:
