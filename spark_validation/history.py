@@ -531,6 +531,21 @@ def _parse_ndjson(text: str, path: str, col: _Collector) -> dict:
     return header
 
 
+def _reject_single_document(text: str, path: str, start: int) -> None:
+    """A ``.json`` file holding one JSON object that is not an op (a simulator's summary.json, a
+    results file) is not a history: say so, instead of reporting each of its lines as malformed."""
+    if text[start : start + 1] != "{":
+        return
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return  # NDJSON (several values) or broken JSON: the line reader reports it
+    if isinstance(value, dict) and "type" not in value:
+        keys = ", ".join(sorted(map(str, value))[:6]) + (", ..." if len(value) > 6 else "")
+        line = text.count("\n", 0, start) + 1
+        raise HistoryFormatError(path, line, f"not a history: one JSON object (keys: {keys}), not ops")
+
+
 def _sniff(text: str) -> str:
     s = text.lstrip(" \t\r\n\ufeff")
     if s.startswith("{\"") or s.startswith("{ \""):
@@ -559,6 +574,7 @@ def parse_history_text(
         if text[start : start + 1] == "[":
             _parse_json_array(text, path, col, start)
         else:
+            _reject_single_document(text, path, start)
             header = _parse_ndjson(text, path, col)
     elif fmt == "ndjson":
         header = _parse_ndjson(text, path, col)

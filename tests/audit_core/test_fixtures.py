@@ -105,4 +105,4 @@ def test_corpus_walk_reads_every_fixture_and_reports_the_rest() -> None:
     assert scan.read == len(ids) == n_files
     # expected.json is JSON but not a history: counted as skipped, with the reason
     assert [Path(s.path).name for s in scan.skipped] == ["expected.json"]
-    assert "no operation could be read" in scan.skipped[0].reason
+    assert "not a history: one JSON object" in scan.skipped[0].reason

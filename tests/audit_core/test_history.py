@@ -169,6 +169,19 @@ def test_header_of_another_kind_is_not_a_history(tmp_path: Path) -> None:
         read_history(p)
 
 
+def test_one_json_object_is_not_a_history(tmp_path: Path) -> None:
+    """A simulator's pretty-printed summary.json is skipped as "not a history" (with its keys),
+    not reported as dozens of malformed lines; one op object on one line is still read."""
+    p = tmp_path / "summary.json"
+    p.write_text(json.dumps({"protocol": "kraft", "seed": 1, "events": 3000}, indent=2) + "\n")
+    with pytest.raises(HistoryFormatError) as exc:
+        read_history(p)
+    assert exc.value.line == 1
+    assert "not a history: one JSON object (keys: events, protocol, seed)" in str(exc.value)
+    p.write_text('{"process": 0, "type": "invoke", "f": "read", "value": null}\n')
+    assert len(read_history(p).ops) == 1
+
+
 def test_binary_and_missing_files(tmp_path: Path) -> None:
     p = tmp_path / "b.edn"
     p.write_bytes(b"{:type :invoke}\n\xff\xfe\n")
