@@ -55,7 +55,8 @@ def print_summary(report: AuditReport, out: Path) -> None:
         click.echo(f"{k} (not a violation): {n} key(s) with acknowledged sends never polled")
     for m in report.malformed[:10]:
         where = f"{m['path']}:{m['line']}" if m.get("line") is not None else m["path"]
-        click.echo(f"  malformed {where}: {m['reason']}")
+        label = {"file": "skipped file", "history": "malformed history"}.get(m.get("scope"), "malformed")
+        click.echo(f"  {label} {where}: {m['reason']}")
     if len(report.malformed) > 10:
         click.echo(f"  ... {len(report.malformed) - 10} more in {out / 'malformed.json'}")
     bad = [r for r in report.results if r["valid"] is False]

@@ -131,8 +131,10 @@ def read_ndjson(spark: "SparkSession", metas: list[tuple]) -> tuple["DataFrame",
 
 
 def read_parsed(spark: "SparkSession", paths: list[str], model: str | None
-                ) -> tuple["DataFrame", "DataFrame", list[tuple[str, str | None, str | None]]]:
-    """(ops, malformed, [(history, model, initial-json)]) of EDN/JSON files, parsed in executors."""
+                ) -> tuple["DataFrame", "DataFrame", list[tuple[str, str | None, str | None]], list[Malformed]]:
+    """(ops, malformed lines, [(history, model, initial-json)], skipped files) of EDN/JSON files,
+    parsed in executors. A file the reader rejects whole (not a history, undecodable) is a skipped
+    file, as in ``--no-spark``, not a malformed line."""
     import json
 
     from spark_validation.history import to_jsonable
@@ -147,7 +149,7 @@ def read_parsed(spark: "SparkSession", paths: list[str], model: str | None
         try:
             rows, bad, h = read_any(Path(path), cli_model)
         except Exception as exc:  # noqa: BLE001 - a file the reader rejects whole is reported, not fatal
-            yield ("bad", (path, getattr(exc, "line", None), str(exc)[:300], ""))
+            yield ("skip", (path, getattr(exc, "line", None), (getattr(exc, "reason", None) or str(exc))[:300]))
             return
         yield ("meta", (h.id, h.model, json.dumps(to_jsonable(h.initial)) if h.initial is not None else None))
         for r in rows:
@@ -159,7 +161,9 @@ def read_parsed(spark: "SparkSession", paths: list[str], model: str | None
     ops = spark.createDataFrame(parsed.filter(lambda t: t[0] == "op").map(lambda t: t[1]), OPS_SCHEMA)
     bad = spark.createDataFrame(parsed.filter(lambda t: t[0] == "bad").map(lambda t: t[1]), MALFORMED_SCHEMA)
     metas = parsed.filter(lambda t: t[0] == "meta").map(lambda t: t[1]).collect()
-    return ops, bad, metas
+    skipped = [Malformed(p, line, reason, "")
+               for p, line, reason in parsed.filter(lambda t: t[0] == "skip").map(lambda t: t[1]).collect()]
+    return ops, bad, metas, sorted(skipped, key=lambda m: m.path)
 
 
 def read_parquet(spark: "SparkSession", paths: list[str], model: str | None) -> "DataFrame":
@@ -261,9 +265,10 @@ def load(spark: "SparkSession", histories: Iterable[Path], tables: Iterable[Path
             ops_parts.append(o)
             bad_parts.append(b)
     if other:
-        o, b, ms = read_parsed(spark, other, model)
+        o, b, ms, sk = read_parsed(spark, other, model)
         ops_parts.append(o)
         bad_parts.append(b)
+        skipped.extend(sk)
         for hid, m, init in ms:
             meta[hid] = (m, init)
     tl = [str(p) for p in tables]

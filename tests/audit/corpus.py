@@ -81,7 +81,10 @@ def build(root: Path) -> dict[str, object]:
     (tr / "diverge").mkdir(parents=True)
     (tr / "agree" / "trace.ndjson").write_text("\n".join(trace_lines(False)) + "\n")
     (tr / "diverge" / "trace.ndjson").write_text("\n".join(trace_lines(True)) + "\n")
+    # a simulator's summary next to its trace: JSON, but not a history (a skipped file, with why)
+    (tr / "agree" / "summary.json").write_text(json.dumps({"protocol": "kraft", "seed": 1}, indent=2) + "\n")
     return {
+        "skipped": [str(tr / "agree" / "summary.json")],
         "malformed_lines": {(str(mal / "lines.ndjson"), 3), (str(mal / "lines.ndjson"), 5)},
         "unpaired": str(mal / "unpaired.ndjson"),
         "diverge": str(tr / "diverge" / "trace.ndjson"),
