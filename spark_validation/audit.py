@@ -473,9 +473,10 @@ KAFKA_ROWS_MANIFEST = "kafka_rows.json"
 
 def _parquet_listing(table: Path) -> list[list]:
     """The data files of a Parquet table as ``[relative path, size]``, sorted."""
+    from spark_validation.kafka_arrow import stored_files
+
     table = Path(table)
-    files = [table] if table.is_file() else sorted(f for f in table.rglob("*.parquet")
-                                                  if not f.name.startswith((".", "_")))
+    files = [Path(f) for f in stored_files(str(table))]
     return [[str(f.relative_to(table)) if f != table else f.name, f.stat().st_size] for f in files]
 
 

@@ -373,20 +373,16 @@ def input_table(rows: list[dict]) -> "pa.Table":
     import pyarrow as pa
 
     from spark_validation import kafka_ref
-    from spark_validation.records import parse_text, to_text
 
     out = []
     for r in sorted(rows, key=lambda r: (r["history"], r["line"])):
         for m in kafka_ref.micro_ops(r):
             out.append({c: m[c] for c in ROW_COLUMNS})
-        if r["f"] in ("assign", "subscribe") and r["type"] in ("ok", "info"):
+        for a in kafka_ref.assignments([r]):
             base = {"history": r["history"], "seq": r["line"], "op": r["index"], "process": r["process"],
                     "type": r["type"], "mop": "assign", "offset": None, "value": None, "pos": 0}
             out.append({**base, "key": None})
-            ks = parse_text(r["value"])
-            for kk in (ks if isinstance(ks, list) else []):
-                if to_text(kk) is not None:
-                    out.append({**base, "key": to_text(kk)})
+            out.extend({**base, "key": k} for k in a["keys"] if k is not None)
     return pa.Table.from_pylist(out, schema=row_schema())
 
 
@@ -522,7 +518,8 @@ def collect(ops: "DataFrame | None" = None, m: "DataFrame | None" = None,
 
 
 def stored_files(path: str) -> list[str]:
-    """The Parquet files of a table written by :func:`store` (sorted, so unit numbers are stable)."""
+    """The data files of a Parquet table (sorted, so unit numbers are stable): the kernel rows of
+    :func:`store`, or the ``ops.parquet`` an audit writes."""
     from pathlib import Path
 
     p = Path(path)
