@@ -1,8 +1,12 @@
 """``kraft check``: run TLC on the spec manifests and report verdicts and counterexamples.
 
-Exit codes: 0 no violation in the correct protocol (and, with variants, every variant caught by
-the invariant its manifest names); 1 a violation in the correct protocol, or a variant missed;
-2 usage error, bad manifest, TLA+ parse error, TLC failure or timeout.
+Exit codes (kraft/outcome.py): 0 no violation in the correct protocol (and, with variants, every
+variant caught by the invariant its manifest names); 1 a violation in the correct protocol, or a
+variant missed; 2 usage error, bad manifest, TLA+ parse error or TLC failure; 3 inconclusive: a run
+hit its timeout or TLC ran out of memory (without finding a violation), or nothing was run.
+
+``OUT/check.json`` is the shared header (``command``, ``verdict``, ``summary``, ``exit_code``)
+followed by ``runs``: one object per TLC run.
 """
 
 from __future__ import annotations
@@ -20,11 +24,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from kraft.outcome import EXIT_ERROR, Verdict, header, plural
+
 from .specs import Manifest, ManifestError, load_manifests, run_spec, spec_dir
 from .tlc import Progress, TLCError, TLCResult, TraceState, _cfg_properties
 from .values import format_value
-
-EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
 
 
 @attrs.define
@@ -36,7 +40,7 @@ class Run:
     expected: str | None
     result: TLCResult | None = None
     verdict: str = ""
-    status: str = "ok"  # ok | violation | missed | error | skipped
+    status: str = "ok"  # ok | violation | missed | error | inconclusive | skipped
     note: str = ""
     module: str | None = None
     cfg: str | None = None
@@ -63,9 +67,14 @@ class Run:
 def _judge(run: Run, m: Manifest) -> None:
     r = run.result
     assert r is not None
-    if r.outcome in ("parse_error", "error", "timeout"):
+    if r.outcome == "timeout" or (r.outcome == "error" and _out_of_memory(r)):
+        # a budget or memory limit reached before TLC could decide: inconclusive, not an error
+        run.status = "inconclusive"
+        run.verdict = "TIMEOUT" if r.outcome == "timeout" else "OUT OF MEMORY"
+        return
+    if r.outcome in ("parse_error", "error"):
         run.status = "error"
-        run.verdict = {"parse_error": "PARSE ERROR", "error": "TLC ERROR", "timeout": "TIMEOUT"}[r.outcome]
+        run.verdict = {"parse_error": "PARSE ERROR", "error": "TLC ERROR"}[r.outcome]
         return
     if run.variant is None:
         if r.violation:
@@ -91,6 +100,51 @@ def _judge(run: Run, m: Manifest) -> None:
     else:
         run.status = "missed"
         run.verdict = f"WRONG ({r.violated or r.outcome}; expected {expected})"
+
+
+def _out_of_memory(r: TLCResult) -> bool:
+    return any("out of memory" in e.lower() for e in r.errors)
+
+
+_STATUS_VERDICT = {"ok": Verdict.CLEAN, "violation": Verdict.VIOLATION, "missed": Verdict.VIOLATION,
+                   "error": Verdict.ERROR, "inconclusive": Verdict.INCONCLUSIVE}
+
+
+def overall(runs: list[Run]) -> tuple[Verdict, str]:
+    """The command's verdict and its one-sentence summary. Skipped runs check nothing: a command
+    whose runs were all skipped is inconclusive."""
+    done = [r for r in runs if r.status != "skipped"]
+    verdict = Verdict.worst(_STATUS_VERDICT[r.status] for r in done)
+    skipped = len(runs) - len(done)
+    tail = f"; {skipped} skipped" if skipped else ""
+    if not done:
+        return verdict, f"nothing was model-checked ({plural(skipped, 'run')} skipped)"
+    variants = [r for r in done if r.variant is not None]
+    parts: list[str] = []
+    if variants:
+        caught = sum(r.status == "ok" for r in variants)
+        parts.append(f"{caught} of {plural(len(variants), 'bug variant')} caught")
+    plain = [r for r in done if r.variant is None]
+    if plain:
+        bad = sum(r.status == "violation" for r in plain)
+        if len(plain) == 1 and plain[0].result is not None and plain[0].status in ("ok", "violation"):
+            r0, res = plain[0], plain[0].result
+            what = f"{r0.spec} ({r0.size})"
+            if r0.status == "violation":
+                parts.append(f"{what}: {res.violated or res.outcome} violated")
+            elif r0.mode == "simulate":
+                parts.append(f"{what}: no violation found by simulation")
+            else:
+                parts.append(f"{what}: no violation in {res.distinct:,} distinct states")
+        else:
+            parts.append(f"{plural(len(plain), 'spec run')}, {plural(bad, 'violation')}")
+    errors = sum(r.status == "error" for r in done)
+    unsure = sum(r.status == "inconclusive" for r in done)
+    if errors:
+        parts.append(f"{plural(errors, 'run')} failed")
+    if unsure:
+        parts.append(f"{plural(unsure, 'run')} hit a time or memory limit")
+    return verdict, "; ".join(parts) + tail
 
 
 def _fmt(v: Any) -> str:
@@ -272,7 +326,8 @@ def check(
         table.add_column(col, justify="right" if col in ("states", "distinct", "depth", "time") else "left", overflow="fold")
     for run in runs:
         r = run.result
-        style = {"ok": "green", "violation": "red", "missed": "red", "error": "yellow", "skipped": "dim"}[run.status]
+        style = {"ok": "green", "violation": "red", "missed": "red", "error": "yellow", "inconclusive": "yellow",
+                 "skipped": "dim"}[run.status]
         table.add_row(
             run.spec,
             run.size,
@@ -285,18 +340,14 @@ def check(
         )
     console.print(table)
 
+    verdict, summary = overall(runs)
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "check.json").write_text(json.dumps([r.to_json() for r in runs], indent=2) + "\n")
-        console.print(f"wrote {out / 'check.json'}", highlight=False)
+        doc = header("check", verdict, summary, {"runs": [r.to_json() for r in runs]})
+        (out / "check.json").write_text(json.dumps(doc, indent=2) + "\n")
+        console.print(f"{summary}\nwrote {out / 'check.json'}", highlight=False, markup=False)
     except OSError as exc:
         err.print(f"kraft check: cannot write {out / 'check.json'}: {exc}", markup=False)
         sys.exit(EXIT_ERROR)
-
-    statuses = {r.status for r in runs}
-    if statuses & {"violation", "missed"}:
-        sys.exit(EXIT_VIOLATION)
-    if "error" in statuses:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_OK)
+    sys.exit(verdict.exit_code)

@@ -52,20 +52,20 @@ def test_missing_java_exit_2_without_traceback(spec_dir: Path, tmp_path: Path, m
     code, out, err = invoke("Counter", "--out", str(tmp_path))
     assert code == 2
     assert "java was not found" in err and "Traceback" not in err + out
-    assert json.loads((tmp_path / "check.json").read_text())[0]["verdict"] == "TOOL ERROR"
+    assert json.loads((tmp_path / "check.json").read_text())["runs"][0]["verdict"] == "TOOL ERROR"
 
 
 @pytest.mark.tlc
 def test_check_ok_and_variant_caught(spec_dir: Path, tmp_path: Path) -> None:
     code, out, _ = invoke("Counter", "--out", str(tmp_path))
     assert code == 0, out
-    runs = json.loads((tmp_path / "check.json").read_text())
+    runs = json.loads((tmp_path / "check.json").read_text())["runs"]
     assert runs[0]["outcome"] == "ok" and runs[0]["distinct"] == 16 and runs[0]["verdict"] == "ok"
     code, out, _ = invoke("Counter", "--variant", "BuggyStep", "--out", str(tmp_path))
     assert code == 0, out
     assert "caught (Bounded)" in out
     assert "step 4  Jump" in out and "    x = 4" in out
-    runs = json.loads((tmp_path / "check.json").read_text())
+    runs = json.loads((tmp_path / "check.json").read_text())["runs"]
     assert runs[0]["variant"] == "BuggyStep" and runs[0]["violated"] == "Bounded"
     assert [s["action"] for s in runs[0]["counterexample"]] == [None, "Inc", "Inc", "Jump"]
     assert runs[0]["counterexample"][3]["variables"]["info"]["owners"] == [1]
@@ -84,7 +84,7 @@ def test_all_variants_missed_and_wrong_exit_1(spec_dir: Path, tmp_path: Path) ->
     )
     code, out, _ = invoke("--all-variants", "--quiet-trace", "--out", str(tmp_path))
     assert code == 1, out
-    runs = {r["spec"]: r for r in json.loads((tmp_path / "check.json").read_text())}
+    runs = {r["spec"]: r for r in json.loads((tmp_path / "check.json").read_text())["runs"]}
     assert runs["CounterMissed"]["verdict"] == "MISSED"
     assert runs["CounterWrong"]["verdict"] == "WRONG (Bounded; expected TypeOK)"
     assert "MISSED" in out and "step 1" not in out
@@ -99,3 +99,36 @@ def test_violation_exit_1_and_parse_error_exit_2(spec_dir: Path, tmp_path: Path)
     code, out, err = invoke("Broken", "--out", str(tmp_path))
     assert code == 2 and "PARSE ERROR" in out
     assert f"{spec_dir / 'Broken.tla'}:5:20: TLA+ parse error" in err
+
+
+@pytest.mark.tlc
+def test_check_json_starts_with_the_shared_header(spec_dir: Path, tmp_path: Path) -> None:
+    from kraft.outcome import read_header
+
+    code, out, _ = invoke("Counter", "--out", str(tmp_path))
+    doc = json.loads((tmp_path / "check.json").read_text())
+    assert list(doc)[:5] == ["command", "verdict", "summary", "exit_code", "runs"]
+    command, verdict, summary, exit_code = read_header(doc, "check.json")
+    assert (command, verdict.value, exit_code, code) == ("check", "clean", 0, 0)
+    assert summary == "Counter (small): no violation in 16 distinct states" and summary in out
+
+
+@pytest.mark.tlc
+def test_timeout_is_inconclusive_exit_3(spec_dir: Path, tmp_path: Path) -> None:
+    """A TLC run stopped by its timeout before finding anything cannot say "clean": exit 3."""
+    (spec_dir / "Slow.toml").write_text('module = "Slow"\n[sizes.small]\ncfg = "Slow.cfg"\n')
+    code, out, _ = invoke("Slow", "--timeout", "3", "--out", str(tmp_path))
+    assert code == 3, out
+    doc = json.loads((tmp_path / "check.json").read_text())
+    assert doc["verdict"] == "inconclusive" and doc["exit_code"] == 3
+    assert doc["runs"][0]["status"] == "inconclusive" and doc["runs"][0]["verdict"] == "TIMEOUT"
+    assert "hit a time or memory limit" in doc["summary"]
+
+
+def test_nothing_checked_is_inconclusive_exit_3(spec_dir: Path, tmp_path: Path) -> None:
+    """--all-variants on a spec without variants runs nothing: that is not a clean result."""
+    (spec_dir / "Plain.toml").write_text('module = "Counter"\n[sizes.small]\ncfg = "Counter.cfg"\n')
+    code, out, _ = invoke("Plain", "--all-variants", "--out", str(tmp_path))
+    assert code == 3, out
+    doc = json.loads((tmp_path / "check.json").read_text())
+    assert doc["verdict"] == "inconclusive" and doc["summary"].startswith("nothing was model-checked")

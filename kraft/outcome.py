@@ -1,0 +1,126 @@
+"""Exit codes and the JSON header shared by every ``kraft`` command.
+
+This module is the one place that defines them (README "The commands", docs/contracts.md
+section 9). It imports nothing from the project, so protocol packages and checkers alike can use
+it without pulling in a checker.
+
+  exit code  verdict        meaning
+  0          clean          ran, checked something, found nothing wrong
+  1          violation      ran and found a violation (counterexample, rejected trace, anomaly,
+                            a bug variant that was not caught)
+  2          error          usage error, bad input, or a tool failure (missing java, TLA+ parse
+                            error, unreadable file)
+  3          inconclusive   ran but cannot say: an ``unknown`` verdict, a time or memory budget
+                            reached, nothing checkable found
+
+Every JSON document a command writes starts with the same four fields, in this order, then the
+command's own fields::
+
+    {"command": "conform", "verdict": "clean", "summary": "4 traces, all accepted",
+     "exit_code": 0, ...}
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Iterable, Mapping
+
+__all__ = [
+    "EXIT_OK",
+    "EXIT_VIOLATION",
+    "EXIT_ERROR",
+    "EXIT_INCONCLUSIVE",
+    "HEADER_FIELDS",
+    "Verdict",
+    "header",
+    "read_header",
+    "HeaderError",
+]
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_ERROR = 2
+EXIT_INCONCLUSIVE = 3
+
+HEADER_FIELDS = ("command", "verdict", "summary", "exit_code")
+
+
+class Verdict(enum.Enum):
+    """What a command concluded; its value is the word written to JSON."""
+
+    CLEAN = "clean"
+    VIOLATION = "violation"
+    ERROR = "error"
+    INCONCLUSIVE = "inconclusive"
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT[self]
+
+    @classmethod
+    def from_exit_code(cls, code: int) -> "Verdict":
+        for v, c in _EXIT.items():
+            if c == code:
+                return v
+        raise ValueError(f"exit code {code} is not one of kraft's (0, 1, 2, 3)")
+
+    @classmethod
+    def worst(cls, verdicts: Iterable["Verdict"], *, empty: "Verdict | None" = None) -> "Verdict":
+        """Combine the verdicts of several parts: a violation outranks an error, an error outranks
+        an inconclusive part, and all clean is clean. ``empty`` is the verdict when there are no
+        parts (default: inconclusive, since nothing was checked)."""
+        vs = list(verdicts)
+        if not vs:
+            return empty if empty is not None else cls.INCONCLUSIVE
+        return min(vs, key=_RANK.__getitem__)
+
+
+_EXIT = {Verdict.CLEAN: EXIT_OK, Verdict.VIOLATION: EXIT_VIOLATION, Verdict.ERROR: EXIT_ERROR,
+         Verdict.INCONCLUSIVE: EXIT_INCONCLUSIVE}
+_RANK = {Verdict.VIOLATION: 0, Verdict.ERROR: 1, Verdict.INCONCLUSIVE: 2, Verdict.CLEAN: 3}
+
+
+def header(command: str, verdict: Verdict, summary: str, fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON document of a command: the shared header, then the command's own ``fields``.
+
+    ``summary`` is one short sentence in the user's words ("4 traces, all accepted"). A field of
+    the command may not reuse a header name (that would silently replace the header)."""
+    if not isinstance(verdict, Verdict):
+        raise TypeError(f"verdict must be a Verdict, not {verdict!r}")
+    doc: dict[str, Any] = {"command": command, "verdict": verdict.value, "summary": summary,
+                           "exit_code": verdict.exit_code}
+    for key, value in (fields or {}).items():
+        if key in doc:
+            raise ValueError(f"field {key!r} of `kraft {command}` collides with the shared JSON header")
+        doc[key] = value
+    return doc
+
+
+class HeaderError(ValueError):
+    """A JSON document does not start with a valid shared header."""
+
+
+def read_header(doc: Any, where: str = "JSON") -> tuple[str, Verdict, str, int]:
+    """Validate the header of a document written by :func:`header`; return
+    ``(command, verdict, summary, exit_code)``. Raises :class:`HeaderError` naming ``where``."""
+    if not isinstance(doc, dict):
+        raise HeaderError(f"{where}: top level is a {type(doc).__name__}, not an object with the kraft header")
+    missing = [k for k in HEADER_FIELDS if k not in doc]
+    if missing:
+        raise HeaderError(f"{where}: no kraft header (missing {', '.join(missing)})")
+    if list(doc)[: len(HEADER_FIELDS)] != list(HEADER_FIELDS):
+        raise HeaderError(f"{where}: the header fields are not first, in the order {', '.join(HEADER_FIELDS)}")
+    try:
+        verdict = Verdict(doc["verdict"])
+    except ValueError:
+        raise HeaderError(f"{where}: unknown verdict {doc['verdict']!r}") from None
+    if doc["exit_code"] != verdict.exit_code:
+        raise HeaderError(f"{where}: exit_code {doc['exit_code']!r} does not match verdict {verdict.value!r}")
+    if not isinstance(doc["summary"], str):
+        raise HeaderError(f"{where}: summary is not a sentence")
+    return str(doc["command"]), verdict, doc["summary"], doc["exit_code"]
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``plural(1, "trace") == "1 trace"``, ``plural(4, "trace") == "4 traces"``."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
