@@ -6,7 +6,7 @@ its completion (``ok``, ``fail`` or ``info``) from the same process.
 
 Formats read by :func:`read_history` (chosen by the file extension, sniffed when unknown):
 
-* ``.edn`` -- Jepsen: either one top-level vector of op maps, or one op map per line (Jepsen's
+* ``.edn`` -- Jepsen/Knossos: one top-level vector or list of op maps, or one op map per line (Jepsen's
   ``history.edn``; newer Jepsen writes each op as a record literal ``#jepsen.history.Op{...}``,
   read as the map). Parsed by the safe reader in :mod:`spark_validation.edn`.
 * ``.ndjson`` / ``.jsonl`` -- kraft: an optional header line ``{"v": 1, "kind": "history", ...}``,
@@ -420,6 +420,7 @@ def _read_sequence(
     in_vector: bool,
     read_one: Any,
     skip_ws: Any,
+    closer: str = "]",
 ) -> None:
     """Read op values from ``start`` on, resynchronising at the next op-looking line on error.
 
@@ -428,6 +429,7 @@ def _read_sequence(
     pos = start
     n = len(text)
     closed = not in_vector
+    what = "list" if closer == ")" else "vector"
     counted_to, line = 0, 1  # newlines are counted incrementally (the text may be large)
     while True:
         pos = skip_ws(pos)
@@ -436,24 +438,24 @@ def _read_sequence(
         line_start = text.rfind("\n", 0, pos) + 1
         line += text.count("\n", counted_to, pos)
         counted_to = pos
-        if in_vector and not closed and text[pos] == "]":
+        if in_vector and not closed and text[pos] == closer:
             closed = True
             pos += 1
             continue
         if in_vector and closed:
-            col.bad(line, "data after the closing ']' of the history vector", _line_text(text, line_start))
+            col.bad(line, f"data after the closing {closer!r} of the history {what}", _line_text(text, line_start))
             pos = _resync(text, line_start, "{#")
             continue
         try:
             value, pos = read_one(pos)
         except _ReadError as exc:
             col.bad(line, exc.reason, _line_text(text, line_start))
-            pos = _resync(text, line_start, "{#]" if in_vector else "{#")
+            pos = _resync(text, line_start, "{#" + closer if in_vector else "{#")
             continue
         col.add(value, line, lambda ls=line_start: _line_text(text, ls))
     if in_vector and not closed:
         line = text.count("\n") + 1
-        col.bad(line, "end of file: the history vector is not closed with ']'", "")
+        col.bad(line, f"end of file: the history {what} is not closed with {closer!r}", "")
 
 
 class _ReadError(Exception):
@@ -477,9 +479,14 @@ def _parse_edn(text: str, path: str, col: _Collector) -> None:
             raise _ReadError(f"EDN error at line {exc.line}, column {exc.column}: {exc.reason}") from None
         return value, reader.pos
 
+    # Top-level forms Jepsen and Knossos write: one vector of ops (``[{...} ...]``), one list of
+    # ops (``({...} ...)``, what ``pr`` of a Clojure seq prints, e.g. Knossos's test data), or one
+    # op map per line (Jepsen's history.edn), each op possibly a ``#jepsen.history.Op{...}``.
     start = skip_ws(0)
-    in_vector = text[start : start + 1] == "["
-    _read_sequence(text, path, col, start + 1 if in_vector else start, in_vector, read_one, skip_ws)
+    opener = text[start : start + 1]
+    in_seq = opener in ("[", "(")
+    _read_sequence(text, path, col, start + 1 if in_seq else start, in_seq, read_one, skip_ws,
+                   "]" if opener == "[" else ")")
 
 
 _JSON = json.JSONDecoder()

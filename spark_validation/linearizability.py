@@ -38,9 +38,20 @@ from typing import Any, Sequence
 import attrs
 
 from spark_validation.history import NEMESIS, History, Op, Operation, pair_ops, to_jsonable
-from spark_validation.models import UNKNOWN, Call, Model, ModelError, freeze, get_model
+from spark_validation.models import NIL_READS, UNKNOWN, Call, Model, ModelError, freeze, get_model, with_nil_reads
 
-__all__ = ["LinResult", "check_history", "check_calls", "DEFAULT_MAX_CACHE", "CACHE_BYTES"]
+__all__ = ["LinResult", "check_history", "check_calls", "default_nil_reads", "DEFAULT_MAX_CACHE", "CACHE_BYTES"]
+
+
+def default_nil_reads(history_id: Any, nil_reads: str | None = "auto") -> str:
+    """The nil-read semantics for a history: ``nil_reads`` when it is ``"knossos"`` or ``"strict"``;
+    for ``"auto"``/``None``, Knossos's (a ``nil`` read is unknown) for EDN histories -- the files
+    Jepsen and Knossos write -- and strict (``nil`` is a value) for everything else."""
+    if nil_reads in NIL_READS:
+        return nil_reads  # type: ignore[return-value]
+    if nil_reads not in (None, "auto"):
+        raise ValueError(f"nil_reads must be auto, {' or '.join(NIL_READS)}, got {nil_reads!r}")
+    return "knossos" if str(history_id or "").lower().endswith(".edn") else "strict"
 
 DEFAULT_MAX_CACHE = 2_000_000
 """Cache entries per partition before giving up with ``"unknown"``. The effective cap is also
@@ -432,6 +443,8 @@ def check_history(
     initial: Any = None,
     budget_seconds: float | None = None,
     max_cache: int = DEFAULT_MAX_CACHE,
+    nil_reads: str | None = "auto",
+    history_id: str | None = None,
 ) -> LinResult:
     """Is the history linearizable with respect to ``model``?
 
@@ -440,6 +453,9 @@ def check_history(
     whole check; ``max_cache`` bounds memoised configurations per partition. Never raises for bad
     input: a malformed history (ops that do not pair up), an unknown model or an op the model
     cannot interpret give ``valid = "unknown"`` with ``info["error"]``.
+
+    ``nil_reads`` is ``"knossos"``, ``"strict"`` or ``"auto"`` (:func:`default_nil_reads` of the
+    history's path or ``history_id``: Knossos's semantics for ``.edn`` files).
     """
     t0 = time.perf_counter()
     deadline = t0 + budget_seconds if budget_seconds is not None else None
@@ -463,7 +479,17 @@ def check_history(
     except KeyError as exc:
         info["error"] = str(exc.args[0])
         return done("unknown")
+    if history_id is None and isinstance(history_or_ops, History):
+        history_id = history_or_ops.path or history_or_ops.id
+    try:
+        mode = default_nil_reads(history_id, nil_reads)
+    except ValueError as exc:
+        info["error"] = str(exc)
+        return done("unknown")
+    m = with_nil_reads(m, mode)
     info["model"] = m.name
+    if hasattr(m, "nil_reads"):
+        info["nil_reads"] = mode
     if errors:
         info["error"] = "malformed history: operations do not pair up"
         info["structure_errors"] = [e.to_dict() for e in errors]
@@ -594,11 +620,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--model", help="model when a file names none (register, cas-register, kv, set, append-log)")
     ap.add_argument("--budget", type=float, default=None, help="seconds per history before 'unknown'")
     ap.add_argument("--json", action="store_true", help="print one JSON result per line instead")
+    ap.add_argument("--nil-reads", choices=("auto", *NIL_READS), default="auto",
+                    help="a read of nil: knossos = unknown value (Knossos), strict = the value nil; "
+                         "auto = knossos for .edn files, strict otherwise")
     args = ap.parse_args(argv)
     scan = iter_corpus(args.paths, default_model=args.model)
     counts = {"valid": 0, "invalid": 0, "unknown": 0}
     for h in scan:
-        r = check_history(h, budget_seconds=args.budget)
+        r = check_history(h, budget_seconds=args.budget, nil_reads=args.nil_reads)
         counts[{True: "valid", False: "invalid"}.get(r.valid, "unknown")] += 1  # type: ignore[call-overload]
         if args.json:
             print(json.dumps({"history": h.id, **r.to_dict()}))

@@ -17,9 +17,24 @@ ops constrain, which can be dropped, where the key is. Shared Jepsen/Knossos sem
 
 Models (``MODELS[name]``):
 
-``register``      ``write v`` / ``read -> v``; initial value ``initial`` (default ``None``).
+``register``      ``write v`` / ``read -> v``; initial value ``initial`` (default ``None``, as
+                  Knossos's ``(knossos.model/register)``; ``(register x)`` is ``initial = x``).
 ``cas-register``  ``register`` plus ``cas [old new]``, which succeeds iff the value is ``old``
                   (a ``fail``-ed cas is dropped, as in Knossos).
+``multi-register`` Knossos's ``multi-register``: one op ``txn`` whose value is a sequence of
+                  ``[f k v]`` micro-ops (``f`` is ``read`` or ``write``), applied atomically to a
+                  map of registers; ``initial`` is the map of initial values (absent keys are
+                  ``nil``), as ``(knossos.model/multi-register values)`` takes it.
+
+Nil reads (``nil_reads``, set per check by :func:`with_nil_reads`):
+
+* ``"knossos"``: an ``ok`` read whose value is ``nil`` is a read of an unknown value and matches
+  every state, exactly as ``knossos.model/Register``, ``CASRegister`` ("We don't know what the
+  read was") and ``MultiRegister`` ("Nil reads are always legal") step it. Such a read constrains
+  nothing and is dropped like an ``info`` read. The default for EDN (Jepsen/Knossos) histories.
+* ``"strict"``: ``nil`` is a value like any other (a read of ``nil`` is only linearizable where the
+  register holds ``nil``: never written, or written ``nil``), for histories whose ``nil`` means
+  "absent" (Porcupine's etcd model, kraft's own NDJSON histories). The default for NDJSON/JSON.
 ``kv``            one ``cas-register`` per key. Key convention 1: the op has a ``key`` field and
                   ``value`` is the register value. Convention 2 (Jepsen ``independent``): no key
                   field, ``value`` is ``[k v]`` on invocation and on ``ok`` completion (a read
@@ -56,11 +71,17 @@ __all__ = [
     "CasRegisterModel",
     "KVModel",
     "Model",
+    "MultiRegisterModel",
+    "NIL_READS",
     "ModelError",
     "RegisterModel",
     "SetModel",
     "get_model",
+    "with_nil_reads",
 ]
+
+NIL_READS = ("knossos", "strict")
+"""How a read that returned ``nil`` is read (module doc): Knossos's unknown read, or a value."""
 
 
 class _Unknown:
@@ -195,6 +216,7 @@ class RegisterModel(Model):
 
     name = "register"
     fs: frozenset[str] = frozenset((READ, WRITE))
+    nil_reads = "strict"
 
     def _key_value(self, operation: Operation, value: Any) -> tuple[Any, Any]:
         return operation.invoke.key, value
@@ -209,6 +231,8 @@ class RegisterModel(Model):
             if out is UNKNOWN:
                 return []
             key, value = self._key_value(operation, out)
+            if value is None and self.nil_reads == "knossos":
+                return []  # knossos.model: a nil read is a read of an unknown value
             return [Call(key, (READ, None), value, operation)]
         key, arg = self._key_value(operation, inv.value)
         if f == CAS:
@@ -289,6 +313,8 @@ class KVModel(CasRegisterModel):
             k2, v = self._key_value(operation, out)
             if k2 != k:
                 raise ModelError(operation, f"read of key {k!r} completed with key {k2!r}")
+            if v is None and self.nil_reads == "knossos":
+                return []  # jepsen.independent + knossos.model: [k nil] reads an unknown value
             return [Call(k, (READ, None), v, operation)]
         return super().calls_for(operation)
 
@@ -296,6 +322,98 @@ class KVModel(CasRegisterModel):
         if isinstance(initial, dict):
             return initial.get(key)
         return initial
+
+
+class MultiRegisterModel(Model):
+    """Knossos's ``multi-register`` (``knossos.model/MultiRegister``): ``txn`` ops over a map of
+    registers. A ``txn`` value is a sequence of ``[f k v]``, ``f`` in ``read``/``write``; an ``ok``
+    completion carries the values read. The state is the whole map (a :class:`FrozenMap` of the
+    keys written or given initially; an absent key reads as ``nil``). One partition: a
+    transaction may span keys, so keys are not independent (Knossos checks it as one object too).
+    """
+
+    name = "multi-register"
+    nil_reads = "strict"
+
+    def init(self, initial: Any = None, key: Any = None) -> Any:
+        if initial is None:
+            return FrozenMap()
+        if not isinstance(initial, dict):
+            raise ValueError(f"multi-register initial value must be a map of key -> value, got {initial!r}")
+        return FrozenMap((freeze(k), freeze(v)) for k, v in initial.items())
+
+    def calls_for(self, operation: Operation) -> list[Call]:
+        inv = operation.invoke
+        if inv.f != "txn":
+            raise ModelError(operation, f"multi-register has no operation {inv.f!r} (expected txn)")
+        out = _output(operation)
+        mops = out if out is not UNKNOWN else inv.value
+        if not isinstance(mops, tuple) or not all(
+            isinstance(m, tuple) and len(m) == 3 and m[0] in (READ, WRITE) for m in mops
+        ):
+            raise ModelError(operation, f"txn value must be [[f k v] ...] with f read/write, got {mops!r}")
+        if out is not UNKNOWN:
+            if not isinstance(inv.value, tuple) or len(inv.value) != len(mops):
+                raise ModelError(operation, "txn completion has not one result per micro-op of its invocation")
+            for a, b in zip(inv.value, mops):
+                if not isinstance(a, tuple) or len(a) != 3 or a[0] != b[0] or a[1] != b[1] or (a[0] == WRITE and a[2] != b[2]):
+                    raise ModelError(operation, f"txn completion micro-op {b!r} does not match its invocation's {a!r}")
+        if out is UNKNOWN:
+            if not any(m[0] == WRITE for m in mops):
+                return []  # a read-only txn whose results nobody saw constrains nothing
+            mops = tuple(m for m in mops if m[0] == WRITE)
+        elif self.nil_reads == "knossos":
+            mops = tuple(m for m in mops if not (m[0] == READ and m[2] is None))
+            if not mops:
+                return []
+        return [Call(None, ("txn", mops), None if out is not UNKNOWN else UNKNOWN, operation)]
+
+    def read_only(self, op_input: tuple) -> bool:
+        return all(m[0] == READ for m in op_input[1])
+
+    def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
+        writes: dict[Any, Any] | None = None
+        for f, k, v in op_input[1]:
+            if f == READ:
+                cur = writes[k] if writes is not None and k in writes else state.get(k)
+                if cur != v:
+                    return False, state
+            else:
+                if writes is None:
+                    writes = {}
+                writes[k] = v
+        if writes is None:
+            return True, state
+        new = dict(state)
+        new.update(writes)
+        return True, FrozenMap(new)
+
+    def impossible(self, calls: Sequence[Call], initial_state: Any) -> list[tuple[Call, str]]:
+        written: dict[Any, _Values] = {}
+        for k, v in initial_state.items():
+            written.setdefault(k, _Values()).add(v)
+        for c in calls:
+            for f, k, v in c.input[1]:
+                if f == WRITE:
+                    written.setdefault(k, _Values()).add(v)
+        out = []
+        for c in calls:
+            for f, k, v in c.input[1]:
+                if f == READ and v is not None and (k not in written or v not in written[k]):
+                    out.append((c, f"the value {v!r} of key {k!r}, which no txn ever wrote"))
+                    break
+        return out
+
+    def describe(self, state: Any) -> str:
+        try:
+            items = sorted(state.items())
+        except TypeError:
+            items = list(state.items())
+        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in items) + "}"
+
+    def describe_call(self, call: Call) -> str:
+        body = " ".join(f"[{f} {k!r} {v!r}]" for f, k, v in call.input[1])
+        return f"txn [{body}]" + (" -> ? (outcome unknown)" if call.output is UNKNOWN else "")
 
 
 class _Values:
@@ -561,8 +679,23 @@ class AppendLogModel(Model):
 
 
 MODELS: dict[str, Model] = {
-    m.name: m for m in (RegisterModel(), CasRegisterModel(), KVModel(), SetModel(), AppendLogModel())
+    m.name: m
+    for m in (RegisterModel(), CasRegisterModel(), KVModel(), MultiRegisterModel(), SetModel(), AppendLogModel())
 }
+
+
+def with_nil_reads(model: Model, nil_reads: str) -> Model:
+    """``model`` reading ``nil`` reads as ``nil_reads`` says (``"knossos"`` or ``"strict"``, module
+    doc); models without reads of single values are returned unchanged."""
+    if nil_reads not in NIL_READS:
+        raise ValueError(f"nil_reads must be one of {', '.join(NIL_READS)}, got {nil_reads!r}")
+    if not hasattr(model, "nil_reads") or model.nil_reads == nil_reads:
+        return model
+    import copy
+
+    m = copy.copy(model)
+    m.nil_reads = nil_reads  # type: ignore[attr-defined]
+    return m
 
 
 def get_model(model: str | Model) -> Model:

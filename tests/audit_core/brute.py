@@ -95,3 +95,27 @@ def linearizable(ops: list[BOp], init: Any, spec) -> bool:
         return False
 
     return rec(init, frozenset(range(len(ops))))
+
+
+# -- Knossos semantics (knossos.model), written again from its text: a read that returned nil is a
+# read of an unknown value and is legal in every state (Register, CASRegister, MultiRegister).
+
+
+def knossos_register_spec(state: Any, op: BOp) -> list[Any]:
+    if op.f == "read" and op.known and op.out is None:
+        return [state]
+    return register_spec(state, op)
+
+
+def multi_register_spec(state: tuple, op: BOp, *, nil_is_unknown: bool) -> list[Any]:
+    """state: sorted tuple of (key, value); op.arg: the txn's micro-ops [(f, k, v)], with the
+    values read on an observed (known) txn. Writes apply in order; a read sees the txn's own
+    earlier writes. An unobserved txn's reads constrain nothing."""
+    current = dict(state)
+    for f, k, v in op.arg:
+        if f == "write":
+            current[k] = v
+        elif op.known and not (nil_is_unknown and v is None):
+            if current.get(k) != v:
+                return []
+    return [tuple(sorted(current.items()))]
