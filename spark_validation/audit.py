@@ -57,6 +57,7 @@ class AuditOptions:
     write_ops: bool = True
     engine: str = "arrow"  # the Spark Kafka check: "arrow" (kafka_arrow) or "dataframe" (kafka_spark)
     store_kafka: bool = False  # also write OUT/kafka_rows.parquet (+ .json) for later audits of OUT/ops.parquet
+    nil_reads: str = "auto"  # register models: "knossos" (nil read = unknown), "strict", auto = knossos for .edn
 
 
 @attrs.define
@@ -253,7 +254,8 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         if not structure and model in lin_models and "lin" in opts.checks:
             t = time.perf_counter()
             init = opts.initial if opts.initial is not None else initial
-            r = check_history(ops, model, initial=init, budget_seconds=opts.budget)
+            r = check_history(ops, model, initial=init, budget_seconds=opts.budget, nil_reads=opts.nil_reads,
+                              history_id=hid)
             lin = {"valid": r.valid, "anomalies": _jsonable(r.anomalies), "seconds": r.seconds,
                    "info": _jsonable(r.info)}
             stage["lin"] += time.perf_counter() - t
@@ -304,7 +306,7 @@ def _write_ops_local(rows: list[dict], path: Path) -> None:
 
 
 def _lin_udf(models: frozenset[str], initial_json: str | None, budget: float | None,
-             per_history_initial: dict[str, str | None]):
+             per_history_initial: dict[str, str | None], nil_reads: str = "auto"):
     """The function applied to each history's rows in the executors."""
 
     def run_one(pdf):
@@ -328,7 +330,8 @@ def _lin_udf(models: frozenset[str], initial_json: str | None, budget: float | N
         init = normalize(_json.loads(init_text)) if init_text is not None else None
         t = _time.perf_counter()
         try:
-            res = check_history(rows_to_ops(rows), model, initial=init, budget_seconds=budget)
+            res = check_history(rows_to_ops(rows), model, initial=init, budget_seconds=budget, nil_reads=nil_reads,
+                                history_id=hid)
             out = (str(res.valid).lower() if isinstance(res.valid, bool) else str(res.valid), len(rows),
                    res.seconds, _json.dumps(to_jsonable(res.anomalies)), _json.dumps(to_jsonable(res.info)))
         except Exception as exc:  # noqa: BLE001 - one history's crash must not kill the corpus
@@ -427,7 +430,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         lops = good.where(F.col("model").isin(list(lin_models)))
         n_parts = max(2, min(len(lin_hist), spark.sparkContext.defaultParallelism * 4))
         lin_rows = (lops.repartition(n_parts, "history").groupBy("history")
-                    .applyInPandas(_lin_udf(lin_models, init_json, opts.budget, per_init),
+                    .applyInPandas(_lin_udf(lin_models, init_json, opts.budget, per_init, opts.nil_reads),
                                    "history string, valid string, ops long, seconds double, anomalies string, info string")
                     .collect())
         for r in lin_rows:

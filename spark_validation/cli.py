@@ -82,8 +82,12 @@ def print_summary(report: AuditReport, out: Path) -> None:
 @click.option("--store-kafka-rows", is_flag=True,
               help="also write OUT/kafka_rows.parquet: Kafka kernel rows clustered by history, used by a "
                    "later `kraft audit OUT/ops.parquet` (no shuffle; the fastest Kafka check)")
+@click.option("--nil-reads", default="auto", show_default=True, type=click.Choice(("auto", "knossos", "strict")),
+              help="register models: a read of nil is a read of an unknown value (knossos, as knossos.model) "
+                   "or of the value nil (strict: nil means absent); auto = knossos for .edn, strict otherwise")
 def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master: str | None, out: str,
-          budget: float | None, checks: str, no_spark: bool, engine: str, store_kafka_rows: bool) -> None:
+          budget: float | None, checks: str, no_spark: bool, engine: str, store_kafka_rows: bool,
+          nil_reads: str) -> None:
     """Report every consistency violation provable from client histories.
 
     PATH is a history file (Jepsen EDN, NDJSON), a directory of them, a Parquet table written by
@@ -100,7 +104,7 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
         raise click.UsageError("--master and --no-spark are exclusive")
     opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
                         out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark,
-                        engine=engine, store_kafka=store_kafka_rows)
+                        engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads)
     try:
         report = run(opts)
     except FileNotFoundError as exc:
