@@ -6,10 +6,27 @@ Public API (docs/contracts.md section 7)::
 """
 
 from .specs import Manifest, ManifestError, load_manifest, load_manifests, run_spec, spec_dir, variant_cfg
-from .tlc import Progress, TLCError, TLCResult, TraceState, find_jar, find_java, parse_tool_output, run_tlc
+from .tlc import (
+    EC,
+    Progress,
+    TLCError,
+    TLCResult,
+    ToolMessage,
+    TraceState,
+    find_jar,
+    find_java,
+    parse_tool_output,
+    run_tlc,
+    strip_tool_messages,
+    tool_messages,
+)
 from .values import TLADict, ValueParseError, format_value, parse_value
 
 __all__ = [
+    "EC",
+    "ToolMessage",
+    "strip_tool_messages",
+    "tool_messages",
     "Manifest",
     "ManifestError",
     "Progress",

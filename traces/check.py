@@ -239,7 +239,7 @@ def _run(glue: Glue, traces: list[list[Micro]], inits: list[dict[str, str]], con
         (run / f"{name}.tla").write_text(text)
         mvs = model_values_in([ln for ln in text.splitlines()[:12] if ln.startswith("CONSTANTS TrMV_")])
         (run / f"{name}.cfg").write_text(render_cfg(constants, mode, opts.witness, mvs))
-        return tlcrun.run_tlc(run, name, f"{name}.cfg", timeout=opts.timeout, heap=opts.heap)
+        return tlcrun.run_trace_module(run, name, f"{name}.cfg", timeout=opts.timeout, heap=opts.heap)
 
 
 def _tool_error(r: TraceResult, res: tlcrun.RunResult, what: str) -> TraceResult:

@@ -3,7 +3,11 @@
 TLC decides, for every trace, whether some behaviour of the protocol's spec takes exactly the
 logged steps.  Prints a table (trace, events, verdict, first divergent step) and the report for
 each rejected trace, writes ``OUT/conform.json`` (``--spark``: also ``OUT/conform.parquet``).
-Exit 0 all accepted, 1 some trace rejected, 2 bad input or tool failure.
+
+Exit codes (kraft/outcome.py): 0 every trace accepted; 1 some trace rejected; 2 bad input or tool
+failure; 3 nothing was checked (no trace files among the inputs, or traces without a single spec
+step). ``conform.json`` is the shared header (``command``, ``verdict``, ``summary``, ``exit_code``),
+then ``v``, ``kind``, ``totals`` (the counts) and ``results`` (one object per trace).
 """
 
 from __future__ import annotations
@@ -16,9 +20,8 @@ from typing import Any
 
 import click
 
+from kraft.outcome import EXIT_ERROR, Verdict, header, plural
 from traces.check import Options, TraceResult, check_paths, expand_inputs
-
-EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
 
 
 def summarize(results: list[TraceResult], seconds: float) -> dict[str, Any]:
@@ -34,6 +37,30 @@ def summarize(results: list[TraceResult], seconds: float) -> dict[str, Any]:
         "events_per_second": round(events / seconds, 1) if seconds > 0 else None,
         "tlc_runs": sum(r.tlc_runs for r in results),
     }
+
+
+def verdict_of(totals: dict[str, Any]) -> tuple[Verdict, str]:
+    """The command's verdict and summary sentence from the counts of :func:`summarize`."""
+    n, acc, rej, err = totals["traces"], totals["accepted"], totals["rejected"], totals["errors"]
+    steps = f"{plural(totals['events'], 'spec step')}, {totals['skipped_steps']} non-spec skipped"
+    if rej:
+        return Verdict.VIOLATION, f"{plural(rej, 'trace')} of {n} rejected ({acc} accepted, {err} errors; {steps})"
+    if err:
+        return Verdict.ERROR, f"{plural(err, 'trace')} of {n} could not be checked ({acc} accepted; {steps})"
+    if n == 0:
+        return Verdict.INCONCLUSIVE, "no trace files found: nothing was checked"
+    if totals["events"] == 0:
+        return Verdict.INCONCLUSIVE, f"{plural(n, 'trace')} but not one spec step among them: nothing was checked"
+    return Verdict.CLEAN, ("1 trace, accepted" if n == 1 else f"{n} traces, all accepted") + f" ({steps})"
+
+
+def write_doc(out: Path, totals: dict[str, Any], results: list[TraceResult]) -> Verdict:
+    verdict, sentence = verdict_of(totals)
+    doc = header("conform", verdict, sentence,
+                 {"v": 1, "kind": "conform", "totals": totals, "results": [r.as_dict() for r in results]})
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "conform.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    return verdict
 
 
 def _first_step(r: TraceResult) -> str:
@@ -117,7 +144,7 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
             heap: str, witness: str) -> None:
     """Check implementation traces against their TLA+ spec with TLC."""
     from traces.protocols import GlueError, load_glue
-    from traces.tlcrun import TLCUnavailable, find_jar, find_java
+    from model_check import TLCError, find_jar, find_java
 
     for g in glues:
         try:
@@ -135,12 +162,15 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
         click.echo(f"kraft conform: skipping {len(ignored)} non-trace NDJSON file(s) "
                    f"(listed in conform.json): {shown}", err=True)
     if not paths:
-        click.echo("kraft conform: no trace files found in " + ", ".join(inputs), err=True)
-        sys.exit(EXIT_ERROR)
+        click.echo("kraft conform: no trace files found in " + ", ".join(inputs) + ": nothing was checked",
+                   err=True)
+        totals = summarize([], 0.0)
+        totals["ignored_files"] = [{"path": str(p), "why": w} for p, w in ignored]
+        sys.exit(write_doc(Path(out_dir), totals, []).exit_code)
     try:
         find_java()
         find_jar()
-    except TLCUnavailable as exc:
+    except TLCError as exc:
         click.echo(f"kraft conform: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     opts = Options(batch=max(1, batch), jobs=max(1, jobs), timeout=timeout, heap=heap,
@@ -162,12 +192,10 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
         results = check_with_spark(paths, opts, master=master, out_dir=out, glue_targets=glues)
     else:
         results = check_paths(paths, opts, progress=progress)
-    summary = summarize(results, time.monotonic() - t0)
-    summary["ignored_files"] = [{"path": str(p), "why": w} for p, w in ignored]
-    doc = {"v": 1, "kind": "conform", "summary": summary, "results": [r.as_dict() for r in results]}
-    (out / "conform.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    print_table(results, summary)
+    totals = summarize(results, time.monotonic() - t0)
+    totals["ignored_files"] = [{"path": str(p), "why": w} for p, w in ignored]
+    verdict = write_doc(out, totals, results)
+    print_table(results, totals)
+    click.echo(verdict_of(totals)[1])
     click.echo(f"wrote {out / 'conform.json'}" + (f" and {out / 'conform.parquet'}" if spark else ""))
-    if summary["rejected"]:
-        sys.exit(EXIT_VIOLATION)
-    sys.exit(EXIT_ERROR if summary["errors"] else EXIT_OK)
+    sys.exit(verdict.exit_code)

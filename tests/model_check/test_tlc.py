@@ -24,11 +24,11 @@ def fx(name: str) -> tuple[Path, Path]:
 
 def test_missing_java_is_a_clear_tlc_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
-    with pytest.raises(TLCError, match="JAVA_HOME .* is not an executable java.*setup.sh"):
+    with pytest.raises(TLCError, match=r"JAVA_HOME .* is not an executable java.*Java 17.*\./kraft\.sh"):
         find_java()
     monkeypatch.delenv("JAVA_HOME")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(TLCError, match="java was not found.*setup.sh.*JAVA_HOME"):
+    with pytest.raises(TLCError, match=r"java was not found.*Java 17.*\./kraft\.sh.*JAVA_HOME"):
         run_tlc(*fx("Counter"))
 
 
@@ -38,6 +38,35 @@ def test_missing_jar_is_a_clear_tlc_error(monkeypatch: pytest.MonkeyPatch, tmp_p
         run_tlc(*fx("Counter"))
     monkeypatch.delenv("KRAFT_TLA2TOOLS")
     assert find_jar().endswith("tla2tools.jar")
+
+
+def test_tla2tools_jar_is_a_deprecated_alias(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The old conformance runner read TLA2TOOLS_JAR; it still works, with a warning, and
+    KRAFT_TLA2TOOLS wins when both are set."""
+    jar = tmp_path / "tla2tools.jar"
+    jar.write_bytes(b"PK")
+    monkeypatch.delenv("KRAFT_TLA2TOOLS", raising=False)
+    monkeypatch.setenv("TLA2TOOLS_JAR", str(jar))
+    with pytest.warns(FutureWarning, match="TLA2TOOLS_JAR is deprecated"):
+        assert find_jar() == str(jar)
+    monkeypatch.setenv("TLA2TOOLS_JAR", str(tmp_path / "gone.jar"))
+    with pytest.warns(FutureWarning), pytest.raises(TLCError, match="TLA2TOOLS_JAR .*gone.jar.* not a file"):
+        find_jar()
+    monkeypatch.setenv("KRAFT_TLA2TOOLS", str(jar))
+    assert find_jar() == str(jar)
+
+
+def test_tool_messages_have_named_codes_and_strip_leaves_printed_text() -> None:
+    from model_check import EC, strip_tool_messages, tool_messages
+
+    text = ("@!@!@STARTMSG 2194:0 @!@!@\nThe depth of the complete state graph search is 7.\n@!@!@ENDMSG 2194 @!@!@\n"
+            '<<"TRACCEPT", 1>>\n'
+            "@!@!@STARTMSG 1000:1 @!@!@\nouter\n@!@!@STARTMSG 4242:1 @!@!@\ninner\n@!@!@ENDMSG 4242 @!@!@\n"
+            "@!@!@ENDMSG 1000 @!@!@\n")
+    msgs = tool_messages(text)
+    assert [(m.code, m.severity) for m in msgs] == [(EC.SEARCH_DEPTH, 0), (4242, 1), (EC.GENERAL, 1)]
+    assert msgs[0].code.name == "SEARCH_DEPTH" and "is 7" in msgs[0].text
+    assert strip_tool_messages(text).strip() == '<<"TRACCEPT", 1>>'
 
 
 def test_variant_cfg_rewrite() -> None:

@@ -31,8 +31,11 @@ def test_accepting_corpus_exit_0_and_json(relay, tmp_path):
     assert r.exit_code == 0, r.output
     assert "accepted" in r.output and "2 accepted, 0 rejected" in r.output
     doc = json.loads((out / "conform.json").read_text())
-    assert doc["summary"]["traces"] == 2 and doc["summary"]["accepted"] == 2
-    assert doc["summary"]["ignored_files"][0]["path"].endswith("history.ndjson")
+    assert list(doc)[:4] == ["command", "verdict", "summary", "exit_code"]
+    assert (doc["command"], doc["verdict"], doc["exit_code"]) == ("conform", "clean", 0)
+    assert doc["summary"].startswith("2 traces, all accepted") and doc["summary"] in r.output
+    assert doc["totals"]["traces"] == 2 and doc["totals"]["accepted"] == 2
+    assert doc["totals"]["ignored_files"][0]["path"].endswith("history.ndjson")
     assert {Path(x["trace"]).name for x in doc["results"]} == {"a.ndjson", "b.ndjson"}
 
 
@@ -43,6 +46,7 @@ def test_rejection_exit_1_names_line_and_variables(relay, tmp_path):
     r = CliRunner().invoke(conform, [str(d), "--glue", GLUE, "--out", str(out)])
     assert r.exit_code == 1, r.output
     doc = json.loads((out / "conform.json").read_text())
+    assert (doc["verdict"], doc["exit_code"]) == ("violation", 1) and "1 trace of 3 rejected" in doc["summary"]
     bad = [x for x in doc["results"] if x["verdict"] == "rejected"]
     assert len(bad) == 1 and bad[0]["kind"] == "state_mismatch" and bad[0]["disagree"] == ["val"]
     assert f"line {bad[0]['line']}" in r.output and "Receive" in r.output
@@ -61,10 +65,20 @@ def test_usage_errors_exit_2(tmp_path):
     r = CliRunner().invoke(conform, [str(tmp_path / "missing.ndjson")])
     assert r.exit_code == 2 and "no such file" in r.output
     (tmp_path / "h.ndjson").write_text('{"v": 1, "kind": "history"}\n')
-    r = CliRunner().invoke(conform, [str(tmp_path)])
-    assert r.exit_code == 2 and "no trace files" in r.output
     r = CliRunner().invoke(conform, [str(tmp_path), "--glue", "no_such_module:GLUE"])
     assert r.exit_code == 2 and "cannot load glue" in r.output
+
+
+def test_no_trace_files_is_inconclusive_exit_3(tmp_path):
+    """Inputs holding no trace at all: nothing was checked, which is never a clean 0."""
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "h.ndjson").write_text('{"v": 1, "kind": "history"}\n')
+    r = CliRunner().invoke(conform, [str(d), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 3 and "no trace files" in r.output
+    doc = json.loads((tmp_path / "o" / "conform.json").read_text())
+    assert (doc["verdict"], doc["exit_code"], doc["totals"]["traces"]) == ("inconclusive", 3, 0)
+    assert doc["totals"]["ignored_files"][0]["path"].endswith("h.ndjson")
 
 
 def test_unknown_protocol_is_an_error_not_a_crash(tmp_path):
