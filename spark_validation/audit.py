@@ -10,6 +10,9 @@ Two engines with the same checks and the same outputs:
 
 Outputs under ``--out`` (contract: ``results.json``):
 
+``summary.json``      the command's document: the shared header of every kraft command
+                      (``command, verdict, summary, exit_code``; kraft/outcome.py), then the
+                      counts printed at the end of the run
 ``results.json``      one object per history: ``history, model, valid, ops, seconds, anomalies``
                       (+ ``checks``, and ``malformed`` / ``info`` when relevant)
 ``results.parquet``   the same, anomalies as a JSON string column
@@ -36,6 +39,7 @@ from typing import Any, Callable
 
 import attrs
 
+from kraft.outcome import Verdict, header, plural
 from spark_validation import kafka_ref
 from spark_validation.records import Malformed, discover, ignored_files
 
@@ -74,9 +78,32 @@ class AuditReport:
     def violations(self) -> Counter:
         return Counter(a["kind"] for a in self.anomalies if a["kind"] not in kafka_ref.INFORMATIONAL)
 
+    def verdict(self) -> tuple[Verdict, str]:
+        """The command's verdict and its summary sentence: a violation if any history is invalid;
+        inconclusive if any history is ``unknown`` (budget reached, check not run, malformed) or
+        there was no history at all (nothing checked); clean otherwise."""
+        n = len(self.results)
+        bad = sum(r["valid"] is False for r in self.results)
+        unknown = sum(r["valid"] == "unknown" for r in self.results)
+        ops = plural(self.ops_total, "op")
+        if bad:
+            kinds = ", ".join(sorted(self.violations)) or "anomalies"
+            return Verdict.VIOLATION, f"{plural(bad, 'history', 'histories')} of {n} invalid ({kinds}; {ops})"
+        if n == 0:
+            return Verdict.INCONCLUSIVE, "no histories found: nothing was checked"
+        if unknown:
+            return Verdict.INCONCLUSIVE, (f"{plural(unknown, 'history', 'histories')} of {n} undecided (unknown), "
+                                          f"{n - unknown} valid ({ops})")
+        return Verdict.CLEAN, ("1 history, valid" if n == 1 else f"{n} histories, all valid") + f" ({ops})"
+
     @property
     def exit_code(self) -> int:
-        return 1 if any(r["valid"] is False for r in self.results) else 0
+        return self.verdict()[0].exit_code
+
+    def document(self) -> dict[str, Any]:
+        """``summary.json``: the shared header, then :meth:`summary`."""
+        verdict, sentence = self.verdict()
+        return header("audit", verdict, sentence, self.summary())
 
     def summary(self) -> dict[str, Any]:
         valid = Counter(str(r["valid"]).lower() for r in self.results)
@@ -519,7 +546,7 @@ def _write_outputs(report: AuditReport, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     _atomic_write(out / "results.json", json.dumps(report.results, indent=1, default=str))
     _atomic_write(out / "malformed.json", json.dumps(report.malformed, indent=1, default=str))
-    _atomic_write(out / "summary.json", json.dumps(report.summary(), indent=1, default=str))
+    _atomic_write(out / "summary.json", json.dumps(report.document(), indent=1, default=str))
     res_tbl = pa.Table.from_pylist(
         [{"history": r["history"], "model": r["model"], "valid": str(r["valid"]).lower(), "ops": r["ops"],
           "seconds": float(r["seconds"]), "anomalies": json.dumps(r["anomalies"], default=str),

@@ -1,4 +1,9 @@
-"""``kraft audit``: scan client histories (and simulator traces) for consistency violations."""
+"""``kraft audit``: scan client histories (and simulator traces) for consistency violations.
+
+Exit codes (kraft/outcome.py): 0 every history valid; 1 some history invalid; 2 usage, input or
+tool error; 3 inconclusive: some history ``unknown`` (search budget reached, its check not run,
+malformed) or no history found. ``OUT/summary.json`` carries the shared header.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,8 @@ from pathlib import Path
 
 import click
 
+from kraft.outcome import EXIT_ERROR
 from spark_validation.audit import CHECKS, KAFKA_ENGINES, AuditOptions, AuditReport, run
-
-EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
 
 
 def _parse_initial(text: str | None):
@@ -65,6 +69,7 @@ def print_summary(report: AuditReport, out: Path) -> None:
         click.echo(f"  INVALID {r['history']}: {', '.join(kinds)}")
     if len(bad) > 10:
         click.echo(f"  ... {len(bad) - 10} more invalid histories")
+    click.echo(report.verdict()[1])
     click.echo(f"results: {out / 'results.json'}")
 
 
@@ -92,7 +97,8 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
 
     PATH is a history file (Jepsen EDN, NDJSON), a directory of them, a Parquet table written by
     an earlier audit (ops.parquet), or a simulator trace (metadata agreement). Exit 1 if a
-    violation was found, 2 on bad input or a tool failure.
+    violation was found, 2 on bad input or a tool failure, 3 if some history stayed undecided
+    (unknown) or none was found.
     """
     from spark_validation.history import HistoryFormatError
     from spark_validation.ingest import InputError
@@ -117,7 +123,6 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
         click.echo(f"kraft audit: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     print_summary(report, Path(out))
-    if not report.results and not report.malformed:
-        click.echo("kraft audit: no histories found under the given paths", err=True)
-        sys.exit(EXIT_ERROR)
+    if not report.results:
+        click.echo("kraft audit: no histories found under the given paths: nothing was checked", err=True)
     sys.exit(report.exit_code)
