@@ -13,7 +13,9 @@ Members are visited in the order Kafka's ``HashMap`` would visit them (that is p
 result); the file's order stands for the order of the JoinGroup members. ``--settle`` repeats
 the rebalance with each member owning what it got (the cooperative protocol's follow-up
 rebalances) until nothing is revoked. ``--check`` verifies validity and balance and exits 1 on
-a violation. Exit codes: 0 fine, 1 violation found, 2 bad input.
+a violation. Exit codes (kraft/outcome.py): 0 assigned (and, with ``--check``, valid and
+balanced), 1 ``--check`` found a violation, 2 bad input. ``--json FILE`` writes the shared header
+(``command, verdict, summary, exit_code``) then ``assignor, rounds, problems``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import sys
 from typing import Any
 
 import click
+
+from kraft.outcome import EXIT_ERROR, Verdict, header, plural
 
 from . import ASSIGNORS
 from .types import Subscription, TopicPartition
@@ -110,10 +114,10 @@ def assign(group_file: str, assignor_name: str, settle: bool, check: bool, json_
         ppt, subs, racks = load_group(group_file)
     except GroupFileError as e:
         click.echo(f"kraft assign: {e}", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_ERROR)
     if variant and assignor_name not in ("sticky", "cooperative-sticky"):
         click.echo(f"kraft assign: --variant {variant} applies to the sticky assignors only", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_ERROR)
     assignor = ASSIGNORS[assignor_name](**({variant: True} if variant else {}))
     rounds = []
     generation = max([s.generation for s in subs.values()] + [0])
@@ -139,10 +143,24 @@ def assign(group_file: str, assignor_name: str, settle: bool, check: bool, json_
     if check:
         found = _problems(assignor_name, subs, result, ppt)
         click.echo("check: ok" if not found else "check: " + "; ".join(found))
+    final = rounds[-1]["assignment"]
+    size = f"{plural(sum(len(ps) for ps in final.values()), 'partition')} to {plural(len(final), 'member')}"
+    rebalances = f" in {len(rounds)} rebalances" if len(rounds) > 1 else ""
+    if found:
+        verdict, sentence = Verdict.VIOLATION, f"{assignor_name} assigned {size}{rebalances}: " + "; ".join(found)
+    elif check:
+        verdict, sentence = Verdict.CLEAN, f"{assignor_name} assigned {size}{rebalances}: valid and balanced"
+    else:  # nothing was asked to be checked: the assignment itself is the result
+        verdict, sentence = Verdict.CLEAN, f"{assignor_name} assigned {size}{rebalances} (not checked; --check verifies)"
     if json_out:
-        with open(json_out, "w", encoding="utf-8") as f:
-            json.dump({"assignor": assignor_name, "rounds": rounds, "problems": found}, f, indent=1)
-    sys.exit(1 if found else 0)
+        doc = header("assign", verdict, sentence, {"assignor": assignor_name, "rounds": rounds, "problems": found})
+        try:
+            with open(json_out, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=1)
+        except OSError as e:
+            click.echo(f"kraft assign: cannot write {json_out}: {e.strerror or e}", err=True)
+            sys.exit(EXIT_ERROR)
+    sys.exit(verdict.exit_code)
 
 
 def _problems(assignor_name: str, subs: dict[str, Subscription], result: dict[str, list[TopicPartition]],
