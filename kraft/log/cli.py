@@ -2,8 +2,9 @@
 (``DumpLogSegments``) prints it: one line per batch, and with ``--deep``/``--print-data`` one
 ``| offset: ...`` line per record, control records decoded (``LeaderChange: {...}``).
 
-Exit codes: 0 the whole file decoded; 2 the file is missing, or holds corrupt, torn or
-unsupported data (everything before it is printed, and the byte position is named).
+Exit codes (kraft/outcome.py): 0 the whole file decoded; 2 the file is missing, or holds corrupt,
+torn or unsupported data (everything before it is printed, and the byte position is named). It
+writes no JSON.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from pathlib import Path
 
 import click
 
-from .records import ControlType, CorruptBatchError, RecordBatch, TruncatedBatchError, UnsupportedBatchError, decode_control
+from kraft.outcome import EXIT_ERROR, EXIT_OK
 
-EXIT_OK, EXIT_ERROR = 0, 2
+from .records import ControlType, CorruptBatchError, RecordBatch, TruncatedBatchError, UnsupportedBatchError, decode_control
 
 
 def _text(b: bytes | None) -> str:
