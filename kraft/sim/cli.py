@@ -1,6 +1,9 @@
 """``kraft simulate``: run a protocol in the deterministic simulator, write trace + history.
 
-Exit codes: 0 every run kept every invariant, 1 some run violated one, 2 usage error.
+Exit codes (kraft/outcome.py): 0 every run kept every invariant, 1 some run violated one, 2 usage
+error. Each ``summary.json`` (one per run, and the overall one with ``--count``) starts with the
+shared header (``command, verdict, summary, exit_code``); a run's own ``"ok"``/``"violation"`` is
+the header's ``verdict`` (``clean``/``violation``) there.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 import click
 
 from kraft.quorum.invariants import InvariantViolation
+from kraft.outcome import Verdict, header, plural
 from kraft.sim.core import Faults, SimulationError, Simulator
 from kraft.sim.protocols import HISTORY_MODEL, PROTOCOLS, VARIANTS_OF
 from kraft.sim.recorder import Recorder
@@ -59,8 +63,30 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
         summary["history"] = str(hpath)
         summary["trace_steps"] = len(recorder.steps)
         summary["history_ops"] = len(recorder.ops)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        verdict, sentence = run_verdict(summary)
+        doc = header("simulate", verdict, sentence, {k: v for k, v in summary.items() if k != "verdict"})
+        (out / "summary.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     return summary
+
+
+def run_verdict(s: dict[str, Any]) -> tuple[Verdict, str]:
+    """One run's verdict and summary sentence."""
+    what = f"{s['protocol']} seed {s['seed']}" + (f" variant {s['variant']}" if s["variant"] else "")
+    if s["verdict"] == "ok":
+        return Verdict.CLEAN, f"{what}: every invariant held for {plural(s['events'], 'event')}"
+    v = s["violation"]
+    return Verdict.VIOLATION, f"{what}: {v['invariant']} violated at event {v['event']}"
+
+
+def overall_verdict(protocol: str, results: list[dict[str, Any]], steps: int) -> tuple[Verdict, str]:
+    """The verdict and summary sentence of several runs (``--count``)."""
+    bad = [r for r in results if r["verdict"] != "ok"]
+    runs = f"{plural(len(results), 'run')} of {protocol} ({steps} steps each)"
+    if not bad:
+        return Verdict.CLEAN, f"{runs}: every invariant held"
+    first = bad[0]["violation"]
+    return Verdict.VIOLATION, (f"{len(bad)} of {runs} violated an invariant (first: {first['invariant']} "
+                               f"in seed {bad[0]['seed']} at event {first['event']})")
 
 
 def _print_summary(s: dict[str, Any]) -> None:
@@ -121,11 +147,14 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
         results.append(summary)
         _print_summary(summary)
         violations += summary["verdict"] != "ok"
+    verdict, sentence = overall_verdict(protocol_name, results, steps) if count is not None else run_verdict(results[0])
     if count is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps(
-            {"runs": len(results), "violations": violations,
-             "results": [{k: r[k] for k in ("seed", "verdict", "events", "committed_offset") if k in r}
-                         for r in results]}, indent=2) + "\n")
+        doc = header("simulate", verdict, sentence, {
+            "runs": len(results), "violations": violations,
+            "results": [{k: r[k] for k in ("seed", "verdict", "events", "committed_offset") if k in r}
+                        for r in results]})
+        (out / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
         click.echo(f"{len(results)} runs, {violations} with an invariant violation")
-    sys.exit(1 if violations else 0)
+    click.echo(sentence)
+    sys.exit(verdict.exit_code)

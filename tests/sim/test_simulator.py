@@ -97,7 +97,7 @@ def test_cli_writes_trace_and_history(tmp_path: Path) -> None:
     ok_sends = [o for o in ops if o["f"] == "send" and o["type"] == "ok"]
     assert ok_sends and all(o["value"][0] == o["offset"] for o in ok_sends)
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["verdict"] == "ok" and summary["events"] == 800
+    assert summary["verdict"] == "clean" and summary["events"] == 800
 
 
 def test_cli_count_and_violation_exit_code(tmp_path: Path) -> None:
