@@ -210,6 +210,50 @@ def ingest(n_ops: int, seed: int) -> None:
             print(f"{path.suffix[1:]:<8}{mb:>7.1f}{dt:>9.2f}{len(ops) / dt:>10.0f}{ct:>9.2f}")
 
 
+def sequential(rng: random.Random, n_ops: int, values: int = 5) -> list[Op]:
+    """A strictly sequential (one client), valid register history of ``n_ops`` ops: half writes,
+    half reads of the current value (the register starts at nil)."""
+    ops: list[Op] = []
+    cur: Any = None
+    for _ in range(n_ops):
+        if rng.random() < 0.5:
+            w = rng.randrange(values)
+            ops.append(Op(len(ops), 0, "invoke", "write", None, w))
+            ops.append(Op(len(ops), 0, "ok", "write", None, w))
+            cur = w
+        else:
+            ops.append(Op(len(ops), 0, "invoke", "read", None, None))
+            ops.append(Op(len(ops), 0, "ok", "read", None, cur))
+    return ops
+
+
+def long_histories(sizes: list[int], seed: int) -> None:
+    """One long register history per row, each checked on one key with the default budget and
+    cache: strictly sequential ones (the issue's 150k/200k cases, and 1M), and 1M ops from 10
+    concurrent clients (2% info ops). Peak RSS is the process's so far (it only grows)."""
+    import gc
+    import resource
+
+    print("\nlong single-key register histories (one history per row; default budget and cache)")
+    header = f"{'history':<28}{'ops':>9}{'verdict':>9}{'seconds':>9}{'search steps':>14}{'calls':>10}{'peak RSS MiB':>14}"
+    print(header)
+    print("-" * len(header))
+    rows = [(f"sequential", n, 1) for n in sizes] + [("10 clients", n, 10) for n in sizes if n >= 1_000_000]
+    for name, n, clients in rows:
+        rng = random.Random(f"{seed}-long-{name}-{n}")
+        ops = sequential(rng, n) if clients == 1 else simulate(rng, clients, n, "register")
+        gc.collect()
+        t0 = time.perf_counter()
+        r = check_history(ops, "register")
+        dt = time.perf_counter() - t0
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        steps = r.info.get("explored", 0)
+        print(f"{name:<28}{n:>9}{str(r.valid):>9}{dt:>9.1f}{steps:>14}{r.info.get('calls', 0):>10}{rss:>14}", flush=True)
+        if r.valid is not True:
+            raise SystemExit(f"{name} {n}: a valid history judged {r.valid}: {r.info.get('unknown_partitions')}")
+        del ops, r
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--histories", type=int, default=200, help="histories per workload (0: skip)")
@@ -217,6 +261,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=float, default=10.0, help="seconds per history before 'unknown'")
     ap.add_argument("--ingest-ops", type=int, default=20000, help="ops of the ingest benchmark (0: skip)")
+    ap.add_argument("--long", default="150000,200000,1000000",
+                    help="sizes of the long single-key histories, comma-separated ('' or 0: skip)")
     args = ap.parse_args()
     workloads = [
         ("register", "register", 5, 1),
@@ -256,6 +302,9 @@ def main() -> None:
     )
     if args.ingest_ops:
         ingest(args.ingest_ops, args.seed)
+    sizes = [int(x) for x in args.long.split(",") if x.strip() and int(x)]
+    if sizes:
+        long_histories(sizes, args.seed)
 
 
 if __name__ == "__main__":

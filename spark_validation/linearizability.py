@@ -6,8 +6,10 @@ The algorithm is Wing & Gong's search (J. Parallel Distrib. Comput. 1993) with L
 call and return entries in real-time order; the search walks the list, *lifts* a call (and its
 return) out of the list when the model accepts it as the next linearized op, and backtracks
 (*unlifts*) when it meets the return of an op it has not linearized. A cache of the configurations
-already explored -- the set of linearized calls as an integer bitset plus the (hashable) model
-state -- prunes the search. Histories are first split by key (P-compositionality: a history of
+already explored -- the set of linearized calls plus the (hashable) model state -- prunes the
+search. The set is kept compressed, as a count of the linearized prefix plus a bitset of the window
+of open ops (see ``check_calls``), so memo entries are as small as the concurrency and a
+1,000,000-op history is decided in the memory a 1,000-op one needs per entry. Histories are first split by key (P-compositionality: a history of
 independent objects is linearizable iff each object's sub-history is, Herlihy & Wing 1990) and
 each partition is checked on its own.
 
@@ -53,13 +55,13 @@ def default_nil_reads(history_id: Any, nil_reads: str | None = "auto") -> str:
         raise ValueError(f"nil_reads must be auto, {' or '.join(NIL_READS)}, got {nil_reads!r}")
     return "knossos" if str(history_id or "").lower().endswith(".edn") else "strict"
 
-DEFAULT_MAX_CACHE = 2_000_000
+DEFAULT_MAX_CACHE = 8_000_000
 """Cache entries per partition before giving up with ``"unknown"``. The effective cap is also
-bounded by :data:`CACHE_BYTES`: entries of long histories carry long bitsets."""
+bounded by :data:`CACHE_BYTES` (entries carry the windows of open ops, as wide as the concurrency)."""
 
-CACHE_BYTES = 1 << 30
+CACHE_BYTES = 2 << 30
 """Approximate memory the cache of one partition may use before the search gives up."""
-_ENTRY_OVERHEAD = 200  # bytes per cache entry besides its bitset (tuple, set slot, int header)
+_ENTRY_OVERHEAD = 280  # bytes per cache entry besides its windows (6-tuple, set slot, ints)
 _INF = float("inf")
 _PREFIX_CAP = 200  # ops of the linearized prefix listed in evidence (the length is always given)
 _STATES_CAP = 8  # distinct stuck states listed in evidence
@@ -171,7 +173,6 @@ def check_calls(
     outputs = [c.output for c in calls]
     must = [c.output is not UNKNOWN for c in calls]
     read_only = [model.read_only(c.input) for c in calls]
-    bits = [1 << i for i in range(n)]
     remaining = sum(must)
 
     node_ro = [is_call[k] and read_only[node_cid[k]] for k in range(m)] + [False, False]
@@ -199,14 +200,48 @@ def check_calls(
                 prev_same[cid] = last_of[k]
             last_of[k] = cid
 
-    # each cache entry holds an n-bit integer: bound the entries by memory as well as by count
-    cache_cap = min(max_cache, CACHE_BYTES // (_ENTRY_OVERHEAD + n // 7))
+    # The set of linearized calls, compressed (what makes long histories decidable): calls are
+    # ranked in invocation order, separately for calls that must be linearized and for optional
+    # ones, and each kind is kept as a count ``lo`` (every call of rank < lo is linearized) plus a
+    # bitset ``win`` of the ranks from ``lo`` on. Linearizations follow real time closely, so the
+    # window stays about as wide as the concurrency: memo entries are as small as the concurrency,
+    # not as long as the history (a plain n-bit set makes every entry of a 200,000-op history 25 kB).
+    # Optional calls (info/pending) that stay out pin only their own window, not the must window.
+    rank = [0] * n
+    n_must = n_opt = 0
+    for _, kind, cid in sorted(events, key=lambda e: (e[0], e[2])):
+        if kind == 0:
+            if must[cid]:
+                rank[cid] = n_must
+                n_must += 1
+            else:
+                rank[cid] = n_opt
+                n_opt += 1
+    lo_m = win_m = lo_o = win_o = 0
+
+    def grow(cid: int, lo_m: int, win_m: int, lo_o: int, win_o: int) -> tuple[int, int, int, int]:
+        if must[cid]:
+            d = rank[cid] - lo_m
+            win_m |= 1 << d
+            if not d:
+                t = (~win_m & (win_m + 1)).bit_length() - 1  # trailing ones: the prefix grew
+                win_m >>= t
+                lo_m += t
+        else:
+            d = rank[cid] - lo_o
+            win_o |= 1 << d
+            if not d:
+                t = (~win_o & (win_o + 1)).bit_length() - 1
+                win_o >>= t
+                lo_o += t
+        return lo_m, win_m, lo_o, win_o
+
+    cache_cap = max_cache
     step = model.step
     state = initial_state
-    linearized = 0
-    cache: set[tuple[int, Any, bool]] = set()
-    # the lifted calls as a linked stack of (call node, state before it, rest): pushing and
-    # popping allocate no lists, and remembering the deepest prefix is O(1)
+    cache: set[tuple[Any, ...]] = set()
+    # the lifted calls as a linked stack of (call node, state before it, lo_m, win_m, lo_o, win_o,
+    # rest): pushing and popping allocate no lists, and remembering the deepest prefix is O(1)
     stack: Any = None
     depth = 0
     best_len = -1
@@ -237,6 +272,8 @@ def check_calls(
                 result = "unknown"
                 reason = "time budget exhausted"
                 break
+            # bound the entries by memory as well as by count (an entry holds both windows)
+            cache_cap = min(max_cache, CACHE_BYTES // (_ENTRY_OVERHEAD + (win_m.bit_length() + win_o.bit_length()) // 8))
             if len(cache) > cache_cap:
                 result = "unknown"
                 reason = f"cache limit of {cache_cap} configurations reached"
@@ -253,13 +290,13 @@ def check_calls(
             else:
                 e = -1
             if e >= 0:
-                new_lin = linearized | bits[cid]
-                ck = (new_lin, state, not must[cid])
+                g = grow(cid, lo_m, win_m, lo_o, win_o)
+                ck = (*g, state, not must[cid])
                 if ck not in cache:
                     cache.add(ck)
-                    stack = (e, state, stack)
+                    stack = (e, state, lo_m, win_m, lo_o, win_o, stack)
                     depth += 1
-                    linearized = new_lin
+                    lo_m, win_m, lo_o, win_o = g
                     if must[cid]:
                         remaining -= 1
                     p, q = prv[e], nxt[e]
@@ -282,23 +319,23 @@ def check_calls(
                     continue
                 cid = node_cid[entry]
                 ps = prev_same[cid]
-                if (ps >= 0 and not linearized & bits[ps]) or (
+                if (ps >= 0 and rank[ps] >= lo_o and not (win_o >> (rank[ps] - lo_o)) & 1) or (
                     blind[cid] and stack is not None and not must[node_cid[stack[0]]]
                 ):
                     entry = nxt[entry]
                     continue
                 ok, new_state = step(state, inputs[cid], outputs[cid])
                 if ok:
-                    new_lin = linearized | bits[cid]
+                    g = grow(cid, lo_m, win_m, lo_o, win_o)
                     # the cache key carries whether this call is optional, because the search
                     # from a configuration depends on it (the blind-write rule above)
-                    ck = (new_lin, new_state, not must[cid])
+                    ck = (*g, new_state, not must[cid])
                     if ck not in cache:
                         cache.add(ck)
-                        stack = (entry, state, stack)
+                        stack = (entry, state, lo_m, win_m, lo_o, win_o, stack)
                         depth += 1
                         state = new_state
-                        linearized = new_lin
+                        lo_m, win_m, lo_o, win_o = g
                         if must[cid]:
                             remaining -= 1
                         # lift the call and its return out of the list
@@ -327,10 +364,9 @@ def check_calls(
             if stack is None:
                 result = False
                 break
-            entry, state, stack = stack
+            entry, state, lo_m, win_m, lo_o, win_o, stack = stack
             depth -= 1
             cid = node_cid[entry]
-            linearized ^= bits[cid]
             if must[cid]:
                 remaining += 1
             r = node_ret[entry]
@@ -368,7 +404,7 @@ def _evidence(
     nodes: list[int] = []
     while top is not None:
         nodes.append(top[0])
-        top = top[2]
+        top = top[-1]
     nodes.reverse()
     done = {events[node][2] for node in nodes}
     prefix = [calls[events[node][2]] for node in nodes]
