@@ -41,7 +41,8 @@ from kraft.groups.actions import VARIANTS
 from kraft.groups.coordinator import GroupConfig
 from kraft.groups.harness import GroupWorld
 from kraft.groups.messages import ConsumerPhase, LeaveGroup, Message, RebalanceProtocol, SyncGroup, is_request
-from kraft.quorum.invariants import Violation
+from kraft.core.invariants import Violation
+from kraft.core.step import Ready, SpecStep, Tick
 from kraft.sim.core import Protocol, Simulator
 
 COORDINATOR = "coordinator"
@@ -71,9 +72,29 @@ def variants() -> list[str]:
     return list(VARIANTS)
 
 
+class GroupNode:
+    """The coordinator or one consumer of the group, on the common step surface: a delivered
+    ``Envelope`` or a ``Tick``; the ``Ready`` carries the wrapped messages and the spec actions
+    the coordinator/consumer logged (composed: the first, then the rest)."""
+
+    def __init__(self, plugin: "GroupsProtocol", node_id: Any) -> None:
+        self.plugin = plugin
+        self.id = node_id
+
+    def step(self, inp: Any, now: int) -> Ready:
+        p = self.plugin
+        p.w.now = now
+        if isinstance(inp, Tick):
+            return p._tick(self.id, now)
+        return p._deliver(inp)
+
+
 class GroupsProtocol(Protocol):
     name = "groups"
     spec = "ConsumerGroup"
+    # a consumer's or the coordinator's timers fire on their own wake-ups (the client's poll loop,
+    # the coordinator's timer wheel), not right after a delivery
+    internal_after_delivery = False
 
     def __init__(self, consumers: int = 3, variant: str | None = None, partitions: int = 4) -> None:
         if variant is not None and variant not in VARIANTS:
@@ -114,6 +135,9 @@ class GroupsProtocol(Protocol):
     def node_ids(self) -> list[Any]:
         return [COORDINATOR, *self.w.consumers]
 
+    def node(self, node_id: Any) -> GroupNode:
+        return GroupNode(self, node_id)
+
     def _wrap(self, m: Message) -> Envelope:
         self._seq += 1
         return wrap(m, self._seq)
@@ -150,24 +174,25 @@ class GroupsProtocol(Protocol):
             log.clear()
         return parts
 
-    def _step(self, sim: Simulator, name: str, node: Any, out: list[Message],
-              extra: dict[str, Any] | None = None, *, parts: list[dict[str, Any]] | None = None) -> None:
-        """Put ``out`` in flight, record one trace line for what the implementation just did (its
-        spec actions composed), then let the network lose what it decided to lose."""
+    def _ready(self, name: str, node: Any, out: list[Message], extra: dict[str, Any] | None = None, *,
+               parts: list[dict[str, Any]] | None = None) -> Ready:
+        """What the implementation just did as one ``Ready``: ``out`` wrapped for the network, its
+        spec actions (drained from the logs) as steps, or a non-spec note when there are none."""
         if parts is None:
             parts = self._drain()
-        doomed = sim.send_all(self._wrap(m) for m in out)
-        if parts:
-            first, rest = parts[0], parts[1:]
-            args = {k: v for k, v in first.items() if k not in ("action", "node")}
-            if rest:
-                args["then"] = rest
-            sim.record(first["action"], first["node"], args, spec=True)
-        elif extra is not None:
-            sim.record(name, node, extra, spec=False)
-        sim.drop_doomed(doomed)
+        steps = tuple(SpecStep(part["action"], part["node"],
+                               {k: v for k, v in part.items() if k not in ("action", "node")}) for part in parts)
+        note = SpecStep(name, node, extra) if not steps and extra is not None else None
+        return Ready(steps=steps, messages=tuple(self._wrap(m) for m in out), note=note)
+
+    def _step(self, sim: Simulator, name: str, node: Any, out: list[Message],
+              extra: dict[str, Any] | None = None, *, parts: list[dict[str, Any]] | None = None) -> None:
+        """Apply what the environment made a node do (a client operation, a crash, a restart)."""
+        sim.apply(node, self._ready(name, node, out, extra, parts=parts))
+
+    def after(self, sim: Simulator, node: Any, ready: Ready) -> None:
         self._mirror_history(sim)
-        for n in {COORDINATOR, *(m.source if is_request(m) else m.dest for m in out)}:
+        for n in {COORDINATOR, *(m.source if is_request(m.payload) else m.dest for m in ready.messages)}:
             sim.reschedule(n)
 
     def drop_is_spec_step(self, sim: Simulator, msg: Any) -> bool:
@@ -182,38 +207,33 @@ class GroupsProtocol(Protocol):
                        for m in sim.network.pending.values())
 
     # -- events --------------------------------------------------------------------------------
-    def deliver(self, sim: Simulator, msg: Any) -> None:
-        self.w.now = sim.now
+    def _deliver(self, msg: Envelope) -> Ready:
         payload = msg.payload
         name = _ACTION.get(type(payload).__name__, type(payload).__name__)
         if msg.seq in self._delivered:  # TCP never delivers a segment twice
-            self._step(sim, "DuplicateDiscarded", msg.dest, [], {"m": msg}, parts=[])
-            return
+            return self._ready("DuplicateDiscarded", msg.dest, [], {"m": msg}, parts=[])
         self._delivered.add(msg.seq)
         if not self._open(payload):
             out = self.w.process(payload)  # lost: the connection is closed
             self._drain()
-            self._step(sim, "LostOnClosedConnection", msg.dest, out, {"m": msg}, parts=[])
-            return
+            return self._ready("LostOnClosedConnection", msg.dest, out, {"m": msg}, parts=[])
         out = self.w.process(payload)
         if isinstance(payload, SyncGroup) and not out:
             name = "ParkSyncGroup"  # a follower waits for the leader's SyncGroup: no spec step
-        self._step(sim, name, msg.dest, out, {"m": msg})
+        return self._ready(name, msg.dest, out, {"m": msg})
 
-    def wake(self, sim: Simulator, node: Any) -> None:
-        self.w.now = sim.now
+    def _tick(self, node: Any, now: int) -> Ready:
         if node == COORDINATOR:
-            out = self.w.coordinator.tick(sim.now)
+            out = self.w.coordinator.tick(now)
             out = [r for r in out if self.w._open(r.dest, r.conn)]
-            self._step(sim, "Tick", node, out)
-        else:
-            c = self.w.consumers[node]
-            old_conn = c.conn
-            before = c.owned
-            out = c.tick(sim.now)
-            self.w._closed_if_changed(node, old_conn)
-            self.w._note_assignment(node, before)
-            self._step(sim, "Tick", node, out)
+            return self._ready("Tick", node, out)
+        c = self.w.consumers[node]
+        old_conn = c.conn
+        before = c.owned
+        out = c.tick(now)
+        self.w._closed_if_changed(node, old_conn)
+        self.w._note_assignment(node, before)
+        return self._ready("Tick", node, out)
 
     def next_wakeup(self, node: Any) -> int | None:
         cfg = self.w.config

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from kraft.core.step import TICK, Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.invariants import InvariantViolation, Monitor, Violation
 from kraft.quorum.messages import Message
@@ -37,8 +38,8 @@ class Cluster:
         self.crash_after_vote: set[int] = set()
 
     # -- plumbing ----------------------------------------------------------------------------
-    def _collect(self, node: QuorumNode) -> None:
-        out = node.take_outbox()
+    def _collect(self, node: QuorumNode, ready: Ready) -> None:
+        out = ready.messages
         self.pending.extend(out)
         if node.id in self.crash_after_vote and any(
                 getattr(m, "granted", False) and not m.preVote for m in out):
@@ -49,12 +50,11 @@ class Cluster:
         """Fire every action of ``n`` enabled at the current time (timers included)."""
         node, fired = self.nodes[n], []
         for _ in range(64):
-            nxt = node.next_action(self.now)
-            if nxt is None:
+            ready = node.step(TICK, self.now)
+            if not ready.steps:
                 break
-            node.invoke(nxt[0], nxt[1], self.now)
-            fired.append(nxt[0])
-            self._collect(node)
+            fired.append(ready.steps[0].action)
+            self._collect(node, ready)
         return fired
 
     def check(self) -> None:
@@ -81,8 +81,7 @@ class Cluster:
                 self.pending.pop(index)
             return None
         node = self.nodes[msg.dest]
-        node.handle(msg, self.now)
-        self._collect(node)
+        self._collect(node, node.step(msg, self.now))
         self.run_internal(msg.dest)
         return msg
 
@@ -93,8 +92,7 @@ class Cluster:
                 if (msg.source, msg.dest) in self.blocked:
                     continue
                 node = self.nodes[msg.dest]
-                node.handle(msg, self.now)
-                self._collect(node)
+                self._collect(node, node.step(msg, self.now))
             for n in self.ids:
                 self.run_internal(n)
 
@@ -116,8 +114,7 @@ class Cluster:
     def timeout(self, n: int) -> None:
         node = self.nodes[n]
         if node.role is not Role.LEADER:
-            node.timeout(self.now)
-            self._collect(node)
+            self._collect(node, node.step(Trigger(QuorumNode.timeout), self.now))
             self.run_internal(n)
 
     def tick(self, ms: int) -> None:
@@ -126,7 +123,7 @@ class Cluster:
             self.run_internal(n)
 
     def flush(self, n: int) -> None:
-        self.nodes[n].flush(self.now)
+        self.nodes[n].step(Trigger(QuorumNode.flush), self.now)
         self.run_internal(n)
 
     def restart(self, n: int, disk_lost: bool = False) -> None:
@@ -135,13 +132,12 @@ class Cluster:
         if disk_lost:
             fs.lose_disk(self.nodes[n].directory)
             self.pending = [m for m in self.pending if n not in (m.source, m.dest)]
-        self.nodes[n].restart(self.now, disk_lost=disk_lost)
+        self.nodes[n].step(Trigger(QuorumNode.restart_with_disk_loss if disk_lost else QuorumNode.restart), self.now)
         self.restarted.add(n)
 
     def resign(self, n: int) -> None:
         node = self.nodes[n]
-        node.resign(self.now)
-        self._collect(node)
+        self._collect(node, node.step(Trigger(QuorumNode.resign), self.now))
 
     def append(self, n: int | None = None) -> int | None:
         """Client append at ``n`` (default: the leader of the highest epoch); the offset or None."""
@@ -150,9 +146,8 @@ class Cluster:
             if n is None:
                 return None
         node = self.nodes[n]
-        try:
-            off = node.client_append(self.next_value, self.now)
-        except NotLeaderError:
+        off = node.step(Trigger(QuorumNode.client_append, {"v": self.next_value}), self.now).reply
+        if isinstance(off, NotLeaderError):
             return None
         self.next_value += 1
         self.run_internal(n)

@@ -1,7 +1,8 @@
 """Configuration and roles of a KRaft voter.
 
 The bug-variant flags are named exactly like the CONSTANTS of ``spec/KRaft.tla`` (contract section 1/2),
-so a grep for ``VoteWithoutLogCheck`` finds both sides.  The default is always the correct protocol.
+so a grep for ``VoteWithoutLogCheck`` finds both sides; their documentation and the invariant each
+breaks are in the declaration, ``kraft.quorum.protocol``.  The default is always the correct protocol.
 """
 
 from __future__ import annotations
@@ -9,25 +10,6 @@ from __future__ import annotations
 import enum
 
 import attrs
-
-VARIANTS: tuple[str, ...] = (
-    "VoteWithoutLogCheck",
-    "HwmFromAnyEpoch",
-    "NoTruncateOnDivergence",
-    "ForgetVoteOnRestart",
-)
-
-VARIANT_DOCS: dict[str, str] = {
-    "VoteWithoutLogCheck": "grant votes without comparing last epoch / end offset (Raft §5.4.1 election restriction); "
-    "a voter lacking committed entries can win, so LeaderCompleteness breaks",
-    "HwmFromAnyEpoch": "leader advances the high watermark by counting replicas even below its epochStartOffset "
-    "(Raft §5.4.2 / Figure 8: prior-epoch entries committed by counting can still be overwritten)",
-    "NoTruncateOnDivergence": "follower does not truncate a diverged suffix: on a Diverging response it keeps its log "
-    "and fetches again from the rewound position, then appends the records after the stale suffix",
-    "ForgetVoteOnRestart": "a vote for another voter is not persisted in the quorum-state file, so a restarted voter can vote twice "
-    "in one epoch and two leaders can be elected in it (ElectionSafety)",
-}
-
 
 class Role(enum.Enum):
     """``role[n]`` of the spec; values are the spec's strings."""
@@ -72,11 +54,16 @@ class QuorumConfig:
         """Return a copy with the named variant flag switched on (``None``: unchanged)."""
         if name is None:
             return self
-        if name not in VARIANTS and name != "PreVote":
-            raise ValueError(f"unknown KRaft variant {name!r}; known: {', '.join(VARIANTS)}")
+        from kraft.quorum.protocol import PROTOCOL
+
+        known = PROTOCOL.variant_names
+        if name not in known and name != "PreVote":
+            raise ValueError(f"unknown KRaft variant {name!r}; known: {', '.join(known)}")
         if name == "PreVote":
             return attrs.evolve(self, PreVote=not self.PreVote)
         return attrs.evolve(self, **{name: True})
 
     def variant_names(self) -> list[str]:
-        return [v for v in VARIANTS if getattr(self, v)]
+        from kraft.quorum.protocol import PROTOCOL
+
+        return [v for v in PROTOCOL.variant_names if getattr(self, v)]

@@ -16,35 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import attrs
+from kraft.core.invariants import InvariantViolation, Violation, check_invariants
+from kraft.core.majority import majority
 
-STATE_INVARIANTS = ("ElectionSafety", "LogMatching", "StateMachineSafety", "MajorityReachedHighWatermark")
-ALL_INVARIANTS = STATE_INVARIANTS + ("LeaderCompleteness", "MonotonicHighWatermark", "NoCommittedRecordLost",
-                                     "HighWatermarkNeverDecreases")
-
-
-@attrs.frozen
-class Violation:
-    invariant: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.invariant}: {self.message}"
-
-
-class InvariantViolation(AssertionError):
-    """Raised by drivers when an invariant fails; names the invariant, the event and the state."""
-
-    def __init__(self, violation: Violation, event: int | None = None, summary: str = "",
-                 violations: list[Violation] | None = None) -> None:
-        self.violation = violation
-        self.violations = violations or [violation]
-        self.invariant = violation.invariant
-        self.event = event
-        self.summary = summary
-        where = f" after event {event}" if event is not None else ""
-        more = "".join(f"\nalso: {v}" for v in self.violations if v is not violation)
-        super().__init__(f"invariant {violation.invariant} violated{where}: {violation.message}{more}\n{summary}")
+__all__ = ["InvariantViolation", "Monitor", "Violation", "check_state"]
 
 
 def _entries(state: dict[str, Any], n: Any) -> list[tuple[int, Any]]:
@@ -64,7 +39,7 @@ def _logs(state: dict[str, Any]) -> dict[Any, list[tuple[int, Any]]]:
 
 
 def _majority(state: dict[str, Any]) -> int:
-    return len(state["role"]) // 2 + 1
+    return majority(len(state["role"]))
 
 
 def election_safety(state: dict[str, Any]) -> list[Violation]:
@@ -143,9 +118,10 @@ def majority_reached_high_watermark(state: dict[str, Any]) -> list[Violation]:
 
 
 def check_state(state: dict[str, Any]) -> list[Violation]:
-    """All state invariants of one projected state."""
-    return (election_safety(state) + log_matching(state) + state_machine_safety(state)
-            + majority_reached_high_watermark(state))
+    """All state invariants of one projected state (the declaration's, in its order)."""
+    from kraft.quorum.protocol import PROTOCOL
+
+    return check_invariants(PROTOCOL.invariants, state)
 
 
 def committed_before(committed: list[tuple[int, Any]], epoch: int) -> list[tuple[int, Any]]:

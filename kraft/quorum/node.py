@@ -1,13 +1,15 @@
 """A KRaft voter as a sans-I/O state machine.
 
-Inputs: messages (``handle_*``), client appends, and the virtual clock (``now_ms`` on every call);
-randomness (election jitter) comes from the ``random.Random`` handed in.  Outputs: messages appended
-to ``outbox`` (drained by the caller) and committed records fed to the application state machine.
+One entry point, ``step(input, now) -> Ready`` (``kraft.core.step``): the input is a message, a
+``Tick`` (take the one internal/timer action enabled at ``now``, if any) or a ``Trigger`` of a
+declared handler (client append, restart, resignation, a forced timeout or flush).  The ``Ready``
+holds the spec step taken, the messages to send, the storage writes made, the records that became
+committed (the driver applies them to its state machine) and the reply to a client request.
+Randomness (election jitter) comes from the ``random.Random`` handed in; storage is the file system
+handed in (``kraft.log`` batches over ``MemoryFS`` or real files).
 
-Every method named after a spec action implements exactly that action of ``spec/KRaft.tla``
-(table in ``kraft.quorum.actions``).  Timer-driven and internal actions are not fired by the node
-itself: ``next_action(now_ms)`` says which one is enabled, the driver calls it, so each spec step is
-one call and can be recorded with its post-state.
+Every handler method is named after the spec action it implements (snake_case) and is bound to it
+in the one declaration, ``kraft.quorum.protocol``: dispatch goes through that table.
 
 Behaviour follows Kafka's ``org.apache.kafka.raft`` (KafkaRaftClient, QuorumState, LeaderState,
 FollowerState, CandidateState, ProspectiveState, ResignedState, UnattachedState), KIP-595 and
@@ -17,13 +19,14 @@ KIP-996; simplifications are listed in docs/quorum.md.
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from typing import Any
 
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.messages import (
     FETCH_DIVERGING,
     FETCH_FENCED,
     FETCH_OK,
+    LEADER_CHANGE,
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
     Entry,
@@ -33,8 +36,11 @@ from kraft.quorum.messages import (
     VoteRequest,
     VoteResponse,
 )
-from kraft.quorum.statemachine import MetadataStateMachine, RecordListStateMachine
+from kraft.core.majority import majority, majority_value
+from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger, Write
 from kraft.quorum.storage import QuorumStorage
+
+_EMPTY = Ready()
 
 
 class NotLeaderError(Exception):
@@ -54,7 +60,6 @@ class QuorumNode:
         rng: random.Random,
         now_ms: int = 0,
         directory: str | None = None,
-        state_machine_factory: Callable[[], MetadataStateMachine] = RecordListStateMachine,
         disk_lost: bool = False,
     ) -> None:
         self.id = node_id
@@ -65,8 +70,7 @@ class QuorumNode:
         self.fs = fs
         self.rng = rng
         self.directory = directory or f"/kraft/node-{node_id}"
-        self.state_machine_factory = state_machine_factory
-        self.outbox: list[Message] = []
+        self._rb = ReadyBuilder()
         self._recover(now_ms, disk_lost)
 
     # ------------------------------------------------------------------ recovery / bookkeeping
@@ -77,8 +81,7 @@ class QuorumNode:
         self.leader_id: int | None = leader
         self.voted_for: int | None = voted
         self.high_watermark = 0
-        self.state_machine: MetadataStateMachine = self.state_machine_factory()
-        self.applied = 0
+        self.applied = 0  # committed records handed out in Ready.committed this incarnation
         self.votes_granted: set[int] = set()
         self.end_offsets: dict[int, int] = {v: 0 for v in self.voters}
         self.epoch_start_offset = 0
@@ -117,7 +120,7 @@ class QuorumNode:
         return self.config.election_timeout_ms + self.rng.randrange(self.config.election_timeout_ms)
 
     def _majority(self) -> int:
-        return len(self.voters) // 2 + 1
+        return majority(len(self.voters))
 
     def _persist(self) -> None:
         # ForgetVoteOnRestart (bug): a vote for another voter is not written (a vote for self is,
@@ -127,13 +130,19 @@ class QuorumNode:
             voted = None
         self.storage.write_quorum_state(self.current_epoch, self.leader_id, voted, self.voters,
                                         awaiting_leader=self.awaiting_leader)
+        self._rb.writes.append(Write("state", {"epoch": self.current_epoch, "leader": self.leader_id,
+                                               "votedFor": voted, "awaitingLeader": self.awaiting_leader}))
 
     def _send(self, msg: Message) -> None:
-        self.outbox.append(msg)
+        self._rb.messages.append(msg)
 
-    def take_outbox(self) -> list[Message]:
-        out, self.outbox = self.outbox, []
-        return out
+    def _wrote(self, kind: str, **detail: Any) -> None:
+        """Report a storage write in this step's Ready (appends stay unsynced until a flush)."""
+        self._rb.writes.append(Write(kind, detail))
+        if kind == "append":
+            self._rb.synced = False
+        elif kind == "flush":
+            self._rb.synced = True
 
     def _reset_follower_timers(self, now: int) -> None:
         self.fetch_deadline = now + self.config.fetch_timeout_ms
@@ -210,15 +219,14 @@ class QuorumNode:
 
     def _apply_committed(self) -> None:
         while self.applied < self.high_watermark:
-            self.state_machine.on_commit(self.applied, self.storage.entries[self.applied])
+            self._rb.committed.append((self.applied, self.storage.entries[self.applied]))
             self.applied += 1
 
     def _maybe_advance_high_watermark(self) -> None:
         """LeaderState.maybeUpdateHighWatermark: the offset a majority of voters reached (the leader
         counts its flushed offset), only if > epochStartOffset, never lowered."""
         flushed = self.storage.flushed_offset
-        offsets = sorted((flushed if v == self.id else self.end_offsets[v] for v in self.voters), reverse=True)
-        candidate = offsets[len(self.voters) // 2]
+        candidate = majority_value(flushed if v == self.id else self.end_offsets[v] for v in self.voters)
         if (candidate > self.epoch_start_offset or self.config.HwmFromAnyEpoch) and candidate > self.high_watermark:
             self.high_watermark = candidate
             self._apply_committed()
@@ -229,43 +237,72 @@ class QuorumNode:
         my_epoch, my_offset = self._last_epoch_and_offset()
         return last_epoch > my_epoch or (last_epoch == my_epoch and last_offset >= my_offset)
 
-    # ------------------------------------------------------------------ scheduling (driver API)
-    def next_action(self, now: int) -> tuple[str, dict[str, Any]] | None:
-        """The internal/timer action enabled at ``now`` (python method name, keyword args), if any."""
+    # ------------------------------------------------------------------ the step surface
+    def step(self, inp: Any, now: int) -> Ready:
+        """Take one input (a message, ``Tick()`` or ``Trigger(handler, args)``) at virtual time
+        ``now``; return what it produced.  A ``Tick`` takes at most one action: call again until a
+        ``Ready`` without steps comes back.  A client append at a non-leader takes no step and
+        replies with a ``NotLeaderError``."""
+        from kraft.quorum.protocol import PROTOCOL
+
+        self._rb = ReadyBuilder()
+        reply: Any = None
+        if isinstance(inp, Tick):
+            due = self._due(now)
+            if due is None:
+                return _EMPTY
+            handler, args = due
+            handler(self, now=now, **args)
+        elif isinstance(inp, Trigger):
+            handler, args = getattr(inp.handler, "__func__", inp.handler), dict(inp.args)
+            try:
+                reply = handler(self, now=now, **args)
+            except NotLeaderError as exc:
+                return Ready(reply=exc)
+        else:
+            handler, args = PROTOCOL.for_message(type(inp)).handler, {"m": inp}
+            handler(self, inp, now)
+        self._rb.steps.append(SpecStep(PROTOCOL.spec_name(handler), self.id, args))
+        return self._rb.build(reply)
+
+    def _due(self, now: int) -> tuple[Any, dict[str, Any]] | None:
+        """The internal/timer action enabled at ``now`` (handler, keyword args), if any.  Called
+        only from ``step``: it also retires timers that came due with nothing to do."""
+        cls = type(self)
         role = self.role
         if role is Role.PROSPECTIVE and len(self.votes_granted) >= self._majority():
-            return ("become_candidate", {})
+            return (cls.become_candidate, {})
         if role is Role.CANDIDATE and len(self.votes_granted) >= self._majority():
-            return ("become_leader", {})
+            return (cls.become_leader, {})
         if role is Role.LEADER:
             for d in sorted(self.bqe_next):
                 if now >= self.bqe_next[d]:
-                    return ("send_begin_quorum_epoch", {"d": d})
+                    return (cls.send_begin_quorum_epoch, {"d": d})
             if self.flush_deadline is not None and now >= self.flush_deadline:
                 if self.storage.flushed_offset < self.storage.end_offset:
-                    return ("flush", {})
+                    return (cls.flush, {})
                 self.flush_deadline = None
             if self.check_quorum_deadline is not None and now >= self.check_quorum_deadline:
                 if self._check_quorum_ok():
                     self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
                     self.fetched_voters = set()
                 else:
-                    return ("check_quorum_resign", {})
+                    return (cls.check_quorum_resign, {})
             return None
         if role is Role.FOLLOWER:
             if self.storage.flushed_offset < self.storage.end_offset:
-                return ("flush", {})  # a follower's fetch offset must be durable
+                return (cls.flush, {})  # a follower's fetch offset must be durable
             if self.fetch_deadline is not None and now >= self.fetch_deadline:
-                return ("timeout", {})
+                return (cls.timeout, {})
             if self.next_fetch_at is not None and now >= self.next_fetch_at:
-                return ("send_fetch_request", {})
+                return (cls.send_fetch_request, {})
             return None
         if self.election_deadline is not None and now >= self.election_deadline:
-            return ("timeout", {})
+            return (cls.timeout, {})
         return None
 
     def next_deadline(self) -> int | None:
-        """The earliest virtual time at which ``next_action`` may become non-None without input."""
+        """The earliest virtual time at which a ``Tick`` may take an action without other input."""
         times = [self.election_deadline, self.check_quorum_deadline, self.flush_deadline]
         if self.role is Role.FOLLOWER:
             times += [self.fetch_deadline, self.next_fetch_at]
@@ -347,6 +384,7 @@ class QuorumNode:
         self.high_watermark = 0
         self.election_deadline = None
         self.epoch_start_offset = self.storage.append_leader_change(self.current_epoch, self.id, self.voters, now)
+        self._wrote("append", offset=self.epoch_start_offset, epoch=self.current_epoch, value=LEADER_CHANGE)
         self.flush_deadline = now + self.config.flush_delay_ms
         self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms if len(self.voters) > 1 else None
         self.bqe_next = {v: now for v in self.voters if v != self.id}
@@ -426,8 +464,10 @@ class QuorumNode:
             self.has_fetched_from_leader = True
             self.fetch_deadline = now + self.config.fetch_timeout_ms
             for entry in m.entries:
+                self._wrote("append", offset=self.storage.end_offset, epoch=entry.epoch, value=entry.value)
                 self.storage.append_entry(entry, m.source, self.voters, now)
             self.storage.flush()  # KafkaRaftClient.appendAsFollower flushes before the next fetch
+            self._wrote("flush", offset=self.storage.flushed_offset)
             hwm = min(m.highWatermark, self.storage.end_offset)
             if hwm > self.high_watermark:  # FollowerState.updateHighWatermark never goes back
                 self.high_watermark = hwm
@@ -445,6 +485,7 @@ class QuorumNode:
                 self.next_fetch_at = now + self.config.request_timeout_ms
             else:
                 self.storage.truncate_to(target)
+                self._wrote("truncate", offset=target)
                 self.next_fetch_at = now
         # anything else is stale (an answer for another fetch offset) and ignored
 
@@ -453,6 +494,7 @@ class QuorumNode:
         if self.role is not Role.LEADER:
             raise NotLeaderError(f"node {self.id} is {self.role.value} in epoch {self.current_epoch}")
         offset = self.storage.append_value(self.current_epoch, v, now)
+        self._wrote("append", offset=offset, epoch=self.current_epoch, value=v)
         if self.flush_deadline is None:
             self.flush_deadline = now + self.config.flush_delay_ms
         return offset
@@ -460,6 +502,7 @@ class QuorumNode:
     def flush(self, now: int) -> None:
         """Spec action Flush(n): make the log durable; a leader's flushed offset counts toward the HWM."""
         self.storage.flush()
+        self._wrote("flush", offset=self.storage.flushed_offset)
         self.flush_deadline = None
         if self.role is Role.LEADER:
             self.end_offsets[self.id] = self.storage.flushed_offset
@@ -487,21 +530,15 @@ class QuorumNode:
         self.flush_deadline = None
         self.election_deadline = now + self._random_election_timeout()
 
-    def restart(self, now: int, *, disk_lost: bool = False) -> None:
+    def restart(self, now: int) -> None:
         """Spec action Restart(n): volatile state lost, log cut to the durable prefix, quorum state
         reloaded (the caller must have applied the crash to the file system first)."""
-        self.outbox = []
-        self._recover(now, disk_lost)
+        self._recover(now, disk_lost=False)
 
-    # ------------------------------------------------------------------ dispatch
-    def handle(self, msg: Message, now: int) -> str:
-        """Route a message to its handler; returns the python method name used."""
-        name = HANDLERS[type(msg)]
-        getattr(self, name)(msg, now)
-        return name
-
-    def invoke(self, method: str, args: dict[str, Any], now: int) -> Any:
-        return getattr(self, method)(now=now, **args)
+    def restart_with_disk_loss(self, now: int) -> None:
+        """Spec action RestartWithDiskLoss(n): back with an empty disk (the caller wiped it), awaiting
+        a leader before it votes or campaigns."""
+        self._recover(now, disk_lost=True)
 
     def describe(self) -> str:
         return (f"node {self.id}: {self.role.value} epoch={self.current_epoch} leader={self.leader_id} "
@@ -514,13 +551,3 @@ def _short_log(entries: list[Entry], keep: int = 6) -> str:
     if len(shown) > 2 * keep:
         shown = shown[:keep] + [f"...({len(shown) - 2 * keep} more)..."] + shown[-keep:]
     return "[" + " ".join(shown) + "]"
-
-
-HANDLERS: dict[type, str] = {
-    VoteRequest: "handle_vote_request",
-    VoteResponse: "handle_vote_response",
-    BeginQuorumEpochRequest: "handle_begin_quorum_epoch_request",
-    EndQuorumEpochRequest: "handle_end_quorum_epoch_request",
-    FetchRequest: "handle_fetch_request",
-    FetchResponse: "handle_fetch_response",
-}

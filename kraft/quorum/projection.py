@@ -14,12 +14,6 @@ from kraft.quorum.config import Role
 from kraft.quorum.messages import to_spec
 from kraft.quorum.node import QuorumNode
 
-SPEC_VARIABLES: tuple[str, ...] = (
-    "currentEpoch", "votedFor", "leader", "role", "log", "flushedOffset", "highWatermark",
-    "endOffsets", "epochStartOffset", "votesGranted", "messages", "awaitingLeader",
-)
-
-
 def currentEpoch(node: QuorumNode) -> int:
     return node.current_epoch
 

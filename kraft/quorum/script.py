@@ -19,7 +19,7 @@ from typing import Any
 
 from kraft.quorum.cluster import Cluster
 from kraft.quorum.config import QuorumConfig
-from kraft.quorum.invariants import InvariantViolation
+from kraft.core.invariants import InvariantViolation
 
 
 class ScriptError(Exception):

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from kraft.quorum.invariants import InvariantViolation
+from kraft.core.invariants import InvariantViolation
 from kraft.outcome import Verdict, header, plural
 from kraft.sim.core import Faults, SimulationError, Simulator
 from kraft.sim.protocols import HISTORY_MODEL, PROTOCOLS, VARIANTS_OF

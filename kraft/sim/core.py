@@ -1,7 +1,10 @@
 """The generic deterministic simulator: virtual clock, event queue, faulty network, fault schedule.
 
 Everything random comes from one ``random.Random(seed)``; the same seed, protocol and options give the
-same run, event for event.  A protocol plugs in through ``Protocol`` (see docs/sim.md).
+same run, event for event.  A protocol plugs in through ``Protocol`` (see docs/sim.md): it creates
+the nodes, and every node is driven through the one step surface of ``kraft.core.step``
+(``node.step(input, now) -> Ready``); the simulator delivers messages and fires timers the same way
+for every protocol, and ``apply`` turns each ``Ready`` into sends, trace lines and dropped copies.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from typing import Any, Callable, Iterable
 
 import attrs
 
-from kraft.quorum.invariants import InvariantViolation, Violation
+from kraft.core.invariants import InvariantViolation, Violation
+from kraft.core.step import TICK, Ready
 
 FAULT_NAMES: tuple[str, ...] = ("drop", "dup", "delay", "reorder", "partition", "crash", "disk-loss", "resign")
 
@@ -169,6 +173,9 @@ class Protocol(ABC):
 
     name: str = "protocol"
     spec: str | None = None
+    # take a node's enabled internal actions right after it handles a message (KRaft: a vote that
+    # completes a majority makes it leader at once), rather than at its next wake-up
+    internal_after_delivery: bool = True
 
     @abstractmethod
     def setup(self, sim: "Simulator") -> None:
@@ -178,15 +185,14 @@ class Protocol(ABC):
     def node_ids(self) -> list[Any]: ...
 
     @abstractmethod
-    def deliver(self, sim: "Simulator", msg: Any) -> None:
-        """Hand a message to its destination (guaranteed up) and record the step(s)."""
-
-    @abstractmethod
-    def wake(self, sim: "Simulator", node: Any) -> None:
-        """Fire whatever timers of ``node`` are due at ``sim.now``."""
+    def node(self, node_id: Any) -> Any:
+        """The steppable node: ``.step(input, now) -> Ready`` (messages, ``Tick()``, ``Trigger``)."""
 
     @abstractmethod
     def next_wakeup(self, node: Any) -> int | None: ...
+
+    def after(self, sim: "Simulator", node: Any, ready: Ready) -> None:
+        """Called after every applied ``Ready`` (client bookkeeping, extra reschedules)."""
 
     @abstractmethod
     def client_op(self, sim: "Simulator", kind: str) -> None:
@@ -280,6 +286,37 @@ class Simulator:
         return out
 
     # -- services for protocols --------------------------------------------------------------------
+    def step_node(self, node: Any, inp: Any) -> Ready:
+        """Step one node with one input and apply what it produced."""
+        ready = self.protocol.node(node).step(inp, self.now)
+        self.apply(node, ready)
+        return ready
+
+    def run_due(self, node: Any, limit: int = 64) -> None:
+        """Take every internal/timer action of ``node`` enabled now, one ``Tick`` at a time."""
+        for _ in range(limit):
+            if not self.step_node(node, TICK).steps:
+                return
+
+    def apply(self, node: Any, ready: Ready) -> None:
+        """Put the messages in flight, record one trace line for the step (its spec actions composed:
+        the first, the others under ``args.then``; a step with no spec counterpart as ``"spec":
+        false``), then let the network lose what it decided to lose."""
+        if not ready:
+            self.protocol.after(self, node, ready)
+            return
+        doomed = self.send_all(ready.messages)
+        if ready.steps:
+            first, rest = ready.steps[0], ready.steps[1:]
+            args = dict(first.args)
+            if rest:
+                args["then"] = [{"action": s.action, "node": s.node, **s.args} for s in rest]
+            self.record(first.action, first.node, args)
+        elif ready.note is not None:
+            self.record(ready.note.action, ready.note.node, dict(ready.note.args), spec=False)
+        self.drop_doomed(doomed)
+        self.protocol.after(self, node, ready)
+
     def record(self, action: str, node: Any, args: dict[str, Any], spec: bool = True) -> None:
         if self.recorder is not None:
             args = {k: self.protocol.encode_arg(v) for k, v in args.items()}
@@ -352,7 +389,9 @@ class Simulator:
             return
         self.network.take(ev.data)
         self.network.stats["delivered"] += 1
-        self.protocol.deliver(self, msg)
+        self.step_node(msg.dest, msg)
+        if self.protocol.internal_after_delivery:
+            self.run_due(msg.dest)
         self.reschedule(msg.dest)
 
     def drop_doomed(self, doomed: list[int]) -> None:
@@ -367,7 +406,7 @@ class Simulator:
             del self._wake_at[node]
         if node in self.down:
             return
-        self.protocol.wake(self, node)
+        self.run_due(node)
         self.reschedule(node)
 
     def _on_client_write(self, ev: _Event) -> None:

@@ -16,14 +16,19 @@ from typing import Any
 
 import attrs
 
-from kraft.quorum.actions import spec_name
+from kraft.core.invariants import Violation
+from kraft.core.majority import majority
+from kraft.core.step import Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
-from kraft.quorum.invariants import Monitor, Violation
-from kraft.quorum.messages import LEADER_CHANGE, to_spec
+from kraft.quorum.invariants import Monitor
+from kraft.quorum.messages import LEADER_CHANGE, Entry, to_spec
 from kraft.quorum.node import NotLeaderError, QuorumNode
 from kraft.quorum.projection import project_cluster
+from kraft.quorum.protocol import PROTOCOL
 from kraft.quorum.storage import MemoryFS
 from kraft.sim.core import Protocol, Simulator
+
+BECOME_LEADER = PROTOCOL.spec_name(QuorumNode.become_leader)
 
 KEY = "metadata"
 READERS = 2  # consumer processes 1000 and 1001
@@ -50,6 +55,9 @@ class KRaftProtocol(Protocol):
         self.n_processes = processes
         self.nodes: dict[int, QuorumNode] = {}
         self.fs: dict[int, Any] = {}
+        # each voter's application state: the committed records it was handed (Ready.committed),
+        # rebuilt from offset 0 after a restart as the node re-learns its high watermark
+        self.applied: dict[int, list[Entry]] = {}
         self.monitor = Monitor()
         self.pending: dict[int, _PendingSend] = {}     # process -> open send
         self.free_processes = list(range(processes))
@@ -65,13 +73,17 @@ class KRaftProtocol(Protocol):
             self.fs[i] = MemoryFS()
             self.nodes[i] = QuorumNode(i, self.voter_ids, self.config, self.fs[i],
                                        rng=random.Random(sim.rng.randrange(2**32)), now_ms=sim.now)
+            self.applied[i] = []
 
     def node_ids(self) -> list[int]:
         return list(self.voter_ids)
 
+    def node(self, node_id: int) -> QuorumNode:
+        return self.nodes[node_id]
+
     def constants(self) -> dict[str, Any]:
         c: dict[str, Any] = {"Voters": list(self.voter_ids), "PreVote": self.config.PreVote}
-        for v in ("VoteWithoutLogCheck", "HwmFromAnyEpoch", "NoTruncateOnDivergence", "ForgetVoteOnRestart"):
+        for v in PROTOCOL.variant_names:
             c[v] = getattr(self.config, v)
         return c
 
@@ -81,30 +93,16 @@ class KRaftProtocol(Protocol):
         return value
 
     # -- stepping ----------------------------------------------------------------------------
-    def _emit(self, sim: Simulator, node: QuorumNode, action: str, args: dict[str, Any]) -> None:
-        doomed = sim.send_all(node.take_outbox())
-        sim.record(action, node.id, args)
-        sim.drop_doomed(doomed)
-
-    def run_internal(self, sim: Simulator, node: QuorumNode, limit: int = 64) -> None:
-        for _ in range(limit):
-            nxt = node.next_action(sim.now)
-            if nxt is None:
-                return
-            method, args = nxt
-            node.invoke(method, args, sim.now)
-            if method == "become_leader":
-                self.elections += 1
-            self._emit(sim, node, spec_name(method), args)
-
-    def deliver(self, sim: Simulator, msg: Any) -> None:
-        node = self.nodes[msg.dest]
-        method = node.handle(msg, sim.now)
-        self._emit(sim, node, spec_name(method), {"m": msg})
-        self.run_internal(sim, node)
-
-    def wake(self, sim: Simulator, node_id: int) -> None:
-        self.run_internal(sim, self.nodes[node_id])
+    def after(self, sim: Simulator, node_id: Any, ready: Ready) -> None:
+        if not ready.steps and not ready.committed:
+            return
+        applied = self.applied[node_id]
+        for offset, record in ready.committed:
+            if offset != len(applied):
+                raise AssertionError(f"voter {node_id}: commit out of order: offset {offset}, expected {len(applied)}")
+            applied.append(record)
+        if any(s.action == BECOME_LEADER for s in ready.steps):
+            self.elections += 1
 
     def next_wakeup(self, node_id: int) -> int | None:
         return self.nodes[node_id].next_deadline()
@@ -123,7 +121,7 @@ class KRaftProtocol(Protocol):
             return
         if kind == "read":
             node = self.nodes[sim.rng.choice(up)]
-            records = getattr(node.state_machine, "records", [])
+            records = self.applied[node.id]
             # drawn only so that a seed replays the same run as before readers kept positions
             sim.rng.randrange(len(records) + 1)
             # readers are consumers, as in Jepsen's Kafka workload: each has a position and polls
@@ -152,17 +150,15 @@ class KRaftProtocol(Protocol):
         if rec is not None:
             rec.op(process, "invoke", "send", KEY, value, sim.now, node=target)
         node = self.nodes[target]
-        try:
-            offset = node.client_append(value, sim.now)
-        except NotLeaderError:
+        offset = sim.step_node(target, Trigger(QuorumNode.client_append, {"v": value})).reply
+        if isinstance(offset, NotLeaderError):
             self.stats["fail"] += 1
             if rec is not None:
                 rec.op(process, "fail", "send", KEY, value, sim.now, node=target, error="not-leader")
             self.free_processes.append(process)
             return
         self.pending[process] = _PendingSend(process, value, target, node.current_epoch, offset)
-        self._emit(sim, node, "ClientAppend", {"v": value})
-        self.run_internal(sim, node)
+        sim.run_due(target)
         sim.reschedule(target)
 
     def settle_clients(self, sim: Simulator) -> None:
@@ -205,9 +201,9 @@ class KRaftProtocol(Protocol):
             fs.lose_disk(node.directory)
         else:
             fs.crash()
-        node.restart(sim.now, disk_lost=disk_lost)
-        self._emit(sim, node, "Restart" if not disk_lost else "RestartWithDiskLoss", {})
-        self.run_internal(sim, node)
+        self.applied[node_id] = []
+        sim.step_node(node_id, Trigger(QuorumNode.restart_with_disk_loss if disk_lost else QuorumNode.restart))
+        sim.run_due(node_id)
 
     def can_lose_disk(self, sim: Simulator, node_id: int) -> bool:
         """Safe to wipe this voter (see docs/quorum.md, "Losing a disk"; the spec's DiskLossAllowed):
@@ -231,9 +227,9 @@ class KRaftProtocol(Protocol):
             if other.storage.flushed_offset >= len(committed) and \
                     [(e.epoch, e.value) for e in ents[:len(committed)]] == committed:
                 holders += 1
-        if holders < len(self.voter_ids) // 2 + 1:
+        need = majority(len(self.voter_ids))
+        if holders < need:
             return False
-        majority = len(self.voter_ids) // 2 + 1
         for ld in self.nodes.values():
             if ld.role is not Role.LEADER:
                 continue
@@ -241,7 +237,7 @@ class KRaftProtocol(Protocol):
             # only safe if a majority of the *other* voters already reached that offset
             others = sorted((ld.storage.flushed_offset if v == ld.id else ld.end_offsets[v]
                              for v in self.voter_ids if v != node_id), reverse=True)
-            if len(others) < majority or ld.end_offsets.get(node_id, 0) > others[majority - 1]:
+            if len(others) < need or ld.end_offsets.get(node_id, 0) > others[need - 1]:
                 return False
         return True
 
@@ -249,11 +245,9 @@ class KRaftProtocol(Protocol):
         lid = self.believed_leader(sim) if node_id is None else node_id
         if lid is None:
             return
-        node = self.nodes[lid]
-        node.resign(sim.now)
         sim._count("resign")
-        self._emit(sim, node, "Resign", {})
-        self.run_internal(sim, node)
+        sim.step_node(lid, Trigger(QuorumNode.resign))
+        sim.run_due(lid)
         sim.reschedule(lid)
 
     # -- checking ----------------------------------------------------------------------------

@@ -17,9 +17,9 @@ def _kraft(voters: int, variant: str | None) -> Protocol:
 
 
 def _kraft_variants() -> list[str]:
-    from kraft.quorum.config import VARIANTS
+    from kraft.quorum.protocol import PROTOCOL
 
-    return list(VARIANTS) + ["PreVote"]
+    return list(PROTOCOL.variant_names) + ["PreVote"]
 
 
 def _groups(consumers: int, variant: str | None) -> Protocol:

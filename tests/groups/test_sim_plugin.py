@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kraft.groups.sim_plugin import GroupsProtocol
-from kraft.quorum.invariants import InvariantViolation
+from kraft.core.invariants import InvariantViolation
 from kraft.sim.core import Faults, Simulator
 from kraft.sim.recorder import Recorder
 

@@ -10,6 +10,7 @@ from kraft.quorum.cluster import Cluster
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.messages import (FETCH_DIVERGING, EndQuorumEpochRequest, FetchRequest, FetchResponse, VoteRequest,
                                    VoteResponse)
+from kraft.core.step import TICK, Trigger
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.storage import MemoryFS
 
@@ -23,27 +24,23 @@ def _elected(voters: int = 3) -> Cluster:
 def test_vote_is_durable_before_the_response() -> None:
     fs = MemoryFS()
     node = QuorumNode(2, (1, 2, 3), QuorumConfig(), fs, rng=random.Random(0))
-    node.handle(VoteRequest(1, 2, 1, 0, 0, False), 0)
-    (resp,) = node.take_outbox()
+    (resp,) = node.step(VoteRequest(1, 2, 1, 0, 0, False), 0).messages
     assert isinstance(resp, VoteResponse) and resp.granted
     fs.crash()  # power loss right after the response left
     doc = json.loads(fs.read_bytes("/kraft/node-2/quorum-state"))
     assert doc["leaderEpoch"] == 1 and doc["votedId"] == 1
-    node.restart(0)
+    node.step(Trigger(QuorumNode.restart), 0)
     assert node.voted_for == 1 and node.current_epoch == 1
-    node.handle(VoteRequest(3, 2, 1, 0, 0, False), 0)
-    assert not node.take_outbox()[0].granted  # no second vote in epoch 1
+    assert not node.step(VoteRequest(3, 2, 1, 0, 0, False), 0).messages[0].granted  # no second vote in epoch 1
 
 
 def test_forget_vote_variant_loses_it() -> None:
     fs = MemoryFS()
     node = QuorumNode(2, (1, 2, 3), QuorumConfig(ForgetVoteOnRestart=True), fs, rng=random.Random(0))
-    node.handle(VoteRequest(1, 2, 1, 0, 0, False), 0)
-    node.take_outbox()
+    node.step(VoteRequest(1, 2, 1, 0, 0, False), 0)
     fs.crash()
-    node.restart(0)
-    node.handle(VoteRequest(3, 2, 1, 0, 0, False), 0)
-    assert node.take_outbox()[0].granted
+    node.step(Trigger(QuorumNode.restart), 0)
+    assert node.step(VoteRequest(3, 2, 1, 0, 0, False), 0).messages[0].granted
 
 
 def test_log_is_real_record_batches_with_leader_change_first() -> None:
@@ -63,7 +60,7 @@ def test_restarted_leader_comes_back_resigned_and_unflushed_data_is_lost() -> No
     lid = c.leader()
     node = c.nodes[lid]
     flushed = node.storage.flushed_offset
-    node.client_append(99, c.now)  # not flushed yet
+    assert node.step(Trigger(QuorumNode.client_append, {"v": 99}), c.now).reply == flushed  # not flushed yet
     assert node.storage.end_offset == flushed + 1
     c.restart(lid)
     assert node.role is Role.RESIGNED and node.storage.end_offset == flushed
@@ -79,8 +76,7 @@ def test_diverging_fetch_truncates_the_follower() -> None:
     # a stale entry of an older epoch the leader never had
     fid = next(i for i in c.ids if i != lid)
     follower = c.nodes[fid]
-    leader.handle(FetchRequest(fid, lid, epoch, follower.storage.end_offset + 3, epoch), c.now)
-    (resp,) = leader.take_outbox()
+    (resp,) = leader.step(FetchRequest(fid, lid, epoch, follower.storage.end_offset + 3, epoch), c.now).messages
     assert isinstance(resp, FetchResponse) and resp.result == FETCH_DIVERGING
     assert resp.divergingEpoch == epoch and resp.divergingEndOffset == leader.storage.end_offset
 
@@ -101,9 +97,7 @@ def test_check_quorum_resignation_tells_the_other_voters() -> None:
     c = _elected()
     lid = c.leader()
     node = c.nodes[lid]
-    node.take_outbox()
-    node.check_quorum_resign(c.now)
-    sent = node.take_outbox()
+    sent = node.step(Trigger(QuorumNode.check_quorum_resign), c.now).messages
     assert node.role is Role.RESIGNED
     assert sorted((m.dest, m.epoch) for m in sent if isinstance(m, EndQuorumEpochRequest)) == \
         sorted((v, node.current_epoch) for v in c.nodes if v != lid)
@@ -116,20 +110,18 @@ def test_disk_lost_voter_does_not_campaign_and_remembers_it_across_a_crash() -> 
     fs = MemoryFS()
     node = QuorumNode(2, (1, 2, 3), QuorumConfig(), fs, rng=random.Random(0), disk_lost=True)
     assert node.awaiting_leader and node.next_deadline() is None
-    node.handle(VoteRequest(1, 2, 3, 0, 0, False), 0)  # moves it to epoch 3, refused
-    (resp,) = node.take_outbox()
+    (resp,) = node.step(VoteRequest(1, 2, 3, 0, 0, False), 0).messages  # moves it to epoch 3, refused
     assert node.current_epoch == 3 and not resp.granted
-    assert node.next_action(10**9) is None and node.next_deadline() is None  # no election timer
-    node.timeout(0)
-    assert node.role is Role.UNATTACHED and not node.take_outbox()
+    assert not node.step(TICK, 10**9) and node.next_deadline() is None  # no election timer
+    assert not node.step(Trigger(QuorumNode.timeout), 0).messages
+    assert node.role is Role.UNATTACHED
     fs.crash()
-    node.restart(0)  # an ordinary crash: the flag is in the quorum-state file
+    node.step(Trigger(QuorumNode.restart), 0)  # an ordinary crash: the flag is in the quorum-state file
     assert node.awaiting_leader and node.current_epoch == 3 and node.next_deadline() is None
-    node.handle(VoteRequest(3, 2, 3, 0, 0, True), 0)
-    assert not node.take_outbox()[0].granted
+    assert not node.step(VoteRequest(3, 2, 3, 0, 0, True), 0).messages[0].granted
     from kraft.quorum.messages import BeginQuorumEpochRequest
-    node.handle(BeginQuorumEpochRequest(1, 2, 3), 0)
+    node.step(BeginQuorumEpochRequest(1, 2, 3), 0)
     assert node.role is Role.FOLLOWER and not node.awaiting_leader
     fs.crash()
-    node.restart(0)
+    node.step(Trigger(QuorumNode.restart), 0)
     assert not node.awaiting_leader and node.role is Role.FOLLOWER

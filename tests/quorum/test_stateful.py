@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from kraft.quorum.config import VARIANTS, QuorumConfig
-from kraft.quorum.invariants import InvariantViolation
+from kraft.quorum.config import QuorumConfig
+from kraft.quorum.protocol import PROTOCOL
+from kraft.core.invariants import InvariantViolation
 from tests.quorum.machine import make_machine
 
 CORRECT = settings(max_examples=100, stateful_step_count=40, deadline=None,
@@ -62,7 +63,7 @@ def _config(variant: str | None, prevote: bool) -> QuorumConfig:
     return QuorumConfig(PreVote=prevote).with_variant(variant)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", PROTOCOL.variant_names)
 def test_variant_is_caught(variant: str, capsys: pytest.CaptureFixture[str]) -> None:
     search = VARIANT_SEARCH[variant]
     machine = make_machine(_config(variant, search.prevote), liveness=False, weights=search.weights,
@@ -82,7 +83,7 @@ def test_variant_is_caught(variant: str, capsys: pytest.CaptureFixture[str]) -> 
               + "\n  ".join(steps) + f"\n  -> {info.value.violation}")
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", PROTOCOL.variant_names)
 def test_biased_machine_passes_without_the_flag(variant: str) -> None:
     search = VARIANT_SEARCH[variant]
     machine = make_machine(_config(None, search.prevote), weights=search.weights, warm_start=search.warm_start)

@@ -1,0 +1,97 @@
+"""The KRaft declaration: ``spec/KRaft.tla`` in Python, once.
+
+Every spec action with its handler (``QuorumNode`` method, snake_case of the action), the message it
+consumes and its parameters; every spec variable with its projection (``kraft.quorum.projection``);
+the bug variants with the invariant TLC must report; the invariants.  The node dispatches through
+it, the simulator names trace steps from it, the conformance glue (``traces/protocols/kraft.py``)
+builds its templates from it, and tests/core/test_declarations.py checks it against the ``.tla``.
+"""
+
+from __future__ import annotations
+
+from kraft.core.declaration import Action, Protocol, Variable, Variant
+from kraft.core.invariants import Invariant
+from kraft.quorum import invariants as inv
+from kraft.quorum import projection as proj
+from kraft.quorum.messages import (
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchResponse,
+    VoteRequest,
+    VoteResponse,
+)
+from kraft.quorum.node import QuorumNode as N
+
+ACTIONS = (
+    Action("Timeout", N.timeout, doc="election/fetch timer fires: Prospective (pre-vote) or Candidate"),
+    Action("BecomeCandidate", N.become_candidate, doc="a majority of pre-votes: Candidate in epoch+1"),
+    Action("HandleVoteRequest", N.handle_vote_request, VoteRequest, ("m",)),
+    Action("HandleVoteResponse", N.handle_vote_response, VoteResponse, ("m",)),
+    Action("BecomeLeader", N.become_leader, doc="a majority of votes: Leader, LeaderChange record"),
+    Action("SendBeginQuorumEpoch", N.send_begin_quorum_epoch, args=("d",)),
+    Action("HandleBeginQuorumEpochRequest", N.handle_begin_quorum_epoch_request, BeginQuorumEpochRequest, ("m",)),
+    Action("SendFetchRequest", N.send_fetch_request),
+    Action("HandleFetchRequest", N.handle_fetch_request, FetchRequest, ("m",)),
+    Action("HandleFetchResponse", N.handle_fetch_response, FetchResponse, ("m",)),
+    Action("ClientAppend", N.client_append, args=("v",), doc="a client request at the leader"),
+    Action("Flush", N.flush),
+    Action("CheckQuorumResign", N.check_quorum_resign),
+    Action("Resign", N.resign),
+    Action("HandleEndQuorumEpochRequest", N.handle_end_quorum_epoch_request, EndQuorumEpochRequest, ("m",)),
+    Action("Restart", N.restart, doc="crash and recover (the driver crashes the file system first)"),
+    Action("RestartWithDiskLoss", N.restart_with_disk_loss, doc="restart with an empty disk"),
+    Action("DropMessage", None, args=("m",), actor="network", doc="the network loses a message"),
+)
+
+VARIABLES = (
+    *(Variable(name, fn) for name, fn in proj.PER_NODE.items()),
+    Variable("messages", proj.messages, doc="the network (the simulator's in-flight messages)"),
+    Variable("committed", spec_only=True, doc="ghost: the longest prefix ever known committed (Monitor)"),
+    Variable("elected", spec_only=True, doc="ghost: every <<epoch, leader>> elected (Monitor)"),
+    Variable("coverage", spec_only=True, doc="ghost: events seen, for sanity checks"),
+    Variable("restarts", spec_only=True, doc="model bound counter"),
+    Variable("faults", spec_only=True, doc="model bound counter"),
+    Variable("elections", spec_only=True, doc="model bound counter"),
+    Variable("diskLosses", spec_only=True, doc="model bound counter"),
+)
+
+VARIANTS = (
+    Variant("VoteWithoutLogCheck", "LeaderCompleteness",
+            "grant (pre-)votes without comparing the candidate's last epoch/end offset (Raft 5.4.1 election "
+            "restriction; KIP-595 Vote): a voter lacking committed records can win"),
+    Variant("HwmFromAnyEpoch", "MajorityReachedHighWatermark",
+            "advance the high watermark without waiting for a record of the leader's own epoch (ignore "
+            "epochStartOffset, LeaderState.maybeUpdateHighWatermark; Raft figure 8)"),
+    Variant("NoTruncateOnDivergence", "LogMatching",
+            "on a Diverging fetch answer the follower rewinds its fetch position but keeps the diverged "
+            "suffix; fetched records land after it (KIP-595 divergence handling)"),
+    Variant("ForgetVoteOnRestart", "ElectionSafety",
+            "votedFor is not persisted before the VoteResponse is sent, so a restart forgets the vote and "
+            "the voter can vote twice in one epoch", size="crash"),
+)
+
+INVARIANTS = (
+    Invariant("ElectionSafety", inv.election_safety, "at most one leader per epoch"),
+    Invariant("LogMatching", inv.log_matching, "same offset and epoch: same prefix"),
+    Invariant("StateMachineSafety", inv.state_machine_safety, "no two nodes commit different records at one offset"),
+    Invariant("MajorityReachedHighWatermark", inv.majority_reached_high_watermark,
+              "a leader's high watermark is held by a majority"),
+    # history invariants (need the Monitor's ghosts); checked by Monitor.observe
+    Invariant("LeaderCompleteness", None, "a leader holds every record committed before its epoch"),
+    Invariant("MonotonicHighWatermark", None, "a leader never exposes less than what was committed"),
+    Invariant("NoCommittedRecordLost", None, "committed records stay durable on a majority"),
+    Invariant("HighWatermarkNeverDecreases", None, "per role and epoch, the HW only grows"),
+)
+
+PROTOCOL = Protocol(
+    name="kraft",
+    spec_module="KRaft",
+    actions=ACTIONS,
+    variables=VARIABLES,
+    variants=VARIANTS,
+    invariants=INVARIANTS,
+    constants=("Voters", "Values", "Nil", "MaxEpoch", "MaxLogLen", "MaxRestarts", "MaxDiskLosses",
+               "MaxElections", "MaxInFlight", "MaxFaults", "CalmTimeouts", "PreVote", "Duplication"),
+    history_model="append-log",
+)
