@@ -7,6 +7,8 @@ Hypothesis profiles:
 
 import os
 
+import pytest
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -24,3 +26,14 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_addoption(parser: "pytest.Parser") -> None:
+    parser.addoption("--rewrite", action="store_true", default=False,
+                     help="datadriven scenario files: write the produced output back as the golden output")
+
+
+@pytest.fixture
+def rewrite(request: "pytest.FixtureRequest") -> bool:
+    """True under ``pytest --rewrite`` (kraft.core.datadriven regenerates the golden files)."""
+    return bool(request.config.getoption("--rewrite"))
