@@ -3,10 +3,11 @@
 Each subcommand lives in the package that owns it and is imported only when used, so ``kraft
 dump-log`` never pays for Spark and a broken optional area cannot take the whole CLI down.
 
-Exit codes shared by every subcommand:
-  0  ran and found nothing wrong
+Exit codes shared by every subcommand (defined once, in kraft/outcome.py):
+  0  ran, checked something, and found nothing wrong
   1  ran and found a violation (counterexample, rejected trace, anomaly)
   2  usage error, bad input, or a tool failure (missing java, TLA+ parse error, ...)
+  3  inconclusive: an `unknown` verdict, a time or memory budget reached, nothing checkable found
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ import sys
 
 import click
 
-EXIT_OK = 0
-EXIT_VIOLATION = 1
-EXIT_ERROR = 2
+from kraft.outcome import EXIT_ERROR
 
 # name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {
@@ -28,9 +27,9 @@ COMMANDS: dict[str, str] = {
     "audit": "spark_validation.cli:audit",
     "dump-log": "kraft.log.cli:dump_log",
     "assign": "kraft.groups.assignors.cli:assign",
-    "review": "kraft.review:review",
-    "report": "kraft.review:report",
-    "test": "kraft.review:test",
+    "review": "kraft.review.pipeline:review",
+    "report": "kraft.review.page:report",
+    "test": "kraft.review.suite:test",
 }
 
 
