@@ -63,15 +63,16 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
         summary["history"] = str(hpath)
         summary["trace_steps"] = len(recorder.steps)
         summary["history_ops"] = len(recorder.ops)
-        verdict, sentence = run_verdict(summary)
+        verdict, sentence = run_verdict(summary, protocol_name)
         doc = header("simulate", verdict, sentence, {k: v for k, v in summary.items() if k != "verdict"})
         (out / "summary.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     return summary
 
 
-def run_verdict(s: dict[str, Any]) -> tuple[Verdict, str]:
-    """One run's verdict and summary sentence."""
-    what = f"{s['protocol']} seed {s['seed']}" + (f" variant {s['variant']}" if s["variant"] else "")
+def run_verdict(s: dict[str, Any], protocol_name: str) -> tuple[Verdict, str]:
+    """One run's verdict and summary sentence (``s["protocol"]`` may be a plug-in's own detail,
+    e.g. the groups' rebalance protocol, so the plug-in name is passed)."""
+    what = f"{protocol_name} seed {s['seed']}" + (f" variant {s['variant']}" if s["variant"] else "")
     if s["verdict"] == "ok":
         return Verdict.CLEAN, f"{what}: every invariant held for {plural(s['events'], 'event')}"
     v = s["violation"]
@@ -147,7 +148,7 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
         results.append(summary)
         _print_summary(summary)
         violations += summary["verdict"] != "ok"
-    verdict, sentence = overall_verdict(protocol_name, results, steps) if count is not None else run_verdict(results[0])
+    verdict, sentence = overall_verdict(protocol_name, results, steps) if count is not None else run_verdict(results[0], protocol_name)
     if count is not None:
         out.mkdir(parents=True, exist_ok=True)
         doc = header("simulate", verdict, sentence, {
