@@ -64,28 +64,19 @@ def ndjson_meta(path: str, cli_model: str | None) -> tuple[str, int, str | None,
     (sidecar, header, ``model.txt``, then ``--model``); ``skip`` is a reason to skip the file
     (a header of another kind or version), as the history reader does.
     """
-    import json
-
     from spark_validation.history import select_model
+    from spark_validation.records import ndjson_lines
 
     header: dict = {}
     header_line = 0
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for n, text in enumerate(fh, start=1):
-            s = text.strip()
-            if not s:
-                continue
-            try:
-                obj = json.loads(s)
-            except ValueError:
-                break
-            if isinstance(obj, dict) and "kind" in obj and "type" not in obj:
-                if obj.get("kind") != "history":
-                    return path, n, None, None, f"not a history: header kind is {obj.get('kind')!r}"
-                if obj.get("v") != 1:
-                    return path, n, None, None, f"unsupported history version v={obj.get('v')!r}"
-                header, header_line = obj, n
-            break
+    for n, obj, problem, _ in ndjson_lines(path):  # only the first non-blank line can be a header
+        if problem is None and "kind" in obj and "type" not in obj:
+            if obj.get("kind") != "history":
+                return path, n, None, None, f"not a history: header kind is {obj.get('kind')!r}"
+            if obj.get("v") != 1:
+                return path, n, None, None, f"unsupported history version v={obj.get('v')!r}"
+            header, header_line = obj, n
+        break
     model, initial = select_model(path, header, cli_model)
     return path, header_line, model, initial, None
 

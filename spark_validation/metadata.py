@@ -42,39 +42,32 @@ def check_trace_file(path: str) -> tuple[dict, list[dict]]:
     first: dict[tuple[int, str], tuple[int, int, str]] = {}  # (offset, entry) -> (step, line, node)
     steps = 0
     malformed: list[tuple[int, str]] = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for n, text in enumerate(fh, start=1):
-            s = text.strip()
-            if not s:
+    from spark_validation.records import ndjson_lines
+
+    for n, obj, problem, _ in ndjson_lines(path):
+        if problem is not None:
+            malformed.append((n, problem))
+            continue
+        if "kind" in obj and "state" not in obj:
+            continue  # header
+        state = obj.get("state")
+        if not isinstance(state, dict):
+            malformed.append((n, "step has no state"))
+            continue
+        steps += 1
+        step = obj.get("i") if isinstance(obj.get("i"), int) else n
+        logs, hws = state.get("log"), state.get("highWatermark")
+        if not isinstance(logs, dict) or not isinstance(hws, dict):
+            continue
+        for node, entries in logs.items():
+            hw = hws.get(node)
+            if not isinstance(entries, list) or not isinstance(hw, int):
                 continue
-            try:
-                obj = json.loads(s)
-            except ValueError as exc:
-                malformed.append((n, f"invalid JSON: {exc.msg}"))
-                continue
-            if not isinstance(obj, dict):
-                malformed.append((n, "not a JSON object"))
-                continue
-            if "kind" in obj and "state" not in obj:
-                continue  # header
-            state = obj.get("state")
-            if not isinstance(state, dict):
-                malformed.append((n, "step has no state"))
-                continue
-            steps += 1
-            step = obj.get("i") if isinstance(obj.get("i"), int) else n
-            logs, hws = state.get("log"), state.get("highWatermark")
-            if not isinstance(logs, dict) or not isinstance(hws, dict):
-                continue
-            for node, entries in logs.items():
-                hw = hws.get(node)
-                if not isinstance(entries, list) or not isinstance(hw, int):
-                    continue
-                for off, e in enumerate(entries[: max(hw, 0)]):
-                    k = (off, _entry_text(e))
-                    cand = (step, n, str(node))
-                    if k not in first or cand < first[k]:
-                        first[k] = cand
+            for off, e in enumerate(entries[: max(hw, 0)]):
+                k = (off, _entry_text(e))
+                cand = (step, n, str(node))
+                if k not in first or cand < first[k]:
+                    first[k] = cand
     by_offset: dict[int, list[tuple[tuple[int, int, str], str]]] = {}
     for (off, e), where in first.items():
         by_offset.setdefault(off, []).append((where, e))

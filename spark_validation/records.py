@@ -252,6 +252,27 @@ def sidecar_model(path: Path) -> str | None:
 # NDJSON reading in plain Python (the --no-spark path; the Spark path reads NDJSON itself)
 
 
+def ndjson_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None, str]]:
+    """The non-blank lines of an NDJSON file, read the one way every audit reader reads them:
+    ``(line, obj, problem, text)`` with the 1-based line number, the parsed JSON object (``None``
+    when the line is unusable), why it is unusable (``"invalid JSON: ..."`` or ``"not a JSON
+    object"``; else ``None``) and the stripped text. Undecodable bytes are replaced, not fatal."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for n, text in enumerate(fh, start=1):
+            s = text.strip()
+            if not s:
+                continue
+            try:
+                obj = json.loads(s)
+            except ValueError as exc:
+                yield n, None, f"invalid JSON: {exc.msg}", s
+                continue
+            if not isinstance(obj, dict):
+                yield n, None, "not a JSON object", s
+                continue
+            yield n, obj, None, s
+
+
 def read_ndjson_rows(path: Path, model: str | None = None) -> tuple[list[dict], list[Malformed], str | None]:
     """Op rows of one NDJSON history, malformed lines, and the model its header names.
 
@@ -262,32 +283,23 @@ def read_ndjson_rows(path: Path, model: str | None = None) -> tuple[list[dict], 
     bad: list[Malformed] = []
     header_model: str | None = None
     hid = str(path)
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for n, text in enumerate(fh, start=1):
-            s = text.strip()
-            if not s:
-                continue
-            try:
-                obj = json.loads(s)
-            except ValueError as exc:
-                bad.append(Malformed(hid, n, f"invalid JSON: {exc.msg}", s))
-                continue
-            if not isinstance(obj, dict):
-                bad.append(Malformed(hid, n, "not a JSON object", s))
-                continue
-            if "kind" in obj and "type" not in obj:
-                if obj.get("model"):
-                    header_model = str(obj["model"])
-                continue
-            reason = row_problem(obj.get("type"), obj.get("f"))
-            if reason:
-                bad.append(Malformed(hid, n, reason, s))
-                continue
-            rows.append(
-                op_row(hid, n, index=obj.get("index"), process=obj.get("process"), type=obj["type"],
-                       f=obj["f"], key=obj.get("key"), value=obj.get("value"), time=obj.get("time"),
-                       model=model)
-            )
+    for n, obj, problem, s in ndjson_lines(path):
+        if problem is not None:
+            bad.append(Malformed(hid, n, problem, s))
+            continue
+        if "kind" in obj and "type" not in obj:
+            if obj.get("model"):
+                header_model = str(obj["model"])
+            continue
+        reason = row_problem(obj.get("type"), obj.get("f"))
+        if reason:
+            bad.append(Malformed(hid, n, reason, s))
+            continue
+        rows.append(
+            op_row(hid, n, index=obj.get("index"), process=obj.get("process"), type=obj["type"],
+                   f=obj["f"], key=obj.get("key"), value=obj.get("value"), time=obj.get("time"),
+                   model=model)
+        )
     return rows, bad, header_model
 
 
