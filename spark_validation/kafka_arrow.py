@@ -263,6 +263,16 @@ def check_table(t: "pa.Table") -> list[dict]:
                 "value": vtext(v[r0]), "offset": int(min_off[gi]), "writer": int(writer[gi]),
                 "max_read": {"value": mv, "offset": moff, "op": mop_}})
 
+    # a send with no offset takes the index where the version order has its value (the last one,
+    # as Jepsen's by-value map in jepsen.tests.kafka/version-orders), so reads can prove a skip
+    nooff = is_send & ~ho_ & (last_idx[hkv] >= 0)
+    if nooff.any():
+        idx = np.where(nooff, last_idx[hkv], idx)
+        has_idx = has_idx | nooff
+
+    def ofs(r: int) -> int | None:
+        return int(o[r]) if ho_[r] else None
+
     # consecutive micro-ops of one (history, process, key, kind, class), in op order
     cls = okread | (is_send & ((ty == OK) | (ty == INFO)))
     grp, _ = _group(hk, p * 4 + is_send * 2 + cls)
@@ -277,7 +287,7 @@ def check_table(t: "pa.Table") -> list[dict]:
         snd = bool(is_send[rb])
         kind = (("int-send-skip" if snd else "int-poll-skip") if d[i] > 1
                 else ("int-nonmonotonic-send" if snd else "int-nonmonotonic-poll"))
-        anomaly(h[rb], kind, k[rb], {"values": [vtext(v[ra]), vtext(v[rb])], "offsets": [int(o[ra]), int(o[rb])],
+        anomaly(h[rb], kind, k[rb], {"values": [vtext(v[ra]), vtext(v[rb])], "offsets": [ofs(ra), ofs(rb)],
                                      "delta": int(d[i]), "op": int(op[ra])})
     ci = np.flatnonzero(cross)
     if len(ci):
@@ -287,8 +297,44 @@ def check_table(t: "pa.Table") -> list[dict]:
         snd = bool(is_send[rb])
         kind = "nonmonotonic-send" if snd else ("poll-skip" if d[i] > 1 else "nonmonotonic-poll")
         anomaly(h[rb], kind, k[rb], {"process": proc_s[p[rb]], "values": [vtext(v[ra]), vtext(v[rb])],
-                                     "offsets": [int(o[ra]), int(o[rb])], "delta": int(d[i]),
+                                     "offsets": [ofs(ra), ofs(rb)], "delta": int(d[i]),
                                      "ops": [int(op[ra]), int(op[rb])]})
+
+    # a poll inside an info or failed op is compared with the process's last ok poll of the key
+    # (jepsen.tests.kafka/poll-skip+nonmonotonic-cases-per-process compares every op's polls; only
+    # ok ops move the position)
+    okr_rows = np.flatnonzero(okread)
+    nbr = np.flatnonzero(~is_send & (ty != OK))
+    if len(nbr) and len(okr_rows):
+        hp, _ = _group(hk, p)
+        _, sqd = np.unique(sq, return_inverse=True)
+        sqd = sqd.astype(np.int64)
+        S = int(sqd.max()) + 2
+        ko = hp[okr_rows] * S + sqd[okr_rows]
+        order_ok = np.lexsort((ps[okr_rows], ko))
+        ks = ko[order_ok]
+        qk = hp[nbr] * S + sqd[nbr]
+        o2 = np.lexsort((ps[nbr], qk))
+        nbr, qk = nbr[o2], qk[o2]
+        first = np.r_[True, qk[1:] != qk[:-1]]  # the op's first read of the key
+        nbr, qk = nbr[first], qk[first]
+        j = np.searchsorted(ks, qk, "left") - 1  # the last ok read before it (same process and key)
+        jc = np.maximum(j, 0)
+        hit = (j >= 0) & (ks[jc] // S == hp[nbr])
+        ra2, rb2 = okr_rows[order_ok[jc]][hit], nbr[hit]
+        sel = has_idx[ra2] & has_idx[rb2]
+        ra2, rb2 = ra2[sel], rb2[sel]
+        d2 = idx[rb2] - idx[ra2]
+        sel = d2 != 1
+        ra2, rb2, d2 = ra2[sel], rb2[sel], d2[sel]
+        if len(rb2):
+            reset = _reset(np.arange(len(rb2)), ra2, rb2, h, p, k, sq, hist, proc, key, seq, a_rows, n_hk)
+            for i in np.flatnonzero(~reset):
+                ra, rb = ra2[i], rb2[i]
+                kind = "poll-skip" if d2[i] > 1 else "nonmonotonic-poll"
+                anomaly(h[rb], kind, k[rb], {"process": proc_s[p[rb]], "values": [vtext(v[ra]), vtext(v[rb])],
+                                             "offsets": [ofs(ra), ofs(rb)], "delta": int(d2[i]),
+                                             "ops": [int(op[ra]), int(op[rb])]})
 
     # precommitted-read: an op read a value it sent itself (only ops with both sends and reads)
     op_send = np.zeros(n_hop, bool)

@@ -29,15 +29,17 @@ duplicate             one value at several offsets of a key: ``value, offsets``
 G1a                   an ``ok`` poll read a value whose send failed: ``value, offset, writer, reader``
 lost-write            a committed send below the highest read index was never read by an ``ok``
                       poll: ``value, offset, writer, max_read{value, offset, op}``
-poll-skip /           per process, the first read of a key in an ``ok`` poll is more than one
-nonmonotonic-poll     index after / not after the last read of it in the process's previous
-                      ``ok`` poll of that key (reset by an ``ok``/``info`` assign/subscribe not
-                      naming the key): ``process, values, offsets, delta, ops``
+poll-skip /           per process, the first read of a key in a completed poll (``ok``, ``info``
+nonmonotonic-poll     or ``fail``: Jepsen compares every op's polls) is more than one index after /
+                      not after the last read of it in the process's previous ``ok`` poll of that
+                      key (reset by an ``ok``/``info`` assign/subscribe not naming the key):
+                      ``process, values, offsets, delta, ops``
 nonmonotonic-send     the same for sends of ``ok``/``info`` ops (only going back is reported)
 int-poll-skip /       two consecutive reads of a key inside one op skip / go back:
 int-nonmonotonic-poll ``values, offsets, delta, op``
-int-send-skip /       two consecutive sends to a key inside one op skip / go back (indexes known
-int-nonmonotonic-send only for sends in the version order)
+int-send-skip /       two consecutive sends to a key inside one op skip / go back. A send with no
+int-nonmonotonic-send offset takes the index where the version order has its value (Jepsen's
+                      by-value lookup), so reads can prove it
 precommitted-read     an op read a value it sent itself (Kafka consumers read committed only):
                       ``values, op``
 unseen                ``ok`` sends never read by an ``ok`` poll, per key: ``count, values``
@@ -186,8 +188,23 @@ def _check_history(hid: str, rows: list[dict]) -> list[dict]:
             index[(k, o)] = i
             offset_at[(k, i)] = o
 
+    # a value's index: where the version order has it (the last such index if it sits at several
+    # offsets, as the by-value map of jepsen.tests.kafka/version-orders keeps the last)
+    value_idx: dict[tuple[str, str], int] = {}
+    for m in vo:
+        i = index[(m["key"], m["offset"])]
+        kv = (m["key"], m["value"])
+        value_idx[kv] = max(value_idx.get(kv, i), i)
+
     def idx(m: dict) -> int | None:
-        return index.get((m["key"], m["offset"])) if m["offset"] is not None else None
+        if m["offset"] is not None:
+            return index.get((m["key"], m["offset"]))
+        if m["mop"] == "send":
+            # a send whose completion carries no offset takes the index where reads saw its value
+            # (Jepsen looks sends up by value in int-send-skip+nonmonotonic-cases and
+            # nonmonotonic-send-cases), so an internal send skip can be proven from reads
+            return value_idx.get((m["key"], m["value"]))
+        return None
 
     # inconsistent-offsets
     at_offset: dict[tuple[str, int], list[dict]] = defaultdict(list)
@@ -297,14 +314,23 @@ def _check_history(hid: str, rows: list[dict]) -> list[dict]:
     def reset_between(process: str, key: str, lo: int, hi: int) -> bool:
         return any(a["process"] == process and lo < a["seq"] < hi and key not in a["keys"] for a in assigns)
 
-    def cross(g: dict, types: tuple[str, ...], skip_kind: str | None, nm_kind: str) -> None:
+    def cross(g: dict, types: tuple[str, ...], skip_kind: str | None, nm_kind: str, also: tuple[str, ...] = ()) -> None:
+        """Consecutive ops of ``types`` by one process on one key; an op of a type in ``also``
+        is compared with the last op of ``types`` before it but does not become the last one."""
         seqs: dict[tuple[str, str], list[tuple[int, list[dict]]]] = defaultdict(list)
         for (seq, k), ms in g.items():
-            if ms[0]["type"] in types:
+            if ms[0]["type"] in types + also:
                 seqs[(ms[0]["process"], k)].append((seq, ms))
         for (p, k), lst in seqs.items():
             lst.sort(key=lambda t: t[0])
-            for (s1, m1), (s2, m2) in zip(lst, lst[1:]):
+            pairs = []
+            last = None
+            for s2, m2 in lst:
+                if last is not None:
+                    pairs.append((last, (s2, m2)))
+                if m2[0]["type"] in types:
+                    last = (s2, m2)
+            for (s1, m1), (s2, m2) in pairs:
                 if reset_between(p, k, s1, s2):
                     continue
                 a, b = m1[-1], m2[0]
@@ -318,7 +344,10 @@ def _check_history(hid: str, rows: list[dict]) -> list[dict]:
                                                        "offsets": [a["offset"], b["offset"]], "delta": d,
                                                        "ops": [a["op"], b["op"]]}))
 
-    cross(reads_g, ("ok",), "poll-skip", "nonmonotonic-poll")
+    # jepsen.tests.kafka/poll-skip+nonmonotonic-cases-per-process: every op's polls are compared
+    # with the last ok op's, so a poll inside an info (crashed) or failed op can still skip or go
+    # back; only ok ops move the process's position
+    cross(reads_g, ("ok",), "poll-skip", "nonmonotonic-poll", also=("info", "fail"))
     cross(sends_g, ("ok", "info"), None, "nonmonotonic-send")
 
     # unseen (informational)

@@ -209,14 +209,35 @@ def enrich(m: "DataFrame", parts: int, proven: "DataFrame") -> "DataFrame":
         "f_pre": col("pre"),
     }
     m = m.select(*BASE, "idx", "f_incons", *[F.coalesce(c, F.lit(False)).alias(n) for n, c in flags.items()],
-                 *[F.when(lost, col(c)).alias(c) for c in ("off_min", "writer", "mr")])
+                 *[F.when(lost, col(c)).alias(c) for c in ("off_min", "writer", "mr")],
+                 F.max(vo_idx).over(w5).alias("vidx"))
 
+    # a send with no offset takes the index where the version order has its value (the last one,
+    # as Jepsen's by-value map in jepsen.tests.kafka/version-orders), so reads can prove a skip
+    m = m.withColumn("idx", F.coalesce(col("idx"), F.when(is_send & col("offset").isNull(), col("vidx"))))
     cls = (is_poll & (col("type") == "ok")) | (is_send & col("type").isin("ok", "info"))
     m = m.withColumn("cls", cls)
     w7 = Window.partitionBy(*H, "process", "key", "mop", "cls").orderBy("seq", "pos")
     m = m.select("*", F.lag("seq").over(w7).alias("pseq"), F.lag("idx").over(w7).alias("pidx"),
                  F.lag("value").over(w7).alias("pv"), F.lag("offset").over(w7).alias("po"),
                  F.lag("op").over(w7).alias("pop"))
+    # a poll inside an info or failed op: its first read of the key is compared with the last read
+    # of the process's last ok poll of it (jepsen.tests.kafka/poll-skip+nonmonotonic-cases-per-process
+    # compares every op's polls; only ok ops move the position)
+    w8 = (Window.partitionBy(*H, "process", "key", "mop").orderBy("seq", "pos")
+          .rowsBetween(Window.unboundedPreceding, -1))
+    last_ok = F.last(F.when(okpoll, F.struct(col("seq").alias("s"), col("idx").alias("i"), col("value").alias("v"),
+                                             col("offset").alias("o"), col("op").alias("p"))), True).over(w8)
+    m = m.withColumn("lok", F.when(is_poll & ~col("cls") & (col("pseq").isNull() | (col("pseq") != col("seq"))),
+                                   last_ok))
+    nb = col("lok").isNotNull()
+    m = m.select(*[c for c in m.columns if c not in ("pseq", "pidx", "pv", "po", "pop", "lok")],
+                 F.when(nb, col("lok.s")).otherwise(col("pseq")).alias("pseq"),
+                 F.when(nb, col("lok.i")).otherwise(col("pidx")).alias("pidx"),
+                 F.when(nb, col("lok.v")).otherwise(col("pv")).alias("pv"),
+                 F.when(nb, col("lok.o")).otherwise(col("po")).alias("po"),
+                 F.when(nb, col("lok.p")).otherwise(col("pop")).alias("pop"),
+                 nb.alias("nbpoll"))
     # a pair of micro-ops worth a look: any index step but +1, except a forward skip between two
     # sends of different ops (producers interleave; only going back is an anomaly there)
     delta = col("idx") - col("pidx")
@@ -318,7 +339,7 @@ def check(ops: "DataFrame", m: "DataFrame | None" = None) -> "DataFrame":
 
     # ... and from one op to the next (ok polls; ok/info sends), unless an ok/info assign or
     # subscribe by the process in between left the key out
-    cross = s.where(col("cls") & (col("pseq") != col("seq")))
+    cross = s.where((col("cls") | col("nbpoll")) & (col("pseq") != col("seq")))
     assigns = F.broadcast(assignments(ops).join(F.broadcast(R.where("f_pair").select("history").distinct()),
                                                 "history", "left_semi"))
     reset = ((cross.history == assigns.history) & (cross.process == assigns.aprocess)

@@ -185,6 +185,45 @@ def _cases() -> dict[str, tuple[H, list[tuple[str, str, dict]]]]:
     h.txn(1, [["send", 1, 11]], [["send", 1, 11]], f="send", type="info")
     h.txn(2, [["poll"]], [["poll", {"1": [[0, 10], [1, 11]], "2": [[0, 20]]}]], f="poll")
     c["valid-jepsen-form"] = (h, [])
+
+    # -- jepsen.tests.kafka rules, each written from the rule's text ---------------------------
+
+    h = H()  # poll-skip+nonmonotonic-cases-per-process compares every op's polls with the last ok
+    h.send(0, "x", 1, 0)  # poll: a poll inside an info (crashed) txn can still be a poll skip
+    h.send(0, "x", 2, 1)
+    h.send(0, "x", 3, 2)
+    h.poll(1, "x", [(0, 1)])
+    h.txn(1, [["poll"]], [["poll", {"x": [[2, 3]]}]], f="poll", type="info")
+    h.poll(2, "x", [(0, 1), (1, 2), (2, 3)])
+    c["jepsen-poll-skip-in-info-op"] = (h, [A("poll-skip", "x", process="1", values=["1", "3"], offsets=[0, 2],
+                                              delta=2, ops=[7, 9])])
+
+    h = H()  # ... or a nonmonotonic poll; and since only ok ops move the position, the next ok
+    h.send(0, "x", 1, 0)  # poll is compared with the ok poll before the info one
+    h.send(0, "x", 2, 1)
+    h.poll(1, "x", [(0, 1), (1, 2)])
+    h.txn(1, [["poll"]], [["poll", {"x": [[0, 1]]}]], f="poll", type="info")
+    h.poll(1, "x", [(1, 2)])
+    c["jepsen-nonmonotonic-poll-in-info-op"] = (h, [
+        A("nonmonotonic-poll", "x", process="1", values=["2", "1"], offsets=[1, 0], delta=-1, ops=[5, 7]),
+        A("nonmonotonic-poll", "x", process="1", values=["2", "2"], offsets=[1, 1], delta=0, ops=[5, 9]),
+    ])
+
+    h = H()  # int-send-skip+nonmonotonic-cases looks sends up by value in the version order: a
+    # send whose completion has no offset takes it from where reads saw the value, so the skip
+    # of a two-send txn that got no offsets is proven by a poll
+    h.txn(0, [["send", "x", 1], ["send", "x", 2]], [["send", "x", [None, 1]], ["send", "x", [None, 2]]], f="send")
+    h.send(1, "x", 3, 1)
+    h.poll(2, "x", [(0, 1), (1, 3), (2, 2)])
+    c["jepsen-int-send-skip-from-reads"] = (h, [A("int-send-skip", "x", values=["1", "2"], offsets=[None, None],
+                                                  delta=2, op=1)])
+
+    h = H()  # nonmonotonic-send-cases, same lookup: process 0's second send (no offset) was read
+    h.send(0, "x", 1, 1)  # below its first
+    h.txn(0, [["send", "x", 2]], [["send", "x", [None, 2]]], f="send")
+    h.poll(1, "x", [(0, 2), (1, 1)])
+    c["jepsen-nonmonotonic-send-from-reads"] = (h, [A("nonmonotonic-send", "x", process="0", values=["1", "2"],
+                                                      offsets=[1, None], delta=-1, ops=[1, 3])])
     return c
 
 
