@@ -59,44 +59,28 @@ def relay_trace(seed: int, n: int) -> list[str]:
 FAULTS = "none"
 
 
-def kraft_trace(seed: int, n: int) -> list[str]:
-    from kraft.sim.core import Faults, Simulator
-    from kraft.sim.kraft_protocol import KRaftProtocol
-    from kraft.sim.recorder import Recorder
-
-    proto = KRaftProtocol(3)
-    rec = Recorder({"protocol": "kraft", "spec": "KRaft", "constants": proto.constants(), "seed": seed,
-                    "variant": None}, {"model": "append-log"})
-    sim = Simulator(proto, seed, Faults.parse(FAULTS), recorder=rec)
-    steps = n
-    while True:
-        sim.run(steps)
-        if sum(1 for s in rec.steps if s["spec"]) >= n:
-            break
-        steps = n // 4 + 10
-    with tempfile.TemporaryDirectory() as d:
-        tpath, _ = rec.write(d)
-        lines = tpath.read_text().splitlines()
-    cut = cut_to_spec_steps(lines, n)
-    assert cut is not None
-    return cut
+# simulator events for the first run (times n) and for each further run (n // div + 10) until the
+# trace holds n spec steps: a KRaft event is a spec step more often than a consumer-group event
+SIM_STEPS = {"kraft": (1, 4), "groups": (3, 1)}
 
 
-def groups_trace(seed: int, n: int) -> list[str]:
+def sim_trace(protocol: str, seed: int, n: int) -> list[str]:
+    """The first ``n`` spec steps of a fault-free simulator trace of ``protocol``."""
     from kraft.sim.core import Faults, Simulator
     from kraft.sim.protocols import HISTORY_MODEL, PROTOCOLS
     from kraft.sim.recorder import Recorder
 
-    proto = PROTOCOLS["groups"](3, None)
-    rec = Recorder({"protocol": "groups", "spec": proto.spec, "constants": proto.constants(), "seed": seed,
-                    "variant": None}, {"model": HISTORY_MODEL["groups"]})
+    proto = PROTOCOLS[protocol](3, None)
+    rec = Recorder({"protocol": protocol, "spec": proto.spec, "constants": proto.constants(), "seed": seed,
+                    "variant": None}, {"model": HISTORY_MODEL[protocol]})
     sim = Simulator(proto, seed, Faults.parse(FAULTS), recorder=rec)
-    steps = 3 * n
+    first, div = SIM_STEPS[protocol]
+    steps = first * n
     while True:
         sim.run(steps)
         if sum(1 for s in rec.steps if s["spec"]) >= n:
             break
-        steps = n + 10
+        steps = n // div + 10
     sim.finish()
     with tempfile.TemporaryDirectory() as d:
         tpath, _ = rec.write(d)
@@ -129,7 +113,7 @@ def main() -> None:
     counts = dict((int(a), int(b)) for a, b in (x.split(":") for x in args.traces.split(",")))
     global FAULTS
     FAULTS = args.faults
-    make = {"relay": relay_trace, "kraft": kraft_trace, "groups": groups_trace}[args.protocol]
+    make = relay_trace if args.protocol == "relay" else (lambda seed, n: sim_trace(args.protocol, seed, n))
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-conform-") as d:
         for n in sizes:

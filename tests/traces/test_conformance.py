@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.traces.helpers import write
 from traces.check import Options, check_paths
 
 pytestmark = pytest.mark.tlc
@@ -18,9 +19,6 @@ def lines_of(relay, seed, steps, **kw):
     return [json.dumps(r) for r in relay.simulate(seed, steps, **kw)]
 
 
-def write(path: Path, lines: list[str]) -> Path:
-    path.write_text("".join(x + "\n" for x in lines))
-    return path
 
 
 def spec_line_numbers(lines: list[str]) -> list[int]:

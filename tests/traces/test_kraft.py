@@ -15,32 +15,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.traces.helpers import first_difference, simulator, write
 from traces.check import Options, check_paths
 
 pytestmark = pytest.mark.tlc
+simulate = simulator("kraft")
 OPTS = Options(jobs=2)
 
 
-def simulate(out: Path, seed: int, steps: int, faults: str, variant: str | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "kraft.cli", "simulate", "--protocol", "kraft", "--seed", str(seed),
-           "--steps", str(steps), "--faults", faults, "--out", str(out)]
-    if variant:
-        cmd += ["--variant", variant]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert proc.returncode in (0, 1), proc.stderr[-2000:]  # 1: the buggy run broke an invariant
-    return (out / "trace.ndjson").read_text().splitlines()
 
 
-def first_difference(a: list[str], b: list[str]) -> int | None:
-    for n, (x, y) in enumerate(zip(a[1:], b[1:]), 2):
-        if x != y:
-            return n
-    return None
 
 
-def write(path: Path, lines: list[str]) -> Path:
-    path.write_text("".join(x + "\n" for x in lines))
-    return path
 
 
 def test_simulator_traces_are_accepted(tmp_path):

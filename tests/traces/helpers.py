@@ -1,0 +1,44 @@
+"""Helpers shared by the trace-conformance tests: record a simulator run's trace, write trace
+lines to a file, and find the first line where two traces of the same seed differ."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+
+def simulate_trace(out: Path, protocol: str, seed: int, steps: int, faults: str = "all",
+                   variant: str | None = None) -> list[str]:
+    """Run ``kraft simulate`` (a subprocess, as a user would) and return the lines of its trace.
+    Exit 1 is allowed: a buggy variant's run breaks an invariant, and its trace is what we want."""
+    cmd = [sys.executable, "-m", "kraft.cli", "simulate", "--protocol", protocol, "--seed", str(seed),
+           "--steps", str(steps), "--faults", faults, "--out", str(out)]
+    if variant:
+        cmd += ["--variant", variant]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    return (out / "trace.ndjson").read_text().splitlines()
+
+
+def simulator(protocol: str) -> Callable[..., list[str]]:
+    """``simulate(out, seed, steps, faults="all", variant=None)`` for one protocol."""
+
+    def simulate(out: Path, seed: int, steps: int, faults: str = "all", variant: str | None = None) -> list[str]:
+        return simulate_trace(out, protocol, seed, steps, faults, variant)
+
+    return simulate
+
+
+def first_difference(a: list[str], b: list[str]) -> int | None:
+    """The physical line (header = 1) of the first step where two traces differ, or None."""
+    for n, (x, y) in enumerate(zip(a[1:], b[1:]), 2):
+        if x != y:
+            return n
+    return None
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(x + "\n" for x in lines))
+    return path
