@@ -134,6 +134,14 @@ class Protocol:
     def invariant_names(self) -> tuple[str, ...]:
         return tuple(i.name for i in self.invariants)
 
+    @property
+    def drop_message(self) -> str:
+        """The spec action of the network losing a message (the network action taking ``m``)."""
+        for a in self.actions:
+            if a.actor == "network" and a.args == ("m",):
+                return a.spec
+        raise KeyError(f"{self.name} declares no network action losing a message")
+
 
 def declarations() -> list[Protocol]:
     """Every protocol declared in this build (imported lazily: protocol packages import this)."""

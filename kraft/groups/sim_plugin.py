@@ -95,6 +95,7 @@ class GroupsProtocol(Protocol):
     # a consumer's or the coordinator's timers fire on their own wake-ups (the client's poll loop,
     # the coordinator's timer wheel), not right after a delivery
     internal_after_delivery = False
+    drop_action = "DropMessage"  # until kraft/groups/protocol.py declares it (then: the declaration's)
 
     def __init__(self, consumers: int = 3, variant: str | None = None, partitions: int = 4) -> None:
         if variant is not None and variant not in VARIANTS:

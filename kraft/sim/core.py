@@ -173,6 +173,7 @@ class Protocol(ABC):
 
     name: str = "protocol"
     spec: str | None = None
+    declaration: Any = None  # the protocol's kraft.core.declaration.Protocol
     # take a node's enabled internal actions right after it handles a message (KRaft: a vote that
     # completes a majority makes it leader at once), rather than at its next wake-up
     internal_after_delivery: bool = True
@@ -193,6 +194,11 @@ class Protocol(ABC):
 
     def after(self, sim: "Simulator", node: Any, ready: Ready) -> None:
         """Called after every applied ``Ready`` (client bookkeeping, extra reschedules)."""
+
+    @property
+    def drop_action(self) -> str:
+        """The spec action the network losing a message is recorded as (from the declaration)."""
+        return self.declaration.drop_message
 
     @abstractmethod
     def client_op(self, sim: "Simulator", kind: str) -> None:
@@ -385,7 +391,7 @@ class Simulator:
             return  # already dropped
         if msg.dest in self.down or self.network.is_blocked(msg.source, msg.dest):
             self.network.drop(ev.data)
-            self.record("DropMessage", None, {"m": msg}, spec=self.protocol.drop_is_spec_step(self, msg))
+            self.record(self.protocol.drop_action, None, {"m": msg}, spec=self.protocol.drop_is_spec_step(self, msg))
             return
         self.network.take(ev.data)
         self.network.stats["delivered"] += 1
@@ -398,7 +404,7 @@ class Simulator:
         for mid in doomed:
             msg = self.network.drop(mid)
             if msg is not None:
-                self.record("DropMessage", None, {"m": msg}, spec=self.protocol.drop_is_spec_step(self, msg))
+                self.record(self.protocol.drop_action, None, {"m": msg}, spec=self.protocol.drop_is_spec_step(self, msg))
 
     def _on_wake(self, ev: _Event) -> None:
         node = ev.data

@@ -44,8 +44,9 @@ class _PendingSend:
 
 
 class KRaftProtocol(Protocol):
-    name = "kraft"
-    spec = "KRaft"
+    name = PROTOCOL.name
+    spec = PROTOCOL.spec_module
+    declaration = PROTOCOL
 
     def __init__(self, voters: int = 3, config: QuorumConfig | None = None, processes: int = 4) -> None:
         if voters < 1:

@@ -1,6 +1,6 @@
 """Conformance glue for the KRaft quorum: traces of ``kraft simulate --protocol kraft`` checked
 against ``spec/KRaft.tla`` (vocabulary: docs/contracts.md section 2; action table:
-``kraft/quorum/actions.py``).
+the declaration ``kraft/quorum/protocol.py``, from which the templates below are built).
 
 Translation choices (each is a fact about the spec, not a change to it):
 
@@ -25,12 +25,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kraft.core.declaration import Action
+from kraft.quorum.node import QuorumNode as N
+from kraft.quorum.protocol import PROTOCOL
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
 from traces.schema import Event
 from traces.tla import BOOL, INT, STR, Fun, Nullable, RenderError, Rec, Seq, Set, T, tla_string
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
-VARIANTS = ("VoteWithoutLogCheck", "HwmFromAnyEpoch", "NoTruncateOnDivergence", "ForgetVoteOnRestart")
 BIG = 1_000_000
 
 
@@ -91,69 +93,62 @@ VARIABLES: dict[str, T] = {
     "awaitingLeader": Fun(NODE, BOOL),
 }
 
-_NODE_ONLY = ("Timeout", "BecomeCandidate", "BecomeLeader", "SendFetchRequest", "Flush",
-              "CheckQuorumResign", "Resign", "Restart", "RestartWithDiskLoss")
-_HANDLERS = ("HandleVoteRequest", "HandleVoteResponse", "HandleBeginQuorumEpochRequest",
-             "HandleEndQuorumEpochRequest", "HandleFetchRequest", "HandleFetchResponse")
+# the TLA+ type of each action argument, by the spec's parameter name (kraft.quorum.protocol)
+ARG_TYPES: dict[str, T] = {"m": MESSAGE, "d": NODE, "v": VALUE}
 
-TEMPLATES: dict[str, str] = {a: f"{a}(p[1])" for a in _NODE_ONLY}
-TEMPLATES.update({h: f"p[2] \\in messages /\\ {h}(p[1], p[2])" for h in _HANDLERS})
-TEMPLATES.update({
-    "SendBeginQuorumEpoch": "SendBeginQuorumEpoch(p[1], p[2])",
-    "ClientAppend": "ClientAppend(p[1], p[2])",
-    "DropMessage": "DropMessage(p[1])",
-})
 
+def _template(action: Action) -> str:
+    """``Name(p[1], ..., p[k])`` over the node (unless a network action) and the declared args; a
+    delivered message must be in flight (the spec's handlers do not test it: Next quantifies)."""
+    k = len(action.args) + (0 if action.actor == "network" else 1)
+    call = f"{action.spec}({', '.join(f'p[{i}]' for i in range(1, k + 1))})"
+    if "m" in action.args and action.actor != "network":
+        return f"p[{k}] \\in messages /\\ {call}"
+    return call
+
+
+TEMPLATES: dict[str, str] = {a.spec: _template(a) for a in PROTOCOL.actions}
+
+# diagnostics only: named conditions evaluated at a rejected step, keyed by handler
 _IN_NET = {"message in network": "p[2] \\in messages", "message addressed to node": "p[2].mdest = p[1]"}
-GUARDS: dict[str, dict[str, str]] = {h: dict(_IN_NET) for h in _HANDLERS}
-GUARDS.update({
-    "DropMessage": {"message in network": "p[1] \\in messages"},
-    "BecomeCandidate": {"role is Prospective": 'role[p[1]] = "Prospective"',
-                        "majority of pre-votes": "IsQuorum(votesGranted[p[1]])"},
-    "BecomeLeader": {"role is Candidate": 'role[p[1]] = "Candidate"',
-                     "majority of votes": "IsQuorum(votesGranted[p[1]])"},
-    "ClientAppend": {"role is Leader": 'role[p[1]] = "Leader"'},
-    "Resign": {"role is Leader": 'role[p[1]] = "Leader"'},
-    "CheckQuorumResign": {"role is Leader": 'role[p[1]] = "Leader"'},
-    "SendBeginQuorumEpoch": {"role is Leader": 'role[p[1]] = "Leader"',
-                             "free send (destination does not follow the leader and is not in a later epoch)":
-                                 "BQEFree(p[1], p[2])",
-                             "a fault is allowed": "FaultAllowed"},
-    "SendFetchRequest": {"role is Follower": 'role[p[1]] = "Follower"',
-                         "no fetch outstanding (else a counted re-send)": "~FetchOutstanding(p[1])",
-                         "a fault is allowed": "FaultAllowed"},
-    "Flush": {"unflushed records exist": "flushedOffset[p[1]] < Len(log[p[1]])"},
-    "RestartWithDiskLoss": {"disk loss allowed (not leader, committed prefix on a majority of the others, ...)":
-                                "DiskLossAllowed(p[1])"},
-    "Timeout": {"role has an election timer": 'role[p[1]] \\in {"Unattached", "Follower", "Resigned", '
+_GUARDS_BY_HANDLER: dict[Any, dict[str, str]] = {a.handler: dict(_IN_NET) for a in PROTOCOL.actions
+                                                 if a.consumes is not None}
+_GUARDS_BY_HANDLER.update({
+    N.become_candidate: {"role is Prospective": 'role[p[1]] = "Prospective"',
+                         "majority of pre-votes": "IsQuorum(votesGranted[p[1]])"},
+    N.become_leader: {"role is Candidate": 'role[p[1]] = "Candidate"',
+                      "majority of votes": "IsQuorum(votesGranted[p[1]])"},
+    N.client_append: {"role is Leader": 'role[p[1]] = "Leader"'},
+    N.resign: {"role is Leader": 'role[p[1]] = "Leader"'},
+    N.check_quorum_resign: {"role is Leader": 'role[p[1]] = "Leader"'},
+    N.send_begin_quorum_epoch: {"role is Leader": 'role[p[1]] = "Leader"',
+                                "free send (destination does not follow the leader and is not in a later epoch)":
+                                    "BQEFree(p[1], p[2])",
+                                "a fault is allowed": "FaultAllowed"},
+    N.send_fetch_request: {"role is Follower": 'role[p[1]] = "Follower"',
+                           "no fetch outstanding (else a counted re-send)": "~FetchOutstanding(p[1])",
+                           "a fault is allowed": "FaultAllowed"},
+    N.flush: {"unflushed records exist": "flushedOffset[p[1]] < Len(log[p[1]])"},
+    N.restart_with_disk_loss: {"disk loss allowed (not leader, committed prefix on a majority of the others, ...)":
+                                   "DiskLossAllowed(p[1])"},
+    N.timeout: {"role has an election timer": 'role[p[1]] \\in {"Unattached", "Follower", "Resigned", '
                                               '"Candidate", "Prospective"}',
                 "not awaiting a leader after a disk loss": "~awaitingLeader[p[1]]"},
 })
-
-
-def _node(ev: Event) -> str:
-    return NODE.render(ev.node, f"line {ev.line} node")
-
-
-def _arg(ev: Event, name: str, t: T) -> str:
-    if name not in ev.args:
-        raise GlueError(f"line {ev.line}: action {ev.action} needs args.{name}")
-    return t.render(ev.args[name], f"line {ev.line} args.{name}")
+GUARDS: dict[str, dict[str, str]] = {PROTOCOL.spec_name(h): g for h, g in _GUARDS_BY_HANDLER.items()}
+GUARDS[next(a.spec for a in PROTOCOL.actions if a.actor == "network")] = {"message in network": "p[1] \\in messages"}
 
 
 def translate(ev: Event) -> list[SpecStep]:
-    a = ev.action
-    if a in _NODE_ONLY:
-        return [SpecStep(a, (_node(ev),))]
-    if a in _HANDLERS:
-        return [SpecStep(a, (_node(ev), _arg(ev, "m", MESSAGE)))]
-    if a == "SendBeginQuorumEpoch":
-        return [SpecStep(a, (_node(ev), _arg(ev, "d", NODE)))]
-    if a == "ClientAppend":
-        return [SpecStep(a, (_node(ev), _arg(ev, "v", VALUE)))]
-    if a == "DropMessage":
-        return [SpecStep(a, (_arg(ev, "m", MESSAGE),))]
-    raise UnknownAction(a)
+    if not PROTOCOL.has_action(ev.action):
+        raise UnknownAction(ev.action)
+    action = PROTOCOL.action(ev.action)
+    params = [] if action.actor == "network" else [NODE.render(ev.node, f"line {ev.line} node")]
+    for name in action.args:
+        if name not in ev.args:
+            raise GlueError(f"line {ev.line}: action {ev.action} needs args.{name}")
+        params.append(ARG_TYPES[name].render(ev.args[name], f"line {ev.line} args.{name}"))
+    return [SpecStep(action.spec, tuple(params))]
 
 
 def constants(header: dict[str, Any]) -> dict[str, str]:
@@ -178,18 +173,18 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
         "PreVote": "TRUE" if pre else "FALSE",
         "Duplication": "TRUE",
     }
-    out.update({v: "FALSE" for v in VARIANTS})
+    out.update({v: "FALSE" for v in PROTOCOL.variant_names})
     return out
 
 
 GLUE = Glue(
-    protocol="kraft",
-    module="KRaft",
+    protocol=PROTOCOL.name,
+    module=PROTOCOL.spec_module,
     spec_dir=SPEC_DIR,
     variables=VARIABLES,
     templates=TEMPLATES,
     translate=translate,
     constants=constants,
     guards=GUARDS,
-    variants=VARIANTS,
+    variants=PROTOCOL.variant_names,
 )
