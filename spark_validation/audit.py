@@ -149,7 +149,7 @@ def _lin_models() -> frozenset[str]:
 
 def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, structure: str | None,
                   kafka_anoms: list[dict] | None, kafka_seconds: float, lin: dict | None,
-                  checks: frozenset[str]) -> dict:
+                  checks: frozenset[str], kafka_empty: bool = False) -> dict:
     res: dict[str, Any] = {"history": hid, "model": model, "valid": "unknown", "ops": n_ops, "seconds": 0.0,
                            "anomalies": [], "checks": []}
     if structure:
@@ -159,7 +159,13 @@ def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, stru
     if kafka_anoms is not None:
         res["checks"].append("kafka")
         res["anomalies"].extend({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]} for a in kafka_anoms)
-        verdicts.append(False if any(a["kind"] not in kafka_ref.INFORMATIONAL for a in kafka_anoms) else True)
+        kv: Any = False if any(a["kind"] not in kafka_ref.INFORMATIONAL for a in kafka_anoms) else True
+        if kv is True and kafka_empty:
+            # Elle's :empty-transaction-graph (elle.txn/cycles, one of unknown-anomaly-types):
+            # nothing to check is inconclusive, never valid (Jepsen's Kafka checker calls it invalid)
+            kv = "unknown"
+            res["info"] = {"kafka": kafka_ref.EMPTY_GRAPH}
+        verdicts.append(kv)
         res["seconds"] += kafka_seconds
     if lin is not None:
         res["checks"].append("lin")
@@ -167,7 +173,7 @@ def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, stru
         res["anomalies"].extend(lin["anomalies"])
         res["seconds"] += lin["seconds"]
         if lin.get("info"):
-            res["info"] = lin["info"]
+            res["info"] = {**res.get("info", {}), **lin["info"]}
     if not verdicts:
         wanted = "lin" in checks and model is not None
         res["info"] = {"error": (f"unknown model {model!r} (known: {', '.join(sorted(_lin_models()))})"
@@ -286,7 +292,8 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             lin = {"valid": r.valid, "anomalies": _jsonable(r.anomalies), "seconds": r.seconds,
                    "info": _jsonable(r.info)}
             stage["lin"] += time.perf_counter() - t
-        res = _build_result(hid, model, len(rows), has_kafka, structure, kafka_anoms, k_secs, lin, opts.checks)
+        res = _build_result(hid, model, len(rows), has_kafka, structure, kafka_anoms, k_secs, lin, opts.checks,
+                            kafka_empty=not any(kafka_ref.has_data(r) for r in rows))
         results.append(res)
         anomalies.extend({"history": hid, **a} for a in res["anomalies"])
         if n % 1000 == 0:
@@ -390,7 +397,8 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
     malformed.extend({"scope": "line", **m.to_json()} for m in ingest.malformed_rows(bad))
     summary = (ops.groupBy("history").agg(
         F.count("*").alias("n"), F.max("model").alias("model"),
-        F.max(F.col("f").isin(*KAFKA_FS).cast("int")).alias("kafka")).collect())
+        F.max(F.col("f").isin(*KAFKA_FS).cast("int")).alias("kafka"),
+        F.max(kafka_ref.has_data_column(F).cast("int")).alias("kafka_data")).collect())
     ops_total = sum(r["n"] for r in summary)
     stage["ingest"] = time.perf_counter() - t
     progress(f"ingest: {len(summary)} histories, {ops_total} ops, {len(malformed)} malformed "
@@ -475,7 +483,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         ka = kafka_by_h.get(hid, []) if hid in kafka_hist and "kafka" in opts.checks else None
         share = kafka_secs * r["n"] / kafka_ops if ka is not None else 0.0
         res = _build_result(hid, r["model"], r["n"], bool(r["kafka"]), structure.get(hid), ka, share,
-                            lin_by_h.get(hid), opts.checks)
+                            lin_by_h.get(hid), opts.checks, kafka_empty=not r["kafka_data"])
         results.append(res)
         anomalies.extend({"history": hid, **a} for a in res["anomalies"])
 

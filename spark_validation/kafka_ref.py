@@ -75,6 +75,24 @@ UNSEEN_SAMPLE = 10
 POS_STRIDE = 1_000_000
 
 
+EMPTY_GRAPH = ("empty transaction graph: no completed send, poll or txn op carries a value, so "
+               "nothing can be checked (Elle's :empty-transaction-graph: valid? unknown)")
+_NO_DATA = (None, "[]", "null", "{}")
+
+
+def has_data(row: dict) -> bool:
+    """Does this op row give the Kafka checks anything to look at? (A completed send/poll/txn
+    whose value is not empty.) A history with none has an empty transaction graph."""
+    return row["type"] in COMPLETIONS and row["f"] in KAFKA_FS and row["value"] not in _NO_DATA
+
+
+def has_data_column(F: Any) -> Any:
+    """:func:`has_data` as a Spark column expression (``F`` is ``pyspark.sql.functions``)."""
+    c = F.col
+    return (c("type").isin(*COMPLETIONS) & c("f").isin(*KAFKA_FS) & c("value").isNotNull()
+            & ~c("value").isin(*[x for x in _NO_DATA if x is not None]))
+
+
 def _send_parts(x: Any) -> tuple[int | None, str | None]:
     """``[offset, v]`` -> (offset, v); anything else is a value with unknown offset."""
     if isinstance(x, list) and len(x) == 2:
