@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kraft.outcome import EXIT_ERROR, Verdict  # noqa: E402
 from model_check import ManifestError, TLCError, load_manifests, run_spec, spec_dir  # noqa: E402
 
 
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         manifests = load_manifests()
     except ManifestError as exc:
         print(f"bench/check.py: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     names = args.specs or sorted(manifests)
     unknown = [n for n in names if n not in manifests]
     if unknown:
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
 
     header = ("spec", "size", "variant", "mode", "states", "distinct", "depth", "seconds", "verdict")
     rows: list[tuple[str, ...]] = []
-    worst = 0
+    verdicts: list[Verdict] = []  # the exit code is the worst run's (kraft/outcome.py)
     for n, s, v in jobs:
         m = manifests[n]
         if s not in m.sizes:
@@ -64,20 +65,19 @@ def main(argv: list[str] | None = None) -> int:
             r = run_spec(m, s, v, workers=args.workers, timeout=args.timeout)
         except (TLCError, ManifestError, FileNotFoundError) as exc:
             rows.append((n, s, v or "-", mode, "-", "-", "-", "-", f"tool error: {exc}"))
-            worst = 2
+            verdicts.append(Verdict.ERROR)
             continue
-        if v is None:
+        if r.outcome == "timeout":
+            verdict = "TIMEOUT"
+            verdicts.append(Verdict.INCONCLUSIVE)
+        elif v is None:
             verdict = "ok" if r.outcome == "ok" else f"{r.outcome} {r.violated or ''}".strip()
-            if r.violation:
-                worst = max(worst, 1)
-            elif r.outcome != "ok":
-                worst = 2
+            verdicts.append(Verdict.VIOLATION if r.violation else Verdict.CLEAN if r.outcome == "ok" else Verdict.ERROR)
         else:
             expected = m.variants[v].violates
             caught = r.violation and (r.violated == expected or r.violated is None)
             verdict = f"caught ({r.violated or r.outcome})" if caught else f"MISSED ({r.outcome})"
-            if not caught:
-                worst = max(worst, 1)
+            verdicts.append(Verdict.CLEAN if caught else Verdict.VIOLATION)
         distinct = "-" if mode == "simulate" else f"{r.distinct:,}"
         rows.append((n, s, v or "-", mode, f"{r.states:,}", distinct, str(r.depth), f"{r.seconds:.1f}", verdict))
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         print(fmt(row))
     if args.json:
         args.json.write_text(json.dumps([dict(zip(header, r)) for r in rows], indent=2) + "\n")
-    return worst
+    return Verdict.worst(verdicts).exit_code
 
 
 if __name__ == "__main__":
