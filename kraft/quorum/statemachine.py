@@ -11,8 +11,9 @@ from kraft.quorum.messages import Entry
 class MetadataStateMachine(Protocol):
     """Receives every committed record exactly once per incarnation, in offset order.
 
-    A node builds a fresh state machine when it (re)starts and replays the log from offset 0 as the
-    high watermark advances (Kafka's controller does the same from its snapshot + log)."""
+    The driver of a node owns it and feeds it the node's ``Ready.committed``; after a restart the
+    driver builds a fresh one, and the node hands out its log from offset 0 again as the high
+    watermark advances (Kafka's controller does the same from its snapshot + log)."""
 
     def on_commit(self, offset: int, record: Entry) -> None: ...
 

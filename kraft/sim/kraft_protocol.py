@@ -21,10 +21,11 @@ from kraft.core.majority import majority
 from kraft.core.step import Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.invariants import Monitor
-from kraft.quorum.messages import LEADER_CHANGE, Entry, to_spec
+from kraft.quorum.messages import LEADER_CHANGE, to_spec
 from kraft.quorum.node import NotLeaderError, QuorumNode
 from kraft.quorum.projection import project_cluster
 from kraft.quorum.protocol import PROTOCOL
+from kraft.quorum.statemachine import RecordListStateMachine
 from kraft.quorum.storage import MemoryFS
 from kraft.sim.core import Protocol, Simulator
 
@@ -56,9 +57,9 @@ class KRaftProtocol(Protocol):
         self.n_processes = processes
         self.nodes: dict[int, QuorumNode] = {}
         self.fs: dict[int, Any] = {}
-        # each voter's application state: the committed records it was handed (Ready.committed),
-        # rebuilt from offset 0 after a restart as the node re-learns its high watermark
-        self.applied: dict[int, list[Entry]] = {}
+        # each voter's application state machine, fed Ready.committed (rebuilt from offset 0 after
+        # a restart as the node re-learns its high watermark, as Kafka's controller replays its log)
+        self.applied: dict[int, RecordListStateMachine] = {}
         self.monitor = Monitor()
         self.pending: dict[int, _PendingSend] = {}     # process -> open send
         self.free_processes = list(range(processes))
@@ -74,7 +75,7 @@ class KRaftProtocol(Protocol):
             self.fs[i] = MemoryFS()
             self.nodes[i] = QuorumNode(i, self.voter_ids, self.config, self.fs[i],
                                        rng=random.Random(sim.rng.randrange(2**32)), now_ms=sim.now)
-            self.applied[i] = []
+            self.applied[i] = RecordListStateMachine()
 
     def node_ids(self) -> list[int]:
         return list(self.voter_ids)
@@ -97,11 +98,8 @@ class KRaftProtocol(Protocol):
     def after(self, sim: Simulator, node_id: Any, ready: Ready) -> None:
         if not ready.steps and not ready.committed:
             return
-        applied = self.applied[node_id]
         for offset, record in ready.committed:
-            if offset != len(applied):
-                raise AssertionError(f"voter {node_id}: commit out of order: offset {offset}, expected {len(applied)}")
-            applied.append(record)
+            self.applied[node_id].on_commit(offset, record)
         if any(s.action == BECOME_LEADER for s in ready.steps):
             self.elections += 1
 
@@ -122,7 +120,7 @@ class KRaftProtocol(Protocol):
             return
         if kind == "read":
             node = self.nodes[sim.rng.choice(up)]
-            records = self.applied[node.id]
+            records = self.applied[node.id].records
             # drawn only so that a seed replays the same run as before readers kept positions
             sim.rng.randrange(len(records) + 1)
             # readers are consumers, as in Jepsen's Kafka workload: each has a position and polls
@@ -202,7 +200,7 @@ class KRaftProtocol(Protocol):
             fs.lose_disk(node.directory)
         else:
             fs.crash()
-        self.applied[node_id] = []
+        self.applied[node_id] = RecordListStateMachine()
         sim.step_node(node_id, Trigger(QuorumNode.restart_with_disk_loss if disk_lost else QuorumNode.restart))
         sim.run_due(node_id)
 
