@@ -8,7 +8,7 @@ and it checks every invariant after every step.  ``kraft.sim`` is the timed, ran
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Callable
 
 from kraft.core.step import TICK, Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
@@ -36,9 +36,14 @@ class Cluster:
         self.steps = 0
         # fault point: these voters crash and restart right after their next granted (real) vote
         self.crash_after_vote: set[int] = set()
+        # called with (node id, Ready) after every step any node takes (the scenario scripts print
+        # and check there); None: nobody watches
+        self.observer: Callable[[int, Ready], None] | None = None
 
     # -- plumbing ----------------------------------------------------------------------------
     def _collect(self, node: QuorumNode, ready: Ready) -> None:
+        if self.observer is not None:
+            self.observer(node.id, ready)
         out = ready.messages
         self.pending.extend(out)
         if node.id in self.crash_after_vote and any(
@@ -123,7 +128,8 @@ class Cluster:
             self.run_internal(n)
 
     def flush(self, n: int) -> None:
-        self.nodes[n].step(Trigger(QuorumNode.flush), self.now)
+        node = self.nodes[n]
+        self._collect(node, node.step(Trigger(QuorumNode.flush), self.now))
         self.run_internal(n)
 
     def restart(self, n: int, disk_lost: bool = False) -> None:
@@ -132,8 +138,10 @@ class Cluster:
         if disk_lost:
             fs.lose_disk(self.nodes[n].directory)
             self.pending = [m for m in self.pending if n not in (m.source, m.dest)]
-        self.nodes[n].step(Trigger(QuorumNode.restart_with_disk_loss if disk_lost else QuorumNode.restart), self.now)
         self.restarted.add(n)
+        node = self.nodes[n]
+        self._collect(node, node.step(Trigger(QuorumNode.restart_with_disk_loss if disk_lost else QuorumNode.restart),
+                                      self.now))
 
     def resign(self, n: int) -> None:
         node = self.nodes[n]
@@ -145,11 +153,17 @@ class Cluster:
             n = self.leader()
             if n is None:
                 return None
+        return self.append_value(n, self.next_value)
+
+    def append_value(self, n: int, value: int) -> int | None:
+        """Client append of ``value`` at ``n``; the offset, or None if ``n`` is not the leader."""
         node = self.nodes[n]
-        off = node.step(Trigger(QuorumNode.client_append, {"v": self.next_value}), self.now).reply
+        ready = node.step(Trigger(QuorumNode.client_append, {"v": value}), self.now)
+        self._collect(node, ready)
+        off = ready.reply
         if isinstance(off, NotLeaderError):
             return None
-        self.next_value += 1
+        self.next_value = max(self.next_value, value) + 1
         self.run_internal(n)
         return off
 
