@@ -1,0 +1,296 @@
+"""The active controller's metadata state machine for one partition, as a sans-I/O node.
+
+``Controller.step(input, now) -> Ready`` (``kraft.core.step``).  Inputs: ``BrokerHeartbeatRequest``
+(liveness, unfencing, controlled shutdown), ``AlterPartitionRequest``, ``BrokerRegistrationRequest``
+(the controller half of a broker restart), ``Tick`` (a broker session timed out: FenceBroker) and
+``Trigger`` of a handler.  Every change is a list of metadata records appended to
+``__cluster_metadata`` (``self.records``, Kafka offsets from 0) and replayed into ``self.image``;
+``Ready.committed`` carries the new records.  With ``commit=None`` (the spec's abstraction) the log is
+an in-memory committed sequence; brokers read it (``kraft.replication.broker.Broker`` gets the same
+list) and learn leadership only by replaying it.
+
+Kafka: metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java
+(``alterPartition``, ``validateAlterPartitionData``, ``handleBrokerFenced``, ``handleBrokerUnfenced``,
+``handleBrokerInControlledShutdown``, ``handleBrokerUncleanShutdown``), ClusterControlManager
+(``registerBroker``), BrokerHeartbeatManager (session timeouts), PartitionChangeBuilder
+(``kraft.controller.builder``).  Spec: ``spec/PartitionReplication.tla`` (FenceBroker,
+UnfenceBroker, ControlledShutdown, HandleAlterPartitionRequest, Register).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from kraft.controller import builder
+from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED, UNFENCED, MetadataImage, PartitionRegistration
+from kraft.controller.records import (
+    PARTITION,
+    TOPIC_ID,
+    BrokerRegistrationChangeRecord,
+    FenceBrokerRecord,
+    PartitionRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+    to_spec,
+)
+from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
+from kraft.replication.config import ReplicationConfig
+from kraft.replication.messages import (
+    CONTROLLER,
+    FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
+    INVALID_REQUEST,
+    INVALID_UPDATE_VERSION,
+    NONE,
+    NOT_CONTROLLER,
+    RECOVERED,
+    RECOVERING,
+    STALE_BROKER_EPOCH,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+)
+
+_EMPTY = Ready()
+
+
+@attrs.frozen
+class BrokerRegistrationRequest:
+    """BrokerRegistrationRequest (not a spec message: the spec's RestartBroker registers at once).
+    ``previousBrokerEpoch`` is the epoch stored in the clean-shutdown marker, -1 after an unclean
+    shutdown or a disk loss (KIP-966: that is how the controller learns of it)."""
+
+    source: int
+    previousBrokerEpoch: int
+    dest: int = CONTROLLER
+    mtype = "BrokerRegistrationRequest"
+
+
+class Controller:
+    """The (single, always active) controller of one topic partition replicated on every broker."""
+
+    def __init__(self, brokers: tuple[int, ...] | list[int], config: ReplicationConfig, *, now: int = 0) -> None:
+        self.id = CONTROLLER
+        self.brokers = tuple(sorted(brokers))
+        self.config = config
+        self.records: list[Any] = []     # __cluster_metadata, committed, Kafka offsets 0..
+        self.spec_log: list[dict[str, Any]] = []   # the same records as the spec writes them
+        self.image = MetadataImage()
+        self.last_heartbeat: dict[int, int] = {b: now for b in self.brokers}
+        self._rb = ReadyBuilder()
+        # bootstrap: the topic, every broker registered unfenced (epoch = offset), the partition
+        self._append([TopicRecord()])
+        self._append([RegisterBrokerRecord(b, len(self.records) + i, fenced=False)
+                      for i, b in enumerate(self.brokers)])
+        self._append([PartitionRecord(PARTITION, TOPIC_ID, self.brokers, frozenset(self.brokers), self.brokers[0])])
+        self._rb = ReadyBuilder()
+
+    # ------------------------------------------------------------------ records
+    @property
+    def partition(self) -> PartitionRegistration:
+        assert self.image.partition is not None
+        return self.image.partition
+
+    def _append(self, records: list[Any]) -> None:
+        """Append records to the committed metadata log and replay them (atomically, one batch)."""
+        for rec in records:
+            offset = len(self.records)
+            self.records.append(rec)
+            self.image.replay(offset, rec)
+            spec = to_spec(rec, self.image.partition)
+            if spec is not None:
+                self.spec_log.append(spec)
+            self._rb.committed.append((offset, rec))
+
+    def _change(self, new: PartitionRegistration) -> list[Any]:
+        rec = builder.change_record(self.partition, new)
+        return [] if rec is None else [rec]
+
+    def _build(self, p: PartitionRegistration, target_isr: Any, acceptable: Any, unclean: Any,
+               lrs: str) -> PartitionRegistration:
+        c = self.config
+        return builder.build(p, target_isr, acceptable, unclean, lrs, min_isr=c.min_insync_replicas,
+                             elr_enabled=not c.LastReplicaStanding, unclean_election=c.UncleanElection)
+
+    def _fence_records(self, b: int) -> list[Any]:
+        """handleBrokerFenced: b out of the ISR (never an acceptable leader), elect; then the
+        FenceBrokerRecord."""
+        p = self.partition
+        out: list[Any] = []
+        if b in p.isr:
+            out += self._change(self._build(p, p.isr - {b}, self.image.active() - {b}, (), p.leaderRecoveryState))
+        return out + [FenceBrokerRecord(b, self.image.broker_epoch(b))]
+
+    # ------------------------------------------------------------------ the step surface
+    def step(self, inp: Any, now: int) -> Ready:
+        """Take one input at virtual time ``now``; a ``Tick`` takes at most one action."""
+        from kraft.replication.protocol import PROTOCOL, spec_name_of
+
+        self._rb = ReadyBuilder()
+        self._note: SpecStep | None = None
+        if isinstance(inp, Tick):
+            due = self._due(now)
+            if due is None:
+                return _EMPTY
+            handler, args = due
+        elif isinstance(inp, Trigger):
+            handler, args = getattr(inp.handler, "__func__", inp.handler), dict(inp.args)
+        elif isinstance(inp, BrokerHeartbeatRequest):
+            due = self._heartbeat(inp, now)
+            if due is None:
+                return self._rb.build(note=self._note)
+            handler, args = due
+        elif isinstance(inp, BrokerRegistrationRequest):
+            handler, args = type(self).register_broker, {"m": inp}
+        else:
+            handler, args = PROTOCOL.for_message(type(inp)).handler, {"m": inp}
+        if handler(self, now=now, **args) is False:
+            return _EMPTY
+        spec = spec_name_of(handler)
+        if spec is not None:
+            self._rb.steps.append(SpecStep(spec, self.id, args))
+        elif self._note is None:
+            self._note = SpecStep(handler.__name__, self.id, {k: v for k, v in args.items() if k != "m"})
+        return self._rb.build(note=self._note)
+
+    def _due(self, now: int) -> tuple[Any, dict[str, Any]] | None:
+        """BrokerHeartbeatManager: a broker whose session expired is fenced."""
+        for b in self.brokers:
+            if self.image.broker_state(b) != FENCED and now >= self.last_heartbeat[b] + self.config.broker_session_timeout_ms:
+                return (type(self).fence_broker, {"b": b})
+        return None
+
+    def next_deadline(self) -> int | None:
+        live = [self.last_heartbeat[b] + self.config.broker_session_timeout_ms for b in self.brokers
+                if self.image.broker_state(b) != FENCED]
+        return min(live) if live else None
+
+    # ------------------------------------------------------------------ spec actions
+    def fence_broker(self, b: int, now: int) -> bool:
+        """Spec action FenceBroker(b): the session expired (handleBrokerFenced)."""
+        if self.image.broker_state(b) == FENCED:
+            return False
+        self._append(self._fence_records(b))
+        return True
+
+    def unfence_broker(self, b: int, now: int) -> bool:
+        """Spec action UnfenceBroker(b): a fenced broker heartbeats having replayed its registration
+        (BrokerHeartbeatManager: currentMetadataOffset >= registration offset); then a partition
+        without a leader elects (handleBrokerUnfenced)."""
+        if self.image.broker_state(b) != FENCED:
+            return False
+        self._append([UnfenceBrokerRecord(b, self.image.broker_epoch(b))])
+        p = self.partition
+        if p.leader == -1:
+            self._append(self._change(self._build(p, p.isr, self.image.active() | {b}, (), p.leaderRecoveryState)))
+        return True
+
+    def controlled_shutdown(self, b: int, now: int) -> bool:
+        """Spec action ControlledShutdown(b): heartbeat with wantShutDown
+        (handleBrokerInControlledShutdown): b out of the ISR, leadership moved."""
+        if self.image.broker_state(b) != UNFENCED:
+            return False
+        self._append([BrokerRegistrationChangeRecord(b, self.image.broker_epoch(b))])
+        p = self.partition
+        if b in p.isr:
+            self._append(self._change(self._build(p, p.isr - {b}, self.image.active() - {b}, (), p.leaderRecoveryState)))
+        return True
+
+    def _alter_partition_error(self, m: AlterPartitionRequest) -> str:
+        """ReplicationControlManager.alterPartition + validateAlterPartitionData, in Kafka's order."""
+        p = self.partition
+        new_isr = {x.broker for x in m.newIsrWithEpochs}
+        if m.brokerEpoch != self.image.broker_epoch(m.source):
+            return STALE_BROKER_EPOCH
+        if m.leaderEpoch > p.leaderEpoch or m.partitionEpoch > p.partitionEpoch:
+            return NOT_CONTROLLER  # a request from the future: this controller is behind
+        if m.leaderEpoch < p.leaderEpoch:
+            return FENCED_LEADER_EPOCH
+        if m.source != p.leader:
+            return INVALID_REQUEST
+        if m.partitionEpoch < p.partitionEpoch:
+            return INVALID_UPDATE_VERSION
+        if p.leader not in new_isr:
+            return INVALID_REQUEST
+        if m.leaderRecoveryState == RECOVERING and len(new_isr) > 1:
+            return INVALID_REQUEST
+        if p.leaderRecoveryState == RECOVERED and m.leaderRecoveryState == RECOVERING:
+            return INVALID_REQUEST
+        for x in m.newIsrWithEpochs:
+            # ineligibleReplicasForIsr: fenced, shutting down, or a stale broker epoch (KIP-903)
+            if self.image.broker_state(x.broker) != UNFENCED:
+                return INELIGIBLE_REPLICA
+            if x.brokerEpoch != -1 and x.brokerEpoch != self.image.broker_epoch(x.broker):
+                return INELIGIBLE_REPLICA
+        return NONE
+
+    def handle_alter_partition_request(self, m: AlterPartitionRequest, now: int) -> bool:
+        """Spec action HandleAlterPartitionRequest(m)."""
+        err = self._alter_partition_error(m)
+        if err != NONE:
+            self._rb.messages.append(AlterPartitionResponse(m.source, err))
+            return True
+        p = self.partition
+        new = self._build(p, {x.broker for x in m.newIsrWithEpochs}, self.image.active(), (), m.leaderRecoveryState)
+        self._append(self._change(new))
+        q = self.partition
+        self._rb.messages.append(AlterPartitionResponse(m.source, NONE, q.leader, q.leaderEpoch, q.partitionEpoch,
+                                                        q.isr, q.leaderRecoveryState))
+        return True
+
+    # ------------------------------------------------------------------ not spec actions
+    def _heartbeat(self, m: BrokerHeartbeatRequest, now: int) -> tuple[Any, dict[str, Any]] | None:
+        """BrokerHeartbeatRequest (QuorumController.processBrokerHeartbeat): a heartbeat of the
+        current registration renews the session; it may unfence the broker or start its controlled
+        shutdown (those are spec actions: returned for ``step`` to take)."""
+        b = m.source
+        if m.brokerEpoch != self.image.broker_epoch(b):
+            self._note = SpecStep("BrokerHeartbeatStale", self.id, {"b": b})
+            return None
+        self.last_heartbeat[b] = now
+        state = self.image.broker_state(b)
+        if m.wantShutDown and state == UNFENCED:
+            return (type(self).controlled_shutdown, {"b": b})
+        if not m.wantShutDown and state == FENCED and m.currentMetadataOffset >= self.image.broker_epoch(b):
+            return (type(self).unfence_broker, {"b": b})
+        self._note = SpecStep("BrokerHeartbeat", self.id, {"b": b})
+        return None
+
+    def register_broker(self, m: BrokerRegistrationRequest, now: int) -> bool:
+        """The controller half of RestartBroker / RestartBrokerWithDiskLoss: registerBroker appends
+        a fenced RegisterBrokerRecord (new epoch = its offset); after an unclean shutdown
+        (previousBrokerEpoch differs) handleBrokerUncleanShutdown takes b out of ISR and ELR
+        (KIP-966; not before it, the LastReplicaStanding variant)."""
+        b = m.source
+        old_epoch = self.image.broker_epoch(b)
+        unclean = m.previousBrokerEpoch == -1 or m.previousBrokerEpoch != old_epoch
+        self._append([RegisterBrokerRecord(b, len(self.records), fenced=True)])
+        self.last_heartbeat[b] = now
+        if unclean and not self.config.LastReplicaStanding:
+            acc = self.image.active() - {b}
+            p = self.partition
+            p1 = self._build(p, p.isr - {b}, acc, {b}, p.leaderRecoveryState) if b in p.isr else p
+            p2 = self._build(p1, p1.isr, acc, {b}, p1.leaderRecoveryState) if b in p1.elr else p1
+            self._append(self._change(p1))
+            if p2 != p1:
+                self._append(self._change(p2))
+        self._note = SpecStep("RegisterBroker", self.id, {"b": b, "unclean": unclean})
+        return True
+
+    def broker_stopped(self, b: int, now: int) -> bool:
+        """The controller half of CleanShutdown: the broker that finished its controlled shutdown
+        is fenced (its session ends); nothing if it is fenced already."""
+        if self.image.broker_state(b) != FENCED:
+            self._append(self._fence_records(b))
+        return True
+
+    # ------------------------------------------------------------------ views
+    def describe(self) -> str:
+        p = self.partition
+        states = ", ".join(f"{b}:{self.image.broker_state(b)}@{self.image.broker_epoch(b)}" for b in self.brokers)
+        return (f"controller: leader {p.leader} epoch {p.leaderEpoch} partitionEpoch {p.partitionEpoch} "
+                f"isr {sorted(p.isr)} elr {sorted(p.elr)} lke {sorted(p.lastKnownElr)} {p.leaderRecoveryState}; "
+                f"brokers {states}; metadata log {len(self.records)} records")

@@ -1,0 +1,605 @@
+"""A broker's replica of the one partition, as a sans-I/O node (``kraft.core.step``).
+
+``Broker.step(input, now) -> Ready``.  Inputs: ``FetchRequest`` (as leader), ``FetchResponse`` (as
+follower), ``AlterPartitionResponse``; ``Tick`` (replay newly committed metadata, complete an
+acks=all produce, shrink the ISR of a lagging follower, flush, heartbeat, fetch); ``Trigger`` of a
+handler (produce, controlled-shutdown request, clean/unclean shutdown, restart).
+
+The partition log is a ``kraft.log.Log`` (real record batches, one record per entry, the batch's
+partition leader epoch = the entry's epoch, so the log's leader-epoch cache answers the epoch
+lookups) over the file system handed in; appends stay unsynced until the periodic flush
+(``log.flush.interval.ms``), so an unclean shutdown (``MemoryFS.crash``) loses the unflushed tail.
+The high watermark is checkpointed on every change (Kafka: replication-offset-checkpoint), the
+clean-shutdown marker holds the broker epoch (KIP-966's previous broker epoch).
+
+Leadership is learnt only by replaying the committed metadata log (``metadata``: the list the
+controller appends to) into a ``MetadataImage``: ``ReplayMetadata`` = ``Partition.makeLeader`` /
+``makeFollower``.
+
+Kafka: core/src/main/scala/kafka/cluster/Partition.scala (makeLeader, makeFollower,
+maybeIncrementLeaderHW, isFollowerInSync, canAddReplicaToIsr, maybeShrinkIsr, fetchRecords,
+appendRecordsToLeader, checkEnoughReplicasReachOffset, handleAlterPartitionUpdate/Error),
+AbstractFetcherThread (truncateOnFetchResponse, getOffsetTruncationState), ReplicaManager.
+Spec: ``spec/PartitionReplication.tla``; differences in docs/replication.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import attrs
+
+from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED, UNFENCED, MetadataImage
+from kraft.controller.controller import BrokerRegistrationRequest
+from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger, Write
+from kraft.log import Log, Record, RecordBatch
+from kraft.log.fs import join, write_atomically
+from kraft.replication.config import ReplicationConfig
+from kraft.replication.messages import (
+    FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
+    NONE,
+    NOT_ENOUGH_REPLICAS,
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    NOT_LEADER_OR_FOLLOWER,
+    RECOVERED,
+    UNKNOWN_LEADER_EPOCH,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    Entry,
+    FetchRequest,
+    FetchResponse,
+    IsrMember,
+)
+
+OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+HW_CHECKPOINT_FILE = "replication-offset-checkpoint"
+_EMPTY = Ready()
+
+
+@attrs.frozen
+class ProduceResult:
+    """The answer to a produce: ``offset`` (-1 unless appended), ``error`` (Kafka's Errors name)."""
+
+    value: int
+    acks: int
+    offset: int = -1
+    error: str = NONE
+    leader: int = -1
+    leaderEpoch: int = -1
+
+
+@attrs.define
+class PendingProduce:
+    """A DelayedProduce waiting in the purgatory for the HW (spec: ``pendingProduce``)."""
+
+    value: int
+    offset: int
+    leaderEpoch: int
+
+
+class Broker:
+    def __init__(self, broker_id: int, brokers: Sequence[int], config: ReplicationConfig, fs: Any,
+                 metadata: Sequence[Any], *, now: int = 0, directory: str | None = None) -> None:
+        self.id = broker_id
+        self.brokers = tuple(sorted(brokers))
+        self.config = config
+        self.fs = fs
+        self.metadata = metadata
+        self.root = directory or f"/kafka/broker-{broker_id}"
+        self.directory = join(self.root, "kraft-test-0")
+        self._rb = ReadyBuilder()
+        self._args: dict[str, Any] = {}
+        self.log, _ = Log.open(fs, self.directory)
+        self._entries: list[Entry] = []
+        self._reload_entries()
+        self.running = True
+        self.clean_shutdown = True          # spec cleanShutdown: TRUE at Init
+        self.high_watermark = 0
+        self.want_shutdown = False
+        self._reset_local(now)
+        # start-up: the broker replays the metadata log committed so far (Init's replayedOffset)
+        self._replay(now)
+
+    # ------------------------------------------------------------------ storage helpers
+    def _reload_entries(self) -> None:
+        self._entries = [Entry(b.partition_leader_epoch, int(r.value.decode()))
+                         for b in self.log.read(0) for r in b.records]
+
+    @property
+    def leo(self) -> int:
+        return self.log.end_offset
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self._entries
+
+    def _append_entries(self, entries: Sequence[Entry]) -> None:
+        for e in entries:
+            off = self.log.end_offset
+            self.log.append(RecordBatch(off, e.epoch, (Record(0, 0, None, str(e.value).encode()),)))
+            self._entries.append(e)
+        if entries:
+            self._wrote("append", first=self.leo - len(entries), count=len(entries))
+
+    def _truncate(self, offset: int) -> None:
+        if offset < self.leo:
+            self.log.truncate_to(offset)
+            del self._entries[offset:]
+            self._wrote("truncate", offset=offset)
+
+    def _wrote(self, kind: str, **detail: Any) -> None:
+        self._rb.writes.append(Write(kind, detail))
+        if kind == "append":
+            self._rb.synced = False
+        elif kind == "flush":
+            self._rb.synced = True
+
+    def _set_hw(self, hw: int) -> None:
+        if hw != self.high_watermark:
+            self.high_watermark = hw
+            write_atomically(self.fs, join(self.root, HW_CHECKPOINT_FILE), str(hw).encode())
+            self._wrote("state", highWatermark=hw)
+
+    def _last_epoch(self) -> int:
+        return self._entries[-1].epoch if self._entries else -1
+
+    def _epoch_lookup(self, epoch: int) -> tuple[int, int]:
+        """(largest epoch <= ``epoch`` in the log, its end offset) from the log's leader-epoch cache
+        (LeaderEpochFileCache.endOffsetFor); (-1, 0) when there is none (the spec's
+        LargestEpochAtMost / EndOffsetForEpoch)."""
+        e, end = self.log.epoch_end_offset(epoch)
+        return (-1, 0) if e == -1 else (e, end)
+
+    # ------------------------------------------------------------------ local state
+    def _reset_local(self, now: int) -> None:
+        """ResetLocal: what the Partition object knows before any metadata is replayed."""
+        self.image = MetadataImage()
+        self.local_leader = -1
+        self.local_leader_epoch = -1
+        self.local_partition_epoch = -1
+        self.local_isr: frozenset[int] = frozenset()
+        self.alter_partition_in_flight = False
+        self.pending_isr: frozenset[int] = frozenset()
+        self.leader_epoch_start_offset = -1
+        self.follower_end_offset = {f: -1 for f in self.brokers}
+        self.follower_broker_epoch = {f: -1 for f in self.brokers}
+        self.last_caught_up = {f: now for f in self.brokers}
+        self.pending_produce: list[PendingProduce] = []
+        self.fetch_in_flight: int | None = None   # deadline of the outstanding fetch
+        self.next_fetch_at = now
+        self.next_heartbeat_at = now
+        self.next_flush_at = now + self.config.flush_interval_ms
+        self.next_replay_at = now
+
+    @property
+    def replayed_offset(self) -> int:
+        """Spec ``replayedOffset``: metadata records applied, not counting the TopicRecord at
+        offset 0 (docs/replication.md, "Metadata offsets")."""
+        return max(0, self.image.applied - 1)
+
+    @property
+    def broker_epoch(self) -> int:
+        return self.image.broker_epoch(self.id)
+
+    def is_leader(self) -> bool:
+        return self.running and self.local_leader == self.id
+
+    def maximal_isr(self) -> frozenset[int]:
+        return self.local_isr | (self.pending_isr if self.alter_partition_in_flight else frozenset())
+
+    def _leader_hw(self, leo: int, fe: dict[int, int], committed_isr: frozenset[int],
+                   max_isr: frozenset[int]) -> int:
+        """Partition.maybeIncrementLeaderHW: min LEO over the maximal ISR (an unknown follower
+        offset, -1, blocks it); never lowered; not advanced while the committed ISR is below
+        min.insync.replicas (KAFKA-15583; the HwAdvanceUnderMinIsr variant advances anyway)."""
+        cand = min([leo] + [fe[r] for r in max_isr if r != self.id])
+        under = len(committed_isr) < self.config.min_insync_replicas and not self.config.HwAdvanceUnderMinIsr
+        if under or cand <= self.high_watermark:
+            return self.high_watermark
+        return cand
+
+    # ------------------------------------------------------------------ the step surface
+    def step(self, inp: Any, now: int) -> Ready:
+        """One input at virtual time ``now``; a ``Tick`` takes at most one action."""
+        from kraft.replication.protocol import PROTOCOL, spec_name_of
+
+        self._rb = ReadyBuilder()
+        self._args = {}
+        self._note: SpecStep | None = None
+        if isinstance(inp, Tick):
+            if not self.running:
+                return _EMPTY
+            due = self._due(now)
+            if due is None:
+                return _EMPTY
+            handler, args = due
+        elif isinstance(inp, Trigger):
+            handler, args = getattr(inp.handler, "__func__", inp.handler), dict(inp.args)
+        else:
+            if not self.running:
+                return _EMPTY
+            handler, args = PROTOCOL.for_message(type(inp)).handler, {"m": inp}
+        reply = handler(self, now=now, **args)
+        if reply is False:
+            return _EMPTY
+        spec = spec_name_of(handler)
+        if spec is not None and self._note is None:
+            declared = PROTOCOL.action(spec).args
+            step_args = {k: v for k, v in {**args, **self._args}.items() if k in declared}
+            self._rb.steps.append(SpecStep(spec, self.id, step_args))
+        elif self._note is None:
+            self._note = SpecStep(handler.__name__, self.id, {k: v for k, v in args.items() if k != "m"})
+        return self._rb.build(None if reply is True else reply, self._note)
+
+    def _due(self, now: int) -> tuple[Any, dict[str, Any]] | None:
+        cls = type(self)
+        if self.image.applied < len(self.metadata) and now >= self.next_replay_at:
+            return (cls.replay_metadata, {})
+        if self.is_leader():
+            for p in self.pending_produce:
+                if self.high_watermark > p.offset:
+                    return (cls.complete_produce, {"v": p.value})
+            if not self.alter_partition_in_flight:
+                for f in sorted(self.local_isr - {self.id}):
+                    if self.follower_end_offset[f] < self.leo and \
+                            now - self.last_caught_up[f] > self.config.replica_lag_time_max_ms:
+                        return (cls.shrink_isr, {"f": f})
+        if self.want_shutdown and self._may_stop():
+            return (cls.clean_shutdown, {})
+        if self.log.flushed_offset < self.leo and now >= self.next_flush_at:
+            return (cls.flush, {})
+        if self.broker_epoch >= 0 and now >= self.next_heartbeat_at:
+            return (cls.heartbeat, {})
+        if self._may_fetch(now):
+            return (cls.send_fetch_request, {})
+        return None
+
+    def next_deadline(self) -> int | None:
+        """The earliest virtual time a ``Tick`` may act without other input."""
+        if not self.running:
+            return None
+        times = [self.next_heartbeat_at if self.broker_epoch >= 0 else None]
+        if self.image.applied < len(self.metadata):
+            times.append(self.next_replay_at)
+        if self.log.flushed_offset < self.leo:
+            times.append(self.next_flush_at)
+        if self.is_leader():
+            if any(self.high_watermark > p.offset for p in self.pending_produce):
+                return 0
+            if not self.alter_partition_in_flight:
+                for f in self.local_isr - {self.id}:
+                    if self.follower_end_offset[f] < self.leo:
+                        times.append(self.last_caught_up[f] + self.config.replica_lag_time_max_ms + 1)
+        elif self.local_leader in self.brokers:
+            times.append(self.fetch_in_flight if self.fetch_in_flight is not None else self.next_fetch_at)
+        if self.want_shutdown and self._may_stop():
+            return 0
+        live = [t for t in times if t is not None]
+        return min(live) if live else None
+
+    def _may_fetch(self, now: int) -> bool:
+        if self.local_leader not in self.brokers or self.local_leader == self.id:
+            return False
+        if self.fetch_in_flight is not None and now < self.fetch_in_flight:
+            return False  # one fetch outstanding (a lost one times out: request.timeout.ms)
+        return now >= self.next_fetch_at
+
+    def _may_stop(self) -> bool:
+        state = self.image.broker_state(self.id)
+        p = self.image.partition
+        return state in (CONTROLLED_SHUTDOWN, FENCED) and self.image.applied > 0 and \
+            (p is None or p.leader != self.id) and self.local_leader != self.id
+
+    # ------------------------------------------------------------------ spec actions: lifecycle
+    def clean_shutdown(self, now: int) -> bool:
+        """Spec action CleanShutdown(b) (broker half): after its controlled shutdown, leading
+        nothing, the broker flushes its log, writes the clean-shutdown marker (holding its broker
+        epoch) and stops; the driver then tells the controller (``Controller.broker_stopped``)."""
+        if not self.running or not self._may_stop():
+            return False
+        self.log.flush()
+        self._wrote("flush", offset=self.leo)
+        write_atomically(self.fs, join(self.root, CLEAN_SHUTDOWN_FILE), str(self.broker_epoch).encode())
+        self._wrote("state", cleanShutdown=True)
+        self.clean_shutdown = True
+        self.running = False
+        self.pending_produce = []
+        return True
+
+    def unclean_shutdown(self, now: int) -> bool:
+        """Spec action UncleanShutdown(b, k): a crash.  The driver has already crashed the file
+        system (``MemoryFS.crash``); recovery of the log (``Log.open``) shows how much survived:
+        ``k`` = the entries that had been flushed.  HW = min(HW, k)."""
+        if not self.running:
+            return False
+        self.log, report = Log.open(self.fs, self.directory)
+        self._reload_entries()
+        self.high_watermark = min(self.high_watermark, self.leo)
+        self.running = False
+        self.clean_shutdown = False
+        self.pending_produce = []
+        self._args = {"k": self.leo}
+        return True
+
+    def _start(self, now: int) -> None:
+        marker = join(self.root, CLEAN_SHUTDOWN_FILE)
+        previous_epoch = -1
+        if self.fs.exists(marker):
+            previous_epoch = int(self.fs.read_bytes(marker).decode() or "-1")
+            self.fs.remove(marker)  # Kafka deletes the marker at start-up
+        self.log, _ = Log.open(self.fs, self.directory)
+        self._reload_entries()
+        hw_file = join(self.root, HW_CHECKPOINT_FILE)
+        hw = int(self.fs.read_bytes(hw_file).decode()) if self.fs.exists(hw_file) else 0
+        self.high_watermark = min(hw, self.leo)
+        self.running = True
+        self.clean_shutdown = False
+        self.want_shutdown = False
+        self._reset_local(now)
+        self._rb.messages.append(BrokerRegistrationRequest(self.id, previous_epoch))
+
+    def restart_broker(self, now: int) -> bool:
+        """Spec action RestartBroker(b) (broker half): recover the log, read and delete the
+        clean-shutdown marker, register (the BrokerRegistrationRequest in the Ready goes to the
+        controller at once: ``Controller.register_broker``)."""
+        if self.running:
+            return False
+        self._start(now)
+        return True
+
+    def restart_broker_with_disk_loss(self, now: int) -> bool:
+        """Spec action RestartBrokerWithDiskLoss(b): as RestartBroker; the driver has wiped the
+        disk (``MemoryFS.lose_disk``), so the log is empty and there is no marker."""
+        if self.running:
+            return False
+        self._start(now)
+        return True
+
+    # ------------------------------------------------------------------ spec actions: metadata
+    def _replay(self, now: int) -> bool:
+        """Apply the committed metadata log to its end; makeLeader / makeFollower if the partition
+        changed in that range (a partition epoch older than the local one is skipped)."""
+        start = self.image.applied
+        for off in range(start, len(self.metadata)):
+            self.image.replay(off, self.metadata[off])
+        self.next_replay_at = now + self.config.metadata_replay_ms
+        p = self.image.partition
+        if p is None or self.image.last_partition_offset < start or p.partitionEpoch < self.local_partition_epoch:
+            return True
+        new_epoch = p.leaderEpoch > self.local_leader_epoch
+        if p.leader == self.id:
+            # Partition.makeLeader
+            if new_epoch:
+                self.leader_epoch_start_offset = self.leo
+                self.follower_end_offset = {f: -1 for f in self.brokers}
+                self.follower_broker_epoch = {f: -1 for f in self.brokers}
+                self.last_caught_up = {f: now for f in self.brokers}
+            self.local_leader, self.local_leader_epoch = self.id, p.leaderEpoch
+            self.local_partition_epoch = p.partitionEpoch
+            self.local_isr = p.isr
+            self.alter_partition_in_flight, self.pending_isr = False, frozenset()
+            self._set_hw(self._leader_hw(self.leo, self.follower_end_offset, p.isr, p.isr))
+        else:
+            # Partition.makeFollower (no truncation here: it happens on fetch, KIP-595 style)
+            self.local_leader, self.local_leader_epoch = p.leader, p.leaderEpoch
+            self.local_partition_epoch = p.partitionEpoch
+            self.local_isr = frozenset()
+            self.alter_partition_in_flight, self.pending_isr = False, frozenset()
+            self.leader_epoch_start_offset = -1
+            self.follower_end_offset = {f: -1 for f in self.brokers}
+            self.follower_broker_epoch = {f: -1 for f in self.brokers}
+            if self.config.TruncateToHighWatermark and new_epoch:
+                self._truncate(self.high_watermark)  # before KIP-101 (KAFKA-1211)
+            self.pending_produce = []
+            self.fetch_in_flight = None
+            self.next_fetch_at = now
+        return True
+
+    def replay_metadata(self, now: int) -> bool:
+        """Spec action ReplayMetadata(b)."""
+        if not self.running or self.image.applied >= len(self.metadata):
+            return False
+        return self._replay(now)
+
+    # ------------------------------------------------------------------ spec actions: fetch
+    def send_fetch_request(self, now: int) -> bool:
+        """Spec action SendFetchRequest(f): fetch from the leader this broker knows."""
+        if not self.running or not self._may_fetch(now):
+            return False
+        self._rb.messages.append(FetchRequest(self.id, self.local_leader, self.local_leader_epoch, self.leo,
+                                              self._last_epoch(), self.broker_epoch))
+        self.fetch_in_flight = now + 10 * self.config.fetch_interval_ms + 200
+        return True
+
+    def handle_fetch_request(self, m: FetchRequest, now: int) -> bool:
+        """Spec action HandleFetchRequest(l, m): Partition.fetchRecords as the leader."""
+        f, le, leo = m.source, self.local_leader_epoch, self.leo
+        if m.currentLeaderEpoch != -1 and m.currentLeaderEpoch < le:
+            err = FENCED_LEADER_EPOCH
+        elif m.currentLeaderEpoch != -1 and m.currentLeaderEpoch > le:
+            err = UNKNOWN_LEADER_EPOCH
+        elif self.local_leader != self.id:
+            err = NOT_LEADER_OR_FOLLOWER
+        else:
+            err = NONE
+        lfe = m.lastFetchedEpoch
+        # lastOffsetForLeaderEpoch: the leader's own epoch answers with its LEO
+        e_epoch, e_end = (le, leo) if lfe >= le else self._epoch_lookup(lfe)
+        undefined = lfe != -1 and e_epoch == -1
+        if self.config.EpochLookupKip101:
+            diverging = lfe != -1 and not undefined and e_end < m.fetchOffset
+        else:
+            diverging = lfe != -1 and not undefined and (e_epoch < lfe or e_end < m.fetchOffset)
+        out_of_range = undefined or m.fetchOffset > leo
+        update = err == NONE and not out_of_range and (not diverging or self.config.Kip320FirstTry)
+        fe = dict(self.follower_end_offset)
+        fbe = dict(self.follower_broker_epoch)
+        fe[f] = m.fetchOffset
+        fbe[f] = m.brokerEpoch
+        view_epoch = self.image.broker_epoch(f)
+        eligible = self.image.broker_state(f) == UNFENCED and (
+            self.config.StaleAlterPartitionRejoin or m.brokerEpoch == -1 or view_epoch == -1
+            or m.brokerEpoch == view_epoch)
+        in_sync = m.fetchOffset >= self.high_watermark and (
+            self.config.IsrJoinBeforeEpochStart or m.fetchOffset >= self.leader_epoch_start_offset)
+        expand = update and not self.alter_partition_in_flight and f not in self.local_isr and eligible and in_sync
+        if expand:
+            max_isr = self.local_isr | {f}
+        else:
+            max_isr = self.local_isr | (self.pending_isr if self.alter_partition_in_flight else frozenset())
+        hw = self._leader_hw(leo, fe, self.local_isr, max_isr) if update else self.high_watermark
+        if err != NONE:
+            reply = FetchResponse(self.id, f, err, m.currentLeaderEpoch, m.fetchOffset, (), -1)
+        elif out_of_range:
+            reply = FetchResponse(self.id, f, OFFSET_OUT_OF_RANGE, m.currentLeaderEpoch, m.fetchOffset, (), -1)
+        elif diverging:
+            reply = FetchResponse(self.id, f, NONE, m.currentLeaderEpoch, m.fetchOffset, (), hw, e_epoch, e_end)
+        else:
+            reply = FetchResponse(self.id, f, NONE, m.currentLeaderEpoch, m.fetchOffset,
+                                  tuple(self._entries[m.fetchOffset:leo]), hw)
+        if update:
+            self.follower_end_offset, self.follower_broker_epoch = fe, fbe
+            if m.fetchOffset >= leo:
+                self.last_caught_up[f] = now  # Kafka: lastCaughtUpTimeMs
+            self._set_hw(hw)
+        self._rb.messages.append(reply)
+        if expand:
+            self.alter_partition_in_flight = True
+            self.pending_isr = self.local_isr | {f}
+            self._rb.messages.append(self._alter_partition(self.pending_isr, fbe))
+        return True
+
+    def handle_fetch_response(self, m: FetchResponse, now: int) -> bool:
+        """Spec action HandleFetchResponse(f, m): only the answer to the current fetch (same
+        leader, same epoch, fetch offset = LEO) is used; the truncation on a diverging epoch is
+        AbstractFetcherThread.getOffsetTruncationState (KIP-279)."""
+        leo = self.leo
+        current = m.source == self.local_leader and m.currentLeaderEpoch == self.local_leader_epoch \
+            and m.fetchOffset == leo
+        if current:
+            self.fetch_in_flight = None
+            self.next_fetch_at = now + (0 if m.entries else self.config.fetch_interval_ms)
+        if not current or m.error in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER):
+            return True
+        if m.error == OFFSET_OUT_OF_RANGE:
+            self._truncate(0)
+            self._set_hw(0)
+        elif m.divergingEpoch != -1:
+            f_epoch, f_end = self._epoch_lookup(m.divergingEpoch)
+            if self.config.EpochLookupKip101 or f_epoch == -1:
+                t = min(m.divergingEndOffset, leo)
+            elif f_epoch != m.divergingEpoch:
+                t = min(f_end, leo)
+            else:
+                t = min(f_end, m.divergingEndOffset, leo)
+            self._truncate(t)
+            self._set_hw(min(self.high_watermark, t))
+        else:
+            self._append_entries(m.entries)
+            self._set_hw(min(m.highWatermark, self.leo))
+        return True
+
+    # ------------------------------------------------------------------ spec actions: ISR
+    def _alter_partition(self, isr: frozenset[int], fbe: dict[int, int]) -> AlterPartitionRequest:
+        """AlterPartition with each member's broker epoch: the leader's own, a follower's from its
+        last fetch (KIP-903); none (-1) with the StaleAlterPartitionRejoin variant."""
+        def epoch(r: int) -> int:
+            if self.config.StaleAlterPartitionRejoin:
+                return -1
+            return self.broker_epoch if r == self.id else fbe[r]
+
+        return AlterPartitionRequest(self.id, self.broker_epoch, self.local_leader_epoch, self.local_partition_epoch,
+                                     frozenset(IsrMember(r, epoch(r)) for r in isr), RECOVERED)
+
+    def shrink_isr(self, f: int, now: int) -> bool:
+        """Spec action ShrinkIsr(l, f): Partition.maybeShrinkIsr, f behind the LEO for
+        replica.lag.time.max.ms."""
+        if not self.is_leader() or self.alter_partition_in_flight or f not in self.local_isr - {self.id} \
+                or self.follower_end_offset[f] >= self.leo:
+            return False
+        self.alter_partition_in_flight = True
+        self.pending_isr = self.local_isr - {f}
+        self._rb.messages.append(self._alter_partition(self.pending_isr, self.follower_broker_epoch))
+        return True
+
+    def handle_alter_partition_response(self, m: AlterPartitionResponse, now: int) -> bool:
+        """Spec action HandleAlterPartitionResponse(l, m): handleAlterPartitionUpdate /
+        handleAlterPartitionError."""
+        commit = self.alter_partition_in_flight and self.local_leader == self.id and m.error == NONE \
+            and m.leaderEpoch == self.local_leader_epoch and m.partitionEpoch >= self.local_partition_epoch
+        if commit:
+            hw = self._leader_hw(self.leo, self.follower_end_offset, m.isr, m.isr)
+            self.local_isr = m.isr
+            self.local_partition_epoch = m.partitionEpoch
+            self.alter_partition_in_flight, self.pending_isr = False, frozenset()
+            self._set_hw(hw)
+        elif self.alter_partition_in_flight and m.error == INELIGIBLE_REPLICA:
+            self.alter_partition_in_flight, self.pending_isr = False, frozenset()
+        return True
+
+    # ------------------------------------------------------------------ spec actions: clients
+    def produce(self, acks: int, value: int, now: int) -> Any:
+        """Spec action Produce(l, acks): Partition.appendRecordsToLeader.  Not the leader: answer
+        NOT_LEADER_OR_FOLLOWER; acks=-1 with the committed ISR below min.insync.replicas: answer
+        NOT_ENOUGH_REPLICAS without appending (no spec step in either case)."""
+        if not self.is_leader():
+            self._note = SpecStep("ProduceRejected", self.id, {"acks": acks, "error": NOT_LEADER_OR_FOLLOWER})
+            return ProduceResult(value, acks, error=NOT_LEADER_OR_FOLLOWER)
+        if acks == -1 and len(self.local_isr) < self.config.min_insync_replicas:
+            self._note = SpecStep("ProduceRejected", self.id, {"acks": acks, "error": NOT_ENOUGH_REPLICAS})
+            return ProduceResult(value, acks, error=NOT_ENOUGH_REPLICAS)
+        offset = self.leo
+        self._append_entries([Entry(self.local_leader_epoch, value)])
+        self._set_hw(self._leader_hw(self.leo, self.follower_end_offset, self.local_isr, self.maximal_isr()))
+        if acks == -1:
+            self.pending_produce.append(PendingProduce(value, offset, self.local_leader_epoch))
+            return ProduceResult(value, acks, offset, "PENDING", self.id, self.local_leader_epoch)
+        return ProduceResult(value, acks, offset, NONE, self.id, self.local_leader_epoch)
+
+    def complete_produce(self, v: int, now: int) -> Any:
+        """Spec action CompleteProduce(l, v): checkEnoughReplicasReachOffset."""
+        for p in self.pending_produce:
+            if p.value == v and self.is_leader() and p.leaderEpoch == self.local_leader_epoch \
+                    and self.high_watermark > p.offset:
+                self.pending_produce.remove(p)
+                ok = len(self.local_isr) >= self.config.min_insync_replicas
+                return ProduceResult(v, -1, p.offset, NONE if ok else NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                                     self.id, p.leaderEpoch)
+        return False
+
+    # ------------------------------------------------------------------ not spec actions
+    def flush(self, now: int) -> bool:
+        """log.flush.interval.ms: make the appended entries durable."""
+        self.log.flush()
+        self._wrote("flush", offset=self.leo)
+        self.next_flush_at = now + self.config.flush_interval_ms
+        return True
+
+    def heartbeat(self, now: int) -> bool:
+        """BrokerLifecycleManager: a heartbeat with the replayed metadata offset."""
+        self._rb.messages.append(BrokerHeartbeatRequest(self.id, self.broker_epoch, self.image.applied - 1,
+                                                        self.want_shutdown))
+        self.next_heartbeat_at = now + self.config.broker_heartbeat_interval_ms
+        return True
+
+    def request_shutdown(self, now: int) -> bool:
+        """The operator stops the broker: controlled shutdown first (a heartbeat asking for it)."""
+        if not self.running or self.want_shutdown:
+            return False
+        self.want_shutdown = True
+        self.next_heartbeat_at = now
+        return True
+
+    # ------------------------------------------------------------------ views
+    def describe(self) -> str:
+        if not self.running:
+            return f"broker {self.id}: DOWN log {[(e.epoch, e.value) for e in self._entries]} hw {self.high_watermark}"
+        role = "leader" if self.local_leader == self.id else f"follower of {self.local_leader}"
+        return (f"broker {self.id}: {role} epoch {self.local_leader_epoch} pe {self.local_partition_epoch} "
+                f"isr {sorted(self.local_isr)} pending {sorted(self.pending_isr) if self.alter_partition_in_flight else '-'} "
+                f"log {[(e.epoch, e.value) for e in self._entries]} hw {self.high_watermark} "
+                f"flushed {self.log.flushed_offset} leso {self.leader_epoch_start_offset} "
+                f"fe {self.follower_end_offset} replayed {self.replayed_offset}")

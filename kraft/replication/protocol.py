@@ -1,0 +1,118 @@
+"""The PartitionReplication declaration: ``spec/PartitionReplication.tla`` in Python, once.
+
+Every spec action with its handler (a ``Controller`` or ``Broker`` method named in snake_case), the
+message it consumes and its parameters after the acting node; every spec variable with its
+projection (``kraft.replication.projection``); the bug variants with the invariant TLC reports
+(spec/PartitionReplication.toml); the invariants (``kraft.replication.invariants``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from kraft.controller.controller import Controller as C
+from kraft.core.declaration import Action, Protocol, Variable, Variant
+from kraft.core.invariants import Invariant
+from kraft.replication import invariants as inv
+from kraft.replication import projection as proj
+from kraft.replication.broker import Broker as B
+from kraft.replication.messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    FetchRequest,
+    FetchResponse,
+)
+
+ACTIONS = (
+    Action("FenceBroker", C.fence_broker, args=("b",), actor="controller",
+           doc="session timeout: PartitionChange without b (election), FenceBroker record"),
+    Action("UnfenceBroker", C.unfence_broker, args=("b",), actor="controller",
+           doc="heartbeat of a registered broker that replayed its registration; election if leaderless"),
+    Action("ControlledShutdown", C.controlled_shutdown, args=("b",), actor="controller",
+           doc="heartbeat with wantShutDown: b out of the ISR, leadership moved"),
+    Action("HandleAlterPartitionRequest", C.handle_alter_partition_request, AlterPartitionRequest, ("m",),
+           actor="controller", doc="validate in Kafka's order, PartitionChangeBuilder, answer"),
+    Action("CleanShutdown", B.clean_shutdown, actor="broker",
+           doc="flush, clean-shutdown marker, stop; the controller fences b"),
+    Action("UncleanShutdown", B.unclean_shutdown, args=("k",), actor="broker",
+           doc="crash: the log keeps its flushed prefix of k entries"),
+    Action("RestartBroker", B.restart_broker, actor="broker",
+           doc="recover, register fenced (new epoch); unclean: out of ISR and ELR (KIP-966)"),
+    Action("RestartBrokerWithDiskLoss", B.restart_broker_with_disk_loss, actor="broker",
+           doc="as RestartBroker with an empty disk"),
+    Action("ReplayMetadata", B.replay_metadata, actor="broker", doc="makeLeader / makeFollower"),
+    Action("SendFetchRequest", B.send_fetch_request, actor="broker"),
+    Action("HandleFetchRequest", B.handle_fetch_request, FetchRequest, ("m",), actor="broker"),
+    Action("HandleFetchResponse", B.handle_fetch_response, FetchResponse, ("m",), actor="broker"),
+    Action("ShrinkIsr", B.shrink_isr, args=("f",), actor="broker", doc="replica.lag.time.max.ms"),
+    Action("HandleAlterPartitionResponse", B.handle_alter_partition_response, AlterPartitionResponse, ("m",),
+           actor="broker"),
+    Action("Produce", B.produce, args=("acks",), actor="broker", doc="client produce, acks -1/0/1"),
+    Action("CompleteProduce", B.complete_produce, args=("v",), actor="broker",
+           doc="an acks=all produce below the HW is answered"),
+)
+
+VARIABLES = (
+    *(Variable(name, fn) for name, fn in proj.CONTROLLER.items()),
+    *(Variable(name, fn) for name, fn in proj.PER_BROKER.items()),
+    Variable("messages", proj.messages, doc="the network: spec messages in flight"),
+    *(Variable(name, fn) for name, fn in proj.GHOST.items()),
+    Variable("restarts", spec_only=True, doc="model bound counter"),
+    Variable("uncleanShutdowns", spec_only=True, doc="model bound counter"),
+    Variable("diskLosses", spec_only=True, doc="model bound counter"),
+    Variable("isrChanges", spec_only=True, doc="model bound counter"),
+    Variable("fences", spec_only=True, doc="model bound counter"),
+)
+
+VARIANTS = (
+    Variant("TruncateToHighWatermark", "NoCommittedRecordLost",
+            "KAFKA-1211, before KIP-101: a broker that becomes follower in a new epoch truncates its log to "
+            "its high watermark; a committed record above a follower's stale HW is lost when that follower "
+            "is elected next"),
+    Variant("EpochLookupKip101", "LogMatchingBelowHW",
+            "KAFKA-6361, before KIP-279: divergence judged by end offset only (the leader ignores a "
+            "mismatching epoch; the follower truncates to the leader's end offset), so logs that differ "
+            "in an earlier epoch stay different"),
+    Variant("Kip320FirstTry", "StrongIsr",
+            "the leader records a diverged follower's fetch offset (truncation deferred to the fetch), "
+            "so the HW and the ISR count records the follower does not hold"),
+    Variant("IsrJoinBeforeEpochStart", "StrongIsr",
+            "KAFKA-7128: a follower joins the ISR once past the HW without reaching the leader-epoch "
+            "start offset"),
+    Variant("HwAdvanceUnderMinIsr", "MinIsrRecoveryQuorum",
+            "before KAFKA-15583: the HW advances while the committed ISR is below min.insync.replicas"),
+    Variant("LastReplicaStanding", "NoCommittedRecordLost",
+            "before KIP-966: no ELR, the last ISR member stays in the ISR and an unclean shutdown is "
+            "ignored, so it is re-elected with a log that lost acknowledged records"),
+    Variant("StaleAlterPartitionRejoin", "StrongIsr",
+            "before KIP-903: AlterPartition carries no broker epochs, so a replica that restarted with "
+            "a shorter log is added to the ISR on a stale fetch"),
+    Variant("UncleanElection", "NoCommittedRecordLost",
+            "unclean.leader.election.enable=true: an out-of-sync replica is elected when no ISR/ELR "
+            "member is available"),
+)
+
+INVARIANTS = (
+    *(Invariant(name, fn) for name, fn in inv.STATE_INVARIANTS.items()),
+    Invariant("HighWatermarkMonotonic", None, "a leader's HW never decreases within its leader epoch (Ghost)"),
+)
+
+PROTOCOL = Protocol(
+    name="replication",
+    spec_module="PartitionReplication",
+    actions=ACTIONS,
+    variables=VARIABLES,
+    variants=VARIANTS,
+    invariants=INVARIANTS,
+    constants=("Brokers", "MinIsr", "MaxProduce", "MaxLeaderEpoch", "MaxRestarts", "MaxUncleanShutdowns",
+               "MaxDiskLosses", "MaxIsrChanges", "MaxFences"),
+    history_model="append-log",
+)
+
+
+def spec_name_of(handler: Callable[..., Any]) -> str | None:
+    """The spec action a handler takes, or None for a step with no spec counterpart."""
+    try:
+        return PROTOCOL.spec_name(handler)
+    except KeyError:
+        return None
