@@ -2,12 +2,13 @@
 shared datadriven runner ``kraft.core.datadriven``: each command is followed by ``----`` and what
 it produced.  ``pytest --rewrite`` writes the produced output back (review the diff!).
 
-Every step a node takes is printed as it happens::
+Every step a node takes is printed as it happens (from tests/quorum/testdata/divergence.txt)::
 
-    2 HandleFetchResponse 1->2 FetchResponse epoch=2 Diverging offset=4 divergingEpoch=1 divergingEndOffset=3 hwm=3
-      end 4->3
-      persist epoch=2 leader=1 votedFor=none       (a write of the quorum-state file)
-      send 2->1 FetchRequest epoch=2 offset=3 lastEpoch=1
+    1 HandleBeginQuorumEpochRequest 2->1 BeginQuorumEpochRequest epoch=2
+      role Leader->Follower, epoch 1->2, leader 1->2, voted 1->none
+      persist epoch=2 leader=2 votedFor=none
+    1 SendFetchRequest
+      send 1->2 FetchRequest epoch=2 offset=3 lastEpoch=1
 
 the acting node and the spec action (the name comes from the declaration, ``kraft.quorum.protocol``),
 the message it consumed, then what changed in the node (role, epoch, leader, voted, end = log end
@@ -123,6 +124,8 @@ class Story:
         self.quiet = False
         self.ended_at: int | None = None   # line of the command that ended in a violation
         self.steps = 0
+        self._before: dict[int, dict[str, Any]] = {}   # node states when a coarse command began
+        self._steps_before = 0
 
     # -- the observer: every step of every node --------------------------------------------------
     def _observe(self, nid: int, ready: Ready) -> None:
@@ -179,7 +182,7 @@ class Story:
             if self.quiet:
                 self._net_changes(self._before)
             self.lines += _violation_lines(exc.violations)
-        except (ValueError, IndexError) as exc:
+        except (ValueError, IndexError, KeyError) as exc:
             raise bad(f"bad arguments ({exc})") from None
         finally:
             self.quiet = False
@@ -278,7 +281,9 @@ def _deliver(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
     if want is not None and want > len(chosen):
         raise bad(f"only {len(chosen)} message(s) in flight on {args[0]}")
     for m in chosen[:want]:
-        idx = next(k for k, p in enumerate(c.pending) if p is m)
+        idx = next((k for k, p in enumerate(c.pending) if p is m), None)
+        if idx is None:
+            continue  # gone meanwhile (a restart of its sender or receiver dropped it)
         if (m.source, m.dest) in c.blocked:
             s.lose([m])
         c.deliver(idx)
@@ -291,6 +296,8 @@ def _drop(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
     want = _count(args, bad)
     if not chosen:
         raise bad(f"nothing in flight on {args[0]}")
+    if want is not None and want > len(chosen):
+        raise bad(f"only {len(chosen)} message(s) in flight on {args[0]}")
     for m in chosen[:want]:
         c.pending.pop(next(k for k, p in enumerate(c.pending) if p is m))
         s.lines.append(f"network {PROTOCOL.drop_message} {message_text(m)}")
