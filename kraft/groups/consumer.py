@@ -20,11 +20,14 @@ coordinator measures the same timeout from the *receive* time, so the consumer l
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import attrs
 
 from kraft.groups.assignment import leader_assignment
 from kraft.groups.assignors import TopicPartition
-from kraft.groups.coordinator import GroupConfig
+from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
+from kraft.groups.coordinator import GroupConfig, _decl, _handler_for
 from kraft.groups.messages import (
     ConsumerPhase,
     Errors,
@@ -74,14 +77,51 @@ class GroupConsumer:
     positions: dict[TopicPartition, int] = attrs.field(factory=dict)
     events: list[RebalanceEvent] = attrs.field(factory=list)
     fatal: str | None = None
-    # the spec actions taken, in order, as (action, args): the trace recorder drains it. A
-    # response the client discards (stale correlation id, wrong phase) is "DropMessage": for
-    # the spec it is a message that never arrived.
-    spec_log: list[tuple[str, dict]] = attrs.field(factory=list, eq=False, repr=False)
+    # the storage port for OffsetFetch: the committed offsets of the group (read-only; the driver
+    # hands the coordinator's offset store over). New partitions start at their committed offset.
+    committed_offsets: Callable[[], dict[TopicPartition, int]] | None = attrs.field(
+        default=None, eq=False, repr=False)
+    # the scratch space of the step being taken (kraft.core.step.ReadyBuilder); reset by ``step``
+    _rb: ReadyBuilder = attrs.field(factory=ReadyBuilder, eq=False, repr=False, init=False)
+
+    # ------------------------------------------------------------------ the step surface
+    def step(self, inp: Any, now: int) -> Ready:
+        """Take one input at virtual time ``now`` and return what it produced.
+
+        * a response: dispatched by its type through the declaration (:mod:`kraft.groups.protocol`);
+          an ``OffsetCommitResponse`` (no spec counterpart: the spec does not model commit
+          responses) only retires the outstanding commit;
+        * ``TICK``: this consumer's timers due now, in the order the client's poll loop checks them
+          (lease expiry, request timeout, then the rejoin or heartbeat it owes), composed into one
+          step like the coordinator's (see ``GroupCoordinator.step``);
+        * ``Trigger(handler, args)``: the environment forces an action (``SendJoinGroup``,
+          ``SendOffsetCommit``, ``Crash``, ``Leave``, ``Restart``, or a client ``poll``, whose
+          offsets read are the ``reply``).
+
+        A response the client discards (stale correlation id, wrong phase) is the spec's
+        ``DropMessage``: for the spec it is a message that never arrived."""
+        self._rb = ReadyBuilder()
+        reply: Any = None
+        if isinstance(inp, Tick):
+            self._tick(now)
+        elif isinstance(inp, Trigger):
+            reply = getattr(inp.handler, "__func__", inp.handler)(self, now=now, **dict(inp.args))
+        elif isinstance(inp, OffsetCommitResponse):
+            self._commit_answered(inp)
+        else:
+            _handler_for(inp, "consumer")(self, inp, now)
+        return self._rb.build(reply)
 
     # ------------------------------------------------------------------ helpers
-    def _did(self, action: str, **args: object) -> None:
-        self.spec_log.append((action, args))
+    def _did(self, handler: Any, **args: object) -> None:
+        """Record a spec step, named by its handler function (the declaration knows the name)."""
+        self._rb.steps.append(SpecStep(_decl().PROTOCOL.spec_name(handler), self.client_id, args))
+
+    def _dropped(self, r: Message) -> None:
+        self._rb.steps.append(SpecStep(_decl().DROP_MESSAGE.spec, None, {"m": r}))
+
+    def _send(self, *msgs: Message) -> None:
+        self._rb.messages.extend(msgs)
 
     @property
     def protocol(self) -> RebalanceProtocol:
@@ -147,29 +187,27 @@ class GroupConsumer:
                          sent_at=now, corr=self._corr("join", now))
 
     # ------------------------------------------------------------------ spec actions
-    def send_join_group(self, now: int) -> list[Message]:
+    def send_join_group(self, now: int) -> None:
         """Spec SendJoinGroup: eager revokes everything first (onJoinPrepare)."""
         assert self.up and self.phase == ConsumerPhase.IDLE
-        self._did("SendJoinGroup")
+        self._did(GroupConsumer.send_join_group)
         if self.protocol == RebalanceProtocol.EAGER and not self.config.EagerNoRevokeBeforeJoin:
             self._event("revoked", self.owned, now)
             self._set_owned(frozenset(), now, {})
         self.phase = ConsumerPhase.JOINING
-        return [self._join_request(now)]
+        self._send(self._join_request(now))
 
-    def handle_join_group_response(self, r: JoinGroupResponse, now: int) -> list[Message]:
+    def handle_join_group_response(self, r: JoinGroupResponse, now: int) -> None:
         """Spec HandleJoinGroupResponse (the leader computes the assignment here)."""
         if self.phase != ConsumerPhase.JOINING:
-            self._did("DropMessage", m=r)
-            return []
+            return self._dropped(r)
         sent_at = self._expects("join", r)
         if sent_at is None:
-            self._did("DropMessage", m=r)
-            return []
-        self._did("HandleJoinGroupResponse", m=r)
+            return self._dropped(r)
+        self._did(GroupConsumer.handle_join_group_response, m=r)
         if r.error == Errors.MEMBER_ID_REQUIRED:
             self.member_id = r.member
-            return [self._join_request(now)]
+            return self._send(self._join_request(now))
         if r.error == Errors.NONE:
             assert r.member is not None
             self.member_id = r.member
@@ -182,41 +220,38 @@ class GroupConsumer:
                                       self.config.partitions_per_topic, dict(r.members), r.generation,
                                       without_revoke=self.config.CooperativeAssignWithoutRevoke)
                 assignment = tuple(sorted(a.items()))
-            return [SyncGroup(self.client_id, self.conn, r.member, self.instance_id, r.generation,
-                              assignment, sent_at=now, corr=self._corr("sync", now))]
+            return self._send(SyncGroup(self.client_id, self.conn, r.member, self.instance_id, r.generation,
+                                        assignment, sent_at=now, corr=self._corr("sync", now)))
         if r.error == Errors.FENCED_INSTANCE_ID:
             self._fatal(now, "FENCED_INSTANCE_ID on JoinGroup")
         elif r.error == Errors.COORDINATOR_NOT_AVAILABLE:
             self.phase = ConsumerPhase.IDLE
         else:
             self._lose_all(now, r.error.value)
-        return []
+        return None
 
-    def handle_sync_group_response(self, r: SyncGroupResponse, now: int,
-                                   committed: dict[TopicPartition, int] | None = None) -> list[Message]:
-        """Spec HandleSyncGroupResponse. ``committed`` seeds the position of new partitions
-        (OffsetFetch)."""
+    def handle_sync_group_response(self, r: SyncGroupResponse, now: int) -> None:
+        """Spec HandleSyncGroupResponse. The position of a new partition is its committed offset
+        (OffsetFetch, through the ``committed_offsets`` port)."""
         if self.phase != ConsumerPhase.SYNCING:
-            self._did("DropMessage", m=r)
-            return []
+            return self._dropped(r)
         sent_at = self._expects("sync", r)
         if sent_at is None:
-            self._did("DropMessage", m=r)
-            return []
+            return self._dropped(r)
         if r.error == Errors.NONE:
             if now >= sent_at + self.config.session_timeout_ms:
                 # the lease ran out while the response was in flight: the coordinator may have
                 # dropped us already; do not take the partitions (spec: ClientSessionTimeout,
                 # whose CloseConnection loses the response)
-                self.client_session_timeout(now)
-                return []
-        self._did("HandleSyncGroupResponse", m=r)
+                return self.client_session_timeout(now)
+        self._did(GroupConsumer.handle_sync_group_response, m=r)
         if r.error == Errors.NONE:
             self._extend_lease(sent_at)
             revoked = self.owned - r.assigned
             added = r.assigned - self.owned
             self._event("revoked", revoked, now)
-            self._set_owned(frozenset(r.assigned), now, committed or {})
+            committed = self.committed_offsets() if self.committed_offsets is not None else {}
+            self._set_owned(frozenset(r.assigned), now, committed)
             self._event("assigned", added, now)
             if self.protocol == RebalanceProtocol.COOPERATIVE and revoked:
                 self.phase = ConsumerPhase.IDLE  # requestRejoin after revoking
@@ -228,58 +263,59 @@ class GroupConsumer:
             self._fatal(now, "FENCED_INSTANCE_ID on SyncGroup")
         else:
             self._lose_all(now, r.error.value)
-        return []
+        return None
 
-    def send_heartbeat(self, now: int) -> list[Message]:
+    def send_heartbeat(self, now: int) -> None:
         """Spec SendHeartbeat."""
         assert self.up and self.phase == ConsumerPhase.STABLE and self.member_id is not None
-        self._did("SendHeartbeat")
+        self._did(GroupConsumer.send_heartbeat)
         self.last_heartbeat_at = now
-        return [Heartbeat(self.client_id, self.conn, self.member_id, self.instance_id, self.generation,
-                          sent_at=now, corr=self._corr("heartbeat", now))]
+        self._send(Heartbeat(self.client_id, self.conn, self.member_id, self.instance_id, self.generation,
+                             sent_at=now, corr=self._corr("heartbeat", now)))
 
-    def handle_heartbeat_response(self, r: HeartbeatResponse, now: int) -> list[Message]:
+    def handle_heartbeat_response(self, r: HeartbeatResponse, now: int) -> None:
         """Spec HandleHeartbeatResponse (responses of another generation are ignored)."""
         sent_at = self._expects("heartbeat", r)
         if sent_at is None or self.phase != ConsumerPhase.STABLE or r.generation != self.generation \
                 or r.member != self.member_id:
-            self._did("DropMessage", m=r)
-            return []
+            return self._dropped(r)
         if r.error in (Errors.REBALANCE_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
             # onJoinPrepare with enable.auto.commit: commit the positions before rejoining (the
             # client waits for it up to a timeout; the request may still land later)
-            out = self.send_offset_commit(now) if self.config.auto_commit else []
-            self._did("HandleHeartbeatResponse", m=r)
+            if self.config.auto_commit:
+                self.send_offset_commit(now)
+            self._did(GroupConsumer.handle_heartbeat_response, m=r)
             self.phase = ConsumerPhase.IDLE
-            return out
-        self._did("HandleHeartbeatResponse", m=r)
+            return None
+        self._did(GroupConsumer.handle_heartbeat_response, m=r)
         if r.error == Errors.NONE:
             self._extend_lease(sent_at)
         elif r.error == Errors.FENCED_INSTANCE_ID:
             self._fatal(now, "FENCED_INSTANCE_ID on Heartbeat")
         else:
             self._lose_all(now, r.error.value)
-        return []
+        return None
 
-    def send_offset_commit(self, now: int) -> list[Message]:
-        """Spec SendOffsetCommit: commitSync of the positions of the owned partitions."""
+    def send_offset_commit(self, now: int) -> None:
+        """Spec SendOffsetCommit: commitSync of the positions of the owned partitions (nothing
+        happens when it is not enabled: not Stable, nothing owned, a commit outstanding)."""
         if not (self.up and self.phase == ConsumerPhase.STABLE and self.owned
                 and self.member_id is not None and "commit" not in self.waiting):
-            return []
-        self._did("SendOffsetCommit")
+            return
+        self._did(GroupConsumer.send_offset_commit)
         offsets = tuple(sorted(((p, self.positions.get(p, 0)) for p in self.owned),
                                key=lambda x: (x[0].topic, x[0].partition)))
-        return [OffsetCommit(self.client_id, self.conn, self.member_id, self.instance_id,
-                             self.generation, offsets, corr=self._corr("commit", now))]
+        self._send(OffsetCommit(self.client_id, self.conn, self.member_id, self.instance_id,
+                                self.generation, offsets, corr=self._corr("commit", now)))
 
-    def handle_offset_commit_response(self, r: OffsetCommitResponse, now: int) -> list[Message]:
+    def _commit_answered(self, r: OffsetCommitResponse) -> None:
         """A failed commit (CommitFailedException) changes nothing here; the heartbeat path
         discovers the rebalance or the lost membership."""
         self._expects("commit", r)
-        return []
 
     def poll(self, now: int) -> dict[TopicPartition, int]:
-        """Consume one record from every owned partition; returns the offsets read."""
+        """Client operation (no spec action): consume one record from every owned partition;
+        returns the offsets read (``Ready.reply`` of a ``Trigger``)."""
         if not self.up or self.phase == ConsumerPhase.DOWN:
             return {}
         read = {}
@@ -301,23 +337,21 @@ class GroupConsumer:
 
     def crash(self, now: int) -> None:
         """Spec Crash."""
-        self._did("Crash")
+        self._did(GroupConsumer.crash)
         self._down(now)
 
-    def leave(self, now: int) -> list[Message]:
+    def leave(self, now: int) -> None:
         """Spec Leave: close(): revoke, and a dynamic member sends LeaveGroup."""
-        self._did("Leave")
+        self._did(GroupConsumer.leave)
         self._event("revoked", self.owned, now)
-        out: list[Message] = []
         if self.instance_id is None and self.member_id is not None:
-            out.append(LeaveGroup(self.client_id, self.conn, self.member_id, None))
+            self._send(LeaveGroup(self.client_id, self.conn, self.member_id, None))
         self._down(now)
-        return out
 
     def restart(self, now: int) -> None:
         """Spec Restart: a new process (same client id and instance id)."""
         assert not self.up
-        self._did("Restart")
+        self._did(GroupConsumer.restart)
         self.up = True
         self.phase = ConsumerPhase.IDLE
         self.fatal = None
@@ -326,21 +360,21 @@ class GroupConsumer:
 
     def client_session_timeout(self, now: int) -> None:
         """Spec ClientSessionTimeout: the ownership lease ran out."""
-        self._did("ClientSessionTimeout")
+        self._did(GroupConsumer.client_session_timeout)
         self._lose_all(now, "session lease expired")
         self._close_connection()
 
     def request_timeout(self, now: int) -> None:
         """Spec RequestTimeout: a JoinGroup/SyncGroup went unanswered; reconnect and rejoin
         (Kafka's NetworkClient disconnects on a request timeout)."""
-        self._did("RequestTimeout")
+        self._did(GroupConsumer.request_timeout)
         self.phase = ConsumerPhase.IDLE
         self._close_connection()
 
-    def tick(self, now: int) -> list[Message]:
+    def _tick(self, now: int) -> None:
         """Fire this consumer's timers (lease first, then request timeout, heartbeat, rejoin)."""
         if not self.up:
-            return []
+            return
         if (self.owned or self.phase == ConsumerPhase.STABLE) and self.member_id is not None \
                 and now >= self.lease_until:
             self.client_session_timeout(now)
@@ -351,19 +385,7 @@ class GroupConsumer:
                 else:  # a lost heartbeat/commit: give up on it (the lease covers ownership)
                     self.waiting.pop(kind, None)
         if self.phase == ConsumerPhase.IDLE:
-            return self.send_join_group(now)
-        if self.phase == ConsumerPhase.STABLE and "heartbeat" not in self.waiting \
+            self.send_join_group(now)
+        elif self.phase == ConsumerPhase.STABLE and "heartbeat" not in self.waiting \
                 and now >= self.last_heartbeat_at + self.config.heartbeat_interval_ms:
-            return self.send_heartbeat(now)
-        return []
-
-    def handle(self, msg: Message, now: int, committed: dict[TopicPartition, int] | None = None) -> list[Message]:
-        if isinstance(msg, JoinGroupResponse):
-            return self.handle_join_group_response(msg, now)
-        if isinstance(msg, SyncGroupResponse):
-            return self.handle_sync_group_response(msg, now, committed)
-        if isinstance(msg, HeartbeatResponse):
-            return self.handle_heartbeat_response(msg, now)
-        if isinstance(msg, OffsetCommitResponse):
-            return self.handle_offset_commit_response(msg, now)
-        raise TypeError(f"consumer cannot handle {type(msg).__name__}")
+            self.send_heartbeat(now)

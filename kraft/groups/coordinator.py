@@ -1,9 +1,10 @@
 """The group coordinator of Kafka's classic protocol, as a sans-I/O state machine.
 
-Every handler takes a request and the virtual time ``now`` (ms) and returns the responses to
-send; :meth:`GroupCoordinator.tick` fires the session and rebalance timers. Nothing here reads
-a clock, sleeps or touches a socket. Method names are the spec's actions in snake_case
-(``spec/ConsumerGroup.tla``; table in :mod:`kraft.groups.actions`).
+Every handler takes a request and the virtual time ``now`` (ms) and puts the responses into the
+step's ``Ready``; ``TICK`` fires the session and rebalance timers. Nothing here reads a clock, sleeps or
+touches a socket. The one entry point is ``step(input, now) -> Ready`` (kraft.core.step); the spec
+actions are methods named after them in snake_case, declared with their spec names in
+:mod:`kraft.groups.protocol`.
 
 Kafka facts this follows (cited, not copied; see the spec's header for the list):
 GroupMetadata/ClassicGroup (states, validPreviousStates, initNextGeneration bumping the
@@ -15,6 +16,7 @@ handleHeartbeat / handleLeaveGroup / handleCommitOffsets (the error replies), KI
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import attrs
 
@@ -36,7 +38,10 @@ from kraft.groups.messages import (
     SyncGroup,
     SyncGroupResponse,
 )
+from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
 from kraft.groups.offsets import OffsetStore
+
+COORDINATOR = "coordinator"  # the coordinator's node id in spec steps, traces and the simulator
 
 
 def _positive(_inst: object, attr: attrs.Attribute, value: int) -> None:
@@ -122,14 +127,49 @@ class GroupCoordinator:
     offsets: OffsetStore = attrs.field(factory=OffsetStore)
     transitions: list[tuple[GroupState, GroupState, int]] = attrs.field(factory=list)
     log: list[dict] = attrs.field(factory=list)  # rebalance log
-    # the spec actions taken, in order, as (action, args): the trace recorder drains it
-    # (kraft/groups/sim_plugin.py). "ParkSyncGroup" has no spec counterpart (the spec leaves a
-    # parked SyncGroup in the network); "DropMessage" is a parked request answered by nobody.
-    spec_log: list[tuple[str, dict]] = attrs.field(factory=list, eq=False, repr=False)
+    # the scratch space of the step being taken (kraft.core.step.ReadyBuilder): the spec steps
+    # taken and the responses sent, in order; reset by every ``step``
+    _rb: ReadyBuilder = attrs.field(factory=ReadyBuilder, eq=False, repr=False, init=False)
+
+    # ------------------------------------------------------------------ the step surface
+    def step(self, inp: Any, now: int) -> Ready:
+        """Take one input at virtual time ``now`` and return what it produced.
+
+        * a request: dispatched by its type through the declaration (:mod:`kraft.groups.protocol`);
+        * ``TICK``: the timers due now (pending-member expiry, session expiry, the rebalance
+          timeout). Deliberately not one action per ``TICK``: the timers due at one instant fire
+          in one step, composed in order (the first spec action, then the rest), as the
+          coordinator's timer wheel fires them in one pass; a second ``TICK`` at the same instant
+          finds nothing due;
+        * ``Trigger(handler, args)``: the environment forces an action (``DeleteGroup``, or a test
+          expiring a member now).
+
+        The ``Ready`` holds the responses (each on the connection its request came on: the driver
+        loses those whose connection has closed) and the spec steps taken, in order. A follower's
+        SyncGroup parked in CompletingRebalance takes no spec step (the spec leaves it in the
+        network until the leader's SyncGroup answers it)."""
+        self._rb = ReadyBuilder()
+        if isinstance(inp, Tick):
+            self._tick(now)
+        elif isinstance(inp, Trigger):
+            getattr(inp.handler, "__func__", inp.handler)(self, now=now, **dict(inp.args))
+        else:
+            handler = _handler_for(inp, "coordinator")
+            handler(self, inp, now)
+        return self._rb.build()
 
     # ------------------------------------------------------------------ helpers
-    def _did(self, action: str, **args: object) -> None:
-        self.spec_log.append((action, args))
+    def _did(self, handler: Any, **args: object) -> None:
+        """Record a spec step, named by its handler function (the declaration knows the name)."""
+        self._rb.steps.append(SpecStep(_decl().PROTOCOL.spec_name(handler), COORDINATOR, args))
+
+    def _dropped(self, req: Message) -> None:
+        """A parked request nobody will answer (Kafka drops the callback): for the spec, the
+        network lost it (its environment action, node None)."""
+        self._rb.steps.append(SpecStep(_decl().DROP_MESSAGE.spec, None, {"m": req}))
+
+    def _send(self, *msgs: Message) -> None:
+        self._rb.messages.extend(msgs)
 
     def _transition(self, to: GroupState, now: int) -> None:
         if (self.state, to) not in VALID_TRANSITIONS:
@@ -154,11 +194,11 @@ class GroupCoordinator:
     def _stale_ok(self, generation: int) -> bool:
         return self.config.AcceptStaleGeneration and generation < self.generation
 
-    def _prepare_rebalance(self, now: int, reason: str) -> list[Message]:
+    def _prepare_rebalance(self, now: int, reason: str) -> None:
         """Stable/CompletingRebalance/Empty -> PreparingRebalance; parked syncs fail."""
-        out: list[Message] = []
+        cls = type(self)
         for mid, req in sorted(self.awaiting_sync.items()):
-            out.append(SyncGroupResponse(req.source, req.conn, Errors.REBALANCE_IN_PROGRESS, mid,
+            self._send(SyncGroupResponse(req.source, req.conn, Errors.REBALANCE_IN_PROGRESS, mid,
                                          req.generation, frozenset(), corr=req.corr))
         parked = [req for _mid, req in sorted(self.awaiting_sync.items())]
         self.awaiting_sync.clear()
@@ -167,12 +207,11 @@ class GroupCoordinator:
         self._transition(GroupState.PREPARING_REBALANCE, now)
         # spec: the parked SyncGroups are still in the network and are answered in PreparingRebalance
         for req in parked:
-            self._did("HandleSyncGroup", m=req)
+            self._did(cls.handle_sync_group, m=req)
         self.log.append({"at": now, "event": "prepare_rebalance", "reason": reason,
                          "generation": self.generation})
-        return out
 
-    def _remove_member(self, mid: str, now: int, reason: str) -> list[Message]:
+    def _remove_member(self, mid: str, now: int, reason: str) -> None:
         """Spec RemoveMember."""
         m = self.members.pop(mid)
         if m.instance is not None and self.static_members.get(m.instance) == mid:
@@ -181,24 +220,23 @@ class GroupCoordinator:
             self.leader = None
         gone = self.awaiting_sync.pop(mid, None)
         if gone is not None:  # its parked SyncGroup is never answered (Kafka drops the callback)
-            self._did("DropMessage", m=gone)
+            self._dropped(gone)
         self.log.append({"at": now, "event": "remove_member", "member": mid, "reason": reason})
         if self.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-            return self._prepare_rebalance(now, f"{reason} {mid}")
+            self._prepare_rebalance(now, f"{reason} {mid}")
+            return
         self.awaiting_join.pop(mid, None)
-        return self._maybe_complete_join(now)
+        self._maybe_complete_join(now)
 
-    def _park_join(self, mid: str, req: JoinGroup, now: int, reason: str) -> list[Message]:
-        out: list[Message] = []
+    def _park_join(self, mid: str, req: JoinGroup, now: int, reason: str) -> None:
         if self.state != GroupState.PREPARING_REBALANCE:
-            out += self._prepare_rebalance(now, reason)
+            self._prepare_rebalance(now, reason)
         self.awaiting_join[mid] = (req.source, req.conn, req.corr)
-        return out + self._maybe_complete_join(now)
+        self._maybe_complete_join(now)
 
-    def _maybe_complete_join(self, now: int) -> list[Message]:
+    def _maybe_complete_join(self, now: int) -> None:
         if self.state == GroupState.PREPARING_REBALANCE and set(self.members) <= set(self.awaiting_join):
-            return self.complete_join(now)
-        return []
+            self.complete_join(now)
 
     def _add_member(self, mid: str, req: JoinGroup, now: int) -> None:
         self.members[mid] = MemberMetadata(mid, req.instance, req.source, req.conn,
@@ -209,11 +247,12 @@ class GroupCoordinator:
             self.leader = mid
 
     # ------------------------------------------------------------------ spec actions
-    def handle_join_group(self, req: JoinGroup, now: int) -> list[Message]:
+    def handle_join_group(self, req: JoinGroup, now: int) -> None:
         """Spec HandleJoinGroup."""
-        self._did("HandleJoinGroup", m=req)
-        def reply(err: Errors, member: str | None, gen: int = 0, leader: str | None = None) -> list[Message]:
-            return [JoinGroupResponse(req.source, req.conn, err, member, gen, leader, (), corr=req.corr)]
+        self._did(GroupCoordinator.handle_join_group, m=req)
+
+        def reply(err: Errors, member: str | None, gen: int = 0, leader: str | None = None) -> None:
+            self._send(JoinGroupResponse(req.source, req.conn, err, member, gen, leader, (), corr=req.corr))
 
         mid, inst = req.member, req.instance
         if self.state == GroupState.DEAD:
@@ -237,7 +276,7 @@ class GroupCoordinator:
                 self.leader = new
             gone = self.awaiting_sync.pop(old, None)
             if gone is not None:
-                self._did("DropMessage", m=gone)
+                self._dropped(gone)
             self.log.append({"at": now, "event": "replace_static_member", "old": old, "new": new})
             if self.state == GroupState.STABLE and frozenset(req.owned) == prev.reported_owned:
                 return reply(Errors.NONE, new, self.generation, self.leader)
@@ -260,10 +299,10 @@ class GroupCoordinator:
         m.client, m.conn, m.last_heard = req.source, req.conn, now
         return self._park_join(mid, req, now, f"member {mid} rejoined")
 
-    def complete_join(self, now: int) -> list[Message]:
+    def complete_join(self, now: int) -> None:
         """Spec CompleteJoin: everyone rejoined, or the rebalance timeout dropped the rest."""
         assert self.state == GroupState.PREPARING_REBALANCE
-        self._did("CompleteJoin")
+        self._did(GroupCoordinator.complete_join)
         for mid in sorted(set(self.members) - set(self.awaiting_join)):
             m = self.members.pop(mid)
             if m.instance is not None and self.static_members.get(m.instance) == mid:
@@ -278,7 +317,7 @@ class GroupCoordinator:
         if not joined:
             self.leader = None
             self._transition(GroupState.EMPTY, now)
-            return []
+            return
         if self.leader not in joined:
             self.leader = sorted(joined)[0]
         self._transition(GroupState.COMPLETING_REBALANCE, now)
@@ -289,21 +328,23 @@ class GroupCoordinator:
         # completeAndScheduleNextHeartbeatExpiration for every member)
         for mid in joined:
             self.members[mid].last_heard = now
-        return [JoinGroupResponse(client, conn, Errors.NONE, mid, self.generation, self.leader,
-                                  view if mid == self.leader else (), corr=corr)
-                for mid, (client, conn, corr) in sorted(joined.items())]
+        self._send(*(JoinGroupResponse(client, conn, Errors.NONE, mid, self.generation, self.leader,
+                                       view if mid == self.leader else (), corr=corr)
+                     for mid, (client, conn, corr) in sorted(joined.items())))
 
-    def handle_sync_group(self, req: SyncGroup, now: int) -> list[Message]:
+    def handle_sync_group(self, req: SyncGroup, now: int) -> None:
         """Spec HandleSyncGroup (followers are parked in CompletingRebalance)."""
-        def reply(err: Errors, assigned: Partitions = frozenset()) -> list[Message]:
-            return [SyncGroupResponse(req.source, req.conn, err, req.member, req.generation,
-                                      assigned, corr=req.corr)]
+        me = GroupCoordinator.handle_sync_group
+
+        def reply(err: Errors, assigned: Partitions = frozenset()) -> None:
+            self._send(SyncGroupResponse(req.source, req.conn, err, req.member, req.generation,
+                                         assigned, corr=req.corr))
 
         mid = req.member  # the order of checks is Kafka's (GroupCoordinator.doSyncGroup)
         if not (self.state == GroupState.COMPLETING_REBALANCE and mid in self.members
                 and not self._fenced(mid, req.instance)
                 and (req.generation == self.generation or self._stale_ok(req.generation))):
-            self._did("HandleSyncGroup", m=req)
+            self._did(me, m=req)
         if self.state == GroupState.DEAD:
             return reply(Errors.COORDINATOR_NOT_AVAILABLE)
         if self._fenced(mid, req.instance):
@@ -317,10 +358,11 @@ class GroupCoordinator:
             return reply(Errors.REBALANCE_IN_PROGRESS)
         if self.state == GroupState.COMPLETING_REBALANCE:
             if mid != self.leader:
+                # parked: no spec step yet (the spec leaves the request in the network until the
+                # leader's SyncGroup lets HandleSyncGroup answer it)
                 self.awaiting_sync[mid] = req
-                self._did("ParkSyncGroup", m=req)
-                return []
-            self._did("HandleSyncGroup", m=req)
+                return None
+            self._did(me, m=req)
             given = dict(req.assignment)
             for x, m in self.members.items():
                 m.assignment = frozenset(given.get(x, frozenset()))
@@ -328,23 +370,23 @@ class GroupCoordinator:
             self.log.append({"at": now, "event": "stable", "generation": self.generation,
                              "assignment": {x: sorted(map(str, m.assignment))
                                             for x, m in sorted(self.members.items())}})
-            out = reply(Errors.NONE, self.members[mid].assignment)
+            reply(Errors.NONE, self.members[mid].assignment)
             for x, parked in sorted(self.awaiting_sync.items()):
-                self._did("HandleSyncGroup", m=parked)
+                self._did(me, m=parked)
                 # the session timer restarts when the assignment goes out
                 # (GroupCoordinator.propagateAssignment: completeAndScheduleNextHeartbeatExpiration),
                 # so a member cannot expire while its assignment is still on the way
                 self.members[x].last_heard = now
-                out.append(SyncGroupResponse(parked.source, parked.conn, Errors.NONE, x,
+                self._send(SyncGroupResponse(parked.source, parked.conn, Errors.NONE, x,
                                              parked.generation, self.members[x].assignment,
                                              corr=parked.corr))
             self.awaiting_sync.clear()
-            return out
+            return None
         return reply(Errors.NONE, self.members[mid].assignment)
 
-    def handle_heartbeat(self, req: Heartbeat, now: int) -> list[Message]:
+    def handle_heartbeat(self, req: Heartbeat, now: int) -> None:
         """Spec HandleHeartbeat."""
-        self._did("HandleHeartbeat", m=req)
+        self._did(GroupCoordinator.handle_heartbeat, m=req)
         if self.state == GroupState.DEAD:
             err = Errors.COORDINATOR_NOT_AVAILABLE
         elif self._fenced(req.member, req.instance):
@@ -359,15 +401,14 @@ class GroupCoordinator:
             err = Errors.NONE
         if req.member in self.members and err != Errors.FENCED_INSTANCE_ID:
             self.members[req.member].last_heard = now
-        return [HeartbeatResponse(req.source, req.conn, err, req.member, req.generation, corr=req.corr)]
+        self._send(HeartbeatResponse(req.source, req.conn, err, req.member, req.generation, corr=req.corr))
 
-    def handle_leave_group(self, req: LeaveGroup, now: int) -> list[Message]:
+    def handle_leave_group(self, req: LeaveGroup, now: int) -> None:
         """Spec HandleLeaveGroup (the response carries nothing the closed client uses)."""
-        self._did("HandleLeaveGroup", m=req)
+        self._did(GroupCoordinator.handle_leave_group, m=req)
         if self.state != GroupState.DEAD and req.member in self.members \
                 and not self._fenced(req.member, req.instance):
-            return self._remove_member(req.member, now, "leave")
-        return []
+            self._remove_member(req.member, now, "leave")
 
     def validate_offset_commit(self, req: OffsetCommit) -> Errors:
         """ClassicGroup.validateOffsetCommit, and the state check of handleCommitOffsets."""
@@ -383,60 +424,67 @@ class GroupCoordinator:
             return Errors.REBALANCE_IN_PROGRESS
         return Errors.NONE
 
-    def handle_offset_commit(self, req: OffsetCommit, now: int) -> list[Message]:
+    def handle_offset_commit(self, req: OffsetCommit, now: int) -> None:
         """Spec HandleOffsetCommit."""
-        self._did("HandleOffsetCommit", m=req)
+        self._did(GroupCoordinator.handle_offset_commit, m=req)
         err = self.validate_offset_commit(req)
         if err == Errors.NONE:
             self.offsets.commit(dict(req.offsets), member=req.member, committer=req.source,
                                 generation=req.generation, group_generation=self.generation, now=now)
-        return [OffsetCommitResponse(req.source, req.conn, err, req.offsets, corr=req.corr)]
+        self._send(OffsetCommitResponse(req.source, req.conn, err, req.offsets, corr=req.corr))
 
-    def expire_member(self, mid: str, now: int) -> list[Message]:
+    def expire_member(self, x: str, now: int) -> None:
         """Spec ExpireMember: the member's session timed out at the coordinator."""
-        self._did("ExpireMember", x=mid)
-        return self._remove_member(mid, now, "session timeout")
+        self._did(GroupCoordinator.expire_member, x=x)
+        self._remove_member(x, now, "session timeout")
+
+    def expire_pending(self, x: str, now: int) -> None:
+        """Spec ExpirePending: a member id handed out with MEMBER_ID_REQUIRED was never used
+        (GroupCoordinator.onExpireHeartbeat of a pending member, KIP-394)."""
+        del self.pending[x]
+        self._did(GroupCoordinator.expire_pending, x=x)
 
     def delete_group(self, now: int) -> None:
         """Spec DeleteGroup: an Empty group is removed (offsets expired); Dead is final."""
         if self.state != GroupState.EMPTY:
             raise ValueError(f"only an Empty group can be deleted, not {self.state.value}")
-        self._did("DeleteGroup")
+        self._did(GroupCoordinator.delete_group)
         self._transition(GroupState.DEAD, now)
         self.offsets.clear()
 
-    def handle(self, msg: Message, now: int) -> list[Message]:
-        """Route a request to its handler."""
-        if isinstance(msg, JoinGroup):
-            return self.handle_join_group(msg, now)
-        if isinstance(msg, SyncGroup):
-            return self.handle_sync_group(msg, now)
-        if isinstance(msg, Heartbeat):
-            return self.handle_heartbeat(msg, now)
-        if isinstance(msg, LeaveGroup):
-            return self.handle_leave_group(msg, now)
-        if isinstance(msg, OffsetCommit):
-            return self.handle_offset_commit(msg, now)
-        raise TypeError(f"coordinator cannot handle {type(msg).__name__}")
-
-    def tick(self, now: int) -> list[Message]:
+    def _tick(self, now: int) -> None:
         """Fire timers: pending-member expiry, session expiry (strictly after the timeout, so a
         client measuring from its send time always fires first), the rebalance timeout."""
-        out: list[Message] = []
         t = self.config.session_timeout_ms
         for mid, created in sorted(self.pending.items()):
-            if now > created + t:  # GroupCoordinator.onExpireHeartbeat of a pending member (KIP-394)
-                del self.pending[mid]
-                self._did("ExpirePending", x=mid)
+            if now > created + t:
+                self.expire_pending(mid, now)
         if self.state == GroupState.DEAD:
-            return out
+            return
         for mid in sorted(self.members):
             m = self.members.get(mid)
             if m is None or mid in self.awaiting_join:
                 continue
             if now > m.last_heard + t:
-                out += self.expire_member(mid, now)
+                self.expire_member(mid, now)
         if self.state == GroupState.PREPARING_REBALANCE and \
                 now > self.prepare_started_at + self.config.rebalance_timeout_ms:
-            out += self.complete_join(now)
-        return out
+            self.complete_join(now)
+
+
+def _decl() -> Any:
+    """The declaration module (imported lazily: it imports this module)."""
+    from kraft.groups import protocol
+
+    return protocol
+
+
+def _handler_for(msg: Any, actor: str) -> Any:
+    """The handler the declaration names for a message of this type at this kind of node."""
+    try:
+        action = _decl().PROTOCOL.for_message(type(msg))
+    except KeyError:
+        action = None
+    if action is None or action.actor != actor:
+        raise TypeError(f"{actor} cannot handle {type(msg).__name__}")
+    return action.handler

@@ -8,6 +8,12 @@ and is lost if that connection was closed (crash, leave, lease expiry, request t
 and drop its messages in both directions: spec ``CloseConnection``). Beyond the spec the
 queue can also duplicate and delay (reorder) messages.
 
+The world drives the coordinator and the consumers through their one entry point,
+``step(input, now) -> Ready`` (kraft.core.step): a message, ``TICK`` or a ``Trigger`` of a declared
+handler (:mod:`kraft.groups.protocol`). Each of its operations returns the ``Ready`` of what it
+made them do (the spec steps, in order, and the messages sent, less those lost on a closed
+connection), so a driver (the simulator plug-in, the datadriven scenario tests) can show or record it.
+
 The world also records a Jepsen-style client history (``subscribe``, ``assign``, ``poll``,
 ``commit``) and the rebalance log (coordinator events and listener callbacks).
 """
@@ -19,11 +25,15 @@ from typing import Any
 
 import attrs
 
+from kraft.core.invariants import Violation
+from kraft.core.step import TICK, Ready, Trigger
 from kraft.groups import invariants, projection
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.consumer import GroupConsumer
 from kraft.groups.coordinator import GroupConfig, GroupCoordinator
 from kraft.groups.messages import ConsumerPhase, Errors, LeaveGroup, Message, OffsetCommit, is_request
+
+_EMPTY = Ready()
 
 
 def _dest(msg: Message) -> str:
@@ -40,7 +50,7 @@ class GroupWorld:
     coordinator: GroupCoordinator = attrs.field(init=False)
     consumers: dict[str, GroupConsumer] = attrs.field(init=False)
     fencing_breaches: set[Any] = attrs.field(factory=set)
-    found: list[str] = attrs.field(factory=list)
+    found: list[Violation] = attrs.field(factory=list)
     history: list[dict[str, Any]] = attrs.field(factory=list)
     steps: list[str] = attrs.field(factory=list)
     faults: int = 0
@@ -50,6 +60,8 @@ class GroupWorld:
     def __attrs_post_init__(self) -> None:
         self.coordinator = GroupCoordinator(self.group_id, self.config)
         self.consumers = {cid: GroupConsumer(cid, self.config, inst) for cid, inst in self.consumer_specs}
+        for c in self.consumers.values():  # OffsetFetch reads the coordinator's offset store
+            c.committed_offsets = self._committed
         for cid in self.consumers:
             self._hist(cid, "invoke", "subscribe", sorted(t for t, _ in self.config.topics))
             self._hist(cid, "ok", "subscribe", sorted(t for t, _ in self.config.topics))
@@ -66,8 +78,18 @@ class GroupWorld:
             self._hist(cid, "info", "assign", sorted(map(str, after)))
 
     # ------------------------------------------------------------------ plumbing
-    def _send(self, msgs: list[Message]) -> None:
+    def _send(self, msgs: Any) -> None:
         self.network.extend(msgs)
+
+    def _committed(self) -> dict[TopicPartition, int]:
+        """OffsetFetch: the committed offset of every partition that has one."""
+        return {p: o for p in self.config.all_partitions
+                if (o := self.coordinator.offsets.fetch(p)) is not None}
+
+    def _only_open(self, r: Ready) -> Ready:
+        """The coordinator's responses to a closed connection are lost (spec Respond / Open)."""
+        kept = tuple(m for m in r.messages if self._open(m.dest, m.conn))
+        return r if len(kept) == len(r.messages) else attrs.evolve(r, messages=kept)
 
     def state(self) -> dict[str, Any]:
         return projection.project(self.coordinator, self.consumers, frozenset(self.fencing_breaches))
@@ -82,34 +104,37 @@ class GroupWorld:
         self._prev = cur
         if out and not self.found:
             self.found = out
-            self.steps.append("VIOLATION: " + "; ".join(out))
+            self.steps.append("VIOLATION: " + "; ".join(map(str, out)))
 
-    def violations(self) -> list[str]:
+    def violations(self) -> list[Violation]:
         """The first invariant violations seen after any step so far (empty: none)."""
         self._check()
         return list(self.found)
 
     # ------------------------------------------------------------------ steps
-    def deliver(self, i: int) -> None:
+    def deliver(self, i: int) -> Ready:
         """Deliver the i-th in-flight message (any order: the caller picks)."""
         if not self.network:
-            return
+            return _EMPTY
         msg = self.network.pop(i % len(self.network))
-        self._send(self.process(msg))
+        r = self.process(msg)
+        self._send(r.messages)
         self._check()
+        return r
 
-    def process(self, msg: Message) -> list[Message]:
-        """Hand ``msg`` to its receiver; returns what it sends (a simulator routes it). A message
-        of a closed connection is lost (spec CloseConnection / Respond)."""
+    def process(self, msg: Message) -> Ready:
+        """Hand ``msg`` to its receiver; returns what it did, its messages for the caller to route
+        (a simulator routes them). A message of a closed connection is lost (spec CloseConnection
+        / Respond). A consumer left Idle by the response rejoins at once (SendJoinGroup)."""
         self.steps.append(f"deliver {type(msg).__name__} {'from' if is_request(msg) else 'to'} {_dest(msg)}")
         # (a LeaveGroup is written before close() closes the connection: spec Leave)
         if not isinstance(msg, LeaveGroup) and not self._open(_dest(msg), msg.conn):
             self.steps.append("  (connection closed: lost)")
-            return []
-        out: list[Message] = []
+            return _EMPTY
         if is_request(msg):
             n_before = len(self.coordinator.offsets.accepted)
-            resp = self.coordinator.handle(msg, self.now)
+            r = self.coordinator.step(msg, self.now)
+            resp = r.messages
             if isinstance(msg, OffsetCommit):
                 for acc in self.coordinator.offsets.accepted[n_before:]:
                     for other, oc in self.consumers.items():
@@ -118,22 +143,17 @@ class GroupWorld:
                 ok = bool(resp) and resp[0].error == Errors.NONE
                 self._hist(msg.source, "ok" if ok else "fail", "commit",
                            {str(p): o for p, o in msg.offsets})
-            # responses to a closed connection are lost (spec Respond / Open)
-            out += [r for r in resp if self._open(r.dest, r.conn)]
-        else:
-            c = self.consumers[msg.dest]  # type: ignore[union-attr]
-            before_owned, old_conn = c.owned, c.conn
-            committed = {p: o for p in self.config.all_partitions
-                         if (o := self.coordinator.offsets.fetch(p)) is not None}
-            sent = c.handle(msg, self.now, committed)
-            self._closed_if_changed(c.client_id, old_conn)
-            out += sent
+            return self._only_open(r)
+        c = self.consumers[msg.dest]  # type: ignore[union-attr]
+        before_owned, old_conn = c.owned, c.conn
+        r = c.step(msg, self.now)
+        self._closed_if_changed(c.client_id, old_conn)
+        self._note_assignment(c.client_id, before_owned)
+        if c.phase == ConsumerPhase.IDLE and c.up:
+            before_owned = c.owned
+            r = r.then(c.step(Trigger(GroupConsumer.send_join_group), self.now))
             self._note_assignment(c.client_id, before_owned)
-            if c.phase == ConsumerPhase.IDLE and c.up:
-                before_owned = c.owned
-                out += c.send_join_group(self.now)
-                self._note_assignment(c.client_id, before_owned)
-        return out
+        return r
 
     def _open(self, cid: str, conn: int) -> bool:
         c = self.consumers.get(cid)
@@ -161,81 +181,109 @@ class GroupWorld:
             self.steps.append(f"delay {type(msg).__name__} {_dest(msg)}")
         self._check()
 
-    def advance(self, ms: int) -> None:
+    def advance(self, ms: int) -> Ready:
         """Move the clock; consumers' timers fire before the coordinator's (the lease)."""
         self.now += ms
         self.steps.append(f"advance {ms}ms -> t={self.now}")
-        for cid, c in self.consumers.items():
-            before, old_conn = c.owned, c.conn
-            out = c.tick(self.now)
-            self._closed_if_changed(cid, old_conn)
-            self._send(out)
-            self._note_assignment(cid, before)
-        self._send([r for r in self.coordinator.tick(self.now) if self._open(r.dest, r.conn)])
+        out = _EMPTY
+        for cid in self.consumers:
+            r = self.tick_consumer(cid)
+            self._send(r.messages)
+            out = out.then(r)
+        r = self.tick_coordinator()
+        self._send(r.messages)
         self._check()
+        return out.then(r)
+
+    def tick_consumer(self, cid: str) -> Ready:
+        """``TICK`` one consumer at ``now`` (its messages are the caller's to send)."""
+        c = self.consumers[cid]
+        before, old_conn = c.owned, c.conn
+        r = c.step(TICK, self.now)
+        self._closed_if_changed(cid, old_conn)
+        self._note_assignment(cid, before)
+        return r
+
+    def tick_coordinator(self) -> Ready:
+        """``TICK`` the coordinator at ``now`` (responses to closed connections lost)."""
+        return self._only_open(self.coordinator.step(TICK, self.now))
 
     def _closed_if_changed(self, cid: str, old_conn: int) -> None:
         """A closed connection loses its messages in both directions (spec CloseConnection)."""
         if self.consumers[cid].conn != old_conn:
             self.network = [m for m in self.network if not (_dest(m) == cid and m.conn == old_conn)]
 
-    def crash(self, cid: str) -> None:
+    def crash(self, cid: str) -> Ready:
         c = self.consumers[cid]
+        r = _EMPTY
         if c.up:
             before, old_conn = c.owned, c.conn
-            c.crash(self.now)
+            r = c.step(Trigger(GroupConsumer.crash), self.now)
             self.faults += 1
             self.steps.append(f"crash {cid}")
             self._note_assignment(cid, before)
             self._closed_if_changed(cid, old_conn)
         self._check()
+        return r
 
-    def leave(self, cid: str) -> None:
+    def leave(self, cid: str) -> Ready:
         c = self.consumers[cid]
+        r = _EMPTY
         if c.up:
             before, old_conn = c.owned, c.conn
-            out = c.leave(self.now)
+            r = c.step(Trigger(GroupConsumer.leave), self.now)
             self.faults += 1
             self.steps.append(f"leave {cid}")
             self._note_assignment(cid, before)
             self._closed_if_changed(cid, old_conn)
             # LeaveGroup goes out on the old connection just before it closes
-            self.network.extend(out)
+            self.network.extend(r.messages)
         self._check()
+        return r
 
-    def restart(self, cid: str) -> None:
+    def restart(self, cid: str) -> Ready:
         c = self.consumers[cid]
+        r = _EMPTY
         if not c.up:
             old_conn = c.conn
-            c.restart(self.now)
+            r = c.step(Trigger(GroupConsumer.restart), self.now)
             self._closed_if_changed(cid, old_conn)
             self.steps.append(f"restart {cid}")
-            self._send(c.send_join_group(self.now))
+            r = r.then(c.step(Trigger(GroupConsumer.send_join_group), self.now))
+            self._send(r.messages)
         self._check()
+        return r
 
-    def poll(self, cid: str) -> None:
+    def poll(self, cid: str) -> Ready:
         c = self.consumers[cid]
-        read = c.poll(self.now)
+        r = c.step(Trigger(GroupConsumer.poll), self.now)
+        read = r.reply
         if read:
             self.steps.append(f"poll {cid}")
             self._hist(cid, "invoke", "poll", None)
             self._hist(cid, "ok", "poll", {str(p): [o] for p, o in read.items()})
         self._check()
+        return r
 
-    def commit(self, cid: str) -> None:
+    def commit(self, cid: str) -> Ready:
         c = self.consumers[cid]
-        out = c.send_offset_commit(self.now)
-        if out:
+        r = c.step(Trigger(GroupConsumer.send_offset_commit), self.now)
+        if r.messages:
             self.steps.append(f"commit {cid} generation {c.generation}")
-            self._hist(cid, "invoke", "commit", {str(p): o for p, o in out[0].offsets})
-            self._send(out)
+            self._hist(cid, "invoke", "commit", {str(p): o for p, o in r.messages[0].offsets})
+            self._send(r.messages)
         self._check()
+        return r
 
-    def start(self) -> None:
+    def start(self) -> Ready:
         """Every consumer sends its first JoinGroup."""
+        out = _EMPTY
         for c in self.consumers.values():
             if c.up and c.phase == ConsumerPhase.IDLE:
-                self._send(c.send_join_group(self.now))
+                r = c.step(Trigger(GroupConsumer.send_join_group), self.now)
+                self._send(r.messages)
+                out = out.then(r)
+        return out
 
     def _pick(self, order: str, rng: random.Random | None) -> int:
         if order == "lifo":

@@ -1,22 +1,24 @@
-"""The spec's invariants, written once against the projections (:mod:`kraft.groups.projection`).
+r"""The spec's invariants, written once against the projections (:mod:`kraft.groups.projection`).
 
-Each function takes the projected state dict and returns a list of human-readable violations
-(empty when it holds). Names are the spec's. The two action properties take the previous and the
-next state (and the coordinator's transition log for ValidTransitions, since one
-implementation step may pass through several group states).
+Each function takes the projected state dict and returns the ``Violation``\ s it found (empty
+when it holds); :mod:`kraft.groups.protocol` declares them as ``Invariant``\ s under the spec's
+names. The two action properties (history invariants of the declaration) take the previous and the
+next state (and the coordinator's transition log for ValidTransitions, since one implementation
+step may pass through several group states); :func:`check_step` runs everything.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
+from kraft.core.invariants import Violation, check_invariants
 from kraft.groups.messages import VALID_TRANSITIONS, GroupState
 
 State = dict[str, Any]
 
 
-def NoDoubleOwnership(s: State) -> list[str]:  # noqa: N802 - spec names
+def NoDoubleOwnership(s: State) -> list[Violation]:  # noqa: N802 - spec names
     """At no instant do two live consumers both believe they own a partition."""
     out = []
     live = sorted(c for c, u in s["up"].items() if u)
@@ -24,11 +26,11 @@ def NoDoubleOwnership(s: State) -> list[str]:  # noqa: N802 - spec names
         for b in live[i + 1:]:
             both = s["owned"][a] & s["owned"][b]
             if both:
-                out.append(f"NoDoubleOwnership: {a} and {b} both own {sorted(map(str, both))}")
+                out.append(Violation("NoDoubleOwnership", f"{a} and {b} both own {sorted(map(str, both))}"))
     return out
 
 
-def StableMeansAssigned(s: State) -> list[str]:  # noqa: N802
+def StableMeansAssigned(s: State) -> list[Violation]:  # noqa: N802
     """In Stable every partition is assigned to exactly one member of the generation, or
     (cooperative) withheld because a member still reports owning it (it revokes and rejoins)."""
     if s["groupState"] != GroupState.STABLE.value:
@@ -37,14 +39,14 @@ def StableMeansAssigned(s: State) -> list[str]:  # noqa: N802
     for p in sorted(s["Partitions"], key=str):
         holders = [m for m in s["members"] if p in s["assignment"][m]]
         if len(holders) > 1:
-            out.append(f"StableMeansAssigned: {p} assigned to {sorted(holders)}")
+            out.append(Violation("StableMeansAssigned", f"{p} assigned to {sorted(holders)}"))
         if not holders and not any(p in s["reportedOwned"][m] for m in s["members"]):
-            out.append(f"StableMeansAssigned: {p} is owned by no member in Stable generation "
-                       f"{s['generation']}")
+            out.append(Violation("StableMeansAssigned", f"{p} is owned by no member in Stable generation "
+                                                         f"{s['generation']}"))
     return out
 
 
-def OwnedWithinAssignment(s: State) -> list[str]:  # noqa: N802
+def OwnedWithinAssignment(s: State) -> list[Violation]:  # noqa: N802
     """A consumer synced to the coordinator's current Stable generation owns only what the
     coordinator assigned its member id."""
     if s["groupState"] != GroupState.STABLE.value:
@@ -56,63 +58,55 @@ def OwnedWithinAssignment(s: State) -> list[str]:  # noqa: N802
                 and s["consumerGeneration"][c] == s["generation"]:
             extra = s["owned"][c] - s["assignment"][m]
             if extra:
-                out.append(f"OwnedWithinAssignment: {c} ({m}) owns {sorted(map(str, extra))} "
-                           f"outside its assignment")
+                out.append(Violation("OwnedWithinAssignment", f"{c} ({m}) owns {sorted(map(str, extra))} "
+                                                           f"outside its assignment"))
     return out
 
 
-def CommitFencing(s: State) -> list[str]:  # noqa: N802
+def CommitFencing(s: State) -> list[Violation]:  # noqa: N802
     """The offset store never accepted a commit of a partition another consumer owned.
     ``fencingBreaches`` holds (partition, committer, owner) triples (the spec's records)."""
-    return [f"CommitFencing: commit of {p} by {committer} accepted while {owner} owned it"
+    return [Violation("CommitFencing", f"commit of {p} by {committer} accepted while {owner} owned it")
             for p, committer, owner in sorted(s["fencingBreaches"], key=str)]
 
 
-def LeaderIsMember(s: State) -> list[str]:  # noqa: N802
+def LeaderIsMember(s: State) -> list[Violation]:  # noqa: N802
     if s["groupState"] in ("CompletingRebalance", "Stable") and s["leader"] not in s["members"]:
-        return [f"LeaderIsMember: leader {s['leader']} not in {sorted(s['members'])}"]
+        return [Violation("LeaderIsMember", f"leader {s['leader']} not in {sorted(s['members'])}")]
     return []
 
 
-def TypeOK(s: State) -> list[str]:  # noqa: N802
+def TypeOK(s: State) -> list[Violation]:  # noqa: N802
     out = []
     if s["groupState"] not in {g.value for g in GroupState}:
-        out.append(f"TypeOK: groupState {s['groupState']!r}")
+        out.append(Violation("TypeOK", f"groupState {s['groupState']!r}"))
     for c, u in s["up"].items():
         if not u and s["owned"][c]:
-            out.append(f"TypeOK: down consumer {c} owns {sorted(map(str, s['owned'][c]))}")
+            out.append(Violation("TypeOK", f"down consumer {c} owns {sorted(map(str, s['owned'][c]))}"))
         if not s["owned"][c] <= s["Partitions"]:
-            out.append(f"TypeOK: {c} owns unknown partitions")
+            out.append(Violation("TypeOK", f"{c} owns unknown partitions"))
     return out
 
 
-STATE_INVARIANTS: dict[str, Callable[[State], list[str]]] = {
-    "TypeOK": TypeOK,
-    "NoDoubleOwnership": NoDoubleOwnership,
-    "StableMeansAssigned": StableMeansAssigned,
-    "OwnedWithinAssignment": OwnedWithinAssignment,
-    "CommitFencing": CommitFencing,
-    "LeaderIsMember": LeaderIsMember,
-}
-
-
-def GenerationMonotonic(prev: State, cur: State) -> list[str]:  # noqa: N802
+def GenerationMonotonic(prev: State, cur: State) -> list[Violation]:  # noqa: N802
     if cur["generation"] < prev["generation"]:
-        return [f"GenerationMonotonic: {prev['generation']} -> {cur['generation']}"]
+        return [Violation("GenerationMonotonic", f"{prev['generation']} -> {cur['generation']}")]
     return []
 
 
-def ValidTransitions(transitions: Iterable[tuple[GroupState, GroupState, int]]) -> list[str]:  # noqa: N802
-    return [f"ValidTransitions: {a.value} -> {b.value} (generation {g})"
+def ValidTransitions(transitions: Iterable[tuple[GroupState, GroupState, int]]) -> list[Violation]:  # noqa: N802
+    return [Violation("ValidTransitions", f"{a.value} -> {b.value} (generation {g})")
             for a, b, g in transitions if (a, b) not in VALID_TRANSITIONS]
 
 
-def check_state(s: State) -> list[str]:
-    out: list[str] = []
-    for f in STATE_INVARIANTS.values():
-        out += f(s)
-    return out
+def check_state(s: State) -> list[Violation]:
+    """Every state invariant of the declaration (:mod:`kraft.groups.protocol`), in its order."""
+    from kraft.groups.protocol import PROTOCOL
+
+    return check_invariants(PROTOCOL.invariants, s)
 
 
-def check_step(prev: State, cur: State, new_transitions: Iterable[tuple[GroupState, GroupState, int]]) -> list[str]:
+def check_step(prev: State, cur: State,
+               new_transitions: Iterable[tuple[GroupState, GroupState, int]]) -> list[Violation]:
+    """The state invariants of ``cur`` and the two action properties of the step ``prev -> cur``."""
     return check_state(cur) + GenerationMonotonic(prev, cur) + ValidTransitions(new_transitions)

@@ -51,6 +51,15 @@ def assignment(c: GroupCoordinator) -> dict[str, frozenset]:
     return {m: md.assignment for m, md in c.members.items()}
 
 
+def nextMemberId(c: GroupCoordinator) -> int:  # noqa: N802
+    """One counter for every fresh member id (the implementation's ``next_member_seq``)."""
+    return c.next_member_seq
+
+
+def protocol(c: GroupCoordinator) -> str:
+    return c.config.protocol.value
+
+
 def up(cs: Mapping[str, GroupConsumer]) -> dict[str, bool]:
     return {k: v.up for k, v in cs.items()}
 

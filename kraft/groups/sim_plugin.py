@@ -15,9 +15,10 @@ A crashed coordinator keeps its state (as if reloaded from ``__consumer_offsets`
 unreachable while down. The rebalance protocol is eager for even seeds and cooperative for odd
 ones, unless a variant fixes it.
 
-Trace recording (docs/conformance.md, "Consumer groups"). The coordinator and the consumers log
-the spec actions they take (``spec_log``); after every simulator event the plug-in drains the
-logs and records one trace line: the first spec action with its node and arguments, the others
+Trace recording (docs/conformance.md, "Consumer groups"). The coordinator and the consumers are
+stepped through ``step(input, now) -> Ready`` (via the world); the ``Ready`` of one simulator event
+carries the spec steps taken, in order (named by the declaration, :mod:`kraft.groups.protocol`),
+and the plug-in records one trace line: the first spec action with its node and arguments, the others
 (in order) under ``args.then`` (the glue composes them: the implementation takes at once what
 the spec splits, e.g. a JoinGroup that completes the join phase is ``HandleJoinGroup`` then
 ``CompleteJoin``), and the post-state of every projectable spec variable in the spec's
@@ -36,22 +37,27 @@ from typing import Any
 
 import attrs
 
+from kraft.core.invariants import Violation
+from kraft.core.step import Ready, SpecStep, Tick, Trigger
 from kraft.groups import projection
-from kraft.groups.actions import VARIANTS
-from kraft.groups.coordinator import GroupConfig
+from kraft.groups.consumer import GroupConsumer
+from kraft.groups.coordinator import COORDINATOR, GroupConfig
 from kraft.groups.harness import GroupWorld
 from kraft.groups.messages import ConsumerPhase, LeaveGroup, Message, RebalanceProtocol, SyncGroup, is_request
-from kraft.core.invariants import Violation
-from kraft.core.step import Ready, SpecStep, Tick
+from kraft.groups.protocol import DROP_MESSAGE, PROTOCOL
 from kraft.sim.core import Protocol, Simulator
 
-COORDINATOR = "coordinator"
+VARIANTS = PROTOCOL.variant_names
 
-# spec action of each message kind when it is delivered
-_ACTION = {"JoinGroup": "HandleJoinGroup", "SyncGroup": "HandleSyncGroup", "Heartbeat": "HandleHeartbeat",
-           "LeaveGroup": "HandleLeaveGroup", "OffsetCommit": "HandleOffsetCommit",
-           "JoinGroupResponse": "HandleJoinGroupResponse", "SyncGroupResponse": "HandleSyncGroupResponse",
-           "HeartbeatResponse": "HandleHeartbeatResponse", "OffsetCommitResponse": "HandleOffsetCommitResponse"}
+
+def _note_name(payload: Any) -> str:
+    """The name of a delivery that took no spec step (recorded with ``"spec": false``): the
+    handler's spec name for a message the declaration dispatches, else ``Handle<type>`` (an
+    OffsetCommitResponse: the spec does not model commit responses)."""
+    try:
+        return PROTOCOL.for_message(type(payload)).spec
+    except KeyError:
+        return f"Handle{type(payload).__name__}"
 
 
 @attrs.frozen
@@ -73,9 +79,10 @@ def variants() -> list[str]:
 
 
 class GroupNode:
-    """The coordinator or one consumer of the group, on the common step surface: a delivered
-    ``Envelope`` or a ``Tick``; the ``Ready`` carries the wrapped messages and the spec actions
-    the coordinator/consumer logged (composed: the first, then the rest)."""
+    """The coordinator or one consumer of the group as the simulator's node: a delivered
+    ``Envelope`` goes to the world (which steps the receiver), ``TICK`` to the node's own
+    ``step``; the ``Ready`` that comes back is the node's, its messages wrapped for the network
+    and its spec steps in the trace's vocabulary."""
 
     def __init__(self, plugin: "GroupsProtocol", node_id: Any) -> None:
         self.plugin = plugin
@@ -95,7 +102,7 @@ class GroupsProtocol(Protocol):
     # a consumer's or the coordinator's timers fire on their own wake-ups (the client's poll loop,
     # the coordinator's timer wheel), not right after a delivery
     internal_after_delivery = False
-    drop_action = "DropMessage"  # until kraft/groups/protocol.py declares it (then: the declaration's)
+    declaration = PROTOCOL
 
     def __init__(self, consumers: int = 3, variant: str | None = None, partitions: int = 4) -> None:
         if variant is not None and variant not in VARIANTS:
@@ -126,7 +133,7 @@ class GroupsProtocol(Protocol):
         self.world = GroupWorld(config, specs)
         self.world.now = sim.now
         for c in self.world.consumers.values():  # one trace step per consumer's first JoinGroup
-            self._step(sim, "SendJoinGroup", c.client_id, c.send_join_group(sim.now))
+            sim.apply(c.client_id, self._ready(c.step(Trigger(GroupConsumer.send_join_group), sim.now)))
 
     @property
     def w(self) -> GroupWorld:
@@ -151,45 +158,28 @@ class GroupsProtocol(Protocol):
             return True
         return self.w._open(msg.source if is_request(msg) else msg.dest, msg.conn)
 
-    def _spec_part(self, node: Any, action: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        co = self.w.coordinator
-        if action == "ParkSyncGroup":  # the spec leaves a parked SyncGroup in the network
-            return None
-        out: dict[str, Any] = {"action": action, "node": None if action == "DropMessage" else node}
-        if "m" in args:
-            if not self._open(args["m"]):  # the spec's CloseConnection already removed it
+    def _spec_step(self, step: SpecStep) -> SpecStep | None:
+        """A node's spec step in the trace's vocabulary (``m`` the spec's record, ``x`` the spec's
+        member number), or None for a message on a connection that has closed since (the spec's
+        CloseConnection already removed it)."""
+        args: dict[str, Any] = {}
+        if "m" in step.args:
+            if not self._open(step.args["m"]):
                 return None
-            out["m"] = projection.spec_message(co, args["m"])
-        if "x" in args:
-            out["x"] = projection.member_no(args["x"])
-        return out
+            args["m"] = projection.spec_message(self.w.coordinator, step.args["m"])
+        if "x" in step.args:
+            args["x"] = projection.member_no(step.args["x"])
+        node = None if step.action == DROP_MESSAGE.spec else step.node
+        return SpecStep(step.action, node, args)
 
-    def _drain(self) -> list[dict[str, Any]]:
-        parts = []
-        logs = [(COORDINATOR, self.w.coordinator.spec_log)] + [(k, c.spec_log) for k, c in self.w.consumers.items()]
-        for node, log in logs:
-            for action, args in log:
-                p = self._spec_part(node, action, args)
-                if p is not None:
-                    parts.append(p)
-            log.clear()
-        return parts
-
-    def _ready(self, name: str, node: Any, out: list[Message], extra: dict[str, Any] | None = None, *,
-               parts: list[dict[str, Any]] | None = None) -> Ready:
-        """What the implementation just did as one ``Ready``: ``out`` wrapped for the network, its
-        spec actions (drained from the logs) as steps, or a non-spec note when there are none."""
-        if parts is None:
-            parts = self._drain()
-        steps = tuple(SpecStep(part["action"], part["node"],
-                               {k: v for k, v in part.items() if k not in ("action", "node")}) for part in parts)
-        note = SpecStep(name, node, extra) if not steps and extra is not None else None
-        return Ready(steps=steps, messages=tuple(self._wrap(m) for m in out), note=note)
-
-    def _step(self, sim: Simulator, name: str, node: Any, out: list[Message],
-              extra: dict[str, Any] | None = None, *, parts: list[dict[str, Any]] | None = None) -> None:
-        """Apply what the environment made a node do (a client operation, a crash, a restart)."""
-        sim.apply(node, self._ready(name, node, out, extra, parts=parts))
+    def _ready(self, r: Ready, note: str | None = None, node: Any = None,
+               extra: dict[str, Any] | None = None, spec: bool = True) -> Ready:
+        """The ``Ready`` for the simulator: the messages wrapped for the network, the spec steps
+        in the trace's vocabulary (none when ``spec`` is false), or, when there are none, the
+        non-spec ``note`` (with ``extra`` as its args) if one is given."""
+        steps = tuple(s for s in map(self._spec_step, r.steps) if s is not None) if spec else ()
+        step_note = SpecStep(note, node, extra) if not steps and note is not None else None
+        return Ready(steps=steps, messages=tuple(self._wrap(m) for m in r.messages), note=step_note)
 
     def after(self, sim: Simulator, node: Any, ready: Ready) -> None:
         self._mirror_history(sim)
@@ -210,31 +200,22 @@ class GroupsProtocol(Protocol):
     # -- events --------------------------------------------------------------------------------
     def _deliver(self, msg: Envelope) -> Ready:
         payload = msg.payload
-        name = _ACTION.get(type(payload).__name__, type(payload).__name__)
         if msg.seq in self._delivered:  # TCP never delivers a segment twice
-            return self._ready("DuplicateDiscarded", msg.dest, [], {"m": msg}, parts=[])
+            return self._ready(Ready(), "DuplicateDiscarded", msg.dest, {"m": msg}, spec=False)
         self._delivered.add(msg.seq)
-        if not self._open(payload):
-            out = self.w.process(payload)  # lost: the connection is closed
-            self._drain()
-            return self._ready("LostOnClosedConnection", msg.dest, out, {"m": msg}, parts=[])
-        out = self.w.process(payload)
-        if isinstance(payload, SyncGroup) and not out:
+        if not self._open(payload):  # lost: the connection is closed (the world says so too)
+            return self._ready(self.w.process(payload), "LostOnClosedConnection", msg.dest, {"m": msg},
+                               spec=False)
+        r = self.w.process(payload)
+        name = _note_name(payload)
+        if isinstance(payload, SyncGroup) and not r.messages:
             name = "ParkSyncGroup"  # a follower waits for the leader's SyncGroup: no spec step
-        return self._ready(name, msg.dest, out, {"m": msg})
+        return self._ready(r, name, msg.dest, {"m": msg})
 
     def _tick(self, node: Any, now: int) -> Ready:
         if node == COORDINATOR:
-            out = self.w.coordinator.tick(now)
-            out = [r for r in out if self.w._open(r.dest, r.conn)]
-            return self._ready("Tick", node, out)
-        c = self.w.consumers[node]
-        old_conn = c.conn
-        before = c.owned
-        out = c.tick(now)
-        self.w._closed_if_changed(node, old_conn)
-        self.w._note_assignment(node, before)
-        return self._ready("Tick", node, out)
+            return self._ready(self.w.tick_coordinator())
+        return self._ready(self.w.tick_consumer(node))
 
     def next_wakeup(self, node: Any) -> int | None:
         cfg = self.w.config
@@ -269,10 +250,9 @@ class GroupsProtocol(Protocol):
             self.w.poll(c)
         else:
             before = len(self.w.network)
-            self.w.commit(c)
-            sent = self.w.network[before:]
-            del self.w.network[before:]
-            self._step(sim, "SendOffsetCommit", c, sent)
+            r = self.w.commit(c)
+            del self.w.network[before:]  # the simulator's network carries it
+            sim.apply(c, self._ready(r))
         self._mirror_history(sim, n)
 
     def _mirror_history(self, sim: Simulator, start: int | None = None) -> None:
@@ -289,24 +269,19 @@ class GroupsProtocol(Protocol):
         self.w.now = sim.now
         if node != COORDINATOR:
             n = len(self.w.history)
-            self.w.crash(node)
-            self._step(sim, "Crash", node, [])
+            sim.apply(node, self._ready(self.w.crash(node)))
             self._mirror_history(sim, n)
 
     def restart(self, sim: Simulator, node: Any, disk_lost: bool) -> None:
         self.w.now = sim.now
         if node != COORDINATOR:
             c = self.w.consumers[node]
-            c.restart(sim.now)
-            self._step(sim, "Restart", node, c.send_join_group(sim.now))
+            r = c.step(Trigger(GroupConsumer.restart), sim.now)
+            sim.apply(node, self._ready(r.then(c.step(Trigger(GroupConsumer.send_join_group), sim.now))))
 
     # -- checking ------------------------------------------------------------------------------
     def check(self, sim: Simulator, restarted: set[Any]) -> list[Violation]:
-        out = []
-        for v in self.w.violations():
-            name, _, msg = v.partition(": ")
-            out.append(Violation(name, msg))
-        return out
+        return self.w.violations()
 
     def project(self, sim: Simulator) -> dict[str, Any]:
         """Every projectable variable of spec/ConsumerGroup.tla in its vocabulary; ``msgs`` is

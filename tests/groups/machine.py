@@ -110,10 +110,17 @@ def make_machine(config: GroupConfig) -> type[RuleBasedStateMachine]:
         @invariant()
         def spec_invariants(self) -> None:
             v = self.world.violations()
-            assert not v, "\n".join(v) + "\nsteps:\n  " + "\n  ".join(self.world.steps[-40:])
+            assert not v, "\n".join(map(str, v)) + "\nsteps:\n  " + "\n  ".join(_narrative(self.world.steps))
 
     GroupMachine.__name__ = f"GroupMachine_{config.protocol.value}"
     return GroupMachine
+
+
+def _narrative(steps: list[str], n: int = 40) -> list[str]:
+    """The last ``n`` steps up to the one that broke an invariant (marked ``VIOLATION``): a rule
+    may take many steps after it (settle, run_for)."""
+    end = next((i + 1 for i, s in enumerate(steps) if s.startswith("VIOLATION")), len(steps))
+    return steps[max(0, end - n):end]
 
 
 def _of(m, c: str, world: GroupWorld) -> bool:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from kraft.groups.protocol import PROTOCOL
 from kraft.groups.coordinator import GroupConfig
 from kraft.groups.messages import RebalanceProtocol
 
@@ -36,11 +37,9 @@ def test_invariants_hold_long(config: GroupConfig) -> None:
                               settings=settings(max_examples=1500, stateful_step_count=40))
 
 
-VARIANTS = [
-    ("EagerNoRevokeBeforeJoin", RebalanceProtocol.EAGER, "NoDoubleOwnership"),
-    ("CooperativeAssignWithoutRevoke", RebalanceProtocol.COOPERATIVE, "NoDoubleOwnership"),
-    ("AcceptStaleGeneration", RebalanceProtocol.EAGER, "CommitFencing"),
-]
+# every declared variant, in the protocol of its TLC model size, with the invariant it must break
+VARIANTS = [(v.name, RebalanceProtocol.COOPERATIVE if v.size == "cooperative" else RebalanceProtocol.EAGER,
+             v.violates) for v in PROTOCOL.variants]
 
 
 def _variant_config(variant: str, protocol: RebalanceProtocol) -> GroupConfig:

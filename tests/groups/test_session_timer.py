@@ -6,6 +6,7 @@ still on its way."""
 
 from __future__ import annotations
 
+from kraft.core.step import TICK
 from kraft.groups.coordinator import GroupConfig, GroupCoordinator
 from kraft.groups.messages import (Errors, GroupState, JoinGroup, JoinGroupResponse, SyncGroup,
                                    SyncGroupResponse)
@@ -14,7 +15,7 @@ SESSION = 10_000
 
 
 def join(co: GroupCoordinator, client: str, now: int, member: str | None = None) -> list:
-    return co.handle_join_group(JoinGroup(client, 1, member, None, frozenset()), now)
+    return list(co.step(JoinGroup(client, 1, member, None, frozenset()), now).messages)
 
 
 def member_id(co: GroupCoordinator, client: str, now: int) -> str:
@@ -40,8 +41,8 @@ def stable_pair(co: GroupCoordinator) -> tuple[str, str]:
 
 def sync(co: GroupCoordinator, mid: str, now: int, assignment: dict | None = None) -> list:
     client = co.members[mid].client
-    return co.handle_sync_group(SyncGroup(client, 1, mid, None, co.generation,
-                                          tuple(sorted((assignment or {}).items()))), now)
+    return list(co.step(SyncGroup(client, 1, mid, None, co.generation,
+                                  tuple(sorted((assignment or {}).items()))), now).messages)
 
 
 def test_join_response_restarts_the_session_timer() -> None:
@@ -51,7 +52,7 @@ def test_join_response_restarts_the_session_timer() -> None:
     out = join(co, co.members[leader].client, 9_000, leader)  # the leader rejoins late
     assert [type(m) for m in out] == [JoinGroupResponse, JoinGroupResponse]
     assert co.members[follower].last_heard == 9_000
-    assert co.tick(100 + SESSION + 1) == [] and follower in co.members  # not expired
+    assert not co.step(TICK, 100 + SESSION + 1) and follower in co.members  # not expired
 
 
 def test_assignment_restarts_the_session_timer_of_parked_followers() -> None:
@@ -64,5 +65,5 @@ def test_assignment_restarts_the_session_timer_of_parked_followers() -> None:
     out = sync(co, leader, 10_400, {leader: frozenset(), follower: frozenset()})
     assert [type(m) for m in out] == [SyncGroupResponse, SyncGroupResponse]
     assert co.members[follower].last_heard == 10_400
-    assert co.tick(500 + SESSION + 1) == [] and follower in co.members  # not expired
+    assert not co.step(TICK, 500 + SESSION + 1) and follower in co.members  # not expired
     assert co.state == GroupState.STABLE
