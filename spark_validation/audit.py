@@ -40,7 +40,7 @@ from typing import Any, Callable
 import attrs
 
 from kraft.outcome import Verdict, header, plural
-from spark_validation import kafka_ref
+from spark_validation import elle, kafka_ref
 from spark_validation.records import Malformed, discover, ignored_files
 
 CHECKS = ("lin", "kafka", "metadata")
@@ -62,6 +62,8 @@ class AuditOptions:
     engine: str = "arrow"  # the Spark Kafka check: "arrow" (kafka_arrow) or "dataframe" (kafka_spark)
     store_kafka: bool = False  # also write OUT/kafka_rows.parquet (+ .json) for later audits of OUT/ops.parquet
     nil_reads: str = "auto"  # register models: "knossos" (nil read = unknown), "strict", auto = knossos for .edn
+    ww_deps: bool = False  # Kafka cycles: ww edges from the version order (Jepsen's :ww-deps)
+    rw_deps: bool = False  # Kafka cycles: rw (anti-dependency) edges, for G-single / G2-item
 
 
 @attrs.define
@@ -76,7 +78,7 @@ class AuditReport:
 
     @property
     def violations(self) -> Counter:
-        return Counter(a["kind"] for a in self.anomalies if a["kind"] not in kafka_ref.INFORMATIONAL)
+        return Counter(a["kind"] for a in self.anomalies if kafka_ref.is_violation(a))
 
     def verdict(self) -> tuple[Verdict, str]:
         """The command's verdict and its summary sentence: a violation if any history is invalid;
@@ -114,7 +116,7 @@ class AuditReport:
             "invalid": valid.get("false", 0),
             "unknown": valid.get("unknown", 0),
             "violations": dict(sorted(self.violations.items())),
-            "informational": dict(Counter(a["kind"] for a in self.anomalies if a["kind"] in kafka_ref.INFORMATIONAL)),
+            "informational": dict(Counter(a["kind"] for a in self.anomalies if not kafka_ref.is_violation(a))),
             "malformed_lines": sum(1 for m in self.malformed if m.get("scope") == "line"),
             "malformed_histories": sum(1 for m in self.malformed if m.get("scope") == "history"),
             "skipped_files": sum(1 for m in self.malformed if m.get("scope") == "file"),
@@ -159,7 +161,7 @@ def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, stru
     if kafka_anoms is not None:
         res["checks"].append("kafka")
         res["anomalies"].extend({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]} for a in kafka_anoms)
-        kv: Any = False if any(a["kind"] not in kafka_ref.INFORMATIONAL for a in kafka_anoms) else True
+        kv: Any = False if any(kafka_ref.is_violation(a) for a in kafka_anoms) else True
         if kv is True and kafka_empty:
             # Elle's :empty-transaction-graph (elle.txn/cycles, one of unknown-anomaly-types):
             # nothing to check is inconclusive, never valid (Jepsen's Kafka checker calls it invalid)
@@ -282,6 +284,8 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         if not structure and has_kafka and "kafka" in opts.checks:
             t = time.perf_counter()
             kafka_anoms = kafka_ref.check_rows(rows)
+            # Elle-style cycles over the same ops (jepsen.tests.kafka/cycles!)
+            kafka_anoms += elle.check_rows_ref(rows, elle.CycleOptions(opts.ww_deps, opts.rw_deps))
             k_secs = time.perf_counter() - t
             stage["kafka"] += k_secs
         if not structure and model in lin_models and "lin" in opts.checks:
@@ -448,6 +452,12 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             rows, kafka_engine = kafka_arrow.collect(kops)
         for r in rows:
             kafka_by_h[r["history"]].append({"kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])})
+        # Elle-style cycles (jepsen.tests.kafka/cycles!): edges as a DataFrame, components per history
+        tc = time.perf_counter()
+        cyc = elle.check_spark(kafka_spark.micro_ops(kops), elle.CycleOptions(opts.ww_deps, opts.rw_deps))
+        for a in cyc:
+            kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
+        stage["cycles"] = time.perf_counter() - tc
         kafka_secs = time.perf_counter() - t
         stage["kafka"] = kafka_secs
         how = (f", {kafka_engine['clustered']} checked in place, {kafka_engine['shuffled']} after a shuffle"

@@ -56,7 +56,9 @@ def print_summary(report: AuditReport, out: Path) -> None:
     else:
         click.echo("violations       none")
     for k, n in s["informational"].items():
-        click.echo(f"{k} (not a violation): {n} key(s) with acknowledged sends never polled")
+        what = ("key(s) with acknowledged sends never polled" if k == "unseen"
+                else "cycle(s) Jepsen's Kafka checker allows (evidence.allowed)")
+        click.echo(f"{k} (not a violation): {n} {what}")
     for m in report.malformed[:10]:
         where = f"{m['path']}:{m['line']}" if m.get("line") is not None else m["path"]
         label = {"file": "skipped file", "history": "malformed history"}.get(m.get("scope"), "malformed")
@@ -90,9 +92,15 @@ def print_summary(report: AuditReport, out: Path) -> None:
 @click.option("--nil-reads", default="auto", show_default=True, type=click.Choice(("auto", "knossos", "strict")),
               help="register models: a read of nil is a read of an unknown value (knossos, as knossos.model) "
                    "or of the value nil (strict: nil means absent); auto = knossos for .edn, strict otherwise")
+@click.option("--ww-deps", is_flag=True,
+              help="Kafka cycles: infer ww edges from each key's version order (Jepsen's :ww-deps); "
+                   "G0 is then reported (allowed, as Jepsen does) and G1c becomes allowed")
+@click.option("--rw-deps", is_flag=True,
+              help="Kafka cycles: draw rw (anti-dependency) edges from each op's last read of a key, "
+                   "to report G-single and G2-item (Jepsen draws none)")
 def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master: str | None, out: str,
           budget: float | None, checks: str, no_spark: bool, engine: str, store_kafka_rows: bool,
-          nil_reads: str) -> None:
+          nil_reads: str, ww_deps: bool, rw_deps: bool) -> None:
     """Report every consistency violation provable from client histories.
 
     PATH is a history file (Jepsen EDN, NDJSON), a directory of them, a Parquet table written by
@@ -110,7 +118,8 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
         raise click.UsageError("--master and --no-spark are exclusive")
     opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
                         out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark,
-                        engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads)
+                        engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads,
+                        ww_deps=ww_deps, rw_deps=rw_deps)
     try:
         report = run(opts)
     except FileNotFoundError as exc:

@@ -234,3 +234,56 @@ def test_stored_micro_ops_dataframe(spark, tmp_path) -> None:
     got = [{"history": r["history"], "kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])}
            for r in kafka_spark.collect(df, m)]
     assert kafka_ref.sort_anomalies(got) == expected_anomalies()
+
+
+# -- Elle-style cycles on Spark (spark_validation/elle.py) ----------------------------------------
+
+
+def _elle_df(spark, rows: list[dict]):
+    from spark_validation import kafka_spark
+    from spark_validation.ingest_schema import OPS_SCHEMA
+
+    df = spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
+    return kafka_spark.micro_ops(df)
+
+
+@pytest.mark.slow
+@settings(max_examples=5, deadline=None)
+@given(kafka_corpus(min_size=20, max_size=30))
+def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
+    from spark_validation.elle import CycleOptions, edges_ref, edges_spark
+
+    m = _elle_df(spark, rows).cache()
+    for ww, rw in [(False, False), (True, False), (False, True), (True, True)]:
+        opts = CycleOptions(ww, rw)
+        assert sorted(tuple(r) for r in edges_spark(m, opts).collect()) == sorted(edges_ref(rows, opts)), (ww, rw)
+    m.unpersist()
+
+
+@settings(max_examples=1, deadline=None, derandomize=True)
+@given(kafka_corpus(min_size=30, max_size=30))
+def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
+    from spark_validation.elle import CycleOptions, edges_ref, edges_spark
+
+    m = _elle_df(spark, rows).cache()
+    for ww, rw in [(True, True)]:  # every edge kind (wr edges do not depend on the flags)
+        opts = CycleOptions(ww, rw)
+        got = sorted(tuple(r) for r in edges_spark(m, opts).collect())
+        assert got == sorted(edges_ref(rows, opts)), (ww, rw)
+    m.unpersist()
+
+
+def test_elle_cycles_on_spark_equal_reference(spark) -> None:
+    from spark_validation.elle import CycleOptions, check_rows_ref, check_spark
+    from tests.audit import test_elle as T
+
+    rows = [r for name, h in (("g1c", T.g1c()), ("g0", T.g0()), ("gs", T.g_single()), ("g2", T.g2_item()))
+            for r in h.rows(name)]
+    m = _elle_df(spark, rows).cache()
+    for ww, rw in [(False, False), (True, True)]:
+        opts = CycleOptions(ww, rw)
+        key = lambda a: (a["history"], a["kind"], json.dumps(a["evidence"], sort_keys=True))  # noqa: E731
+        got = sorted(check_spark(m, opts), key=key)
+        assert got == sorted(check_rows_ref(rows, opts), key=key), (ww, rw)
+        assert {a["kind"] for a in got} >= ({"G1c"} | ({"G0"} if ww else set()) | ({"G-single", "G2-item"} if rw else set()))
+    m.unpersist()

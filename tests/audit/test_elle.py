@@ -1,0 +1,122 @@
+"""Elle-style cycles (spark_validation/elle.py): labelled micro-histories for each cycle kind,
+written from Elle's definitions (elle.txn cycle-anomaly-specs) and Jepsen's edge rules
+(jepsen.tests.kafka ww-graph / wr-graph), the allowed-error-types of Jepsen's checker, the
+component search, and a 1M-op chain (slow)."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_validation import elle
+from spark_validation.elle import CycleOptions, check_rows_ref, edges_ref, strongly_connected
+from tests.audit.cases import H
+
+
+def _kinds(anoms: list[dict]) -> list[str]:
+    return sorted(a["kind"] for a in anoms)
+
+
+def g1c() -> H:
+    h = H()  # each txn polls the other's send: wr both ways (circular information flow)
+    h.txn(0, [["send", "x", 1], ["poll"]], [["send", "x", [0, 1]], ["poll", {"y": [[0, 2]]}]])
+    h.txn(1, [["send", "y", 2], ["poll"]], [["send", "y", [0, 2]], ["poll", {"x": [[0, 1]]}]])
+    return h
+
+
+def test_g1c_wr_cycle_with_evidence_in_words() -> None:
+    (a,) = check_rows_ref(g1c().rows("h"), CycleOptions())
+    assert a["kind"] == "G1c" and a["history"] == "h"
+    ev = a["evidence"]
+    assert ev["cycle"] == [1, 3, 1] and ev["scc_size"] == 2 and "allowed" not in ev
+    assert [s["kind"] for s in ev["steps"]] == ["wr", "wr"]
+    assert ev["steps"][0]["text"] == "op 1 (process 0) sent '1' to key 'x', which op 3 (process 1) polled"
+    assert ev["explanation"].endswith("a cycle, circular information flow (G1c)")
+
+
+def test_g1c_is_allowed_with_ww_deps() -> None:
+    anoms = check_rows_ref(g1c().rows("h"), CycleOptions(ww_deps=True))
+    assert _kinds(anoms) == ["G1c"] and elle.is_allowed(anoms[0])
+
+
+def g0() -> H:
+    h = H()  # x: T1 before T2; y: T2 before T1 (offsets from the sends)
+    h.txn(0, [["send", "x", 1], ["send", "y", 2]], [["send", "x", [0, 1]], ["send", "y", [1, 2]]], f="send")
+    h.txn(1, [["send", "x", 3], ["send", "y", 4]], [["send", "x", [1, 3]], ["send", "y", [0, 4]]], f="send")
+    return h
+
+
+def test_g0_needs_ww_deps_and_is_allowed() -> None:
+    assert check_rows_ref(g0().rows("h"), CycleOptions()) == []  # no ww edges without --ww-deps
+    (a,) = check_rows_ref(g0().rows("h"), CycleOptions(ww_deps=True))
+    assert a["kind"] == "G0" and elle.is_allowed(a)
+    assert [s["kind"] for s in a["evidence"]["steps"]] == ["ww", "ww"]
+    assert "sent '1' to key 'x' before op 3 (process 1) sent '3' to it" in a["evidence"]["steps"][0]["text"]
+
+
+def g_single() -> H:
+    h = H()
+    h.send(2, "x", 0, 0)
+    # T1 polls x up to 0 and sees T2's y=2; T2 sent x=3, the version right after 0: T1 -rw-> T2 -wr-> T1
+    h.txn(0, [["poll"]], [["poll", {"x": [[0, 0]], "y": [[0, 2]]}]], f="poll")
+    h.txn(1, [["send", "x", 3], ["send", "y", 2]], [["send", "x", [1, 3]], ["send", "y", [0, 2]]], f="send")
+    h.poll(3, "x", [(0, 0), (1, 3)])
+    return h
+
+
+def test_g_single_with_rw_deps() -> None:
+    assert _kinds(check_rows_ref(g_single().rows("h"), CycleOptions())) == []
+    anoms = check_rows_ref(g_single().rows("h"), CycleOptions(rw_deps=True))
+    assert _kinds(anoms) == ["G-single"], anoms
+    steps = anoms[0]["evidence"]["steps"]
+    assert sorted(s["kind"] for s in steps) == ["rw", "wr"]
+    rw = next(s for s in steps if s["kind"] == "rw")
+    assert rw["text"] == "op 3 (process 0) polled key 'x' up to '0' and did not see '3', which op 5 (process 1) sent next"
+
+
+def g2_item() -> H:
+    h = H()
+    h.send(2, "x", 0, 0)
+    h.send(2, "y", 0, 0)
+    # T1 reads x up to 0 and sends y=1 next; T2 reads y up to 0 and sends x=1 next: rw both ways
+    h.txn(0, [["poll"], ["send", "y", 1]], [["poll", {"x": [[0, 0]]}], ["send", "y", [1, 1]]])
+    h.txn(1, [["poll"], ["send", "x", 1]], [["poll", {"y": [[0, 0]]}], ["send", "x", [1, 1]]])
+    return h
+
+
+def test_g2_item_two_anti_dependencies() -> None:
+    anoms = check_rows_ref(g2_item().rows("h"), CycleOptions(rw_deps=True))
+    assert _kinds(anoms) == ["G2-item"], anoms
+    assert [s["kind"] for s in anoms[0]["evidence"]["steps"]] == ["rw", "rw"]
+
+
+def test_serial_history_has_no_cycles() -> None:
+    h = H()
+    h.txn(0, [["send", "x", 1]], [["send", "x", [0, 1]]], f="send")
+    h.txn(1, [["poll"], ["send", "y", 2]], [["poll", {"x": [[0, 1]]}], ["send", "y", [0, 2]]])
+    h.txn(2, [["poll"]], [["poll", {"x": [[0, 1]], "y": [[0, 2]]}]], f="poll")
+    opts = CycleOptions(ww_deps=True, rw_deps=True)
+    assert len(edges_ref(h.rows("h"), opts)) >= 3
+    assert check_rows_ref(h.rows("h"), opts) == []
+
+
+def test_shortest_cycle_is_reported() -> None:
+    # a ring of 6 wr edges plus a chord that closes a 2-cycle: the 2-cycle is the evidence
+    n = 6
+    edges = [("h", i, "p", (i + 1) % n, "p", "wr", "k", str(i), None) for i in range(n)]
+    edges.append(("h", 3, "p", 2, "p", "wr", "k", "c", None))
+    (a,) = elle.find_cycles(edges, CycleOptions())
+    assert a["evidence"]["cycle"] == [2, 3, 2] and a["evidence"]["scc_size"] == n
+
+
+def test_components() -> None:
+    adj = [[1], [2], [0, 3], [4], [3], []]
+    assert sorted(sorted(c) for c in strongly_connected(6, adj)) == [[0, 1, 2], [3, 4]]
+
+
+@pytest.mark.slow
+def test_million_op_chain_is_fast() -> None:
+    # a 1M-vertex wr chain closed into one cycle: one component, found without a quadratic search
+    n = 1_000_000
+    edges = [("h", i, "p", (i + 1) % n, "p", "wr", "k", str(i), None) for i in range(n)]
+    (a,) = elle.find_cycles(edges, CycleOptions())
+    assert a["evidence"]["scc_size"] == n and len(a["evidence"]["steps"]) == n
