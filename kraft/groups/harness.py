@@ -30,7 +30,7 @@ from kraft.core.step import TICK, Ready, Trigger
 from kraft.groups import invariants, projection
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.consumer import GroupConsumer
-from kraft.groups.coordinator import GroupConfig, GroupCoordinator
+from kraft.groups.coordinator import COORDINATOR, GroupConfig, GroupCoordinator
 from kraft.groups.messages import ConsumerPhase, Errors, LeaveGroup, Message, OffsetCommit, is_request
 
 _EMPTY = Ready()
@@ -284,6 +284,26 @@ class GroupWorld:
                 self._send(r.messages)
                 out = out.then(r)
         return out
+
+    def join(self, cid: str) -> Ready:
+        """One Idle consumer sends its JoinGroup now (nothing if it is not up and Idle)."""
+        c = self.consumers[cid]
+        r = _EMPTY
+        if c.up and c.phase == ConsumerPhase.IDLE:
+            before = c.owned
+            r = c.step(Trigger(GroupConsumer.send_join_group), self.now)
+            self._note_assignment(cid, before)
+            self._send(r.messages)
+        self._check()
+        return r
+
+    def tick(self, node: str) -> Ready:
+        """Fire the timers of one consumer or of the coordinator (``"coordinator"``) at ``now``,
+        without moving the clock (``advance`` moves it and ticks everyone)."""
+        r = self.tick_coordinator() if node == COORDINATOR else self.tick_consumer(node)
+        self._send(r.messages)
+        self._check()
+        return r
 
     def _pick(self, order: str, rng: random.Random | None) -> int:
         if order == "lifo":

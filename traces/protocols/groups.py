@@ -1,6 +1,7 @@
 """Conformance glue for the classic consumer-group protocol: traces of ``kraft simulate
 --protocol groups`` checked against ``spec/ConsumerGroup.tla`` (vocabulary: docs/groups.md;
-action table: ``kraft/groups/actions.py``; recorder: ``kraft/groups/sim_plugin.py``).
+actions, variants: the declaration ``kraft/groups/protocol.py``, from which the templates, the
+translation and the guards are built; recorder: ``kraft/groups/sim_plugin.py``).
 
 Translation choices (docs/conformance.md, "Consumer groups"):
 
@@ -38,15 +39,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kraft.core.declaration import Action
+from kraft.groups.consumer import GroupConsumer as C
+from kraft.groups.coordinator import GroupCoordinator as G
+from kraft.groups.protocol import CONSUMER, NETWORK, PROTOCOL
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
 from traces.schema import Event
 from traces.tla import BOOL, INT, STR, Fun, Nullable, Rec, RenderError, Set, T
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
-VARIANTS = ("CooperativeAssignWithoutRevoke", "EagerNoRevokeBeforeJoin", "AcceptStaleGeneration")
+VARIANTS = PROTOCOL.variant_names
 BIG = 1_000_000
 
-CONSUMER = STR
+CONSUMER_T = STR
 MEMBER = INT
 MEMBER_OR_NIL = Nullable(INT, "Nil")
 PART = INT
@@ -54,7 +59,7 @@ PARTS = Set(PART)
 MEMBER_PARTS = Fun(MEMBER, PARTS)
 
 _MSG_FIELDS: dict[str, T] = {
-    "mtype": STR, "msource": CONSUMER, "mdest": CONSUMER, "mconn": INT,
+    "mtype": STR, "msource": CONSUMER_T, "mdest": CONSUMER_T, "mconn": INT,
     "mmember": MEMBER_OR_NIL, "minstance": Nullable(STR, "Nil"), "mowned": PARTS,
     "mgeneration": INT, "massignment": MEMBER_PARTS, "merror": STR, "mleader": MEMBER_OR_NIL,
     "mmembers": MEMBER_PARTS, "massigned": PARTS, "mparts": PARTS,
@@ -92,75 +97,86 @@ VARIABLES: dict[str, T] = {
     "generation": INT,
     "leader": MEMBER_OR_NIL,
     "members": Set(MEMBER),
-    "staticMembers": Fun(CONSUMER, MEMBER_OR_NIL),
+    "staticMembers": Fun(CONSUMER_T, MEMBER_OR_NIL),
     "pending": Set(MEMBER),
-    "awaitingJoin": Fun(MEMBER, Rec({"client": CONSUMER, "conn": INT})),
+    "awaitingJoin": Fun(MEMBER, Rec({"client": CONSUMER_T, "conn": INT})),
     "reportedOwned": MEMBER_PARTS,
     "assignment": MEMBER_PARTS,
     "nextMemberId": INT,
-    "up": Fun(CONSUMER, BOOL),
-    "phase": Fun(CONSUMER, STR),
-    "memberId": Fun(CONSUMER, MEMBER_OR_NIL),
-    "consumerGeneration": Fun(CONSUMER, INT),
-    "owned": Fun(CONSUMER, PARTS),
-    "conn": Fun(CONSUMER, INT),
+    "up": Fun(CONSUMER_T, BOOL),
+    "phase": Fun(CONSUMER_T, STR),
+    "memberId": Fun(CONSUMER_T, MEMBER_OR_NIL),
+    "consumerGeneration": Fun(CONSUMER_T, INT),
+    "owned": Fun(CONSUMER_T, PARTS),
+    "conn": Fun(CONSUMER_T, INT),
     "protocol": STR,
     "msgs": Set(MESSAGE),
-    "fencingBreaches": Set(Rec({"partition": PART, "committer": CONSUMER, "owner": CONSUMER})),
+    "fencingBreaches": Set(Rec({"partition": PART, "committer": CONSUMER_T, "owner": CONSUMER_T})),
 }
 
-_CONSUMER_ACTIONS = ("SendJoinGroup", "SendHeartbeat", "SendOffsetCommit", "Crash", "Leave", "Restart",
-                     "ClientSessionTimeout", "RequestTimeout")
-_CONSUMER_HANDLERS = ("HandleJoinGroupResponse", "HandleSyncGroupResponse", "HandleHeartbeatResponse")
-_COORD_HANDLERS = ("HandleJoinGroup", "HandleSyncGroup", "HandleHeartbeat", "HandleLeaveGroup",
-                   "HandleOffsetCommit")
+# the TLA+ type of each action argument, by the spec's parameter name (kraft.groups.protocol)
+ARG_TYPES: dict[str, T] = {"m": MESSAGE, "x": MEMBER}
 
-TEMPLATES: dict[str, str] = {a: f"{a}(p[1])" for a in _CONSUMER_ACTIONS}
-TEMPLATES.update({h: f"p[2] \\in msgs /\\ {h}Msg(p[1], p[2])" for h in _CONSUMER_HANDLERS})
-TEMPLATES.update({h: f"p[1] \\in msgs /\\ {h}Msg(p[1])" for h in _COORD_HANDLERS})
-TEMPLATES.update({
-    "CompleteJoin": "CompleteJoin",
-    "DeleteGroup": "DeleteGroup",
-    "ExpireMember": "ExpireMember(p[1])",
-    "ExpirePending": "ExpirePending(p[1])",
-    "DropMessage": "DropMessageMsg(p[1])",
-})
 
+def _params(action: Action) -> int:
+    """How many parameters the spec operator takes: the consumer (for a consumer action), then
+    the declared args."""
+    return len(action.args) + (1 if action.actor == CONSUMER else 0)
+
+
+def _template(action: Action) -> str:
+    """The spec's operator over ``p[1..k]``.  A message handler is the spec's ``<Name>Msg``
+    operator (``Next`` quantifies over the network: ``<Name> == \E m \in msgs : <Name>Msg(m)``),
+    and a delivered message must be in flight, which the handlers do not test; the network's
+    ``DropMessageMsg`` tests it itself."""
+    k = _params(action)
+    name = action.spec + ("Msg" if "m" in action.args else "")
+    call = f"{name}({', '.join(f'p[{i}]' for i in range(1, k + 1))})" if k else name
+    if "m" in action.args and action.actor != NETWORK:
+        return f"p[{k}] \\in msgs /\\ {call}"
+    return call
+
+
+TEMPLATES: dict[str, str] = {a.spec: _template(a) for a in PROTOCOL.actions}
+
+# diagnostics only: named conditions evaluated at a rejected step, keyed by handler
 _IN_NET_C = {"message in network": "p[2] \\in msgs", "addressed to this consumer's open connection":
              "p[2].mdest = p[1] /\\ p[2].mconn = conn[p[1]] /\\ up[p[1]]"}
-GUARDS: dict[str, dict[str, str]] = {h: dict(_IN_NET_C) for h in _CONSUMER_HANDLERS}
-GUARDS["HandleJoinGroupResponse"]["consumer is Joining"] = 'phase[p[1]] = "Joining"'
-GUARDS["HandleSyncGroupResponse"]["consumer is Syncing"] = 'phase[p[1]] = "Syncing"'
-GUARDS.update({h: {"message in network": "p[1] \\in msgs"} for h in _COORD_HANDLERS})
-GUARDS["HandleSyncGroup"]["not a follower parked in CompletingRebalance"] = \
+_GUARDS_BY_HANDLER: dict[Any, dict[str, str]] = {
+    a.handler: dict(_IN_NET_C) if a.actor == CONSUMER else {"message in network": "p[1] \\in msgs"}
+    for a in PROTOCOL.actions if a.consumes is not None}
+_GUARDS_BY_HANDLER[C.handle_join_group_response]["consumer is Joining"] = 'phase[p[1]] = "Joining"'
+_GUARDS_BY_HANDLER[C.handle_sync_group_response]["consumer is Syncing"] = 'phase[p[1]] = "Syncing"'
+_GUARDS_BY_HANDLER[G.handle_sync_group]["not a follower parked in CompletingRebalance"] = \
     '~(groupState = "CompletingRebalance" /\\ p[1].mmember # leader)'
-GUARDS.update({
-    "DropMessage": {"message in network": "p[1] \\in msgs"},
-    "SendJoinGroup": {"consumer up": "up[p[1]]", "consumer Idle": 'phase[p[1]] = "Idle"'},
-    "SendHeartbeat": {"consumer Stable": 'up[p[1]] /\\ phase[p[1]] = "Stable"',
-                      "no heartbeat of it in flight":
-                          '~\\E m \\in msgs : (m.mtype = "Heartbeat" /\\ m.msource = p[1]) '
-                          '\\/ (m.mtype = "HeartbeatResponse" /\\ m.mdest = p[1])'},
-    "SendOffsetCommit": {"consumer Stable": 'up[p[1]] /\\ phase[p[1]] = "Stable"',
-                         "owns partitions": "owned[p[1]] # {}",
-                         "no commit of it in flight":
-                             '~\\E m \\in msgs : m.mtype = "OffsetCommit" /\\ m.msource = p[1]'},
-    "RequestTimeout": {"consumer Joining or Syncing": 'up[p[1]] /\\ phase[p[1]] \\in {"Joining", "Syncing"}',
-                       "nothing of its join/sync in flight":
-                           '~\\E m \\in msgs : m.mtype \\in {"JoinGroup", "SyncGroup", "JoinGroupResponse", '
-                           '"SyncGroupResponse"} /\\ ("msource" \\in DOMAIN m => m.msource = p[1]) '
-                           '/\\ ("mdest" \\in DOMAIN m => m.mdest = p[1])',
-                       "not parked at the coordinator":
-                           "~\\E x \\in DOMAIN awaitingJoin : awaitingJoin[x] = [client |-> p[1], conn |-> conn[p[1]]]"},
-    "ClientSessionTimeout": {"consumer up with a member id": "up[p[1]] /\\ memberId[p[1]] # Nil"},
-    "Restart": {"consumer down": "~up[p[1]]"},
-    "Crash": {"consumer up": "up[p[1]]"},
-    "CompleteJoin": {"group PreparingRebalance": 'groupState = "PreparingRebalance"',
-                     "every dropped member's lease expired":
-                         "\\A x \\in members \\ DOMAIN awaitingJoin : LeaseExpired(x)"},
-    "ExpireMember": {"member": "p[1] \\in members", "lease expired": "LeaseExpired(p[1])"},
-    "ExpirePending": {"pending": "p[1] \\in pending"},
+_GUARDS_BY_HANDLER.update({
+    C.send_join_group: {"consumer up": "up[p[1]]", "consumer Idle": 'phase[p[1]] = "Idle"'},
+    C.send_heartbeat: {"consumer Stable": 'up[p[1]] /\\ phase[p[1]] = "Stable"',
+                       "no heartbeat of it in flight":
+                           '~\\E m \\in msgs : (m.mtype = "Heartbeat" /\\ m.msource = p[1]) '
+                           '\\/ (m.mtype = "HeartbeatResponse" /\\ m.mdest = p[1])'},
+    C.send_offset_commit: {"consumer Stable": 'up[p[1]] /\\ phase[p[1]] = "Stable"',
+                           "owns partitions": "owned[p[1]] # {}",
+                           "no commit of it in flight":
+                               '~\\E m \\in msgs : m.mtype = "OffsetCommit" /\\ m.msource = p[1]'},
+    C.request_timeout: {"consumer Joining or Syncing": 'up[p[1]] /\\ phase[p[1]] \\in {"Joining", "Syncing"}',
+                        "nothing of its join/sync in flight":
+                            '~\\E m \\in msgs : m.mtype \\in {"JoinGroup", "SyncGroup", "JoinGroupResponse", '
+                            '"SyncGroupResponse"} /\\ ("msource" \\in DOMAIN m => m.msource = p[1]) '
+                            '/\\ ("mdest" \\in DOMAIN m => m.mdest = p[1])',
+                        "not parked at the coordinator":
+                            "~\\E x \\in DOMAIN awaitingJoin : awaitingJoin[x] = [client |-> p[1], conn |-> conn[p[1]]]"},
+    C.client_session_timeout: {"consumer up with a member id": "up[p[1]] /\\ memberId[p[1]] # Nil"},
+    C.restart: {"consumer down": "~up[p[1]]"},
+    C.crash: {"consumer up": "up[p[1]]"},
+    G.complete_join: {"group PreparingRebalance": 'groupState = "PreparingRebalance"',
+                      "every dropped member's lease expired":
+                          "\\A x \\in members \\ DOMAIN awaitingJoin : LeaseExpired(x)"},
+    G.expire_member: {"member": "p[1] \\in members", "lease expired": "LeaseExpired(p[1])"},
+    G.expire_pending: {"pending": "p[1] \\in pending"},
 })
+GUARDS: dict[str, dict[str, str]] = {PROTOCOL.spec_name(h): g for h, g in _GUARDS_BY_HANDLER.items()}
+GUARDS[PROTOCOL.drop_message] = {"message in network": "p[1] \\in msgs"}
 
 
 def _where(ev: Event, part: int) -> str:
@@ -168,27 +184,19 @@ def _where(ev: Event, part: int) -> str:
 
 
 def _one(action: str, node: Any, args: dict[str, Any], where: str) -> SpecStep:
-    def need(name: str, t: T) -> str:
-        if name not in args:
-            raise GlueError(f"{where}: action {action} needs args.{name}")
-        return t.render(args[name], f"{where} args.{name}")
-
-    def consumer() -> str:
+    if not PROTOCOL.has_action(action):
+        raise UnknownAction(action)
+    a = PROTOCOL.action(action)
+    params: list[str] = []
+    if a.actor == CONSUMER:
         if not isinstance(node, str):
             raise GlueError(f"{where}: action {action} needs a consumer as node, got {node!r}")
-        return CONSUMER.render(node, f"{where} node")
-
-    if action in _CONSUMER_ACTIONS:
-        return SpecStep(action, (consumer(),))
-    if action in _CONSUMER_HANDLERS:
-        return SpecStep(action, (consumer(), need("m", MESSAGE)))
-    if action in _COORD_HANDLERS or action == "DropMessage":
-        return SpecStep(action, (need("m", MESSAGE),))
-    if action in ("ExpireMember", "ExpirePending"):
-        return SpecStep(action, (need("x", MEMBER),))
-    if action in ("CompleteJoin", "DeleteGroup"):
-        return SpecStep(action, ())
-    raise UnknownAction(action)
+        params.append(CONSUMER_T.render(node, f"{where} node"))
+    for name in a.args:
+        if name not in args:
+            raise GlueError(f"{where}: action {action} needs args.{name}")
+        params.append(ARG_TYPES[name].render(args[name], f"{where} args.{name}"))
+    return SpecStep(action, tuple(params))
 
 
 def translate(ev: Event) -> list[SpecStep]:
@@ -242,8 +250,8 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
 
 
 GLUE = Glue(
-    protocol="groups",
-    module="ConsumerGroup",
+    protocol=PROTOCOL.name,
+    module=PROTOCOL.spec_module,
     spec_dir=SPEC_DIR,
     variables=VARIABLES,
     templates=TEMPLATES,
