@@ -125,7 +125,7 @@ def _params(action: Action) -> int:
 
 
 def _template(action: Action) -> str:
-    """The spec's operator over ``p[1..k]``.  A message handler is the spec's ``<Name>Msg``
+    r"""The spec's operator over ``p[1..k]``.  A message handler is the spec's ``<Name>Msg``
     operator (``Next`` quantifies over the network: ``<Name> == \E m \in msgs : <Name>Msg(m)``),
     and a delivered message must be in flight, which the handlers do not test; the network's
     ``DropMessageMsg`` tests it itself."""
