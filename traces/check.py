@@ -48,7 +48,7 @@ class TraceResult:
     events: int = 0  # "spec": true steps read from the file
     skipped: int = 0  # "spec": false steps (no spec counterpart), counted and skipped
     checked: int = 0  # spec steps TLC matched before the verdict
-    verdict: str = "error"  # "accepted" | "rejected" | "error"
+    verdict: str = "error"  # "accepted" | "rejected" | "error" (kind "tool_error" or "timeout")
     kind: str | None = None  # why rejected: not_enabled | state_mismatch | init_mismatch |
     #                          unknown_action | bad_step | malformed_json | truncated | bad_header | empty
     line: int | None = None  # the first divergent step's line in the trace file (header = line 1)
@@ -243,7 +243,8 @@ def _run(glue: Glue, traces: list[list[Micro]], inits: list[dict[str, str]], con
 
 
 def _tool_error(r: TraceResult, res: tlcrun.RunResult, what: str) -> TraceResult:
-    r.verdict, r.kind = "error", "tool_error"
+    # a run stopped by --timeout decided nothing (kraft conform: inconclusive); anything else is broken
+    r.verdict, r.kind = "error", ("timeout" if res.outcome == "timeout" else "tool_error")
     detail = "; ".join(res.errors) if res.errors else res.output[-1500:]
     printed = res.printed.strip()
     if printed and res.outcome == "error":

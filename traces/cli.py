@@ -5,9 +5,10 @@ logged steps.  Prints a table (trace, events, verdict, first divergent step) and
 each rejected trace, writes ``OUT/conform.json`` (``--spark``: also ``OUT/conform.parquet``).
 
 Exit codes (kraft/outcome.py): 0 every trace accepted; 1 some trace rejected; 2 bad input or tool
-failure; 3 nothing was checked (no trace files among the inputs, or traces without a single spec
-step). ``conform.json`` is the shared header (``command``, ``verdict``, ``summary``, ``exit_code``),
-then ``v``, ``kind``, ``totals`` (the counts) and ``results`` (one object per trace).
+failure; 3 inconclusive: TLC reached ``--timeout`` on some trace (and nothing else went wrong), or
+nothing was checked (no trace files among the inputs, or traces without a single spec step).
+``conform.json`` is the shared header (``command``, ``verdict``, ``summary``, ``exit_code``), then
+``v``, ``kind``, ``totals`` (the counts) and ``results`` (one object per trace).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def summarize(results: list[TraceResult], seconds: float) -> dict[str, Any]:
         "accepted": sum(r.verdict == "accepted" for r in results),
         "rejected": sum(r.verdict == "rejected" for r in results),
         "errors": sum(r.verdict == "error" for r in results),
+        "timeouts": sum(_timed_out(r) for r in results),  # errors that are a --timeout reached
         "events": events,
         "skipped_steps": sum(r.skipped for r in results),
         "seconds": round(seconds, 3),
@@ -39,14 +41,23 @@ def summarize(results: list[TraceResult], seconds: float) -> dict[str, Any]:
     }
 
 
+def _timed_out(r: TraceResult) -> bool:
+    """A trace whose TLC run hit ``--timeout``: undecided, not broken (traces.check._tool_error)."""
+    return r.verdict == "error" and r.kind == "timeout"
+
+
 def verdict_of(totals: dict[str, Any]) -> tuple[Verdict, str]:
     """The command's verdict and summary sentence from the counts of :func:`summarize`."""
     n, acc, rej, err = totals["traces"], totals["accepted"], totals["rejected"], totals["errors"]
+    timeouts = totals.get("timeouts", 0)
     steps = f"{plural(totals['events'], 'spec step')}, {totals['skipped_steps']} non-spec skipped"
     if rej:
         return Verdict.VIOLATION, f"{plural(rej, 'trace')} of {n} rejected ({acc} accepted, {err} errors; {steps})"
-    if err:
+    if err > timeouts:
         return Verdict.ERROR, f"{plural(err, 'trace')} of {n} could not be checked ({acc} accepted; {steps})"
+    if timeouts:
+        return Verdict.INCONCLUSIVE, (f"{plural(timeouts, 'trace')} of {n} undecided: TLC reached --timeout "
+                                      f"({acc} accepted; {steps})")
     if n == 0:
         return Verdict.INCONCLUSIVE, "no trace files found: nothing was checked"
     if totals["events"] == 0:

@@ -81,6 +81,19 @@ def test_no_trace_files_is_inconclusive_exit_3(tmp_path):
     assert doc["totals"]["ignored_files"][0]["path"].endswith("h.ndjson")
 
 
+@pytest.mark.tlc
+def test_timeout_is_inconclusive_exit_3(relay, tmp_path):
+    """A TLC run stopped by --timeout decides nothing: the trace is undecided, the command exits 3."""
+    d = tmp_path / "c"
+    d.mkdir()
+    relay.write_trace(d / "a.ndjson", 1, 60)
+    r = CliRunner().invoke(conform, [str(d), "--glue", GLUE, "--out", str(tmp_path / "o"), "--timeout", "0.2"])
+    assert r.exit_code == 3, r.output
+    doc = json.loads((tmp_path / "o" / "conform.json").read_text())
+    assert doc["verdict"] == "inconclusive" and doc["totals"]["timeouts"] == doc["totals"]["errors"] == 1
+    assert "undecided: TLC reached --timeout" in doc["summary"]
+
+
 def test_unknown_protocol_is_an_error_not_a_crash(tmp_path):
     p = tmp_path / "t.ndjson"
     p.write_text('{"v": 1, "kind": "trace", "protocol": "paxos", "spec": "Paxos", "constants": {}}\n')
