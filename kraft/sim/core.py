@@ -459,7 +459,7 @@ class Simulator:
         self.down.add(node)
         self._count("disk-loss" if disk_lost else "crash")
         self.protocol.crash(self, node)
-        self.record("Crash", node, {"disk_lost": disk_lost}, spec=False)
+        self.record("NodeDown", node, {"disk_lost": disk_lost}, spec=False)
         if downtime_ms is not None:
             self.clock.schedule(self.now + downtime_ms, "restart", (node, disk_lost))
 
@@ -489,7 +489,7 @@ class Simulator:
         self._count("disk-loss")
         self.protocol.crash(self, node)
         self.network.purge(node)
-        self.record("Crash", node, {"disk_lost": True}, spec=False)
+        self.record("NodeDown", node, {"disk_lost": True}, spec=False)
         self.restart(node, disk_lost=True)
 
     def _on_resign(self, ev: _Event) -> None:

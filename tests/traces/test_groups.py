@@ -230,7 +230,7 @@ def _situations(lines: list[str]) -> set[str]:
             found.add("RequestTimeout outstanding" if held else "RequestTimeout free")
         if d["spec"] and d["action"] in ("Crash", "Restart"):
             found.add(d["action"])
-        if not d["spec"] and d["action"] == "Crash" and d["node"] == "coordinator":
+        if not d["spec"] and d["action"] in ("NodeDown", "Crash") and d["node"] == "coordinator":
             found.add("coordinator down")
         prev = d["state"]
     return found
