@@ -285,7 +285,7 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             t = time.perf_counter()
             kafka_anoms = kafka_ref.check_rows(rows)
             # Elle-style cycles over the same ops (jepsen.tests.kafka/cycles!)
-            kafka_anoms += elle.check_rows_ref(rows, elle.CycleOptions(opts.ww_deps, opts.rw_deps))
+            kafka_anoms += kafka_ref.sort_anomalies(elle.check_rows_ref(rows, elle.CycleOptions(opts.ww_deps, opts.rw_deps)))
             k_secs = time.perf_counter() - t
             stage["kafka"] += k_secs
         if not structure and model in lin_models and "lin" in opts.checks:
@@ -450,12 +450,13 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             # per partition, no shuffle where partitions hold whole histories (verified; the
             # histories that do not are re-checked after a shuffle)
             rows, kafka_engine = kafka_arrow.collect(kops)
-        for r in rows:
-            kafka_by_h[r["history"]].append({"kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])})
+        for a in kafka_ref.sort_anomalies([{"history": r["history"], "kind": r["kind"], "key": r["key"],
+                                            "evidence": json.loads(r["evidence"])} for r in rows]):
+            kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         # Elle-style cycles (jepsen.tests.kafka/cycles!): edges as a DataFrame, components per history
         tc = time.perf_counter()
         cyc = elle.check_spark(kafka_spark.micro_ops(kops), elle.CycleOptions(opts.ww_deps, opts.rw_deps))
-        for a in cyc:
+        for a in kafka_ref.sort_anomalies(cyc):
             kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         stage["cycles"] = time.perf_counter() - tc
         kafka_secs = time.perf_counter() - t
