@@ -120,3 +120,25 @@ def test_million_op_chain_is_fast() -> None:
     edges = [("h", i, "p", (i + 1) % n, "p", "wr", "k", str(i), None) for i in range(n)]
     (a,) = elle.find_cycles(edges, CycleOptions())
     assert a["evidence"]["scc_size"] == n and len(a["evidence"]["steps"]) == n
+
+
+def test_kraft_audit_reports_cycles(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from spark_validation.cli import audit
+
+    runner = CliRunner()
+    f = g1c().write_ndjson(tmp_path / "g1c.ndjson")
+    r = runner.invoke(audit, [str(f), "--no-spark", "--out", str(tmp_path / "a")])
+    assert r.exit_code == 1 and "G1c" in r.output, r.output
+    res = __import__("json").loads((tmp_path / "a" / "results.json").read_text())
+    (h,) = [x for x in (res if isinstance(res, list) else res["results"]) if x["history"].endswith("g1c.ndjson")]
+    assert [a["kind"] for a in h["anomalies"] if a["kind"] == "G1c"] == ["G1c"]
+    # G0 with --ww-deps: reported, allowed (Jepsen's allowed-error-types), not a violation
+    f0 = g0().write_ndjson(tmp_path / "g0.ndjson")
+    r0 = runner.invoke(audit, [str(f0), "--no-spark", "--ww-deps", "--out", str(tmp_path / "b")])
+    assert r0.exit_code == 0, r0.output
+    assert "G0 (not a violation): 1" in r0.output
+    r2 = runner.invoke(audit, [str(g2_item().write_ndjson(tmp_path / "g2.ndjson")), "--no-spark", "--rw-deps",
+                               "--out", str(tmp_path / "c")])
+    assert r2.exit_code == 1 and "G2-item" in r2.output
