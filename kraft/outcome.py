@@ -35,6 +35,8 @@ __all__ = [
     "header",
     "read_header",
     "HeaderError",
+    "worst_status",
+    "plural",
 ]
 
 EXIT_OK = 0
@@ -119,6 +121,18 @@ def read_header(doc: Any, where: str = "JSON") -> tuple[str, Verdict, str, int]:
     if not isinstance(doc["summary"], str):
         raise HeaderError(f"{where}: summary is not a sentence")
     return str(doc["command"]), verdict, doc["summary"], doc["exit_code"]
+
+
+def worst_status(statuses: Iterable[str], verdict_of: Mapping[str, Verdict],
+                 skipped: str = "skipped") -> tuple[Verdict, int, int, str]:
+    """Combine the statuses of a command's parts (runs, stages): ``(verdict, ran, skipped, tail)``
+    where ``verdict`` is the worst of the parts that ran (inconclusive if none ran), and ``tail``
+    is ``"; N skipped"`` (or ``""``) for the summary sentence."""
+    statuses = list(statuses)
+    ran = [s for s in statuses if s != skipped]
+    n_skipped = len(statuses) - len(ran)
+    return (Verdict.worst(verdict_of[s] for s in ran), len(ran), n_skipped,
+            f"; {n_skipped} skipped" if n_skipped else "")
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

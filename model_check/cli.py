@@ -24,7 +24,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from kraft.outcome import EXIT_ERROR, Verdict, header, plural
+from kraft.outcome import EXIT_ERROR, Verdict, header, plural, worst_status
 
 from .specs import Manifest, ManifestError, load_manifests, run_spec, spec_dir
 from .tlc import Progress, TLCError, TLCResult, TraceState, _cfg_properties
@@ -113,10 +113,8 @@ _STATUS_VERDICT = {"ok": Verdict.CLEAN, "violation": Verdict.VIOLATION, "missed"
 def overall(runs: list[Run]) -> tuple[Verdict, str]:
     """The command's verdict and its one-sentence summary. Skipped runs check nothing: a command
     whose runs were all skipped is inconclusive."""
+    verdict, _, skipped, tail = worst_status((r.status for r in runs), _STATUS_VERDICT)
     done = [r for r in runs if r.status != "skipped"]
-    verdict = Verdict.worst(_STATUS_VERDICT[r.status] for r in done)
-    skipped = len(runs) - len(done)
-    tail = f"; {skipped} skipped" if skipped else ""
     if not done:
         return verdict, f"nothing was model-checked ({plural(skipped, 'run')} skipped)"
     variants = [r for r in done if r.variant is not None]

@@ -29,7 +29,7 @@ import attrs
 import click
 
 from kraft.cli import COMMANDS
-from kraft.outcome import HeaderError, Verdict, header, plural, read_header
+from kraft.outcome import HeaderError, Verdict, header, plural, read_header, worst_status
 
 from .page import write_report
 
@@ -189,10 +189,8 @@ def run_stage(stage: Stage, out: Path, timeout: float | None) -> StageResult:
 
 def review_verdict(results: list[StageResult]) -> tuple[Verdict, str]:
     """The review's own verdict: the worst of its stages' (skipped stages check nothing)."""
+    verdict, _, skipped, tail = worst_status((r.status for r in results), _VERDICT_OF)
     ran = [r for r in results if r.status != "skipped"]
-    verdict = Verdict.worst(_VERDICT_OF[r.status] for r in ran)
-    skipped = len(results) - len(ran)
-    tail = f"; {skipped} skipped" if skipped else ""
     if not ran:
         return verdict, f"no stage could run ({plural(skipped, 'stage')} skipped)"
     passed = sum(r.status == "passed" for r in ran)
