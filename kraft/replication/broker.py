@@ -433,7 +433,12 @@ class Broker:
             diverging = lfe != -1 and not undefined and e_end < m.fetchOffset
         else:
             diverging = lfe != -1 and not undefined and (e_epoch < lfe or e_end < m.fetchOffset)
-        out_of_range = undefined or m.fetchOffset > leo
+        # Kafka's order (Partition.readRecords): an undefined epoch is out of range, then the
+        # divergence check, and only then the read, whose offset may be past the LEO.  The spec
+        # checks "fetch offset > LEO" before divergence; that answers OFFSET_OUT_OF_RANGE to a
+        # follower whose longer log merely diverges, and the follower then empties its log, which
+        # loses an ELR member's records (docs/replication.md, "Departures from the spec").
+        out_of_range = undefined or (not diverging and m.fetchOffset > leo)
         update = err == NONE and not out_of_range and (not diverging or self.config.Kip320FirstTry)
         fe = dict(self.follower_end_offset)
         fbe = dict(self.follower_broker_epoch)
