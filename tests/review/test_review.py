@@ -37,6 +37,8 @@ def fake_commands(monkeypatch, tmp_path):
         "@click.command()\n@click.option('--out')\n"
         "def liar(out):\n    doc(out, Verdict.CLEAN, 'all fine', code=1)\n"
         "@click.command()\n@click.option('--out')\n"
+        "def slow(out):\n    import time; time.sleep(30)\n"
+        "@click.command()\n@click.option('--out')\n"
         "def old(out):\n"
         "    p = pathlib.Path(out); p.mkdir(parents=True, exist_ok=True)\n"
         "    (p / 'r.json').write_text(json.dumps([{'verdict': 'ok'}]))\n"
@@ -48,7 +50,7 @@ def fake_commands(monkeypatch, tmp_path):
     return tmp_path
 
 
-FAKES = ("clean", "bad", "broken", "unsure", "liar", "old")
+FAKES = ("clean", "bad", "broken", "unsure", "liar", "old", "slow")
 
 
 def test_stage_verdicts_come_from_the_header(fake_commands, tmp_path, monkeypatch):
@@ -79,6 +81,9 @@ def test_stage_verdicts_come_from_the_header(fake_commands, tmp_path, monkeypatc
     assert liar.status == "error" and "exit code 1 but r.json says clean" in liar.detail
     old = stage("o", "old")
     assert old.status == "error" and "not an object with the kraft header" in old.detail
+    # a stage stopped by --stage-timeout decided nothing: inconclusive
+    slow = pipeline.run_stage(pipeline.Stage("s", "slow", ("fake-slow", "--out", str(out / "s")), "s/r.json"), out, 1.5)
+    assert (slow.status, slow.exit_code, slow.detail) == ("inconclusive", None, "stopped after 2s (--stage-timeout)")
     # the review's own verdict is the worst stage's; its document carries the header too
     verdict, sentence = pipeline.review_verdict([clean, unsure])
     assert verdict is Verdict.INCONCLUSIVE and sentence == "1 of 2 stages passed (u inconclusive)"
