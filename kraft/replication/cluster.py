@@ -125,6 +125,18 @@ class Cluster:
         self.step(msg.dest, msg)
         return msg
 
+    def deliver_next(self, mtype: type, source: int | None = None, dest: int | None = None) -> Any:
+        """Deliver the oldest message in flight of type ``mtype`` (and source/dest if given)."""
+        for k, m in enumerate(self.pending):
+            if isinstance(m, mtype) and (source is None or m.source == source) and (dest is None or m.dest == dest):
+                return self.deliver(k)
+        raise LookupError(f"no {mtype.__name__} {source}->{dest} in flight: {self.pending}")
+
+    def take(self, n: int, handler: Callable[..., Any], **args: Any) -> Ready:
+        """Force one action of node ``n`` (a handler of the declaration, or a helper such as
+        ``Broker.heartbeat``)."""
+        return self.step(n, Trigger(handler, args))
+
     def drop(self, index: int) -> Any:
         if not self.pending:
             return None
