@@ -287,6 +287,13 @@ class Controller:
             self._append(self._fence_records(b))
         return True
 
+    def failover(self, now: int) -> bool:
+        """A new active controller takes over (the old one crashed): its state is the committed
+        metadata log (already replayed into ``image``); every broker gets a fresh session, as
+        BrokerHeartbeatManager starts over on a new active controller."""
+        self.last_heartbeat = {b: now for b in self.brokers}
+        return True
+
     # ------------------------------------------------------------------ views
     def describe(self) -> str:
         p = self.partition

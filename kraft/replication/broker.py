@@ -240,7 +240,7 @@ class Broker:
             return (cls.replay_metadata, {})
         if self.is_leader():
             for p in self.pending_produce:
-                if self.high_watermark > p.offset:
+                if self.high_watermark > p.offset and p.leaderEpoch == self.local_leader_epoch:
                     return (cls.complete_produce, {"v": p.value})
             if not self.alter_partition_in_flight:
                 for f in sorted(self.local_isr - {self.id}):
@@ -267,7 +267,8 @@ class Broker:
         if self.log.flushed_offset < self.leo:
             times.append(self.next_flush_at)
         if self.is_leader():
-            if any(self.high_watermark > p.offset for p in self.pending_produce):
+            if any(self.high_watermark > p.offset and p.leaderEpoch == self.local_leader_epoch
+                   for p in self.pending_produce):
                 return 0
             if not self.alter_partition_in_flight:
                 for f in self.local_isr - {self.id}:
@@ -373,6 +374,9 @@ class Broker:
         if p.leader == self.id:
             # Partition.makeLeader
             if new_epoch:
+                # produces waiting from an earlier epoch of this leader are never answered OK
+                # (CompleteProduce needs the same epoch): they time out for the client
+                self.pending_produce = []
                 self.leader_epoch_start_offset = self.leo
                 self.follower_end_offset = {f: -1 for f in self.brokers}
                 self.follower_broker_epoch = {f: -1 for f in self.brokers}

@@ -34,6 +34,21 @@ def _groups_variants() -> list[str]:
     return variants()
 
 
-PROTOCOLS: dict[str, Callable[[int, str | None], Protocol]] = {"kraft": _kraft, "groups": _groups}
-VARIANTS_OF: dict[str, Callable[[], list[str]]] = {"kraft": _kraft_variants, "groups": _groups_variants}
-HISTORY_MODEL: dict[str, str] = {"kraft": "append-log", "groups": "consumer-group"}
+def _replication(brokers: int, variant: str | None) -> Protocol:
+    from kraft.replication.config import ReplicationConfig
+    from kraft.sim.replication_protocol import ReplicationProtocol
+
+    return ReplicationProtocol(brokers, ReplicationConfig().with_variant(variant))
+
+
+def _replication_variants() -> list[str]:
+    from kraft.replication.protocol import PROTOCOL
+
+    return list(PROTOCOL.variant_names)
+
+
+PROTOCOLS: dict[str, Callable[[int, str | None], Protocol]] = {"kraft": _kraft, "groups": _groups,
+                                                               "replication": _replication}
+VARIANTS_OF: dict[str, Callable[[], list[str]]] = {"kraft": _kraft_variants, "groups": _groups_variants,
+                                                   "replication": _replication_variants}
+HISTORY_MODEL: dict[str, str] = {"kraft": "append-log", "groups": "consumer-group", "replication": "append-log"}

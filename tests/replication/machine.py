@@ -20,6 +20,7 @@ from kraft.replication.config import ReplicationConfig
 from kraft.replication.invariants import has_at
 from kraft.replication.messages import CONTROLLER
 from kraft.replication.protocol import PROTOCOL
+from tests.replication import stories
 
 INDEX = st.integers(min_value=0, max_value=63)
 
@@ -72,6 +73,26 @@ def make_machine(config: ReplicationConfig | None = None, brokers: int = 3, *, s
         @rule(i=INDEX)
         def drop(self, i: int) -> None:
             self.c.drop(i)
+
+        @rule(f=broker_ids)
+        def fetch_once(self, f: int) -> None:
+            """One whole fetch of ``f`` (request, answer, any AlterPartition round trip)."""
+            b = self.c.brokers[f]
+            if b.running and b.local_leader in self.c.brokers and b.local_leader != f \
+                    and self.c.brokers[b.local_leader].running:
+                try:
+                    stories.fetch(self.c, f)
+                except LookupError:
+                    pass  # nothing to fetch now (e.g. a fetch already outstanding)
+
+        @rule(n=broker_ids)
+        def replay(self, n: int) -> None:
+            stories.replay(self.c, n)
+
+        @rule(n=broker_ids)
+        def unfence(self, n: int) -> None:
+            if self.c.brokers[n].running and self.c.brokers[n].broker_epoch >= 0:
+                stories.unfence(self.c, n)
 
         @rule(n=node_ids)
         def tick(self, n: int) -> None:

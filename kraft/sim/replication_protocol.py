@@ -1,0 +1,313 @@
+"""The partition-replication plug-in of the simulator: one controller (node 0), brokers 1..N,
+producers (acks -1/1/0) and consumers.
+
+Faults: ``drop``/``dup``/``delay``/``reorder``/``partition`` act on every message (a partition
+that cuts a broker off the controller gets it fenced: missed heartbeats); ``crash`` is an unclean
+shutdown of a broker (power loss: the unflushed log tail and any torn write are lost; the broker
+restarts later and registers as unclean) or, for node 0, a controller failover; ``disk-loss`` a
+broker restarting with an empty disk; ``resign`` a controlled shutdown of a broker followed by a
+clean restart.
+
+Client history (Jepsen's Kafka workload, flat form: key ``"kraft-test-0"``):
+  send  invoke at the broker the client believes leads; acks=-1: ``ok`` with ``[offset, v]`` when
+        the leader answers NONE (checkEnoughReplicasReachOffset), ``fail`` when nothing was
+        appended (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS), ``info`` when it may have been
+        (NOT_ENOUGH_REPLICAS_AFTER_APPEND, leader lost before answering).  acks=1 / acks=0 sends are
+        not durable by Kafka's contract, so they complete ``info`` (acks=1 with its offset).
+  poll  a consumer reads from the leader it finds, from its position up to that broker's HW:
+        ``ok`` with ``[[offset, v], ...]`` (an empty read when no leader answers).
+  assign  each consumer process assigns itself the partition first.
+A process that saw ``info`` is retired and replaced (Jepsen's rule).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from kraft.controller.controller import Controller
+from kraft.core.invariants import Violation
+from kraft.core.step import Ready, Trigger
+from kraft.log import MemoryFS
+from kraft.replication.broker import Broker, ProduceResult
+from kraft.replication.cluster import route
+from kraft.replication.config import ReplicationConfig
+from kraft.replication.invariants import Ghost, check_all
+from kraft.replication.messages import (
+    CONTROLLER,
+    NONE,
+    NOT_ENOUGH_REPLICAS,
+    NOT_LEADER_OR_FOLLOWER,
+    to_spec,
+)
+from kraft.replication.projection import View, project, to_json_state
+from kraft.replication.protocol import PROTOCOL
+from kraft.sim.core import Protocol, Simulator
+
+KEY = "kraft-test-0"
+CLEAN_SHUTDOWN = PROTOCOL.spec_name(Broker.clean_shutdown)
+READERS = 2  # consumer processes 1000, 1001
+ACKS_CHOICES = (-1, -1, -1, 1, 0)
+
+
+@attrs.define
+class _Pending:
+    process: int
+    value: int
+    broker: int
+    epoch: int
+    offset: int
+
+
+class _Routed:
+    """A node as the simulator sees it: its Ready routed (composite actions, ghost bookkeeping)."""
+
+    def __init__(self, plugin: "ReplicationProtocol", node_id: int) -> None:
+        self.plugin = plugin
+        self.id = node_id
+
+    def step(self, inp: Any, now: int) -> Ready:
+        node = self.plugin.controller if self.id == CONTROLLER else self.plugin.brokers[self.id]
+        return route(self.plugin.controller, self.id, node.step(inp, now), now, self.plugin.ghost)
+
+
+class ReplicationProtocol(Protocol):
+    name = "replication"
+    spec = PROTOCOL.spec_module
+    declaration = PROTOCOL
+
+    @property
+    def drop_action(self) -> str:
+        """The spec's network never loses a message (Kafka's connections are TCP; only a stopped
+        broker's connections go), so a simulated loss is recorded as a non-spec step."""
+        return "MessageLost"
+
+    def drop_is_spec_step(self, sim: Simulator, msg: Any) -> bool:
+        return False
+
+    def __init__(self, brokers: int = 3, config: ReplicationConfig | None = None, processes: int = 4) -> None:
+        if brokers < 1:
+            raise ValueError("need at least one broker")
+        self.ids = tuple(range(1, brokers + 1))
+        cfg = config or ReplicationConfig()
+        if cfg.min_insync_replicas > brokers:
+            cfg = attrs.evolve(cfg, min_insync_replicas=brokers)
+        self.config = cfg
+        self.n_processes = processes
+        self.free_processes = list(range(processes))
+        self.next_process = processes
+        self.pending: dict[int, _Pending] = {}
+        self.read_positions: dict[int, int] = {}
+        self.assigned: set[int] = set()
+        self.stats = {"ok": 0, "fail": 0, "info": 0, "polls": 0, "acks1": 0, "acks0": 0, "skipped_writes": 0}
+        self.leader_changes = 0
+        self._last_leader = 1
+
+    # -- setup -------------------------------------------------------------------------------
+    def setup(self, sim: Simulator) -> None:
+        self.controller = Controller(self.ids, self.config, now=sim.now)
+        self.fs = {b: MemoryFS() for b in self.ids}
+        self.brokers = {b: Broker(b, self.ids, self.config, self.fs[b], self.controller.records, now=sim.now)
+                        for b in self.ids}
+        self.ghost = Ghost()
+        self._routed = {n: _Routed(self, n) for n in (CONTROLLER, *self.ids)}
+
+    def node_ids(self) -> list[int]:
+        return [CONTROLLER, *self.ids]
+
+    def node(self, node_id: int) -> Any:
+        return self._routed[node_id]
+
+    def next_wakeup(self, node_id: int) -> int | None:
+        if node_id == CONTROLLER:
+            return self.controller.next_deadline()
+        return self.brokers[node_id].next_deadline()
+
+    def constants(self) -> dict[str, Any]:
+        c: dict[str, Any] = {"Brokers": list(self.ids), "MinIsr": self.config.min_insync_replicas}
+        for v in PROTOCOL.variant_names:
+            c[v] = getattr(self.config, v)
+        return c
+
+    def encode_arg(self, value: Any) -> Any:
+        return to_spec(value) if hasattr(value, "mtype") else value
+
+    def after(self, sim: Simulator, node: Any, ready: Ready) -> None:
+        if any(s.action == CLEAN_SHUTDOWN for s in ready.steps):
+            # the broker stopped after its controlled shutdown: it is down until a clean restart
+            sim.down.add(node)
+            sim.clock.schedule(sim.now + sim.rng.randint(300, 2000), "restart", (node, False))
+        if ready.committed:
+            for b in self.ids:
+                sim.reschedule(b)  # newly committed metadata: brokers replay it
+            leader = self.controller.partition.leader
+            if leader != self._last_leader:
+                self.leader_changes += 1
+                self._last_leader = leader
+        if isinstance(ready.reply, ProduceResult) and ready.reply.acks == -1 and ready.reply.error != "PENDING":
+            self._answer(sim, ready.reply)
+
+    # -- clients -----------------------------------------------------------------------------
+    def _leader_guess(self, sim: Simulator) -> int | None:
+        leaders = [b for b in self.ids if b not in sim.down and self.brokers[b].is_leader()]
+        if not leaders:
+            return None
+        return max(leaders, key=lambda b: self.brokers[b].local_leader_epoch)
+
+    def client_op(self, sim: Simulator, kind: str) -> None:
+        rec = sim.recorder
+        if kind == "read":
+            process = 1000 + self.stats["polls"] % READERS
+            if process not in self.assigned:
+                self.assigned.add(process)
+                if rec is not None:
+                    rec.op(process, "invoke", "assign", None, [KEY], sim.now)
+                    rec.op(process, "ok", "assign", None, [KEY], sim.now)
+            self.stats["polls"] += 1
+            lid = self._leader_guess(sim)
+            position = self.read_positions.get(process, 0)
+            got: list[list[int]] = []
+            if lid is not None:
+                br = self.brokers[lid]
+                hw = br.high_watermark
+                window = br.entries[position:min(hw, position + 20)]
+                got = [[off, e.value] for off, e in enumerate(window, position)]
+                self.read_positions[process] = position + len(window)
+            if rec is not None:
+                rec.op(process, "invoke", "poll", KEY, None, sim.now, node=lid, offset=position)
+                rec.op(process, "ok", "poll", KEY, got, sim.now, node=lid, offset=position)
+            return
+        if not self.free_processes:
+            self.stats["skipped_writes"] += 1
+            return
+        up = [b for b in self.ids if b not in sim.down]
+        if not up:
+            return
+        target = self._leader_guess(sim)
+        if target is None or sim.rng.random() < 0.1:
+            target = sim.rng.choice(up)
+        acks = sim.rng.choice(ACKS_CHOICES)
+        process = self.free_processes.pop(0)
+        value = self.ghost.next_value
+        if rec is not None:
+            rec.op(process, "invoke", "send", KEY, value, sim.now, node=target, acks=acks)
+        ready = sim.step_node(target, Trigger(Broker.produce, {"acks": acks, "value": value}))
+        r: ProduceResult = ready.reply
+        if ready.steps:
+            self.ghost.next_value += 1
+        if r.error in (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS):
+            self.stats["fail"] += 1
+            if rec is not None:
+                rec.op(process, "fail", "send", KEY, value, sim.now, node=target, error=r.error)
+            self.free_processes.append(process)
+        elif acks == -1:
+            self.pending[process] = _Pending(process, value, target, r.leaderEpoch, r.offset)
+        else:
+            self.stats["acks1" if acks == 1 else "acks0"] += 1
+            self._info(sim, process, [r.offset, value] if acks == 1 else value, target,
+                       "acks=1: not durable" if acks == 1 else "acks=0: no answer")
+        sim.run_due(target)
+        sim.reschedule(target)
+
+    def _answer(self, sim: Simulator, r: ProduceResult) -> None:
+        process = next((p for p, x in self.pending.items() if x.value == r.value), None)
+        if process is None:
+            return
+        p = self.pending.pop(process)
+        if r.error == NONE:
+            self.stats["ok"] += 1
+            if sim.recorder is not None:
+                sim.recorder.op(process, "ok", "send", KEY, [r.offset, r.value], sim.now, node=p.broker,
+                                offset=r.offset)
+            self.free_processes.append(process)
+        else:
+            self._info(sim, process, r.value, p.broker, r.error)
+
+    def _settle(self, sim: Simulator) -> None:
+        """acks=-1 produces whose leader crashed or lost leadership before answering: unknown."""
+        for process in sorted(self.pending):
+            p = self.pending[process]
+            br = self.brokers[p.broker]
+            alive = p.broker not in sim.down and br.running and any(x.value == p.value for x in br.pending_produce)
+            if not alive:
+                del self.pending[process]
+                self._info(sim, process, p.value, p.broker, "leader-lost")
+
+    def _info(self, sim: Simulator, process: int, value: Any, broker: int, why: str) -> None:
+        self.stats["info"] += 1
+        if sim.recorder is not None:
+            sim.recorder.op(process, "info", "send", KEY, value, sim.now, node=broker, error=why)
+        self.free_processes.append(self.next_process)
+        self.next_process += 1
+
+    def finish(self, sim: Simulator) -> None:
+        self._settle(sim)
+        for process in sorted(self.pending):
+            p = self.pending.pop(process)
+            self._info(sim, process, p.value, p.broker, "run-ended")
+
+    # -- faults ------------------------------------------------------------------------------
+    def crash(self, sim: Simulator, node_id: int) -> None:
+        sim.network.purge(node_id)  # its connections are reset
+        if node_id == CONTROLLER:
+            return
+        self.fs[node_id].crash(rng=sim.rng)
+        sim.step_node(node_id, Trigger(Broker.unclean_shutdown))
+
+    def restart(self, sim: Simulator, node_id: int, disk_lost: bool) -> None:
+        if node_id == CONTROLLER:
+            sim.step_node(node_id, Trigger(Controller.failover))
+            return
+        br = self.brokers[node_id]
+        if br.running:  # the broker stopped cleanly meanwhile? (not for crashes: they stop it)
+            return
+        if disk_lost:
+            self.fs[node_id].lose_disk(br.root)
+        sim.step_node(node_id, Trigger(Broker.restart_broker_with_disk_loss if disk_lost else Broker.restart_broker))
+        sim.run_due(node_id)
+
+    def can_lose_disk(self, sim: Simulator, node_id: int) -> bool:
+        return node_id != CONTROLLER
+
+    def resign(self, sim: Simulator, node_id: Any) -> None:
+        """Controlled shutdown of a running broker; it stops once it leads nothing and comes back
+        (clean restart) a little later."""
+        up = [b for b in self.ids if b not in sim.down and self.brokers[b].running and not self.brokers[b].want_shutdown]
+        if not up:
+            return
+        b = sim.rng.choice(up)
+        sim._count("controlled-shutdown")
+        sim.step_node(b, Trigger(Broker.request_shutdown))
+        sim.run_due(b)
+        sim.reschedule(b)
+
+    # -- checking ----------------------------------------------------------------------------
+    def project(self, sim: Simulator) -> dict[str, Any]:
+        return to_json_state(project(View(self.controller, self.brokers, sim.network.in_flight(), self.ghost)))
+
+    def check(self, sim: Simulator, restarted: set[Any]) -> list[Violation]:
+        self._settle(sim)
+        state = project(View(self.controller, self.brokers, [], self.ghost), with_messages=False,
+                        with_metadata=False)
+        state["MinIsr"] = self.config.min_insync_replicas
+        return self.ghost.observe(self.brokers) + check_all(state)
+
+    def describe(self, sim: Simulator) -> str:
+        lines = [self.controller.describe()] + [self.brokers[b].describe() for b in self.ids]
+        if sim.network.blocked:
+            lines.append(f"blocked links: {sorted(sim.network.blocked)}")
+        lines.append(f"acked: {len(self.ghost.acked)} records")
+        return "\n".join(lines)
+
+    def summary(self, sim: Simulator) -> dict[str, Any]:
+        p = self.controller.partition
+        return {
+            "brokers": len(self.ids),
+            "leader_changes": self.leader_changes,
+            "leader_epoch": p.leaderEpoch,
+            "committed_offset": max((b.high_watermark for b in self.brokers.values()), default=0),
+            "acked": len(self.ghost.acked),
+            "metadata_records": len(self.controller.records),
+            "clients": dict(self.stats),
+        }
