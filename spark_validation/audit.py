@@ -64,6 +64,7 @@ class AuditOptions:
     nil_reads: str = "auto"  # register models: "knossos" (nil read = unknown), "strict", auto = knossos for .edn
     ww_deps: bool = False  # Kafka cycles: ww edges from the version order (Jepsen's :ww-deps)
     rw_deps: bool = False  # Kafka cycles: rw (anti-dependency) edges, for G-single / G2-item
+    process_order: bool = False  # Kafka cycles: Elle's process-order edges (G0-process, G1c-process)
 
 
 @attrs.define
@@ -285,7 +286,7 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             t = time.perf_counter()
             kafka_anoms = kafka_ref.check_rows(rows)
             # Elle-style cycles over the same ops (jepsen.tests.kafka/cycles!)
-            kafka_anoms += kafka_ref.sort_anomalies(elle.check_rows_ref(rows, elle.CycleOptions(opts.ww_deps, opts.rw_deps)))
+            kafka_anoms += kafka_ref.sort_anomalies(elle.check_rows_ref(rows, elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order)))
             k_secs = time.perf_counter() - t
             stage["kafka"] += k_secs
         if not structure and model in lin_models and "lin" in opts.checks:
@@ -455,7 +456,8 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         # Elle-style cycles (jepsen.tests.kafka/cycles!): edges as a DataFrame, components per history
         tc = time.perf_counter()
-        cyc = elle.check_spark(kafka_spark.micro_ops(kops), elle.CycleOptions(opts.ww_deps, opts.rw_deps))
+        cyc = elle.check_spark(kafka_spark.micro_ops(kops),
+                               elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order))
         for a in kafka_ref.sort_anomalies(cyc):
             kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         stage["cycles"] = time.perf_counter() - tc

@@ -98,9 +98,12 @@ def print_summary(report: AuditReport, out: Path) -> None:
 @click.option("--rw-deps", is_flag=True,
               help="Kafka cycles: draw rw (anti-dependency) edges from each op's last read of a key, "
                    "to report G-single and G2-item (Jepsen draws none)")
+@click.option("--process-order", is_flag=True,
+              help="Kafka cycles: add Elle's process-order edges (each process's ok ops in order), to report "
+                   "G0-process and G1c-process")
 def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master: str | None, out: str,
           budget: float | None, checks: str, no_spark: bool, engine: str, store_kafka_rows: bool,
-          nil_reads: str, ww_deps: bool, rw_deps: bool) -> None:
+          nil_reads: str, ww_deps: bool, rw_deps: bool, process_order: bool) -> None:
     """Report every consistency violation provable from client histories.
 
     PATH is a history file (Jepsen EDN, NDJSON), a directory of them, a Parquet table written by
@@ -119,7 +122,7 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
     opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
                         out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark,
                         engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads,
-                        ww_deps=ww_deps, rw_deps=rw_deps)
+                        ww_deps=ww_deps, rw_deps=rw_deps, process_order=process_order)
     try:
         report = run(opts)
     except FileNotFoundError as exc:

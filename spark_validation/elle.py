@@ -20,6 +20,10 @@ Edges between two different ops T1, T2 (facts from ``jepsen.tests.kafka``, code 
 ``rw``  (``--rw-deps``; Jepsen draws none: its ``rw-graph`` is commented out in ``graph``) T1's
         highest read of k was v1 and T2 sent the value that immediately follows v1 in k's version
         order (the anti-dependency of the workload's docstring, point 4).
+``process`` (``--process-order``; ``elle.core/process-graph``) T1 and T2 are consecutive ``ok`` ops
+        of one process (ops with at least one micro-op). Cycles that need such an edge are
+        reported as Elle's ``G0-process`` / ``G1c-process`` (the ``G-single``/``G2-item`` process
+        variants and Elle's realtime graph are not drawn).
 
 The version order is the Kafka checks' (:mod:`spark_validation.kafka_ref`): every polled
 ``(offset, value)`` and every send with a known offset of an op that must have committed; an
@@ -54,7 +58,7 @@ import attrs
 from spark_validation import kafka_ref
 from spark_validation.records import COMPLETIONS
 
-CYCLE_KINDS = ("G0", "G1c", "G-single", "G2-item")
+CYCLE_KINDS = ("G0", "G1c", "G-single", "G2-item", "G0-process", "G1c-process")
 EXACT_LIMIT = 200
 SAMPLE = 64
 WORK = 4_000_000
@@ -68,10 +72,11 @@ OUT_SCHEMA = "history string, kind string, key string, evidence string"
 class CycleOptions:
     ww_deps: bool = False  # Jepsen's :ww-deps: infer ww edges from the version order
     rw_deps: bool = False  # draw rw (anti-dependency) edges too: G-single and G2-item become visible
+    process: bool = False  # Elle's process graph: each process's ok ops in order (G0-process, G1c-process)
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        return ("ww",) * self.ww_deps + ("wr",) + ("rw",) * self.rw_deps
+        return ("ww",) * self.ww_deps + ("wr",) + ("rw",) * self.rw_deps + ("process",) * self.process
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,10 +113,21 @@ def _edges_of(hid: str, rows: list[dict], opts: CycleOptions) -> list[tuple]:
         if src[0] == dst[0]:
             return
         k = (src[0], dst[0], kind)
-        ex = (key, value, value2 if value2 is not None else "")
+        ex = (key or "", value or "", value2 if value2 is not None else "")
         if k not in best or ex < best[k][0]:
             best[k] = (ex, src[1], dst[1], (key, value, value2))
 
+    if opts.process:
+        # elle.core/process-graph: each process's ok ops (here: those with a micro-op), in order
+        last: dict[str, tuple[int, str]] = {}
+        seen_ops: set[int] = set()
+        for m in M:
+            if m["type"] == "ok" and m["op"] not in seen_ops:
+                seen_ops.add(m["op"])
+                cur = (m["op"], m["process"])
+                if m["process"] in last:
+                    edge(last[m["process"]], cur, "process", None, None, None)  # type: ignore[arg-type]
+                last[m["process"]] = cur
     for kv, rs in readers.items():
         w = writer.get(kv)
         if w is not None:
@@ -203,10 +219,21 @@ def edges_spark(m: "Any", opts: CycleOptions) -> "Any":
                   .select("history", col("op").alias("src"), col("process").alias("sp"), col("wop2").alias("dst"),
                           col("wp2").alias("dp"), F.lit("rw").alias("kind"), "key", "value", "value2"))
             parts.append(rw)
+    if opts.process:
+        from pyspark.sql import Window as _W
+
+        okops = m.where(col("type") == "ok").select("history", "process", "seq", "op").distinct()
+        prevw = _W.partitionBy("history", "process").orderBy("seq")
+        parts.append(okops.select("history", F.lag("op").over(prevw).alias("src"), col("process").alias("sp"),
+                                  col("op").alias("dst"), col("process").alias("dp"), F.lit("process").alias("kind"),
+                                  F.lit(None).cast("string").alias("key"), F.lit(None).cast("string").alias("value"),
+                                  F.lit(None).cast("string").alias("value2")).where(col("src").isNotNull()))
     e = parts[0]
     for p in parts[1:]:
         e = e.unionByName(p)
-    ex = F.struct("key", "value", F.coalesce(col("value2"), F.lit("")).alias("v2s"), col("value2").alias("value2"))
+    ex = F.struct(F.coalesce(col("key"), F.lit("")).alias("ks"), F.coalesce(col("value"), F.lit("")).alias("vs"),
+                  F.coalesce(col("value2"), F.lit("")).alias("v2s"), col("key").alias("key"),
+                  col("value").alias("value"), col("value2").alias("value2"))
     return (e.groupBy("history", "src", "dst", "kind")
             .agg(F.min(ex).alias("ex"), F.first("sp").alias("sp"), F.first("dp").alias("dp"))
             .select("history", "src", "sp", "dst", "dp", "kind", "ex.key", "ex.value", "ex.value2"))
@@ -335,7 +362,7 @@ def _cycles_of(hid: str, edges: list[tuple], opts: CycleOptions) -> list[dict]:
                 ops.append(o)
                 proc[o] = p
     n = len(ops)
-    adj = {k: [[] for _ in range(n)] for k in ("ww", "wr", "rw")}
+    adj = {k: [[] for _ in range(n)] for k in ("ww", "wr", "rw", "process")}
     attr: dict[tuple[int, int, str], tuple] = {}
     for _, s, _, d, _, kind, key, value, value2 in edges:
         u, v = ids[int(s)], ids[int(d)]
@@ -344,7 +371,7 @@ def _cycles_of(hid: str, edges: list[tuple], opts: CycleOptions) -> list[dict]:
     for k in adj:
         for lst in adj[k]:
             lst.sort(key=lambda x: ops[x])
-    full = [adj["ww"][u] + adj["wr"][u] + adj["rw"][u] for u in range(n)]
+    full = [adj["ww"][u] + adj["wr"][u] + adj["rw"][u] + adj["process"][u] for u in range(n)]
     out: list[dict] = []
 
     def report(kind: str, cycle: list[tuple[int, int, str]], comp_size: int) -> None:
@@ -357,7 +384,7 @@ def _cycles_of(hid: str, edges: list[tuple], opts: CycleOptions) -> list[dict]:
         return [[comp[i] for i in c] for c in strongly_connected(len(comp), sub)]
 
     def shortest_through(cands: list[tuple[int, int, str]], kinds: tuple[str, ...], inside: set[int],
-                         need_rw: bool = False) -> list | None:
+                         need: str | None = None) -> list | None:
         """The shortest cycle made of one candidate edge a->b and a shortest path b->a (with
         ``need_rw``: only cycles whose path uses an rw edge too, i.e. two or more in all)."""
         best = None
@@ -369,7 +396,7 @@ def _cycles_of(hid: str, edges: list[tuple], opts: CycleOptions) -> list[dict]:
                 break  # no cycle is shorter than two edges
             # only a strictly shorter cycle can replace the best one: bound the search by it
             p = _path(adj, kinds, b, a, inside, len(best) - 2 if best is not None else float("inf"))
-            if p is None or (need_rw and not any(s[2] == "rw" for s in p)):
+            if p is None or (need is not None and not any(s[2] == need for s in p)):
                 continue
             if best is None or len(p) + 1 < len(best):
                 best = [(a, b, k)] + p
@@ -405,9 +432,21 @@ def _cycles_of(hid: str, edges: list[tuple], opts: CycleOptions) -> list[dict]:
                 # G2-item: a cycle with two or more rw edges. Searched among the shortest cycles
                 # through each rw edge: when the component has no G-single, every cycle through
                 # an rw edge has another one, so one is always found then
-                cyc = shortest_through(cands, ("ww", "wr", "rw"), inside, need_rw=True)
+                cyc = shortest_through(cands, ("ww", "wr", "rw"), inside, need="rw")
                 if cyc:
                     report("G2-item", cyc, size)
+        if opts.process:
+            # Elle's "-process" variants: the same cycles, closed with process-order edges
+            cands = sorted(((a, b, "process") for a in comp for b in adj["process"][a] if b in inside),
+                           key=lambda e: (ops[e[0]], ops[e[1]]))
+            if cands:
+                if opts.ww_deps:
+                    cyc = shortest_through(cands, ("ww", "process"), inside, need="ww")
+                    if cyc:
+                        report("G0-process", cyc, size)
+                cyc = shortest_through(cands, ("ww", "wr", "process"), inside, need="wr")
+                if cyc:
+                    report("G1c-process", cyc, size)
     return out
 
 
@@ -419,6 +458,8 @@ def _step_text(a: int, b: int, kind: str, ops: list[int], proc: dict[int, str], 
         return f"{ta} sent {value!r} to key {key!r} before {tb} sent {value2!r} to it"
     if kind == "wr":
         return f"{ta} sent {value!r} to key {key!r}, which {tb} polled"
+    if kind == "process":
+        return f"{ta} completed before {tb} on the same process"
     return f"{ta} polled key {key!r} up to {value!r} and did not see {value2!r}, which {tb} sent next"
 
 
@@ -427,6 +468,8 @@ _NAMES = {
     "G1c": "circular information flow (G1c)",
     "G-single": "read skew: a cycle with exactly one anti-dependency (G-single)",
     "G2-item": "a cycle with two or more anti-dependencies (G2-item)",
+    "G0-process": "a write cycle closed by process order (G0-process)",
+    "G1c-process": "circular information flow closed by process order (G1c-process)",
 }
 
 
@@ -435,7 +478,7 @@ def _evidence(kind: str, cycle: list[tuple[int, int, str]], comp_size: int, ops:
     steps = []
     for a, b, k in cycle:
         ex = attr[(a, b, k)]
-        steps.append({"op": ops[a], "next": ops[b], "kind": k, "key": ex[0], "value": ex[1],
+        steps.append({"op": ops[a], "next": ops[b], "kind": k, **({"key": ex[0], "value": ex[1]} if k != "process" else {}),
                       **({"value2": ex[2]} if ex[2] is not None else {}),
                       "text": _step_text(a, b, k, ops, proc, ex)})
     cyc_ops = [s["op"] for s in steps]
@@ -446,9 +489,9 @@ def _evidence(kind: str, cycle: list[tuple[int, int, str]], comp_size: int, ops:
         "explanation": "; ".join(f"op {s['op']} < op {s['next']} because {s['text']} ({s['kind']})" for s in steps)
                        + f": a cycle, {_NAMES[kind]}",
     }
-    if kind == "G0":
+    if kind in ("G0", "G0-process"):
         ev["allowed"] = "jepsen.tests.kafka/allowed-error-types: G0 is normal, Kafka does not isolate writes"
-    elif kind == "G1c" and opts.ww_deps:
+    elif kind in ("G1c", "G1c-process") and opts.ww_deps:
         ev["allowed"] = ("jepsen.tests.kafka/allowed-error-types: with ww-deps, G1c is normal (no write "
                          "isolation gives cycles like t0 <ww t1 <wr t0)")
     return ev

@@ -89,12 +89,29 @@ def test_g2_item_two_anti_dependencies() -> None:
     assert [s["kind"] for s in anoms[0]["evidence"]["steps"]] == ["rw", "rw"]
 
 
+def g1c_process() -> H:
+    h = H()  # process 0: A polls y=2 (C's), then B sends x=1; process 1: C sends y=2, polls x=1 (B's)
+    h.txn(0, [["poll"]], [["poll", {"y": [[0, 2]]}]], f="poll")
+    h.txn(0, [["send", "x", 1]], [["send", "x", [0, 1]]], f="send")
+    h.txn(1, [["send", "y", 2], ["poll"]], [["send", "y", [0, 2]], ["poll", {"x": [[0, 1]]}]])
+    return h
+
+
+def test_g1c_process_needs_process_order() -> None:
+    # wr edges C -> A and B -> C only close into a cycle with the process edge A -> B
+    assert check_rows_ref(g1c_process().rows("h"), CycleOptions()) == []
+    (a,) = check_rows_ref(g1c_process().rows("h"), CycleOptions(process=True))
+    assert a["kind"] == "G1c-process" and not elle.is_allowed(a)
+    assert sorted(s["kind"] for s in a["evidence"]["steps"]) == ["process", "wr", "wr"]
+    assert "op 1 (process 0) completed before op 3 (process 0) on the same process" in a["evidence"]["explanation"]
+
+
 def test_serial_history_has_no_cycles() -> None:
     h = H()
     h.txn(0, [["send", "x", 1]], [["send", "x", [0, 1]]], f="send")
     h.txn(1, [["poll"], ["send", "y", 2]], [["poll", {"x": [[0, 1]]}], ["send", "y", [0, 2]]])
     h.txn(2, [["poll"]], [["poll", {"x": [[0, 1]], "y": [[0, 2]]}]], f="poll")
-    opts = CycleOptions(ww_deps=True, rw_deps=True)
+    opts = CycleOptions(ww_deps=True, rw_deps=True, process=True)
     assert len(edges_ref(h.rows("h"), opts)) >= 3
     assert check_rows_ref(h.rows("h"), opts) == []
 

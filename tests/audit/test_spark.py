@@ -255,7 +255,7 @@ def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
 
     m = _elle_df(spark, rows).cache()
     for ww, rw in [(False, False), (True, False), (False, True), (True, True)]:
-        opts = CycleOptions(ww, rw)
+        opts = CycleOptions(ww, rw, process=rw)
         assert sorted(tuple(r) for r in edges_spark(m, opts).collect()) == sorted(edges_ref(rows, opts)), (ww, rw)
     m.unpersist()
 
@@ -267,7 +267,7 @@ def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
 
     m = _elle_df(spark, rows).cache()
     for ww, rw in [(True, True)]:  # every edge kind (wr edges do not depend on the flags)
-        opts = CycleOptions(ww, rw)
+        opts = CycleOptions(ww, rw, process=True)
         got = sorted(tuple(r) for r in edges_spark(m, opts).collect())
         assert got == sorted(edges_ref(rows, opts)), (ww, rw)
     m.unpersist()
@@ -277,13 +277,14 @@ def test_elle_cycles_on_spark_equal_reference(spark) -> None:
     from spark_validation.elle import CycleOptions, check_rows_ref, check_spark
     from tests.audit import test_elle as T
 
-    rows = [r for name, h in (("g1c", T.g1c()), ("g0", T.g0()), ("gs", T.g_single()), ("g2", T.g2_item()))
-            for r in h.rows(name)]
+    rows = [r for name, h in (("g1c", T.g1c()), ("g0", T.g0()), ("gs", T.g_single()), ("g2", T.g2_item()),
+                              ("g1cp", T.g1c_process())) for r in h.rows(name)]
     m = _elle_df(spark, rows).cache()
     for ww, rw in [(False, False), (True, True)]:
-        opts = CycleOptions(ww, rw)
+        opts = CycleOptions(ww, rw, process=ww)
         key = lambda a: (a["history"], a["kind"], json.dumps(a["evidence"], sort_keys=True))  # noqa: E731
         got = sorted(check_spark(m, opts), key=key)
         assert got == sorted(check_rows_ref(rows, opts), key=key), (ww, rw)
-        assert {a["kind"] for a in got} >= ({"G1c"} | ({"G0"} if ww else set()) | ({"G-single", "G2-item"} if rw else set()))
+        assert {a["kind"] for a in got} >= ({"G1c"} | ({"G0", "G1c-process"} if ww else set())
+                                            | ({"G-single", "G2-item"} if rw else set()))
     m.unpersist()
