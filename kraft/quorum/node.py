@@ -41,6 +41,17 @@ from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger, Write
 from kraft.quorum.storage import QuorumStorage
 
 _EMPTY = Ready()
+_DECL: Any = None
+
+
+def _declaration() -> Any:
+    """The KRaft declaration (kraft.quorum.protocol imports this module, so it is looked up once, late)."""
+    global _DECL
+    if _DECL is None:
+        from kraft.quorum.protocol import PROTOCOL
+
+        _DECL = PROTOCOL
+    return _DECL
 
 
 class NotLeaderError(Exception):
@@ -243,26 +254,27 @@ class QuorumNode:
         ``now``; return what it produced.  A ``Tick`` takes at most one action: call again until a
         ``Ready`` without steps comes back.  A client append at a non-leader takes no step and
         replies with a ``NotLeaderError``."""
-        from kraft.quorum.protocol import PROTOCOL
-
-        self._rb = ReadyBuilder()
+        decl = _declaration()
         reply: Any = None
         if isinstance(inp, Tick):
             due = self._due(now)
             if due is None:
                 return _EMPTY
+            self._rb = ReadyBuilder()
             handler, args = due
             handler(self, now=now, **args)
         elif isinstance(inp, Trigger):
+            self._rb = ReadyBuilder()
             handler, args = getattr(inp.handler, "__func__", inp.handler), dict(inp.args)
             try:
                 reply = handler(self, now=now, **args)
             except NotLeaderError as exc:
                 return Ready(reply=exc)
         else:
-            handler, args = PROTOCOL.for_message(type(inp)).handler, {"m": inp}
+            self._rb = ReadyBuilder()
+            handler, args = decl.for_message(type(inp)).handler, {"m": inp}
             handler(self, inp, now)
-        self._rb.steps.append(SpecStep(PROTOCOL.spec_name(handler), self.id, args))
+        self._rb.steps.append(SpecStep(decl.spec_name(handler), self.id, args))
         return self._rb.build(reply)
 
     def _due(self, now: int) -> tuple[Any, dict[str, Any]] | None:
