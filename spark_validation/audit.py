@@ -65,6 +65,7 @@ class AuditOptions:
     ww_deps: bool = False  # Kafka cycles: ww edges from the version order (Jepsen's :ww-deps)
     rw_deps: bool = False  # Kafka cycles: rw (anti-dependency) edges, for G-single / G2-item
     process_order: bool = False  # Kafka cycles: Elle's process-order edges (G0-process, G1c-process)
+    realtime: bool = False  # Kafka cycles: Elle's realtime edges (G0-realtime, G1c-realtime)
 
 
 @attrs.define
@@ -192,6 +193,10 @@ def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, stru
 def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
     """Run the audit and write its outputs under ``opts.out``."""
     histories, tables, traces = discover(opts.paths)
+    from spark_validation.ingest import unreadable_parquet
+
+    bad_tables = [(t, why) for t in tables if (why := unreadable_parquet(t))]  # both engines skip them
+    tables = [t for t in tables if not any(t == b for b, _ in bad_tables)]
     ignored = [str(p) for p in ignored_files(opts.paths)]
     progress(f"audit: {len(histories)} history file(s), {len(tables)} Parquet table(s), {len(traces)} trace(s), "
              f"{len(ignored)} other file(s) ignored")
@@ -205,6 +210,7 @@ def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
     else:
         report = _run_spark(opts, histories, tables, traces, out if write_ops else None, progress)
     report.ignored = ignored
+    report.malformed[:0] = [{"scope": "file", "path": str(t), "line": None, "reason": why} for t, why in bad_tables]
     _write_outputs(report, out)
     return report
 
@@ -247,7 +253,12 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
 
         from spark_validation.records import OP_COLUMNS
 
-        tbl = pq.read_table(t)
+        try:
+            tbl = pq.read_table(t)
+        except Exception as exc:  # footers were fine (unreadable_parquet) but a data page is not
+            malformed.append({"scope": "file", "path": str(t), "line": None,
+                              "reason": f"unreadable Parquet table: {str(exc).splitlines()[0] if str(exc) else exc!r}"})
+            continue
         missing = {"history", "type", "f"} - set(tbl.column_names)
         if missing:
             from spark_validation.ingest import InputError
@@ -286,7 +297,8 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             t = time.perf_counter()
             kafka_anoms = kafka_ref.check_rows(rows)
             # Elle-style cycles over the same ops (jepsen.tests.kafka/cycles!)
-            kafka_anoms += kafka_ref.sort_anomalies(elle.check_rows_ref(rows, elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order)))
+            kafka_anoms += kafka_ref.sort_anomalies(elle.check_rows_ref(
+                rows, elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime)))
             k_secs = time.perf_counter() - t
             stage["kafka"] += k_secs
         if not structure and model in lin_models and "lin" in opts.checks:
@@ -457,7 +469,8 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         # Elle-style cycles (jepsen.tests.kafka/cycles!): edges as a DataFrame, components per history
         tc = time.perf_counter()
         cyc = elle.check_spark(kafka_spark.micro_ops(kops),
-                               elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order))
+                               elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime),
+                               kops)
         for a in kafka_ref.sort_anomalies(cyc):
             kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         stage["cycles"] = time.perf_counter() - tc

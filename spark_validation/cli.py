@@ -101,9 +101,12 @@ def print_summary(report: AuditReport, out: Path) -> None:
 @click.option("--process-order", is_flag=True,
               help="Kafka cycles: add Elle's process-order edges (each process's ok ops in order), to report "
                    "G0-process and G1c-process")
+@click.option("--realtime", is_flag=True,
+              help="Kafka cycles: add Elle's realtime edges (a completed before b was invoked; Jepsen's "
+                   "default for :strict-serializable), to report G0-realtime and G1c-realtime")
 def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master: str | None, out: str,
           budget: float | None, checks: str, no_spark: bool, engine: str, store_kafka_rows: bool,
-          nil_reads: str, ww_deps: bool, rw_deps: bool, process_order: bool) -> None:
+          nil_reads: str, ww_deps: bool, rw_deps: bool, process_order: bool, realtime: bool) -> None:
     """Report every consistency violation provable from client histories.
 
     PATH is a history file (Jepsen EDN, NDJSON), a directory of them, a Parquet table written by
@@ -122,7 +125,7 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
     opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
                         out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark,
                         engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads,
-                        ww_deps=ww_deps, rw_deps=rw_deps, process_order=process_order)
+                        ww_deps=ww_deps, rw_deps=rw_deps, process_order=process_order, realtime=realtime)
     try:
         report = run(opts)
     except FileNotFoundError as exc:

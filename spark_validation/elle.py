@@ -58,7 +58,7 @@ import attrs
 from spark_validation import kafka_ref
 from spark_validation.records import COMPLETIONS
 
-CYCLE_KINDS = ("G0", "G1c", "G-single", "G2-item", "G0-process", "G1c-process")
+CYCLE_KINDS = ("G0", "G1c", "G-single", "G2-item", "G0-process", "G1c-process", "G0-realtime", "G1c-realtime")
 EXACT_LIMIT = 200
 SAMPLE = 64
 WORK = 4_000_000
@@ -73,10 +73,12 @@ class CycleOptions:
     ww_deps: bool = False  # Jepsen's :ww-deps: infer ww edges from the version order
     rw_deps: bool = False  # draw rw (anti-dependency) edges too: G-single and G2-item become visible
     process: bool = False  # Elle's process graph: each process's ok ops in order (G0-process, G1c-process)
+    realtime: bool = False  # Elle's realtime graph: a < b if a completed ok before b was invoked
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        return ("ww",) * self.ww_deps + ("wr",) + ("rw",) * self.rw_deps + ("process",) * self.process
+        return (("ww",) * self.ww_deps + ("wr",) + ("rw",) * self.rw_deps + ("process",) * self.process
+                + ("realtime",) * self.realtime)
 
 
 # --------------------------------------------------------------------------------------------
@@ -117,6 +119,9 @@ def _edges_of(hid: str, rows: list[dict], opts: CycleOptions) -> list[tuple]:
         if k not in best or ex < best[k][0]:
             best[k] = (ex, src[1], dst[1], (key, value, value2))
 
+    if opts.realtime:
+        for a, ap, c, cp in realtime_pairs(rows):
+            edge((a, ap), (c, cp), "realtime", None, None, None)  # type: ignore[arg-type]
     if opts.process:
         # elle.core/process-graph: each process's ok ops (here: those with a micro-op), in order
         last: dict[str, tuple[int, str]] = {}
@@ -175,7 +180,37 @@ def _edges_of(hid: str, rows: list[dict], opts: CycleOptions) -> list[tuple]:
 # edges on Spark
 
 
-def edges_spark(m: "Any", opts: CycleOptions) -> "Any":
+def realtime_pairs(rows: Iterable[dict]) -> list[tuple[int, str, int, str]]:
+    """Elle's realtime graph (``elle.core/realtime-graph``), as a transitive reduction: rows are
+    one history's op rows in history order; Kafka client ops only. At each invocation, every op in
+    the buffer of ok completions is linked to that invocation's completion (any type); at an ok
+    completion, the buffered ops already linked to it leave the buffer and it enters.
+    Returns ``(src op, src process, dst op, dst process)``."""
+    ops = [r for r in rows if r["f"] in kafka_ref.KAFKA_FS and r["process"] != "nemesis"]
+    completion: dict[int, dict] = {}
+    open_: dict[Any, int] = {}
+    for i, o in enumerate(ops):
+        if o["type"] == "invoke":
+            open_[o["process"]] = i
+        elif o["process"] in open_:
+            completion[open_.pop(o["process"])] = o
+    oks: set[tuple[int, str]] = set()
+    into: dict[int, set[tuple[int, str]]] = defaultdict(set)
+    out: list[tuple[int, str, int, str]] = []
+    for i, o in enumerate(ops):
+        if o["type"] == "invoke":
+            c = completion.get(i)
+            if c is not None:
+                for a in oks:
+                    out.append((a[0], a[1], int(c["index"]), c["process"]))
+                    into[int(c["index"])].add(a)
+        elif o["type"] == "ok":
+            oks -= into.pop(int(o["index"]), set())
+            oks.add((int(o["index"]), o["process"]))
+    return out
+
+
+def edges_spark(m: "Any", opts: CycleOptions, ops: "Any" = None) -> "Any":
     """The same edges as :func:`edges_ref` from a micro-op DataFrame
     (:func:`spark_validation.kafka_spark.micro_ops`: history, seq, op, process, type, mop, key,
     offset, value, pos), as a DataFrame with :data:`EDGE_COLUMNS`."""
@@ -228,6 +263,24 @@ def edges_spark(m: "Any", opts: CycleOptions) -> "Any":
                                   col("op").alias("dst"), col("process").alias("dp"), F.lit("process").alias("kind"),
                                   F.lit(None).cast("string").alias("key"), F.lit(None).cast("string").alias("value"),
                                   F.lit(None).cast("string").alias("value2")).where(col("src").isNotNull()))
+    if opts.realtime:
+        if ops is None:
+            raise ValueError("realtime edges need the op rows (ops=)")
+
+        def rt(pdf):
+            import pandas as pd
+
+            pdf = pdf.astype(object).where(pdf.notna(), None).sort_values("line")
+            hid = pdf["history"].iloc[0]
+            pairs = realtime_pairs(pdf.to_dict("records"))
+            return pd.DataFrame([(hid, a, ap, c, cp) for a, ap, c, cp in pairs],
+                                columns=["history", "src", "sp", "dst", "dp"])
+
+        r = (ops.where(col("f").isin(*kafka_ref.KAFKA_FS)).select("history", "line", "index", "process", "type", "f")
+             .groupBy("history").applyInPandas(rt, "history string, src long, sp string, dst long, dp string"))
+        parts.append(r.select("history", "src", "sp", "dst", "dp", F.lit("realtime").alias("kind"),
+                              F.lit(None).cast("string").alias("key"), F.lit(None).cast("string").alias("value"),
+                              F.lit(None).cast("string").alias("value2")))
     e = parts[0]
     for p in parts[1:]:
         e = e.unionByName(p)
@@ -239,10 +292,11 @@ def edges_spark(m: "Any", opts: CycleOptions) -> "Any":
             .select("history", "src", "sp", "dst", "dp", "kind", "ex.key", "ex.value", "ex.value2"))
 
 
-def check_spark(m: "Any", opts: CycleOptions) -> list[dict]:
-    """Cycle anomalies of every history of the micro-op DataFrame ``m``: edges as a DataFrame,
-    then each history's edges grouped into one executor task for the component search."""
-    e = edges_spark(m, opts)
+def check_spark(m: "Any", opts: CycleOptions, ops: "Any" = None) -> list[dict]:
+    """Cycle anomalies of every history of the micro-op DataFrame ``m`` (``ops``: the op rows,
+    needed for realtime edges): edges as a DataFrame, then each history's edges grouped into one
+    executor task for the component search."""
+    e = edges_spark(m, opts, ops)
     kinds = opts
 
     def per_history(pdf):
@@ -362,7 +416,7 @@ def _cycles_of(hid: str, edges: list[tuple], opts: CycleOptions) -> list[dict]:
                 ops.append(o)
                 proc[o] = p
     n = len(ops)
-    adj = {k: [[] for _ in range(n)] for k in ("ww", "wr", "rw", "process")}
+    adj = {k: [[] for _ in range(n)] for k in ("ww", "wr", "rw", "process", "realtime")}
     attr: dict[tuple[int, int, str], tuple] = {}
     for _, s, _, d, _, kind, key, value, value2 in edges:
         u, v = ids[int(s)], ids[int(d)]
@@ -371,7 +425,7 @@ def _cycles_of(hid: str, edges: list[tuple], opts: CycleOptions) -> list[dict]:
     for k in adj:
         for lst in adj[k]:
             lst.sort(key=lambda x: ops[x])
-    full = [adj["ww"][u] + adj["wr"][u] + adj["rw"][u] + adj["process"][u] for u in range(n)]
+    full = [adj["ww"][u] + adj["wr"][u] + adj["rw"][u] + adj["process"][u] + adj["realtime"][u] for u in range(n)]
     out: list[dict] = []
 
     def report(kind: str, cycle: list[tuple[int, int, str]], comp_size: int) -> None:
@@ -447,6 +501,18 @@ def _cycles_of(hid: str, edges: list[tuple], opts: CycleOptions) -> list[dict]:
                 cyc = shortest_through(cands, ("ww", "wr", "process"), inside, need="wr")
                 if cyc:
                     report("G1c-process", cyc, size)
+        if opts.realtime:
+            # Elle's "-realtime" variants: closed with realtime edges
+            cands = sorted(((a, b, "realtime") for a in comp for b in adj["realtime"][a] if b in inside),
+                           key=lambda e: (ops[e[0]], ops[e[1]]))
+            if cands:
+                if opts.ww_deps:
+                    cyc = shortest_through(cands, ("ww", "realtime"), inside, need="ww")
+                    if cyc:
+                        report("G0-realtime", cyc, size)
+                cyc = shortest_through(cands, ("ww", "wr", "realtime"), inside, need="wr")
+                if cyc:
+                    report("G1c-realtime", cyc, size)
     return out
 
 
@@ -460,6 +526,8 @@ def _step_text(a: int, b: int, kind: str, ops: list[int], proc: dict[int, str], 
         return f"{ta} sent {value!r} to key {key!r}, which {tb} polled"
     if kind == "process":
         return f"{ta} completed before {tb} on the same process"
+    if kind == "realtime":
+        return f"{ta} completed before {tb} was invoked (real time)"
     return f"{ta} polled key {key!r} up to {value!r} and did not see {value2!r}, which {tb} sent next"
 
 
@@ -470,6 +538,8 @@ _NAMES = {
     "G2-item": "a cycle with two or more anti-dependencies (G2-item)",
     "G0-process": "a write cycle closed by process order (G0-process)",
     "G1c-process": "circular information flow closed by process order (G1c-process)",
+    "G0-realtime": "a write cycle closed by real-time order (G0-realtime)",
+    "G1c-realtime": "circular information flow closed by real-time order (G1c-realtime)",
 }
 
 
@@ -478,7 +548,8 @@ def _evidence(kind: str, cycle: list[tuple[int, int, str]], comp_size: int, ops:
     steps = []
     for a, b, k in cycle:
         ex = attr[(a, b, k)]
-        steps.append({"op": ops[a], "next": ops[b], "kind": k, **({"key": ex[0], "value": ex[1]} if k != "process" else {}),
+        steps.append({"op": ops[a], "next": ops[b], "kind": k,
+                      **({"key": ex[0], "value": ex[1]} if k not in ("process", "realtime") else {}),
                       **({"value2": ex[2]} if ex[2] is not None else {}),
                       "text": _step_text(a, b, k, ops, proc, ex)})
     cyc_ops = [s["op"] for s in steps]
@@ -489,9 +560,9 @@ def _evidence(kind: str, cycle: list[tuple[int, int, str]], comp_size: int, ops:
         "explanation": "; ".join(f"op {s['op']} < op {s['next']} because {s['text']} ({s['kind']})" for s in steps)
                        + f": a cycle, {_NAMES[kind]}",
     }
-    if kind in ("G0", "G0-process"):
+    if kind in ("G0", "G0-process", "G0-realtime"):
         ev["allowed"] = "jepsen.tests.kafka/allowed-error-types: G0 is normal, Kafka does not isolate writes"
-    elif kind in ("G1c", "G1c-process") and opts.ww_deps:
+    elif kind in ("G1c", "G1c-process", "G1c-realtime") and opts.ww_deps:
         ev["allowed"] = ("jepsen.tests.kafka/allowed-error-types: with ww-deps, G1c is normal (no write "
                          "isolation gives cycles like t0 <ww t1 <wr t0)")
     return ev

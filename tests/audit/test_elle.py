@@ -106,12 +106,42 @@ def test_g1c_process_needs_process_order() -> None:
     assert "op 1 (process 0) completed before op 3 (process 0) on the same process" in a["evidence"]["explanation"]
 
 
+def g1c_realtime() -> H:
+    h = H()  # A completes, then B is invoked; A polled y=2, which B sends: a read from the future
+    h.txn(0, [["poll"]], [["poll", {"y": [[0, 2]]}]], f="poll")
+    h.txn(1, [["send", "y", 2]], [["send", "y", [0, 2]]], f="send")
+    return h
+
+
+def test_g1c_realtime_needs_realtime_order() -> None:
+    assert check_rows_ref(g1c_realtime().rows("h"), CycleOptions()) == []
+    (a,) = check_rows_ref(g1c_realtime().rows("h"), CycleOptions(realtime=True))
+    assert a["kind"] == "G1c-realtime" and not elle.is_allowed(a)
+    assert [s["kind"] for s in a["evidence"]["steps"]] == ["realtime", "wr"]
+    assert a["evidence"]["steps"][0]["text"] == "op 1 (process 0) completed before op 3 (process 1) was invoked (real time)"
+
+
+def test_realtime_graph_is_a_transitive_reduction() -> None:
+    # a completes; b invoked and completes; c invoked: a -> b and b -> c, but not a -> c (Elle)
+    h = H()
+    for p in range(3):
+        h.txn(p, [["poll"]], [["poll", {}]], f="poll")
+    assert sorted((a, c) for a, _, c, _ in elle.realtime_pairs(h.rows("h"))) == [(1, 3), (3, 5)]
+    # concurrent ops are not ordered
+    h2 = H()
+    h2._op(process=0, type="invoke", f="poll", value=[["poll"]])
+    h2._op(process=1, type="invoke", f="poll", value=[["poll"]])
+    h2._op(process=0, type="ok", f="poll", value=[["poll", {}]])
+    h2._op(process=1, type="ok", f="poll", value=[["poll", {}]])
+    assert elle.realtime_pairs(h2.rows("h2")) == []
+
+
 def test_serial_history_has_no_cycles() -> None:
     h = H()
     h.txn(0, [["send", "x", 1]], [["send", "x", [0, 1]]], f="send")
     h.txn(1, [["poll"], ["send", "y", 2]], [["poll", {"x": [[0, 1]]}], ["send", "y", [0, 2]]])
     h.txn(2, [["poll"]], [["poll", {"x": [[0, 1]], "y": [[0, 2]]}]], f="poll")
-    opts = CycleOptions(ww_deps=True, rw_deps=True, process=True)
+    opts = CycleOptions(ww_deps=True, rw_deps=True, process=True, realtime=True)
     assert len(edges_ref(h.rows("h"), opts)) >= 3
     assert check_rows_ref(h.rows("h"), opts) == []
 

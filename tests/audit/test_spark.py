@@ -244,7 +244,7 @@ def _elle_df(spark, rows: list[dict]):
     from spark_validation.ingest_schema import OPS_SCHEMA
 
     df = spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
-    return kafka_spark.micro_ops(df)
+    return kafka_spark.micro_ops(df), df
 
 
 @pytest.mark.slow
@@ -253,10 +253,11 @@ def _elle_df(spark, rows: list[dict]):
 def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
     from spark_validation.elle import CycleOptions, edges_ref, edges_spark
 
-    m = _elle_df(spark, rows).cache()
+    m, ops = _elle_df(spark, rows)
+    m = m.cache()
     for ww, rw in [(False, False), (True, False), (False, True), (True, True)]:
-        opts = CycleOptions(ww, rw, process=rw)
-        assert sorted(tuple(r) for r in edges_spark(m, opts).collect()) == sorted(edges_ref(rows, opts)), (ww, rw)
+        opts = CycleOptions(ww, rw, process=rw, realtime=ww)
+        assert sorted(tuple(r) for r in edges_spark(m, opts, ops).collect()) == sorted(edges_ref(rows, opts)), (ww, rw)
     m.unpersist()
 
 
@@ -265,10 +266,11 @@ def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
 def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
     from spark_validation.elle import CycleOptions, edges_ref, edges_spark
 
-    m = _elle_df(spark, rows).cache()
+    m, ops = _elle_df(spark, rows)
+    m = m.cache()
     for ww, rw in [(True, True)]:  # every edge kind (wr edges do not depend on the flags)
-        opts = CycleOptions(ww, rw, process=True)
-        got = sorted(tuple(r) for r in edges_spark(m, opts).collect())
+        opts = CycleOptions(ww, rw, process=True, realtime=True)
+        got = sorted(tuple(r) for r in edges_spark(m, opts, ops).collect())
         assert got == sorted(edges_ref(rows, opts)), (ww, rw)
     m.unpersist()
 
@@ -278,13 +280,14 @@ def test_elle_cycles_on_spark_equal_reference(spark) -> None:
     from tests.audit import test_elle as T
 
     rows = [r for name, h in (("g1c", T.g1c()), ("g0", T.g0()), ("gs", T.g_single()), ("g2", T.g2_item()),
-                              ("g1cp", T.g1c_process())) for r in h.rows(name)]
-    m = _elle_df(spark, rows).cache()
+                              ("g1cp", T.g1c_process()), ("g1cr", T.g1c_realtime())) for r in h.rows(name)]
+    m, ops = _elle_df(spark, rows)
+    m = m.cache()
     for ww, rw in [(False, False), (True, True)]:
-        opts = CycleOptions(ww, rw, process=ww)
+        opts = CycleOptions(ww, rw, process=ww, realtime=ww)
         key = lambda a: (a["history"], a["kind"], json.dumps(a["evidence"], sort_keys=True))  # noqa: E731
-        got = sorted(check_spark(m, opts), key=key)
+        got = sorted(check_spark(m, opts, ops), key=key)
         assert got == sorted(check_rows_ref(rows, opts), key=key), (ww, rw)
-        assert {a["kind"] for a in got} >= ({"G1c"} | ({"G0", "G1c-process"} if ww else set())
+        assert {a["kind"] for a in got} >= ({"G1c"} | ({"G0", "G1c-process", "G1c-realtime"} if ww else set())
                                             | ({"G-single", "G2-item"} if rw else set()))
     m.unpersist()
