@@ -22,8 +22,13 @@ Edges between two different ops T1, T2 (facts from ``jepsen.tests.kafka``, code 
         order (the anti-dependency of the workload's docstring, point 4).
 ``process`` (``--process-order``; ``elle.core/process-graph``) T1 and T2 are consecutive ``ok`` ops
         of one process (ops with at least one micro-op). Cycles that need such an edge are
-        reported as Elle's ``G0-process`` / ``G1c-process`` (the ``G-single``/``G2-item`` process
-        variants and Elle's realtime graph are not drawn).
+        reported as Elle's ``G0-process`` / ``G1c-process``.
+``realtime`` (``--realtime``; ``elle.core/realtime-graph``, which Jepsen adds for
+        ``:strict-serializable``) T1 completed ``ok`` before T2 was invoked, as Elle's transitive
+        reduction (:func:`realtime_pairs`); cycles that need one are ``G0-realtime`` /
+        ``G1c-realtime``. (The ``G-single``/``G2-item`` process and realtime variants are not
+        searched.) On Spark the realtime edges come from one sequential sweep per history over
+        its op rows, in an executor task.
 
 The version order is the Kafka checks' (:mod:`spark_validation.kafka_ref`): every polled
 ``(offset, value)`` and every send with a known offset of an op that must have committed; an
