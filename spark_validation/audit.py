@@ -98,7 +98,11 @@ class AuditReport:
         if unknown:
             return Verdict.INCONCLUSIVE, (f"{plural(unknown, 'history', 'histories')} of {n} undecided (unknown), "
                                           f"{n - unknown} valid ({ops})")
-        return Verdict.CLEAN, ("1 history, valid" if n == 1 else f"{n} histories, all valid") + f" ({ops})"
+        partial = sum(1 for r in self.results if r.get("malformed_lines"))
+        lost = (f"; {plural(partial, 'history', 'histories')} valid only for the ops read "
+                f"({plural(sum(r.get('malformed_lines', 0) for r in self.results), 'line')} unreadable)"
+                if partial else "")
+        return Verdict.CLEAN, ("1 history, valid" if n == 1 else f"{n} histories, all valid") + f" ({ops}{lost})"
 
     @property
     def exit_code(self) -> int:
@@ -120,6 +124,8 @@ class AuditReport:
             "violations": dict(sorted(self.violations.items())),
             "informational": dict(Counter(a["kind"] for a in self.anomalies if not kafka_ref.is_violation(a))),
             "malformed_lines": sum(1 for m in self.malformed if m.get("scope") == "line"),
+            # valid histories that lost lines: valid for the ops read only (mark_lost_lines)
+            "valid_with_lost_lines": sum(1 for r in self.results if r["valid"] is True and r.get("malformed_lines")),
             "malformed_histories": sum(1 for m in self.malformed if m.get("scope") == "history"),
             "skipped_files": sum(1 for m in self.malformed if m.get("scope") == "file"),
             "ignored_files": len(self.ignored),
@@ -211,8 +217,24 @@ def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
         report = _run_spark(opts, histories, tables, traces, out if write_ops else None, progress)
     report.ignored = ignored
     report.malformed[:0] = [{"scope": "file", "path": str(t), "line": None, "reason": why} for t, why in bad_tables]
+    mark_lost_lines(report)
     _write_outputs(report, out)
     return report
+
+
+def mark_lost_lines(report: AuditReport) -> None:
+    """A history that lost lines says so (both engines, after the check): its result gets
+    ``malformed_lines`` (top level and ``info``, as docs/audit-core.md promises) and
+    ``info["scope"]``; a ``true`` verdict then holds for the ops that were read, not for the file."""
+    lost = Counter(m["path"] for m in report.malformed if m.get("scope") == "line")
+    for r in report.results:
+        n = lost.get(r["history"], 0)
+        if not n:
+            continue
+        r["malformed_lines"] = n
+        info = r.get("info") if isinstance(r.get("info"), dict) else {}
+        r["info"] = {**info, "malformed_lines": n,
+                     "scope": f"the {r['ops']} op(s) read; {n} line(s) could not be read (malformed.json)"}
 
 
 def _metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds: float) -> list[dict]:

@@ -37,11 +37,31 @@ def _parse_checks(text: str) -> frozenset[str]:
     return frozenset(wanted)
 
 
+def unknown_reason(r: dict) -> str:
+    """Why a history's verdict is ``unknown``, from its result row (results.json)."""
+    if r.get("malformed"):
+        return f"malformed history, not checked: {r['malformed']}"
+    info = r.get("info") or {}
+    stack, seen = [info], 0
+    while stack and seen < 200:  # the reason may sit in a partition's details
+        d = stack.pop(0)
+        seen += 1
+        if isinstance(d, dict):
+            for key in ("error", "reason", "kafka"):
+                if isinstance(d.get(key), str) and d[key]:
+                    return d[key]
+            stack.extend(v for v in d.values() if isinstance(v, (dict, list)))
+        elif isinstance(d, list):
+            stack.extend(v for v in d if isinstance(v, (dict, list)))
+    return "undecided (no reason recorded)"
+
+
 def print_summary(report: AuditReport, out: Path) -> None:
     s = report.summary()
     click.echo(f"histories        {s['histories']}")
     click.echo(f"ops              {s['ops']}")
-    click.echo(f"valid            {s['valid']}")
+    click.echo(f"valid            {s['valid']}" + (f" ({s['valid_with_lost_lines']} only for the ops read: "
+                                                       f"lines were lost)" if s.get("valid_with_lost_lines") else ""))
     click.echo(f"invalid          {s['invalid']}")
     click.echo(f"unknown          {s['unknown']}")
     click.echo(f"malformed        {s['malformed_lines']} line(s), {s['malformed_histories']} history(ies), "
@@ -65,6 +85,11 @@ def print_summary(report: AuditReport, out: Path) -> None:
         click.echo(f"  {label} {where}: {m['reason']}")
     if len(report.malformed) > 10:
         click.echo(f"  ... {len(report.malformed) - 10} more in {out / 'malformed.json'}")
+    undecided = [r for r in report.results if r["valid"] == "unknown"]
+    for r in undecided[:10]:  # say why, not only that (the reason is in results.json too)
+        click.echo(f"  UNKNOWN {r['history']}: {unknown_reason(r)}")
+    if len(undecided) > 10:
+        click.echo(f"  ... {len(undecided) - 10} more undecided histories in {out / 'results.json'}")
     bad = [r for r in report.results if r["valid"] is False]
     for r in bad[:10]:
         kinds = sorted({a["kind"] for a in r["anomalies"]})
@@ -122,14 +147,24 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
         raise click.BadParameter("must be positive", param_hint="--budget")
     if no_spark and master:
         raise click.UsageError("--master and --no-spark are exclusive")
+    if model is not None:  # a misspelt --model would leave every history unknown: a usage error
+        from spark_validation.models import MODELS
+
+        if model not in MODELS:
+            raise click.BadParameter(f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}",
+                                     param_hint="--model")
     opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
                         out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark,
                         engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads,
                         ww_deps=ww_deps, rw_deps=rw_deps, process_order=process_order, realtime=realtime)
     try:
         report = run(opts)
-    except FileNotFoundError as exc:
-        click.echo(f"kraft audit: no such file or directory: {exc.args[0] if exc.args else exc}", err=True)
+    except FileNotFoundError as exc:  # discover() raises it with the path; the OS with (errno, text, path)
+        where = exc.filename if exc.filename is not None else (exc.args[0] if exc.args else exc)
+        click.echo(f"kraft audit: no such file or directory: {where}", err=True)
+        sys.exit(EXIT_ERROR)
+    except OSError as exc:  # --out under a regular file, unwritable output, ...
+        click.echo(f"kraft audit: {exc.filename or out}: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)
     except (InputError, HistoryFormatError) as exc:
         click.echo(f"kraft audit: {exc}", err=True)

@@ -214,6 +214,9 @@ _MISSING = object()
 _SYMBOLIC = {"Inf": float("inf"), "-Inf": float("-inf"), "NaN": float("nan")}
 
 
+MAX_DEPTH = 100  # deepest collection nesting a reader accepts (hostile input; see Reader._read_seq)
+
+
 class Reader:
     """Reads EDN values from one text; positions are tracked for error messages.
 
@@ -251,7 +254,12 @@ class Reader:
 
     def read(self) -> Any:
         """Read one value; raises :class:`EdnError` at end of input or on malformed text."""
-        value = self._read(None)
+        start = self.pos
+        self._depth = 0
+        try:
+            value = self._read(None)
+        except RecursionError:  # a chain of tags or discards (``#a #a ...``) too long for the stack
+            raise self.error(f"value nested deeper than {MAX_DEPTH} levels", start) from None
         if value is _CLOSE:
             raise self.error(f"unexpected {self.text[self.pos - 1]!r}", self.pos - 1)
         return value
@@ -335,6 +343,17 @@ class Reader:
             return value
 
     def _read_seq(self, closer: str, start: int) -> list[Any]:
+        # Hostile input: a value nested thousands deep would exhaust Python's stack (a
+        # RecursionError, not an EdnError); no history value needs more than MAX_DEPTH levels.
+        self._depth = getattr(self, "_depth", 0) + 1
+        if self._depth > MAX_DEPTH:
+            raise self.error(f"value nested deeper than {MAX_DEPTH} levels", start)
+        try:
+            return self._read_seq_items(closer, start)
+        finally:
+            self._depth -= 1
+
+    def _read_seq_items(self, closer: str, start: int) -> list[Any]:
         items: list[Any] = []
         append = items.append
         text = self.text

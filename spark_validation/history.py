@@ -48,7 +48,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import attrs
 
-from spark_validation.edn import Char, EdnError, Keyword, Reader, Symbol, Tagged
+from spark_validation.edn import MAX_DEPTH, Char, EdnError, Keyword, Reader, Symbol, Tagged
 
 __all__ = [
     "CorpusScan",
@@ -505,11 +505,27 @@ def _parse_json_array(text: str, path: str, col: _Collector, start: int) -> None
 
     def read_one(pos: int) -> tuple[Any, int]:
         try:
-            return _JSON.raw_decode(text, pos)
+            value, end = _JSON.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise _ReadError(_json_error(text, exc)) from None
+        except RecursionError:
+            raise _ReadError(f"JSON value nested deeper than {MAX_DEPTH} levels") from None
+        if _nesting(value) > MAX_DEPTH:
+            raise _ReadError(f"JSON value nested deeper than {MAX_DEPTH} levels")
+        return value, end
 
     _read_sequence(text, path, col, start + 1, True, read_one, skip_ws)
+
+
+def _nesting(value: Any) -> int:
+    """Deepest list/dict nesting of a decoded JSON value (iterative: the value may be hostile)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            deepest = max(deepest, d)
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
 
 
 def _parse_ndjson(text: str, path: str, col: _Collector) -> dict:
@@ -521,8 +537,14 @@ def _parse_ndjson(text: str, path: str, col: _Collector) -> dict:
             continue
         try:
             value = json.loads(stripped)
+            if (stripped.count("[") + stripped.count("{") > MAX_DEPTH) and _nesting(value) > MAX_DEPTH:
+                raise RecursionError
         except json.JSONDecodeError as exc:
             col.bad(lineno, f"JSON error at column {exc.colno}: {exc.msg}", line[:500])
+            first = False
+            continue
+        except RecursionError:  # hostile input: nesting deeper than any op needs (and than the stack)
+            col.bad(lineno, f"JSON value nested deeper than {MAX_DEPTH} levels", line[:500])
             first = False
             continue
         if first and isinstance(value, dict) and "kind" in value and "type" not in value:
@@ -545,7 +567,7 @@ def _reject_single_document(text: str, path: str, start: int) -> None:
         return
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return  # NDJSON (several values) or broken JSON: the line reader reports it
     if isinstance(value, dict) and "type" not in value:
         keys = ", ".join(sorted(map(str, value))[:6]) + (", ..." if len(value) > 6 else "")
@@ -587,6 +609,8 @@ def parse_history_text(
         header = _parse_ndjson(text, path, col)
     else:
         raise ValueError(f"unknown history format {fmt!r}")
+    if not col.ops and not col.malformed and not header:  # an empty file: skipped, never a 0-op history
+        raise HistoryFormatError(path, None, "no operation in the file (empty)")
     if not col.ops and col.malformed:
         first = col.malformed[0]
         raise HistoryFormatError(

@@ -69,14 +69,21 @@ def ndjson_meta(path: str, cli_model: str | None) -> tuple[str, int, str | None,
 
     header: dict = {}
     header_line = 0
+    seen = 0  # non-blank lines looked at (at most two: a header and a first op)
     for n, obj, problem, _ in ndjson_lines(path):  # only the first non-blank line can be a header
+        seen += 1
+        if seen > 1:
+            break
         if problem is None and "kind" in obj and "type" not in obj:
             if obj.get("kind") != "history":
                 return path, n, None, None, f"not a history: header kind is {obj.get('kind')!r}"
             if obj.get("v") != 1:
                 return path, n, None, None, f"unsupported history version v={obj.get('v')!r}"
             header, header_line = obj, n
-        break
+        else:
+            break
+    if seen == 0:  # as history.parse_history_text: an empty file is skipped (and counted), not dropped
+        return path, None, None, None, "no operation in the file (empty)"
     model, initial = select_model(path, header, cli_model)
     return path, header_line, model, initial, None
 
@@ -191,6 +198,28 @@ def read_parquet(spark: "SparkSession", paths: list[str], model: str | None) -> 
             df = df.withColumn("model", F.coalesce(F.col("model"), F.lit(model)))
         out = df if out is None else out.unionByName(df)
     return out
+
+
+def unreadable_parquet(path: str | Path) -> str | None:
+    """Why the Parquet table at ``path`` (a file or a dataset directory) cannot be read, or ``None``.
+
+    Both engines call this before reading, so a corrupt or truncated file is one skipped file with
+    the same reason in-process and on Spark, and the histories beside it are still checked. Only
+    the footers are read (cheap).
+    """
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    files = sorted(f for f in p.rglob("*.parquet") if f.is_file()) if p.is_dir() else [p]
+    for f in files:
+        try:
+            pq.read_schema(f)
+        except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... on hostile bytes
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return f"unreadable Parquet file {f}: {first}"
+    # a readable table of the wrong shape (no op columns) stays an input error (exit 2), raised
+    # by the readers: it is a wrong argument, not a damaged file among good ones
+    return None
 
 
 class InputError(ValueError):

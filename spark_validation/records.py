@@ -162,7 +162,11 @@ def is_parquet_table(path: Path) -> bool:
         return False
     if path.suffix == ".parquet" or (path / "_SUCCESS").exists():
         return True
-    return any(p.suffix == ".parquet" for p in path.iterdir() if p.is_file())
+    files = [p for p in path.iterdir() if p.is_file()]
+    # a directory that also holds histories is a corpus with a Parquet file in it, not a table:
+    # walked, so the histories are read and the Parquet file is a table of its own
+    return (any(p.suffix == ".parquet" for p in files)
+            and not any(p.suffix in HISTORY_SUFFIXES and p.name not in OWN_OUTPUTS for p in files))
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[Path], list[Path]]:
@@ -266,6 +270,9 @@ def ndjson_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None
                 obj = json.loads(s)
             except ValueError as exc:
                 yield n, None, f"invalid JSON: {exc.msg}", s
+                continue
+            except RecursionError:  # hostile input: nesting deeper than the stack
+                yield n, None, "JSON value nested too deeply", s
                 continue
             if not isinstance(obj, dict):
                 yield n, None, "not a JSON object", s

@@ -510,7 +510,7 @@ def expand_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[tuple[
                 with open(q, "rb") as f:
                     first = f.readline()
                 kind = json.loads(first).get("kind")
-            except (OSError, ValueError, AttributeError):
+            except (OSError, ValueError, AttributeError, RecursionError):
                 out.append(q)
                 continue
             if kind == "trace":

@@ -167,6 +167,11 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
     if missing:
         click.echo(f"kraft conform: no such file or directory: {', '.join(missing)}", err=True)
         sys.exit(EXIT_ERROR)
+    try:  # fail before checking, not with a traceback after (--out under a regular file, ...)
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        click.echo(f"kraft conform: cannot create --out {exc.filename or out_dir}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_ERROR)
     paths, ignored = expand_inputs(inputs)
     if ignored:
         shown = ", ".join(str(p) for p, _ in ignored[:3]) + (" ..." if len(ignored) > 3 else "")

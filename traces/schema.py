@@ -76,6 +76,20 @@ class Trace:
         return sum(1 for e in self.events if not e.spec)
 
 
+MAX_DEPTH = 100  # deepest list/object nesting a trace line may have (hostile input)
+
+
+def _nesting(value: Any) -> int:
+    """Deepest list/dict nesting of a decoded JSON value (iterative: the value may be hostile)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            deepest = max(deepest, d)
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
 def read_trace(path: str | Path) -> Trace:
     """Read a trace file. Never raises for content problems (see module doc); raises ``OSError``
     only if the file cannot be opened."""
@@ -111,6 +125,12 @@ def parse_trace(data: bytes, name: str = "<trace>") -> Trace:
             continue
         try:
             obj = json.loads(raw)
+            if raw.count("[") + raw.count("{") > MAX_DEPTH and _nesting(obj) > MAX_DEPTH:
+                raise RecursionError
+        except RecursionError:  # hostile input: deeper than any trace value (and than the stack)
+            return Trace(name, header, tuple(events),
+                         Problem("malformed_json", lineno, f"{name}:{lineno}: JSON value nested deeper than "
+                                                           f"{MAX_DEPTH} levels"), tuple(warnings))
         except json.JSONDecodeError as exc:
             if is_last and not ends_with_newline:
                 prob = Problem("truncated", lineno,

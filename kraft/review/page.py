@@ -97,6 +97,21 @@ def report(results_dir: str) -> None:
     if not (out / "summary.json").exists():
         click.echo(f"kraft report: {out / 'summary.json'} not found (run `kraft review --out {out}` first)", err=True)
         sys.exit(EXIT_ERROR)
+    summary = out / "summary.json"
+    try:
+        doc = json.loads(summary.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        click.echo(f"kraft report: {summary}:{exc.lineno}: not JSON (column {exc.colno}: {exc.msg})", err=True)
+        sys.exit(EXIT_ERROR)
+    except (OSError, UnicodeDecodeError, RecursionError) as exc:
+        click.echo(f"kraft report: {summary}: cannot read it ({exc.__class__.__name__}: {exc})", err=True)
+        sys.exit(EXIT_ERROR)
+    if not isinstance(doc, dict) or doc.get("command") != "review" or not isinstance(doc.get("stages"), list):
+        what = (f"it was written by `kraft {doc['command']}`" if isinstance(doc, dict) and isinstance(
+            doc.get("command"), str) and doc.get("command") != "review" else "it has no 'stages' list")
+        click.echo(f"kraft report: {summary}:1: not a `kraft review` summary ({what}); "
+                   f"run `kraft review --out {out}` first", err=True)
+        sys.exit(EXIT_ERROR)
     try:
         page = write_report(out)
     except (ValueError, KeyError, TypeError) as exc:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from kraft.core.invariants import InvariantViolation
-from kraft.outcome import Verdict, header, plural
+from kraft.outcome import EXIT_ERROR, Verdict, header, plural
 from kraft.sim.core import Faults, SimulationError, Simulator
 from kraft.sim.protocols import HISTORY_MODEL, PROTOCOLS, VARIANTS_OF
 from kraft.sim.recorder import Recorder
@@ -139,6 +139,11 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
     if variant is not None and variant not in known:
         raise click.BadParameter(f"unknown variant {variant!r} for {protocol_name}; known: {', '.join(known)}",
                                  param_hint="--variant")
+    try:  # fail before simulating, not with a traceback after (--out under a regular file, ...)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        click.echo(f"kraft simulate: cannot create --out {exc.filename or out}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_ERROR)
     seeds = [seed] if count is None else list(range(seed, seed + count))
     violations = 0
     results = []

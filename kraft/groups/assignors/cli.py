@@ -46,19 +46,55 @@ def _tp(text: Any, where: str) -> TopicPartition:
         raise GroupFileError(f"{where}: partition number in {text!r} is not an integer") from None
 
 
+def _key_line(text: str, key: str, nth: int) -> int | str:
+    """Line of the ``nth`` occurrence of ``"key":`` in the JSON text (for error messages)."""
+    import re
+
+    found = list(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text))
+    if len(found) < nth:
+        found = list(re.finditer(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text))
+    return text.count("\n", 0, found[nth - 1].start()) + 1 if len(found) >= nth else "?"
+
+
 def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict[TopicPartition, set[str]]]:
     """Parse a group file; errors name the file and the line/column or the JSON path."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError as e:
         raise GroupFileError(f"{path}: cannot read: {e.strerror}") from None
     try:
-        doc = json.loads(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise GroupFileError(f"{path}:{line}: not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
+    dups: list[tuple[str, ...]] = []
+
+    def strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                dups.append((k,))
+            seen.add(k)
+        return dict(pairs)
+
+    try:
+        doc = json.loads(text, object_pairs_hook=strict_object)
     except json.JSONDecodeError as e:
         raise GroupFileError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise GroupFileError(f"{path}: invalid JSON: nested too deeply") from None
+    if dups:  # json keeps the last of duplicate keys; a second member "a" would replace the first
+        key = dups[0][0]
+        raise GroupFileError(f"{path}:{_key_line(text, key, 2)}: duplicate key {key!r} "
+                             f"(first at line {_key_line(text, key, 1)})")
     if not isinstance(doc, dict):
         raise GroupFileError(f"{path}: top level must be an object")
+    unknown_top = set(doc) - {"partitions", "members", "partition_racks"}
+    if unknown_top:
+        k = sorted(unknown_top)[0]
+        raise GroupFileError(f"{path}:{_key_line(text, k, 1)}: unknown field(s) {sorted(unknown_top)} "
+                             f"(known: members, partition_racks, partitions; the assignor is --assignor)")
     parts = doc.get("partitions")
     if not isinstance(parts, dict):
         raise GroupFileError(f"{path}: \"partitions\" must be an object of topic -> count")
@@ -75,7 +111,8 @@ def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict
             raise GroupFileError(f"{where}: must be an object")
         unknown = set(spec) - {"topics", "owned", "generation", "group_instance_id", "rack"}
         if unknown:
-            raise GroupFileError(f"{where}: unknown field(s) {sorted(unknown)}")
+            k = sorted(unknown)[0]
+            raise GroupFileError(f"{path}:{_key_line(text, k, 1)}: members.{m}: unknown field(s) {sorted(unknown)}")
         topics = spec.get("topics", [])
         if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
             raise GroupFileError(f"{where}.topics: must be a list of topic names")
@@ -91,7 +128,11 @@ def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict
         subs[m] = Subscription(topics, [_tp(x, f"{where}.owned[{i}]") for i, x in enumerate(owned)], gen,
                                spec.get("group_instance_id"), spec.get("rack"))
     racks: dict[TopicPartition, set[str]] = {}
-    for key, value in (doc.get("partition_racks") or {}).items():
+    pr = doc.get("partition_racks") or {}
+    if not isinstance(pr, dict):
+        raise GroupFileError(f"{path}:{_key_line(text, 'partition_racks', 1)}: \"partition_racks\" must be an "
+                             f"object of \"topic-partition\" -> list of rack ids, got {type(pr).__name__}")
+    for key, value in pr.items():
         if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
             raise GroupFileError(f"{path}: partition_racks.{key}: must be a list of rack ids")
         racks[_tp(key, f"{path}: partition_racks")] = set(value)
