@@ -537,8 +537,14 @@ class Broker:
     def handle_alter_partition_response(self, m: AlterPartitionResponse, now: int) -> bool:
         """Spec action HandleAlterPartitionResponse(l, m): handleAlterPartitionUpdate /
         handleAlterPartitionError."""
+        # Kafka ties the answer to the request it answers (the callback of sendAlterPartitionRequest
+        # checks the proposed state is still the pending one); our responses carry no request id,
+        # so an answer counts only if it is newer than the partition epoch the pending request was
+        # sent from (local_partition_epoch while in flight).  The spec accepts an equal epoch: a
+        # delayed answer to an earlier request then commits over a pending one, and the pending
+        # expansion lands later with a follower the HW has overtaken (docs/replication.md).
         commit = self.alter_partition_in_flight and self.local_leader == self.id and m.error == NONE \
-            and m.leaderEpoch == self.local_leader_epoch and m.partitionEpoch >= self.local_partition_epoch
+            and m.leaderEpoch == self.local_leader_epoch and m.partitionEpoch > self.local_partition_epoch
         if commit:
             hw = self._leader_hw(self.leo, self.follower_end_offset, m.isr, m.isr)
             self.local_isr = m.isr

@@ -102,6 +102,7 @@ class ReplicationProtocol(Protocol):
         self.assigned: set[int] = set()
         self.stats = {"ok": 0, "fail": 0, "info": 0, "polls": 0, "acks1": 0, "acks0": 0, "skipped_writes": 0}
         self.leader_changes = 0
+        self.next_client_value = 1
         self._last_leader = 1
 
     # -- setup -------------------------------------------------------------------------------
@@ -189,13 +190,16 @@ class ReplicationProtocol(Protocol):
             target = sim.rng.choice(up)
         acks = sim.rng.choice(ACKS_CHOICES)
         process = self.free_processes.pop(0)
-        value = self.ghost.next_value
+        # every send carries a fresh value (a rejected send's value is never reused: the audit
+        # must be able to tell sends apart); the spec's nextValue follows the appended ones
+        value = self.next_client_value
+        self.next_client_value += 1
         if rec is not None:
             rec.op(process, "invoke", "send", KEY, value, sim.now, node=target, acks=acks)
         ready = sim.step_node(target, Trigger(Broker.produce, {"acks": acks, "value": value}))
         r: ProduceResult = ready.reply
         if ready.steps:
-            self.ghost.next_value += 1
+            self.ghost.next_value = value + 1
         if r.error in (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS):
             self.stats["fail"] += 1
             if rec is not None:
