@@ -294,3 +294,15 @@ def test_edn_cut_line_message_is_a_whole_sentence():
     ops, bad, _ = parse_history_text(text, "x.edn", "edn")
     assert len(ops) == 2 and len(bad) == 1 and bad[0].line == 3
     assert bad[0].reason == "EDN error at line 3, column 1: '{' opened at line 3, column 1 is not closed (end of input)"
+
+
+def test_trace_recognised_by_its_header_in_process(tmp_path):
+    """Before: in-process, a trace not named trace.ndjson was a skipped file (Spark reads its header),
+    so the metadata check silently did not run."""
+    src = Path(__file__).resolve().parents[1] / "traces" / "fixtures" / "kraft_fetch_resent_while_outstanding.ndjson"
+    (tmp_path / "run1.ndjson").write_text("\n".join(src.read_text().splitlines()[:20]) + "\n")
+    res, results, malformed = _audit(tmp_path, tmp_path / "run1.ndjson")
+    assert res.exit_code == EXIT_OK, res.output
+    assert [(r["history"], r["model"], r["checks"]) for r in results] == [
+        (str(tmp_path / "run1.ndjson"), "kraft-metadata", ["metadata"])]
+    assert malformed == []
