@@ -167,6 +167,7 @@ class Broker:
         self.follower_end_offset = {f: -1 for f in self.brokers}
         self.follower_broker_epoch = {f: -1 for f in self.brokers}
         self.last_caught_up = {f: now for f in self.brokers}
+        self._now = now
         self.pending_produce: list[PendingProduce] = []
         self.fetch_in_flight: int | None = None   # deadline of the outstanding fetch
         self.next_fetch_at = now
@@ -195,7 +196,14 @@ class Broker:
         """Partition.maybeIncrementLeaderHW: min LEO over the maximal ISR (an unknown follower
         offset, -1, blocks it); never lowered; not advanced while the committed ISR is below
         min.insync.replicas (KAFKA-15583; the HwAdvanceUnderMinIsr variant advances anyway)."""
-        cand = min([leo] + [fe[r] for r in max_isr if r != self.id])
+        # Kafka also counts followers outside the ISR that caught up within replica.lag.time.max.ms
+        # and are ISR-eligible (isCaughtUp && isReplicaIsrEligible): a follower whose ISR join is
+        # in flight, or whose pending join a metadata replay dropped, is never overtaken by the HW.
+        # The spec counts the maximal ISR only (docs/replication.md, "Departures from the spec").
+        caught_up = {r for r in self.brokers if r != self.id and fe[r] >= 0
+                     and self._now - self.last_caught_up[r] <= self.config.replica_lag_time_max_ms
+                     and self.image.broker_state(r) == UNFENCED}
+        cand = min([leo] + [fe[r] for r in (max_isr | caught_up) if r != self.id])
         under = len(committed_isr) < self.config.min_insync_replicas and not self.config.HwAdvanceUnderMinIsr
         if under or cand <= self.high_watermark:
             return self.high_watermark
@@ -208,6 +216,7 @@ class Broker:
 
         self._rb = ReadyBuilder()
         self._args = {}
+        self._now = now
         self._note: SpecStep | None = None
         if isinstance(inp, Tick):
             if not self.running:
@@ -380,7 +389,8 @@ class Broker:
                 self.leader_epoch_start_offset = self.leo
                 self.follower_end_offset = {f: -1 for f in self.brokers}
                 self.follower_broker_epoch = {f: -1 for f in self.brokers}
-                self.last_caught_up = {f: now for f in self.brokers}
+                # Kafka resets lastCaughtUpTimeMs: now for ISR members, never for the others
+                self.last_caught_up = {f: now if f in p.isr else -10**12 for f in self.brokers}
             self.local_leader, self.local_leader_epoch = self.id, p.leaderEpoch
             self.local_partition_epoch = p.partitionEpoch
             self.local_isr = p.isr
