@@ -277,7 +277,7 @@ class Controller:
             self._append(self._change(p1))
             if p2 != p1:
                 self._append(self._change(p2))
-        self._note = SpecStep("RegisterBroker", self.id, {"b": b, "unclean": unclean})
+        self._note = SpecStep("BrokerRegistration", self.id, {"b": b, "unclean": unclean})
         return True
 
     def broker_stopped(self, b: int, now: int) -> bool:

@@ -23,9 +23,7 @@ from kraft.controller.records import (
     UnfenceBrokerRecord,
 )
 
-UNFENCED = "Unfenced"
-FENCED = "Fenced"
-CONTROLLED_SHUTDOWN = "ControlledShutdown"
+from kraft.controller.protocol import CONTROLLED_SHUTDOWN, FENCED, UNFENCED  # noqa: E402  (re-exported)
 
 
 @attrs.frozen

@@ -20,6 +20,14 @@ from typing import Any
 
 import attrs
 
+from kraft.controller.protocol import (
+    CONTROLLED_SHUTDOWN_RECORD,
+    FENCE_BROKER,
+    PARTITION_CHANGE,
+    REGISTER_BROKER,
+    UNFENCE_BROKER,
+)
+
 TOPIC = "kraft-test"
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # a fixed Uuid, base64 as Kafka prints it
 PARTITION = 0
@@ -98,13 +106,13 @@ def to_spec(record: MetadataRecord, image_after: Any = None) -> dict[str, Any] |
     if isinstance(record, TopicRecord):
         return None
     if isinstance(record, RegisterBrokerRecord):
-        return {"type": "RegisterBroker", "broker": record.brokerId, "fenced": record.fenced}
+        return {"type": REGISTER_BROKER, "broker": record.brokerId, "fenced": record.fenced}
     if isinstance(record, FenceBrokerRecord):
-        return {"type": "FenceBroker", "broker": record.id}
+        return {"type": FENCE_BROKER, "broker": record.id}
     if isinstance(record, UnfenceBrokerRecord):
-        return {"type": "UnfenceBroker", "broker": record.id}
+        return {"type": UNFENCE_BROKER, "broker": record.id}
     if isinstance(record, BrokerRegistrationChangeRecord):
-        return {"type": "ControlledShutdown", "broker": record.brokerId}
+        return {"type": CONTROLLED_SHUTDOWN_RECORD, "broker": record.brokerId}
     if isinstance(record, (PartitionRecord, PartitionChangeRecord)):
-        return {"type": "PartitionChange", **image_after.to_spec()}
+        return {"type": PARTITION_CHANGE, **image_after.to_spec()}
     raise TypeError(f"not a metadata record: {record!r}")

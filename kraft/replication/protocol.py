@@ -2,9 +2,8 @@
 
 Every spec action with its handler (a ``Controller`` or ``Broker`` method named in snake_case), the
 message it consumes and its parameters after the acting node; every spec variable with its
-projection (``kraft.replication.projection``); the bug variants with the invariant the
-implementation's checks report first for the variant's story (tests/replication/stories.py; the
-spec's manifest, spec/PartitionReplication.toml, did not exist yet when this was written); the invariants (``kraft.replication.invariants``).
+projection (``kraft.replication.projection``); the bug variants with the invariant TLC reports
+and the model size (spec/PartitionReplication.toml); the invariants (``kraft.replication.invariants``).
 """
 
 from __future__ import annotations
@@ -58,39 +57,36 @@ VARIABLES = (
     *(Variable(name, fn) for name, fn in proj.PER_BROKER.items()),
     Variable("messages", proj.messages, doc="the network: spec messages in flight"),
     *(Variable(name, fn) for name, fn in proj.GHOST.items()),
-    Variable("restarts", spec_only=True, doc="model bound counter"),
-    Variable("uncleanShutdowns", spec_only=True, doc="model bound counter"),
-    Variable("diskLosses", spec_only=True, doc="model bound counter"),
-    Variable("isrChanges", spec_only=True, doc="model bound counter"),
-    Variable("fences", spec_only=True, doc="model bound counter"),
+    *(Variable(name, spec_only=True, doc="model bound counter")
+      for name in ("restarts", "controlledShutdowns", "uncleanShutdowns", "diskLosses", "shrinks", "fences")),
 )
 
 VARIANTS = (
-    Variant("TruncateToHighWatermark", "StrongIsr",
+    Variant("TruncateToHighWatermark", "ReplicationQuorumSuperset",
             "KAFKA-1211, before KIP-101: a broker that becomes follower in a new epoch truncates its log to "
             "its high watermark; a committed record above a follower's stale HW is lost when that follower "
-            "is elected next"),
+            "is elected next", size="small"),
     Variant("EpochLookupKip101", "StrongIsr",
             "KAFKA-6361, before KIP-279: divergence judged by end offset only (the leader ignores a "
             "mismatching epoch; the follower truncates to the leader's end offset), so logs that differ "
-            "in an earlier epoch stay different"),
+            "in an earlier epoch stay different", size="deep"),
     Variant("Kip320FirstTry", "StrongIsr",
             "the leader records a diverged follower's fetch offset (truncation deferred to the fetch), "
-            "so the HW and the ISR count records the follower does not hold"),
+            "so the HW and the ISR count records the follower does not hold", size="deep"),
     Variant("IsrJoinBeforeEpochStart", "ReplicationQuorumSuperset",
             "KAFKA-7128: a follower joins the ISR once past the HW without reaching the leader-epoch "
             "start offset"),
-    Variant("HwAdvanceUnderMinIsr", "ReplicationQuorumSuperset",
-            "before KAFKA-15583: the HW advances while the committed ISR is below min.insync.replicas"),
-    Variant("LastReplicaStanding", "ReplicationQuorumSuperset",
+    Variant("HwAdvanceUnderMinIsr", "MinIsrRecoveryQuorum",
+            "before KAFKA-15583: the HW advances while the committed ISR is below min.insync.replicas", size="minisr"),
+    Variant("LastReplicaStanding", "StrongIsr",
             "before KIP-966: no ELR, the last ISR member stays in the ISR and an unclean shutdown is "
-            "ignored, so it is re-elected with a log that lost acknowledged records"),
+            "ignored, so it is re-elected with a log that lost acknowledged records", size="deep"),
     Variant("StaleAlterPartitionRejoin", "StrongIsr",
             "before KIP-903: AlterPartition carries no broker epochs, so a replica that restarted with "
-            "a shorter log is added to the ISR on a stale fetch"),
+            "a shorter log is added to the ISR on a stale fetch", size="deep"),
     Variant("UncleanElection", "ReplicationQuorumSuperset",
             "unclean.leader.election.enable=true: an out-of-sync replica is elected when no ISR/ELR "
-            "member is available"),
+            "member is available", size="deep"),
 )
 
 INVARIANTS = (
@@ -105,8 +101,8 @@ PROTOCOL = Protocol(
     variables=VARIABLES,
     variants=VARIANTS,
     invariants=INVARIANTS,
-    constants=("Brokers", "MinIsr", "MaxProduce", "MaxLeaderEpoch", "MaxRestarts", "MaxUncleanShutdowns",
-               "MaxDiskLosses", "MaxIsrChanges", "MaxFences"),
+    constants=("Brokers", "MinIsr", "MaxProduce", "MaxLeaderEpoch", "MaxRestarts", "MaxControlledShutdowns",
+               "MaxUncleanShutdowns", "MaxDiskLosses", "MaxShrinks", "MaxFences", "ClientAcks"),
     history_model="append-log",
 )
 

@@ -16,7 +16,8 @@ Client history (Jepsen's Kafka workload, flat form: key ``"kraft-test-0"``):
         not durable by Kafka's contract, so they complete ``info`` (acks=1 with its offset).
   poll  a consumer reads from the leader it finds, from its position up to that broker's HW:
         ``ok`` with ``[[offset, v], ...]`` (an empty read when no leader answers).
-  assign  each consumer process assigns itself the partition first.
+  assign  each consumer process assigns itself the partition first; now and then a fresh consumer
+        process starts from offset 0 (so records overwritten after a loss are read again).
 A process that saw ``info`` is retired and replaced (Jepsen's rule).
 """
 
@@ -103,6 +104,7 @@ class ReplicationProtocol(Protocol):
         self.stats = {"ok": 0, "fail": 0, "info": 0, "polls": 0, "acks1": 0, "acks0": 0, "skipped_writes": 0}
         self.leader_changes = 0
         self.next_client_value = 1
+        self.next_reader = 2000
         self._last_leader = 1
 
     # -- setup -------------------------------------------------------------------------------
@@ -160,6 +162,11 @@ class ReplicationProtocol(Protocol):
         rec = sim.recorder
         if kind == "read":
             process = 1000 + self.stats["polls"] % READERS
+            if sim.rng.random() < 0.15:
+                # a fresh consumer reading from the beginning (Jepsen's workload also starts new
+                # consumers): it re-reads old offsets, so an overwritten record shows up
+                process = self.next_reader
+                self.next_reader += 1
             if process not in self.assigned:
                 self.assigned.add(process)
                 if rec is not None:
