@@ -341,6 +341,8 @@ def _op_from_mapping(raw: Any, position: int) -> Op | str:
     extra: dict[Any, Any] = {}
     for k, v in raw.items():
         name = normalize(k)
+        if isinstance(name, (dict, list, set)):  # a map/vector/set used as a key (atheris found it)
+            return f"op map has a {type(k).__name__} as a key, not a keyword or string"
         if name in _KNOWN_KEYS:
             fields[name] = v
         else:

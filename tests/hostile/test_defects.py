@@ -306,3 +306,15 @@ def test_trace_recognised_by_its_header_in_process(tmp_path):
     assert [(r["history"], r["model"], r["checks"]) for r in results] == [
         (str(tmp_path / "run1.ndjson"), "kraft-metadata", ["metadata"])]
     assert malformed == []
+
+
+def test_edn_op_with_a_map_as_key_is_a_malformed_line():
+    """Found by atheris (tests/hostile/atheris_fuzz.py): before, TypeError: unhashable type: 'dict'."""
+    from spark_validation.history import parse_history_text
+
+    text = ("{:type :invoke, :f :write, :value 1, :process 0}\n"
+            "{:type :invoke, {:a 1} 2, :f :write, :value 1, :process 0}\n"
+            "{:type :ok, :f :write, :value 1, :process 0}\n")
+    ops, bad, _ = parse_history_text(text, "x.edn", "edn")
+    assert len(ops) == 2 and [(b.line, b.reason) for b in bad] == [
+        (2, "op map has a FrozenMap as a key, not a keyword or string")]
