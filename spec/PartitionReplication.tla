@@ -767,11 +767,10 @@ Next ==
           \/ \E f \in Brokers : ShrinkIsr(b, f)
           \/ \E a \in ClientAcks : Produce(b, a)
           \/ \E v \in 1..MaxProduce : CompleteProduce(b, v)
-    \/ \E m \in messages :
-          \/ HandleAlterPartitionRequest(m)
-          \/ HandleFetchRequest(m.mdest, m)
-          \/ HandleFetchResponse(m.mdest, m)
-          \/ HandleAlterPartitionResponse(m.mdest, m)
+    \/ \E m \in messages : HandleAlterPartitionRequest(m)
+    \/ \E m \in messages : HandleFetchRequest(m.mdest, m)
+    \/ \E m \in messages : HandleFetchResponse(m.mdest, m)
+    \/ \E m \in messages : HandleAlterPartitionResponse(m.mdest, m)
 
 Spec == Init /\ [][Next]_vars
 
