@@ -83,6 +83,8 @@ def load_manifest(path: str | os.PathLike) -> Manifest:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # hostile input: tomllib recurses per nested array/inline table
+        raise ManifestError(f"{path}: not valid TOML: values nested too deeply") from None
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read: {exc}") from None
     except UnicodeDecodeError as exc:  # hostile input (issue 15): TOML is UTF-8

@@ -318,3 +318,16 @@ def test_edn_op_with_a_map_as_key_is_a_malformed_line():
     ops, bad, _ = parse_history_text(text, "x.edn", "edn")
     assert len(ops) == 2 and [(b.line, b.reason) for b in bad] == [
         (2, "op map has a FrozenMap as a key, not a keyword or string")]
+
+
+def test_manifest_nested_too_deeply_is_a_manifest_error(tmp_path):
+    """Found by the long Hypothesis run (test_manifest_reader_long): tomllib's RecursionError."""
+    from model_check.specs import ManifestError, load_manifest
+
+    p = tmp_path / "M.toml"
+    p.write_text('module = "M"\nx = ' + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ManifestError, match="nested too deeply"):
+        load_manifest(p)
+    p.write_bytes(b'module = "M"\n\xff = 1\n')
+    with pytest.raises(ManifestError, match=r"M.toml:2: not UTF-8"):
+        load_manifest(p)
