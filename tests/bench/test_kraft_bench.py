@@ -11,11 +11,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_kraft_bench_prints_tlc_and_implementation_tables() -> None:
-    # a size the manifest lacks keeps TLC out of the test; the row must still be printed
+    # a size the manifest lacks keeps TLC out of the test; the row must still be printed, and
+    # since nothing was model-checked the bench says so with the inconclusive exit code
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "kraft.py"), "--sizes", "nosuchsize",
                           "--events", "60", "--examples", "2"],
                          capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 3, out.stderr
     text = out.stdout
     assert re.search(r"KRaft\s+nosuchsize\s+-\s+-.*skipped \(no such size\)", text), text
     for voters in (3, 5):
