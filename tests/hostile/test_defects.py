@@ -331,3 +331,18 @@ def test_manifest_nested_too_deeply_is_a_manifest_error(tmp_path):
     p.write_bytes(b'module = "M"\n\xff = 1\n')
     with pytest.raises(ManifestError, match=r"M.toml:2: not UTF-8"):
         load_manifest(p)
+
+
+@pytest.mark.parametrize("blank", ["\t", " ", ",", "\n", ";;\n"])
+def test_edn_long_blank_run_before_a_bad_token_is_linear(blank):
+    """Found by atheris: the EDN tokenizer's nested ``(?:[\\s,]+|...)*`` backtracked exponentially
+    over a run of blanks before a token the fast path does not take (62 tabs: seconds)."""
+    import time
+
+    from spark_validation.edn import EdnError, loads_all
+
+    text = "[:a" + blank * 5000 + "#{}" + blank * 5000 + "(" + blank * 5000 + "]"
+    t = time.perf_counter()
+    with pytest.raises(EdnError):
+        list(loads_all(text, "x.edn"))
+    assert time.perf_counter() - t < 2.0
