@@ -109,7 +109,7 @@ BUG_STEP = {
 
 # variants whose run takes more than ~15 s to reach the violation (measured: see
 # docs/replication-spec.md); they run with -m slow
-SLOW_VARIANTS = {"Kip320FirstTry", "LastReplicaStanding", "StaleAlterPartitionRejoin", "UncleanElection"}
+SLOW_VARIANTS = {"Kip320FirstTry", "LastReplicaStanding"}
 
 
 def _variant_params():
