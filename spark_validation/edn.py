@@ -41,6 +41,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterator
 
+from kraft.inputs import MAX_DEPTH  # deepest collection nesting a reader accepts (see Reader._read_seq)
+
 __all__ = [
     "Char",
     "EdnError",
@@ -216,8 +218,6 @@ _ATOM_CACHE_SIZE = 200_000
 _MISSING = object()
 _SYMBOLIC = {"Inf": float("inf"), "-Inf": float("-inf"), "NaN": float("nan")}
 
-
-MAX_DEPTH = 100  # deepest collection nesting a reader accepts (hostile input; see Reader._read_seq)
 
 
 class Reader:

@@ -48,6 +48,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import attrs
 
+from kraft.inputs import nesting
 from spark_validation.edn import MAX_DEPTH, Char, EdnError, Keyword, Reader, Symbol, Tagged
 
 __all__ = [
@@ -512,22 +513,12 @@ def _parse_json_array(text: str, path: str, col: _Collector, start: int) -> None
             raise _ReadError(_json_error(text, exc)) from None
         except RecursionError:
             raise _ReadError(f"JSON value nested deeper than {MAX_DEPTH} levels") from None
-        if _nesting(value) > MAX_DEPTH:
+        if nesting(value) > MAX_DEPTH:
             raise _ReadError(f"JSON value nested deeper than {MAX_DEPTH} levels")
         return value, end
 
     _read_sequence(text, path, col, start + 1, True, read_one, skip_ws)
 
-
-def _nesting(value: Any) -> int:
-    """Deepest list/dict nesting of a decoded JSON value (iterative: the value may be hostile)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, (list, dict)):
-            deepest = max(deepest, d)
-            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
-    return deepest
 
 
 def _parse_ndjson(text: str, path: str, col: _Collector) -> dict:
@@ -539,7 +530,7 @@ def _parse_ndjson(text: str, path: str, col: _Collector) -> dict:
             continue
         try:
             value = json.loads(stripped)
-            if (stripped.count("[") + stripped.count("{") > MAX_DEPTH) and _nesting(value) > MAX_DEPTH:
+            if (stripped.count("[") + stripped.count("{") > MAX_DEPTH) and nesting(value) > MAX_DEPTH:
                 raise RecursionError
         except json.JSONDecodeError as exc:
             col.bad(lineno, f"JSON error at column {exc.colno}: {exc.msg}", line[:500])

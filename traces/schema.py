@@ -23,6 +23,8 @@ from typing import Any
 
 import attrs
 
+from kraft.inputs import MAX_DEPTH, nesting
+
 SUPPORTED_VERSIONS = (1,)
 
 
@@ -76,18 +78,7 @@ class Trace:
         return sum(1 for e in self.events if not e.spec)
 
 
-MAX_DEPTH = 100  # deepest list/object nesting a trace line may have (hostile input)
 
-
-def _nesting(value: Any) -> int:
-    """Deepest list/dict nesting of a decoded JSON value (iterative: the value may be hostile)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, (list, dict)):
-            deepest = max(deepest, d)
-            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
-    return deepest
 
 
 def read_trace(path: str | Path) -> Trace:
@@ -125,7 +116,7 @@ def parse_trace(data: bytes, name: str = "<trace>") -> Trace:
             continue
         try:
             obj = json.loads(raw)
-            if raw.count("[") + raw.count("{") > MAX_DEPTH and _nesting(obj) > MAX_DEPTH:
+            if raw.count("[") + raw.count("{") > MAX_DEPTH and nesting(obj) > MAX_DEPTH:
                 raise RecursionError
         except RecursionError:  # hostile input: deeper than any trace value (and than the stack)
             return Trace(name, header, tuple(events),

@@ -69,6 +69,9 @@ class Variant:
     violates: str
     doc: str = ""
     size: str = "small"
+    # why TLC does not catch it yet (empty: it does, and the spec's manifest lists it); a known gap
+    # is declared, not hidden, so the spec/declaration check still covers its CONSTANT
+    not_caught_by_tlc: str = ""
 
 
 @attrs.define

@@ -96,6 +96,14 @@ class ReadyBuilder:
         self.committed: list[tuple[int, Any]] = []
         self.synced = True
 
+    def wrote(self, kind: str, **detail: Any) -> None:
+        """Report a storage write (appends stay unsynced until a flush in the same step)."""
+        self.writes.append(Write(kind, detail))
+        if kind == "append":
+            self.synced = False
+        elif kind == "flush":
+            self.synced = True
+
     def build(self, reply: Any = None, note: SpecStep | None = None) -> Ready:
         return Ready(tuple(self.steps), tuple(self.messages), tuple(self.writes), self.synced,
                      tuple(self.committed), reply, note)

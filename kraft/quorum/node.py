@@ -37,7 +37,7 @@ from kraft.quorum.messages import (
     VoteResponse,
 )
 from kraft.core.majority import majority, majority_value
-from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger, Write
+from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
 from kraft.quorum.storage import QuorumStorage
 
 _EMPTY = Ready()
@@ -141,19 +141,12 @@ class QuorumNode:
             voted = None
         self.storage.write_quorum_state(self.current_epoch, self.leader_id, voted, self.voters,
                                         awaiting_leader=self.awaiting_leader)
-        self._rb.writes.append(Write("state", {"epoch": self.current_epoch, "leader": self.leader_id,
-                                               "votedFor": voted, "awaitingLeader": self.awaiting_leader}))
+        self._rb.wrote("state", epoch=self.current_epoch, leader=self.leader_id, votedFor=voted,
+                       awaitingLeader=self.awaiting_leader)
 
     def _send(self, msg: Message) -> None:
         self._rb.messages.append(msg)
 
-    def _wrote(self, kind: str, **detail: Any) -> None:
-        """Report a storage write in this step's Ready (appends stay unsynced until a flush)."""
-        self._rb.writes.append(Write(kind, detail))
-        if kind == "append":
-            self._rb.synced = False
-        elif kind == "flush":
-            self._rb.synced = True
 
     def _reset_follower_timers(self, now: int) -> None:
         self.fetch_deadline = now + self.config.fetch_timeout_ms
@@ -396,7 +389,7 @@ class QuorumNode:
         self.high_watermark = 0
         self.election_deadline = None
         self.epoch_start_offset = self.storage.append_leader_change(self.current_epoch, self.id, self.voters, now)
-        self._wrote("append", offset=self.epoch_start_offset, epoch=self.current_epoch, value=LEADER_CHANGE)
+        self._rb.wrote("append", offset=self.epoch_start_offset, epoch=self.current_epoch, value=LEADER_CHANGE)
         self.flush_deadline = now + self.config.flush_delay_ms
         self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms if len(self.voters) > 1 else None
         self.bqe_next = {v: now for v in self.voters if v != self.id}
@@ -476,10 +469,10 @@ class QuorumNode:
             self.has_fetched_from_leader = True
             self.fetch_deadline = now + self.config.fetch_timeout_ms
             for entry in m.entries:
-                self._wrote("append", offset=self.storage.end_offset, epoch=entry.epoch, value=entry.value)
+                self._rb.wrote("append", offset=self.storage.end_offset, epoch=entry.epoch, value=entry.value)
                 self.storage.append_entry(entry, m.source, self.voters, now)
             self.storage.flush()  # KafkaRaftClient.appendAsFollower flushes before the next fetch
-            self._wrote("flush", offset=self.storage.flushed_offset)
+            self._rb.wrote("flush", offset=self.storage.flushed_offset)
             hwm = min(m.highWatermark, self.storage.end_offset)
             if hwm > self.high_watermark:  # FollowerState.updateHighWatermark never goes back
                 self.high_watermark = hwm
@@ -497,7 +490,7 @@ class QuorumNode:
                 self.next_fetch_at = now + self.config.request_timeout_ms
             else:
                 self.storage.truncate_to(target)
-                self._wrote("truncate", offset=target)
+                self._rb.wrote("truncate", offset=target)
                 self.next_fetch_at = now
         # anything else is stale (an answer for another fetch offset) and ignored
 
@@ -506,7 +499,7 @@ class QuorumNode:
         if self.role is not Role.LEADER:
             raise NotLeaderError(f"node {self.id} is {self.role.value} in epoch {self.current_epoch}")
         offset = self.storage.append_value(self.current_epoch, v, now)
-        self._wrote("append", offset=offset, epoch=self.current_epoch, value=v)
+        self._rb.wrote("append", offset=offset, epoch=self.current_epoch, value=v)
         if self.flush_deadline is None:
             self.flush_deadline = now + self.config.flush_delay_ms
         return offset
@@ -514,7 +507,7 @@ class QuorumNode:
     def flush(self, now: int) -> None:
         """Spec action Flush(n): make the log durable; a leader's flushed offset counts toward the HWM."""
         self.storage.flush()
-        self._wrote("flush", offset=self.storage.flushed_offset)
+        self._rb.wrote("flush", offset=self.storage.flushed_offset)
         self.flush_deadline = None
         if self.role is Role.LEADER:
             self.end_offsets[self.id] = self.storage.flushed_offset

@@ -31,7 +31,7 @@ import attrs
 
 from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED, UNFENCED, MetadataImage
 from kraft.controller.controller import BrokerRegistrationRequest
-from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger, Write
+from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
 from kraft.log import Log, Record, RecordBatch
 from kraft.log.fs import join, write_atomically
 from kraft.replication.config import ReplicationConfig
@@ -122,26 +122,20 @@ class Broker:
             self.log.append(RecordBatch(off, e.epoch, (Record(0, 0, None, str(e.value).encode()),)))
             self._entries.append(e)
         if entries:
-            self._wrote("append", first=self.leo - len(entries), count=len(entries))
+            self._rb.wrote("append", first=self.leo - len(entries), count=len(entries))
 
     def _truncate(self, offset: int) -> None:
         if offset < self.leo:
             self.log.truncate_to(offset)
             del self._entries[offset:]
-            self._wrote("truncate", offset=offset)
+            self._rb.wrote("truncate", offset=offset)
 
-    def _wrote(self, kind: str, **detail: Any) -> None:
-        self._rb.writes.append(Write(kind, detail))
-        if kind == "append":
-            self._rb.synced = False
-        elif kind == "flush":
-            self._rb.synced = True
 
     def _set_hw(self, hw: int) -> None:
         if hw != self.high_watermark:
             self.high_watermark = hw
             write_atomically(self.fs, join(self.root, HW_CHECKPOINT_FILE), str(hw).encode())
-            self._wrote("state", highWatermark=hw)
+            self._rb.wrote("state", highWatermark=hw)
 
     def _last_epoch(self) -> int:
         return self._entries[-1].epoch if self._entries else -1
@@ -311,9 +305,9 @@ class Broker:
         if not self.running or not self._may_stop():
             return False
         self.log.flush()
-        self._wrote("flush", offset=self.leo)
+        self._rb.wrote("flush", offset=self.leo)
         write_atomically(self.fs, join(self.root, CLEAN_SHUTDOWN_FILE), str(self.broker_epoch).encode())
-        self._wrote("state", cleanShutdown=True)
+        self._rb.wrote("state", cleanShutdown=True)
         self.clean_shutdown = True
         self.running = False
         self.pending_produce = []
@@ -599,7 +593,7 @@ class Broker:
     def flush(self, now: int) -> bool:
         """log.flush.interval.ms: make the appended entries durable."""
         self.log.flush()
-        self._wrote("flush", offset=self.leo)
+        self._rb.wrote("flush", offset=self.leo)
         self.next_flush_at = now + self.config.flush_interval_ms
         return True
 

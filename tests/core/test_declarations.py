@@ -31,7 +31,7 @@ def test_manifest_variants_are_the_declared_ones(decl) -> None:
     with the invariant and model size the declaration gives."""
     manifest = tomllib.loads((SPEC_DIR / f"{decl.spec_module}.toml").read_text())
     in_manifest = {name: (v["violates"], v.get("size", "small")) for name, v in manifest.get("variants", {}).items()}
-    declared = {v.name: (v.violates, v.size) for v in decl.variants}
+    declared = {v.name: (v.violates, v.size) for v in decl.variants if not v.not_caught_by_tlc}
     assert in_manifest == declared
 
 
