@@ -56,12 +56,14 @@ def test_manifest_names_every_variant_constant(manifest):
     "size",
     [
         # small is exhaustive (3,012,551 states, 882,825 distinct): 74 s with 2 workers on a
-        # quiet 2-core machine, the issue's "under 2 minutes"; it is the suite's longest test
-        "small",
+        # quiet 2-core machine; behind -m slow to make room for PartitionReplication in the
+        # default suite (`kraft review`, the main job, model-checks it every time)
+        pytest.param("small", marks=pytest.mark.slow),
         "crash",
         # two epochs with one disk loss: the simulator's disk-loss precondition keeps every
-        # invariant (255,962 distinct states, 56 s with 2 workers on a lightly loaded machine)
-        "disk",
+        # invariant (255,962 distinct states, 56 s with 2 workers on a lightly loaded machine);
+        # slow for the same reason, and in `kraft review` too
+        pytest.param("disk", marks=pytest.mark.slow),
     ],
 )
 def test_ci_model_is_safe_and_not_vacuous(size):
@@ -135,9 +137,10 @@ def test_medium_model():
     assert r.outcome == "ok", (r.outcome, r.violated, r.errors)
 
 
+@pytest.mark.slow
 def test_liveness_model():
     """EventuallyLeader and EventuallyCommitted hold under LiveSpec's fairness (54,691 distinct
-    states; about a minute)."""
+    states; about a minute; slow here, and model-checked by every `kraft review`)."""
     r = run_spec("KRaft", "liveness")
     assert r.outcome == "ok", (r.outcome, r.violated, r.errors, r.output[-3000:])
     assert r.distinct >= 50_000, r.distinct
