@@ -271,16 +271,21 @@ def _count(args: list[str], bad: Any) -> int | None:
     raise bad(f"expected a count or `all`, got {args[1]!r}")
 
 
-def _deliver(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
+def _chosen(s: Story, args: list[str], bad: Any, verb: str) -> list[Any]:
+    """The in-flight messages `VERB A->B [K|all]` names (the first K, or all of them)."""
     if not args:
-        raise bad("expected `deliver A->B [K|all]`")
+        raise bad(f"expected `{verb} A->B [K|all]`")
     chosen = s.matching(args[0], bad)
     want = _count(args, bad)
     if not chosen:
         raise bad(f"nothing in flight on {args[0]}")
     if want is not None and want > len(chosen):
         raise bad(f"only {len(chosen)} message(s) in flight on {args[0]}")
-    for m in chosen[:want]:
+    return chosen[:want]
+
+
+def _deliver(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
+    for m in _chosen(s, args, bad, "deliver"):
         idx = next((k for k, p in enumerate(c.pending) if p is m), None)
         if idx is None:
             continue  # gone meanwhile (a restart of its sender or receiver dropped it)
@@ -290,15 +295,7 @@ def _deliver(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
 
 
 def _drop(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    if not args:
-        raise bad("expected `drop A->B [K|all]`")
-    chosen = s.matching(args[0], bad)
-    want = _count(args, bad)
-    if not chosen:
-        raise bad(f"nothing in flight on {args[0]}")
-    if want is not None and want > len(chosen):
-        raise bad(f"only {len(chosen)} message(s) in flight on {args[0]}")
-    for m in chosen[:want]:
+    for m in _chosen(s, args, bad, "drop"):
         c.pending.pop(next(k for k, p in enumerate(c.pending) if p is m))
         s.lines.append(f"network {PROTOCOL.drop_message} {message_text(m)}")
     c.check()
