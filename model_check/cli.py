@@ -22,6 +22,7 @@ import attrs
 import click
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kraft.outcome import EXIT_ERROR, Verdict, header, plural, worst_status
@@ -161,9 +162,9 @@ def print_counterexample(console: Console, trace: list[TraceState]) -> None:
         if st.action is None:
             head += "[cyan]<Init>[/cyan]"
         else:
-            head += f"[cyan]{st.action}[/cyan]"
+            head += f"[cyan]{escape(str(st.action))}[/cyan]"
         if st.node is not None:
-            head += f"  node={st.node if isinstance(st.node, str) else _fmt(st.node)}" + (" [dim](inferred)[/dim]" if st.node_inferred else "")
+            head += f"  node={escape(st.node if isinstance(st.node, str) else _fmt(st.node))}" + (" [dim](inferred)[/dim]" if st.node_inferred else "")
         if st.back_to is not None:
             head += f"  [magenta](loops back to step {st.back_to})[/magenta]"
         if st.action == "Stuttering":
@@ -205,8 +206,9 @@ def check(
     quiet_trace: bool,
 ) -> None:
     """Model-check SPEC... (manifest names in spec/; default: all) with TLC."""
-    console = Console() if sys.stdout.isatty() else Console(width=160)
-    err = Console(stderr=True, soft_wrap=True)
+    # emoji=False: a file:line such as KRaft.tla:100:15 must not print as an emoji (`:100:`)
+    console = Console(emoji=False) if sys.stdout.isatty() else Console(width=160, emoji=False)
+    err = Console(stderr=True, soft_wrap=True, emoji=False)
     try:
         manifests = load_manifests()
     except ManifestError as exc:
@@ -263,11 +265,11 @@ def check(
         started = time.monotonic()
         last: dict[str, Progress | None] = {"p": None}
 
-        with err.status(f"TLC {label} ...", spinner="dots") as status:
+        with err.status(f"TLC {escape(label)} ...", spinner="dots") as status:
 
             def show() -> None:
                 p = last["p"]
-                text = f"TLC {label}: {time.monotonic() - started:.0f}s"
+                text = f"TLC {escape(label)}: {time.monotonic() - started:.0f}s"
                 if p is not None:
                     text += f", {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} queued (TLC reports once a minute)"
                 status.update(text)
@@ -276,7 +278,7 @@ def check(
                 last["p"] = p
                 show()
                 if not err.is_terminal:
-                    err.print(f"  {label}: {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} on queue, {p.seconds:.0f}s", highlight=False)
+                    err.print(f"  {label}: {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} on queue, {p.seconds:.0f}s", highlight=False, markup=False)
 
             stop_ticker = threading.Event()
 
@@ -315,7 +317,7 @@ def check(
         for e in r.errors:
             err.print(f"  {e}", markup=False, highlight=False)
         if r.counterexample and not quiet_trace and (r.violation or r.outcome == "error"):
-            console.print(f"\n[bold red]Counterexample[/bold red] for {label} ({r.violated or r.outcome}):")
+            console.print(f"\n[bold red]Counterexample[/bold red] for {escape(label)} ({escape(str(r.violated or r.outcome))}):")
             print_counterexample(console, r.counterexample)
             console.print()
 
@@ -327,14 +329,14 @@ def check(
         style = {"ok": "green", "violation": "red", "missed": "red", "error": "yellow", "inconclusive": "yellow",
                  "skipped": "dim"}[run.status]
         table.add_row(
-            run.spec,
-            run.size,
-            run.variant or "-",
+            escape(run.spec),
+            escape(run.size),
+            escape(run.variant or "-"),
             ("n/a" if run.mode == "simulate" and r.states == 0 else f"{r.states:,}") if r else "-",
             ("-" if run.mode == "simulate" else f"{r.distinct:,}") if r else "-",
             str(r.depth) if r else "-",
             f"{r.seconds:.1f}s" if r else "-",
-            f"[{style}]{run.verdict}[/{style}]",
+            f"[{style}]{escape(run.verdict)}[/{style}]",
         )
     console.print(table)
 

@@ -95,9 +95,10 @@ def _short(text: str, limit: int = 300) -> str:
 
 def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = Console(highlight=False, soft_wrap=True, emoji=False)  # file:line stays text (`:100:` is no emoji)
     table = Table(title="kraft conform", show_lines=False)
     table.add_column("trace", overflow="fold")
     table.add_column("events", justify="right")
@@ -106,13 +107,13 @@ def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
     table.add_column("first divergent step", overflow="fold")
     style = {"accepted": "green", "rejected": "bold red", "error": "yellow"}
     for r in results:
-        table.add_row(r.trace, str(r.events), str(r.skipped),
-                      f"[{style.get(r.verdict, '')}]{r.verdict}[/]", _first_step(r))
+        table.add_row(escape(r.trace), str(r.events), str(r.skipped),
+                      f"[{style.get(r.verdict, '')}]{escape(r.verdict)}[/]", escape(_first_step(r)))
     console.print(table)
     for r in results:
         if r.verdict == "accepted":
             continue
-        console.print(f"\n[bold]{r.trace}[/]: {r.verdict}")
+        console.print(f"\n[bold]{escape(r.trace)}[/]: {escape(r.verdict)}")
         console.print(f"  {_short(r.message, 1200)}", markup=False)
         if r.kind in ("state_mismatch", "not_enabled"):
             console.print(f"  logged action: {r.action} node={r.node} args={_short(json.dumps(r.args, sort_keys=True))}",
