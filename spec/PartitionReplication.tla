@@ -67,6 +67,10 @@ CONSTANTS
     MaxShrinks,       \* lag events (ShrinkIsr)
     MaxFences,        \* missed-heartbeat fencings (FenceBroker)
     ClientAcks,       \* the acks settings clients use: a subset of {-1, 0, 1}
+    NetworkFaults,    \* the network may lose a message, or deliver one and keep a copy
+                      \* (FALSE in every model-checking cfg; TRUE for trace conformance)
+    NoOpFetches,      \* a fetch that would change nothing is sent too, as Kafka does (FALSE in
+                      \* every model-checking cfg: a state-space reduction; TRUE for conformance)
     \* ---- historical bugs (all FALSE in every cfg) ----
     TruncateToHighWatermark,   \* KAFKA-1211: a new follower truncates to its HW (before KIP-101)
     EpochLookupKip101,         \* KAFKA-6361: divergence by end offset only (before KIP-279)
@@ -85,6 +89,7 @@ ASSUME /\ Brokers = 1..Cardinality(Brokers) /\ Cardinality(Brokers) >= 1
        /\ \A c \in {MaxProduce, MaxLeaderEpoch, MaxRestarts, MaxControlledShutdowns, MaxUncleanShutdowns, MaxDiskLosses,
                     MaxShrinks, MaxFences} : c \in Nat
        /\ ClientAcks \subseteq {-1, 0, 1}
+       /\ NetworkFaults \in BOOLEAN /\ NoOpFetches \in BOOLEAN
        /\ \A i \in 1..8 : Variants[i] \in BOOLEAN
 
 NoLeader == -1
@@ -234,11 +239,45 @@ LeaderHw(b, leo, fe, ci, maxIsr) ==
     IN IF (Cardinality(ci) < MinIsr /\ ~HwAdvanceUnderMinIsr) \/ cand <= highWatermark[b]
        THEN highWatermark[b] ELSE cand
 
+\* Partition.isReplicaIsrEligible (KRaft): not fenced, not shutting down, and
+\* the broker epoch of its fetch unknown (-1) or the one in the metadata
+\* (KIP-903); StaleAlterPartitionRejoin: no broker-epoch comparison.
+IsrEligible(l, f, fetchEpoch) ==
+    /\ ViewBrokerState(l, f) = "Unfenced"
+    /\ \/ StaleAlterPartitionRejoin
+       \/ fetchEpoch = -1 \/ ViewBrokerEpoch(l, f) = -1
+       \/ fetchEpoch = ViewBrokerEpoch(l, f)
+
+\* maybeIncrementLeaderHW also waits for a follower outside the maximal ISR
+\* that is caught up (isCaughtUp: its LEO reached the leader's within
+\* replica.lag.time.max.ms) and ISR-eligible (shouldWaitForReplicaToJoinIsr),
+\* so an ISR join in flight or dropped by a metadata update is never overtaken
+\* by the HW. Time is not modelled: any subset of the eligible followers whose
+\* LEO the leader knows may count (a lower HW; the caught-up ones the
+\* implementation counts are one of them).
+CaughtUpOutside(b, fe, fbe, maxIsr) ==
+    {r \in Brokers \ (maxIsr \cup {b}) : fe[r] # -1 /\ IsrEligible(b, r, fbe[r])}
+HwChoices(b, leo, fe, fbe, ci, maxIsr) ==
+    {LeaderHw(b, leo, fe, ci, maxIsr \cup W) : W \in SUBSET CaughtUpOutside(b, fe, fbe, maxIsr)}
+
 \* Ghost: records that become readable when leader b's HW moves to hw.
 Expose(b, l, hw) == exposed' = exposed \cup Entries(l, hw)
 
 \* Drop every message to b (its connections closed).
 DropTo(b) == {m \in messages : m.mtype # "AlterPartitionRequest" /\ m.mdest = b}
+\* With NetworkFaults, a stopping broker's connections may also lose any of
+\* the requests and answers it sent that are still in flight.
+LostFrom(b) ==
+    IF NetworkFaults
+    THEN SUBSET {m \in messages : m.mtype # "AlterPartitionResponse" /\ m.msource = b}
+    ELSE {{}}
+
+\* Delivering m together with the replies it causes: the network consumes m
+\* or, with NetworkFaults, keeps a copy that can be delivered again (a
+\* duplicate; the set `messages` cannot count copies).
+Deliver(m, replies) ==
+    \/ messages' = (messages \ {m}) \cup replies
+    \/ NetworkFaults /\ messages' = messages \cup replies
 
 ResetLocal(b) ==
     /\ localLeader' = [localLeader EXCEPT ![b] = -1]
@@ -375,7 +414,7 @@ HandleAlterPartitionRequest(m) ==
                         /\ SetImg(p)
                    ELSE UNCHANGED <<metadataLog, partVars>>
           \* the response reaches a running broker (a stopped one lost the connection)
-          /\ messages' = (messages \ {m}) \cup (IF running[m.msource] THEN {resp} ELSE {})
+          /\ Deliver(m, IF running[m.msource] THEN {resp} ELSE {})
     /\ UNCHANGED <<brokerEpoch, brokerState, running, cleanShutdown, replayedOffset, log, highWatermark>>
     /\ UNCHANGED <<localVars, clientVars, countVars>>
 
@@ -398,7 +437,7 @@ CleanShutdown(b) ==
     /\ brokerState' = [brokerState EXCEPT ![b] = "Fenced"]
     /\ running' = [running EXCEPT ![b] = FALSE]
     /\ cleanShutdown' = [cleanShutdown EXCEPT ![b] = TRUE]
-    /\ messages' = messages \ DropTo(b)
+    /\ \E lost \in LostFrom(b) : messages' = messages \ (DropTo(b) \cup lost)
     /\ pendingProduce' = {x \in pendingProduce : x.leader # b}
     /\ UNCHANGED <<brokerEpoch, replayedOffset, log, highWatermark, localVars>>
     /\ UNCHANGED <<nextValue, acked, exposed, uncleanBrokers, countVars>>
@@ -412,7 +451,7 @@ UncleanShutdown(b, k) ==
     /\ cleanShutdown' = [cleanShutdown EXCEPT ![b] = FALSE]
     /\ log' = [log EXCEPT ![b] = Prefix(@, k)]
     /\ highWatermark' = [highWatermark EXCEPT ![b] = Min(@, k)]
-    /\ messages' = messages \ DropTo(b)
+    /\ \E lost \in LostFrom(b) : messages' = messages \ (DropTo(b) \cup lost)
     /\ pendingProduce' = {x \in pendingProduce : x.leader # b}
     /\ uncleanBrokers' = uncleanBrokers \cup {b}
     /\ uncleanShutdowns' = uncleanShutdowns + 1
@@ -478,19 +517,20 @@ ReplayMetadata(b) ==
                          metadataLog[i].type = "PartitionChange"
            p == Img
            newEpoch == p.leaderEpoch > localLeaderEpoch[b]
-           \* Deliberate difference: Kafka's makeLeader also re-applies a partition
-           \* epoch EQUAL to the local one (learned from the AlterPartition
-           \* response), resetting a pending ISR change; here that is a no-op
-           \* (docs/replication-spec.md, "open question").
-           known == p.partitionEpoch = localPartitionEpoch[b] /\ p.leaderEpoch = localLeaderEpoch[b]
-       IN IF ~changed \/ p.partitionEpoch < localPartitionEpoch[b] \/ known
+           \* Partition.makeLeader / makeFollower skip only an OLDER partition epoch:
+           \* an equal one (already learnt from the AlterPartition response) is
+           \* applied again, and resets a pending ISR change to the committed ISR
+           \* ("Partition state changes are expected to have a partition epoch
+           \* larger or equal to the current partition epoch").
+       IN IF ~changed \/ p.partitionEpoch < localPartitionEpoch[b]
           THEN UNCHANGED <<localVars, log, highWatermark, pendingProduce, exposed>>
           ELSE IF p.leader = b
           THEN \* makeLeader
                LET leso == IF newEpoch THEN Len(log[b]) ELSE leaderEpochStartOffset[b]
                    fe == IF newEpoch THEN NoBrokerInfo ELSE followerEndOffset[b]
-                   hw == LeaderHw(b, Len(log[b]), fe, p.isr, p.isr)
-               IN /\ localLeader' = [localLeader EXCEPT ![b] = b]
+                   fbe == IF newEpoch THEN NoBrokerInfo ELSE followerBrokerEpoch[b]
+               IN \E hw \in HwChoices(b, Len(log[b]), fe, fbe, p.isr, p.isr) :
+                  /\ localLeader' = [localLeader EXCEPT ![b] = b]
                   /\ localLeaderEpoch' = [localLeaderEpoch EXCEPT ![b] = p.leaderEpoch]
                   /\ localPartitionEpoch' = [localPartitionEpoch EXCEPT ![b] = p.partitionEpoch]
                   /\ localIsr' = [localIsr EXCEPT ![b] = p.isr]
@@ -498,8 +538,7 @@ ReplayMetadata(b) ==
                   /\ pendingIsr' = [pendingIsr EXCEPT ![b] = {}]
                   /\ leaderEpochStartOffset' = [leaderEpochStartOffset EXCEPT ![b] = leso]
                   /\ followerEndOffset' = [followerEndOffset EXCEPT ![b] = fe]
-                  /\ followerBrokerEpoch' = [followerBrokerEpoch EXCEPT ![b] =
-                                                IF newEpoch THEN NoBrokerInfo ELSE @]
+                  /\ followerBrokerEpoch' = [followerBrokerEpoch EXCEPT ![b] = fbe]
                   /\ highWatermark' = [highWatermark EXCEPT ![b] = hw]
                   /\ Expose(b, log[b], hw)
                   /\ UNCHANGED <<log, pendingProduce>>
@@ -546,9 +585,13 @@ FetchIsNoOp(f, l) ==
 SendFetchRequest(f) ==
     /\ running[f]
     /\ localLeader[f] \in Brokers \ {f}
-    /\ running[localLeader[f]]
-    /\ ~FetchOutstanding(f)
-    /\ ~FetchIsNoOp(f, localLeader[f])
+    \* (with NetworkFaults the request may go to a stopped leader, and is lost)
+    /\ NetworkFaults \/ running[localLeader[f]]
+    \* one fetch at a time; on a faulty network the follower's request timeout
+    \* (request.timeout.ms) re-sends while a delayed request or a duplicated
+    \* answer is still in flight
+    /\ NetworkFaults \/ ~FetchOutstanding(f)
+    /\ NoOpFetches \/ ~FetchIsNoOp(f, localLeader[f])
     /\ messages' = messages \cup
          {[mtype |-> "FetchRequest", msource |-> f, mdest |-> localLeader[f],
            mcurrentLeaderEpoch |-> localLeaderEpoch[f], mfetchOffset |-> Len(log[f]),
@@ -600,18 +643,15 @@ HandleFetchRequest(l, m) ==
            fe == [followerEndOffset[l] EXCEPT ![f] = m.mfetchOffset]
            fbe == [followerBrokerEpoch[l] EXCEPT ![f] = m.mbrokerEpoch]
            \* maybeExpandIsr: canAddReplicaToIsr /\ isFollowerInSync
-           eligible == /\ ViewBrokerState(l, f) = "Unfenced"
-                       /\ \/ StaleAlterPartitionRejoin
-                          \/ m.mbrokerEpoch = -1 \/ ViewBrokerEpoch(l, f) = -1
-                          \/ m.mbrokerEpoch = ViewBrokerEpoch(l, f)
+           eligible == IsrEligible(l, f, m.mbrokerEpoch)
            inSync == /\ m.mfetchOffset >= highWatermark[l]
                      /\ (IsrJoinBeforeEpochStart \/ m.mfetchOffset >= leaderEpochStartOffset[l])
            expand == /\ update /\ ~alterPartitionInFlight[l] /\ f \notin localIsr[l]
                      /\ eligible /\ inSync
            maxIsr == localIsr[l] \cup (IF expand THEN {f}
                                        ELSE IF alterPartitionInFlight[l] THEN pendingIsr[l] ELSE {})
-           hw == IF update THEN LeaderHw(l, leo, fe, localIsr[l], maxIsr) ELSE highWatermark[l]
-           reply == CASE err # "NONE" -> FetchReply(m, err, <<>>, -1, -1, -1)
+       IN \E hw \in IF update THEN HwChoices(l, leo, fe, fbe, localIsr[l], maxIsr) ELSE {highWatermark[l]} :
+       LET reply == CASE err # "NONE" -> FetchReply(m, err, <<>>, -1, -1, -1)
                       [] outOfRange -> FetchReply(m, "OFFSET_OUT_OF_RANGE", <<>>, -1, -1, -1)
                       [] diverging -> FetchReply(m, "NONE", <<>>, hw, eEpoch, eEnd)
                       [] OTHER -> FetchReply(m, "NONE", SubSeq(log[l], m.mfetchOffset + 1, leo), hw, -1, -1)
@@ -624,9 +664,9 @@ HandleFetchRequest(l, m) ==
           /\ IF expand
              THEN /\ alterPartitionInFlight' = [alterPartitionInFlight EXCEPT ![l] = TRUE]
                   /\ pendingIsr' = [pendingIsr EXCEPT ![l] = localIsr[l] \cup {f}]
-                  /\ messages' = (messages \ {m}) \cup {reply, AlterPartitionMsg(l, localIsr[l] \cup {f}, fbe)}
+                  /\ Deliver(m, {reply, AlterPartitionMsg(l, localIsr[l] \cup {f}, fbe)})
              ELSE /\ UNCHANGED <<alterPartitionInFlight, pendingIsr>>
-                  /\ messages' = (messages \ {m}) \cup {reply}
+                  /\ Deliver(m, {reply})
     /\ UNCHANGED <<ctlVars, running, cleanShutdown, replayedOffset, log>>
     /\ UNCHANGED <<localLeader, localLeaderEpoch, localPartitionEpoch, localIsr, leaderEpochStartOffset>>
     /\ UNCHANGED <<nextValue, pendingProduce, acked, uncleanBrokers>>
@@ -638,7 +678,7 @@ HandleFetchResponse(f, m) ==
     /\ m.mtype = "FetchResponse"
     /\ m.mdest = f
     /\ running[f]
-    /\ messages' = messages \ {m}
+    /\ Deliver(m, {})
     /\ LET current == /\ m.msource = localLeader[f]
                       /\ m.mcurrentLeaderEpoch = localLeaderEpoch[f]
                       /\ m.mfetchOffset = Len(log[f])
@@ -689,7 +729,7 @@ HandleAlterPartitionResponse(l, m) ==
     /\ m.mtype = "AlterPartitionResponse"
     /\ m.mdest = l
     /\ running[l]
-    /\ messages' = messages \ {m}
+    /\ Deliver(m, {})
     /\ LET mine == /\ alterPartitionInFlight[l] /\ pendingIsr[l] = m.mrequestIsr
                    /\ localPartitionEpoch[l] = m.mrequestPartitionEpoch
            commit == /\ mine /\ localLeader[l] = l
@@ -697,8 +737,8 @@ HandleAlterPartitionResponse(l, m) ==
                      /\ m.mleaderEpoch = localLeaderEpoch[l]
                      /\ m.mpartitionEpoch >= localPartitionEpoch[l]
            revert == mine /\ m.merror = "INELIGIBLE_REPLICA"
-           hw == LeaderHw(l, Len(log[l]), followerEndOffset[l], m.misr, m.misr)
-       IN CASE commit ->
+       IN \E hw \in HwChoices(l, Len(log[l]), followerEndOffset[l], followerBrokerEpoch[l], m.misr, m.misr) :
+          CASE commit ->
                  /\ localIsr' = [localIsr EXCEPT ![l] = m.misr]
                  /\ localPartitionEpoch' = [localPartitionEpoch EXCEPT ![l] = m.mpartitionEpoch]
                  /\ alterPartitionInFlight' = [alterPartitionInFlight EXCEPT ![l] = FALSE]
@@ -730,8 +770,8 @@ Produce(l, acks) ==
     /\ acks \in Acks
     /\ acks = -1 => Cardinality(localIsr[l]) >= MinIsr
     /\ LET l2 == Append(log[l], [epoch |-> localLeaderEpoch[l], value |-> nextValue])
-           hw == LeaderHw(l, Len(l2), followerEndOffset[l], localIsr[l], MaximalIsr(l))
-       IN /\ log' = [log EXCEPT ![l] = l2]
+       IN \E hw \in HwChoices(l, Len(l2), followerEndOffset[l], followerBrokerEpoch[l], localIsr[l], MaximalIsr(l)) :
+          /\ log' = [log EXCEPT ![l] = l2]
           /\ highWatermark' = [highWatermark EXCEPT ![l] = hw]
           /\ Expose(l, l2, hw)
     /\ nextValue' = nextValue + 1
@@ -758,6 +798,20 @@ CompleteProduce(l, v) ==
     /\ UNCHANGED <<localVars, messages, nextValue, exposed, uncleanBrokers, countVars>>
 
 ----------------------------------------------------------------------------
+(* Network faults (NetworkFaults only)                                     *)
+
+\* The network loses a message (Kafka: the connection breaks and the request
+\* fails; the fetcher retries after request.timeout.ms). With several copies
+\* of m in flight, losing one leaves m in flight.
+DropMessage(m) ==
+    /\ NetworkFaults
+    /\ m \in messages
+    /\ \/ messages' = messages \ {m}
+       \/ UNCHANGED messages
+    /\ UNCHANGED <<ctlVars, running, cleanShutdown, replayedOffset, log, highWatermark>>
+    /\ UNCHANGED <<localVars, clientVars, countVars>>
+
+----------------------------------------------------------------------------
 Next ==
     \/ \E b \in Brokers :
           \/ FenceBroker(b) \/ UnfenceBroker(b) \/ ControlledShutdown(b)
@@ -771,6 +825,7 @@ Next ==
     \/ \E m \in messages : HandleFetchRequest(m.mdest, m)
     \/ \E m \in messages : HandleFetchResponse(m.mdest, m)
     \/ \E m \in messages : HandleAlterPartitionResponse(m.mdest, m)
+    \/ \E m \in messages : DropMessage(m)
 
 Spec == Init /\ [][Next]_vars
 

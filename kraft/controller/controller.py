@@ -230,15 +230,17 @@ class Controller:
     def handle_alter_partition_request(self, m: AlterPartitionRequest, now: int) -> bool:
         """Spec action HandleAlterPartitionRequest(m)."""
         err = self._alter_partition_error(m)
+        echo = {"requestIsr": frozenset(x.broker for x in m.newIsrWithEpochs),
+                "requestPartitionEpoch": m.partitionEpoch}
         if err != NONE:
-            self._rb.messages.append(AlterPartitionResponse(m.source, err))
+            self._rb.messages.append(AlterPartitionResponse(m.source, err, **echo))
             return True
         p = self.partition
         new = self._build(p, {x.broker for x in m.newIsrWithEpochs}, self.image.active(), (), m.leaderRecoveryState)
         self._append(self._change(new))
         q = self.partition
         self._rb.messages.append(AlterPartitionResponse(m.source, NONE, q.leader, q.leaderEpoch, q.partitionEpoch,
-                                                        q.isr, q.leaderRecoveryState))
+                                                        q.isr, q.leaderRecoveryState, **echo))
         return True
 
     # ------------------------------------------------------------------ not spec actions

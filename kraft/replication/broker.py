@@ -185,18 +185,29 @@ class Broker:
     def maximal_isr(self) -> frozenset[int]:
         return self.local_isr | (self.pending_isr if self.alter_partition_in_flight else frozenset())
 
+    def _isr_eligible(self, f: int, fetch_epoch: int) -> bool:
+        """Partition.isReplicaIsrEligible (KRaft): not fenced, not shutting down, and the broker
+        epoch of its fetch unknown (-1) or the one in the metadata (isBrokerEpochIsrEligible,
+        KIP-903; the StaleAlterPartitionRejoin variant compares no broker epochs)."""
+        view_epoch = self.image.broker_epoch(f)
+        return self.image.broker_state(f) == UNFENCED and (
+            self.config.StaleAlterPartitionRejoin or fetch_epoch == -1 or view_epoch == -1
+            or fetch_epoch == view_epoch)
+
     def _leader_hw(self, leo: int, fe: dict[int, int], committed_isr: frozenset[int],
-                   max_isr: frozenset[int]) -> int:
+                   max_isr: frozenset[int], fbe: dict[int, int] | None = None) -> int:
         """Partition.maybeIncrementLeaderHW: min LEO over the maximal ISR (an unknown follower
         offset, -1, blocks it); never lowered; not advanced while the committed ISR is below
         min.insync.replicas (KAFKA-15583; the HwAdvanceUnderMinIsr variant advances anyway)."""
         # Kafka also counts followers outside the ISR that caught up within replica.lag.time.max.ms
-        # and are ISR-eligible (isCaughtUp && isReplicaIsrEligible): a follower whose ISR join is
-        # in flight, or whose pending join a metadata replay dropped, is never overtaken by the HW.
-        # The spec counts the maximal ISR only (docs/replication.md, "Departures from the spec").
+        # and are ISR-eligible (shouldWaitForReplicaToJoinIsr: isCaughtUp && isReplicaIsrEligible):
+        # a follower whose ISR join is in flight, or whose pending join a metadata replay dropped,
+        # is never overtaken by the HW.  The spec lets any subset of the eligible followers whose
+        # LEO the leader knows count (it has no clock): HwChoices in spec/PartitionReplication.tla.
+        fbe = self.follower_broker_epoch if fbe is None else fbe
         caught_up = {r for r in self.brokers if r != self.id and fe[r] >= 0
                      and self._now - self.last_caught_up[r] <= self.config.replica_lag_time_max_ms
-                     and self.image.broker_state(r) == UNFENCED}
+                     and self._isr_eligible(r, fbe[r])}
         cand = min([leo] + [fe[r] for r in (max_isr | caught_up) if r != self.id])
         under = len(committed_isr) < self.config.min_insync_replicas and not self.config.HwAdvanceUnderMinIsr
         if under or cand <= self.high_watermark:
@@ -442,20 +453,16 @@ class Broker:
         else:
             diverging = lfe != -1 and not undefined and (e_epoch < lfe or e_end < m.fetchOffset)
         # Kafka's order (Partition.readRecords): an undefined epoch is out of range, then the
-        # divergence check, and only then the read, whose offset may be past the LEO.  The spec
-        # checks "fetch offset > LEO" before divergence; that answers OFFSET_OUT_OF_RANGE to a
-        # follower whose longer log merely diverges, and the follower then empties its log, which
-        # loses an ELR member's records (docs/replication.md, "Departures from the spec").
+        # divergence check, and only then the read, whose offset may be past the LEO (the spec's
+        # order too: a follower whose longer log merely diverges is told to truncate, not to
+        # empty its log).
         out_of_range = undefined or (not diverging and m.fetchOffset > leo)
         update = err == NONE and not out_of_range and (not diverging or self.config.Kip320FirstTry)
         fe = dict(self.follower_end_offset)
         fbe = dict(self.follower_broker_epoch)
         fe[f] = m.fetchOffset
         fbe[f] = m.brokerEpoch
-        view_epoch = self.image.broker_epoch(f)
-        eligible = self.image.broker_state(f) == UNFENCED and (
-            self.config.StaleAlterPartitionRejoin or m.brokerEpoch == -1 or view_epoch == -1
-            or m.brokerEpoch == view_epoch)
+        eligible = self._isr_eligible(f, m.brokerEpoch)
         in_sync = m.fetchOffset >= self.high_watermark and (
             self.config.IsrJoinBeforeEpochStart or m.fetchOffset >= self.leader_epoch_start_offset)
         expand = update and not self.alter_partition_in_flight and f not in self.local_isr and eligible and in_sync
@@ -463,7 +470,7 @@ class Broker:
             max_isr = self.local_isr | {f}
         else:
             max_isr = self.local_isr | (self.pending_isr if self.alter_partition_in_flight else frozenset())
-        hw = self._leader_hw(leo, fe, self.local_isr, max_isr) if update else self.high_watermark
+        hw = self._leader_hw(leo, fe, self.local_isr, max_isr, fbe) if update else self.high_watermark
         if err != NONE:
             reply = FetchResponse(self.id, f, err, m.currentLeaderEpoch, m.fetchOffset, (), -1)
         elif out_of_range:
@@ -541,21 +548,23 @@ class Broker:
     def handle_alter_partition_response(self, m: AlterPartitionResponse, now: int) -> bool:
         """Spec action HandleAlterPartitionResponse(l, m): handleAlterPartitionUpdate /
         handleAlterPartitionError."""
-        # Kafka ties the answer to the request it answers (the callback of sendAlterPartitionRequest
-        # checks the proposed state is still the pending one); our responses carry no request id,
-        # so an answer counts only if it is newer than the partition epoch the pending request was
-        # sent from (local_partition_epoch while in flight).  The spec accepts an equal epoch: a
-        # delayed answer to an earlier request then commits over a pending one, and the pending
-        # expansion lands later with a follower the HW has overtaken (docs/replication.md).
-        commit = self.alter_partition_in_flight and self.local_leader == self.id and m.error == NONE \
-            and m.leaderEpoch == self.local_leader_epoch and m.partitionEpoch > self.local_partition_epoch
+        # Kafka ties the answer to the request it answers: the callback of
+        # Partition.submitAlterPartition ignores it unless the proposed state is still the pending
+        # one (`partitionState != proposedIsrState`); the answer echoes the proposal (ISR and the
+        # partition epoch it was made from), so a delayed or duplicated answer to an earlier request
+        # is ignored.  handleAlterPartitionUpdate then ignores a stale leader epoch or an older
+        # partition epoch (an equal one means the controller had nothing to change).
+        mine = self.alter_partition_in_flight and self.pending_isr == m.requestIsr \
+            and self.local_partition_epoch == m.requestPartitionEpoch
+        commit = mine and self.local_leader == self.id and m.error == NONE \
+            and m.leaderEpoch == self.local_leader_epoch and m.partitionEpoch >= self.local_partition_epoch
         if commit:
             hw = self._leader_hw(self.leo, self.follower_end_offset, m.isr, m.isr)
             self.local_isr = m.isr
             self.local_partition_epoch = m.partitionEpoch
             self.alter_partition_in_flight, self.pending_isr = False, frozenset()
             self._set_hw(hw)
-        elif self.alter_partition_in_flight and m.error == INELIGIBLE_REPLICA:
+        elif mine and m.error == INELIGIBLE_REPLICA:  # handleAlterPartitionError: back to committed
             self.alter_partition_in_flight, self.pending_isr = False, frozenset()
         return True
 

@@ -99,6 +99,10 @@ class AlterPartitionResponse:
     partitionEpoch: int = -1
     isr: frozenset[int] = frozenset()
     leaderRecoveryState: str = RECOVERED
+    # the proposal answered (Kafka ties the answer to its request: the callback of
+    # Partition.submitAlterPartition compares the proposed state with the pending one)
+    requestIsr: frozenset[int] = frozenset()
+    requestPartitionEpoch: int = -1
     source: int = CONTROLLER
     mtype = "AlterPartitionResponse"
 

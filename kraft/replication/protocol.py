@@ -50,6 +50,8 @@ ACTIONS = (
     Action("Produce", B.produce, args=("acks",), actor="broker", doc="client produce, acks -1/0/1"),
     Action("CompleteProduce", B.complete_produce, args=("v",), actor="broker",
            doc="an acks=all produce below the HW is answered"),
+    Action("DropMessage", None, args=("m",), actor="network",
+           doc="the network loses a message (NetworkFaults: TRUE for trace conformance only)"),
 )
 
 VARIABLES = (
@@ -105,7 +107,8 @@ PROTOCOL = Protocol(
     variants=VARIANTS,
     invariants=INVARIANTS,
     constants=("Brokers", "MinIsr", "MaxProduce", "MaxLeaderEpoch", "MaxRestarts", "MaxControlledShutdowns",
-               "MaxUncleanShutdowns", "MaxDiskLosses", "MaxShrinks", "MaxFences", "ClientAcks"),
+               "MaxUncleanShutdowns", "MaxDiskLosses", "MaxShrinks", "MaxFences", "ClientAcks", "NetworkFaults",
+               "NoOpFetches"),
     history_model="append-log",
 )
 

@@ -40,6 +40,7 @@ from kraft.replication.messages import (
     NONE,
     NOT_ENOUGH_REPLICAS,
     NOT_LEADER_OR_FOLLOWER,
+    SPEC_MESSAGES,
     to_spec,
 )
 from kraft.replication.projection import View, project, to_json_state
@@ -78,14 +79,11 @@ class ReplicationProtocol(Protocol):
     spec = PROTOCOL.spec_module
     declaration = PROTOCOL
 
-    @property
-    def drop_action(self) -> str:
-        """The spec's network never loses a message (Kafka's connections are TCP; only a stopped
-        broker's connections go), so a simulated loss is recorded as a non-spec step."""
-        return "MessageLost"
-
     def drop_is_spec_step(self, sim: Simulator, msg: Any) -> bool:
-        return False
+        """A lost spec message is the spec's ``DropMessage`` (enabled by ``NetworkFaults``, which
+        trace conformance sets; the model-checking sizes keep Kafka's TCP connections lossless);
+        a lost heartbeat is not a spec message."""
+        return isinstance(msg, SPEC_MESSAGES)
 
     def __init__(self, brokers: int = 3, config: ReplicationConfig | None = None, processes: int = 4) -> None:
         if brokers < 1:

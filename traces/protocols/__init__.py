@@ -74,6 +74,7 @@ class Glue:
 _BUILTIN = {
     "kraft": "traces.protocols.kraft:GLUE",
     "groups": "traces.protocols.groups:GLUE",
+    "replication": "traces.protocols.replication:GLUE",
 }
 _REGISTRY: dict[str, Glue] = {}
 
