@@ -72,6 +72,9 @@ class Variant:
     # why TLC does not catch it yet (empty: it does, and the spec's manifest lists it); a known gap
     # is declared, not hidden, so the spec/declaration check still covers its CONSTANT
     not_caught_by_tlc: str = ""
+    # checks that cannot see this bug by construction, each with why (check -> reason; checks:
+    # "tlc", "hypothesis", "conform", "audit"); `kraft zoo` shows "not observable" there, not "missed"
+    unobservable: dict[str, str] = attrs.field(factory=dict, hash=False)
 
 
 @attrs.define
