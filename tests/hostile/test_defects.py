@@ -108,19 +108,19 @@ def test_conform_expand_inputs_survives_deep_header(tmp_path):
     assert paths == [tmp_path / "x.ndjson"]  # handed to the reader, which rejects it with its line
 
 
-def test_report_on_an_audit_directory_names_the_file(tmp_path):
-    """Before: 'KeyError: stages' (then: a repr of the KeyError)."""
-    d = tmp_path / "audit"
+def test_report_on_an_audit_directory_renders_it(tmp_path):
+    """Before: 'KeyError: stages' (then: 'not a `kraft review` summary'); issue 14: the page reads
+    an audit's output as it reads a review's."""
     _audit(tmp_path, GOOD)
     d = tmp_path / "out"
     res = run(report, [d])
-    assert res.exit_code == EXIT_ERROR
-    assert f"{d / 'summary.json'}:1: not a `kraft review` summary (it was written by `kraft audit`)" in res.output
+    assert res.exit_code == 0, res.output
+    assert "(1 audit)" in res.output and (d / "report.html").exists()
 
 
 @pytest.mark.parametrize("text,needle", [("not json{", ":1: not JSON (column 1"),
                                          ('{"command": "review",\n "stages": ', ":2: not JSON"),
-                                         ("[1, 2]", "it has no 'stages' list")])
+                                         ("[1, 2]", "top level is a list, not an object with the kraft header")])
 def test_report_on_a_corrupt_summary(tmp_path, text, needle):
     (tmp_path / "summary.json").write_text(text)
     res = run(report, [tmp_path])
