@@ -4,7 +4,8 @@ It runs the four checks in the order a reviewer would, each as its own ``kraft``
 subprocess (so each keeps its own output, JSON and exit code), and then summarises what was found:
 
   1. model-check every spec at its review sizes             (kraft check)
-  2. confirm every historical bug variant is caught          (kraft check --all-variants)
+  2. every historical bug variant through all four checks    (kraft zoo, within --zoo-budget; the
+     control row's TLC cells are the model-check runs of step 1)
   3. simulate each protocol with all faults, recording traces and client histories (kraft simulate)
   4. check the recorded traces against the specs             (kraft conform)
   5. audit the recorded histories                            (kraft audit, local Spark)
@@ -62,16 +63,20 @@ class StageResult:
     log: str
 
 
-def _stages(out: Path, seeds: int, steps: int, protocols: tuple[str, ...]) -> list[Stage]:
+def _stages(out: Path, seeds: int, steps: int, protocols: tuple[str, ...],
+            zoo_budget: float = 300.0) -> list[Stage]:
     sim = out / "sim"
     stages = []
+    reuse: list[str] = []
     for spec, sizes in _review_sizes().items():
+        reuse += ["--reuse-tlc", str(out / "check" / spec / "small" / "check.json")]
         for size in sizes:
             stages.append(Stage(f"model-check-{spec}-{size}", f"TLC on {spec} ({size})",
                                 ("check", spec, "--size", size, "--out", str(out / "check" / spec / size)),
                                 f"check/{spec}/{size}/check.json"))
-    stages.append(Stage("variants", "every bug variant yields a counterexample",
-                        ("check", "--all-variants", "--out", str(out / "variants")), "variants/check.json"))
+    stages.append(Stage("zoo", f"every bug variant through TLC, Hypothesis, conformance and audit "
+                               f"(budget {zoo_budget:.0f}s)",
+                        ("zoo", "--budget", f"{zoo_budget:g}", "--out", str(out / "zoo"), *reuse), "zoo/zoo.json"))
     for protocol in protocols:
         stages.append(
             Stage(f"simulate-{protocol}", f"simulator, {seeds} seeds x {steps} steps, all faults",
@@ -208,13 +213,16 @@ def review_verdict(results: list[StageResult]) -> tuple[Verdict, str]:
 @click.option("--protocol", "protocols", multiple=True, default=("kraft", "groups"), show_default=True,
               help="Protocols to simulate (repeatable).")
 @click.option("--stage-timeout", default=1800.0, show_default=True, help="Seconds before a stage is stopped.")
-def review(out_dir: str, seeds: int, steps: int, protocols: tuple[str, ...], stage_timeout: float) -> None:
+@click.option("--zoo-budget", default=300.0, show_default=True, type=click.FloatRange(min=1),
+              help="Seconds for the bug zoo (kraft zoo --budget); cells it does not reach are inconclusive.")
+def review(out_dir: str, seeds: int, steps: int, protocols: tuple[str, ...], stage_timeout: float,
+           zoo_budget: float) -> None:
     """Run the whole review pipeline and summarise what it found (the main job).
 
     Exit code: the worst stage's (1 a violation, 2 an error, 3 inconclusive), else 0."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    results = [run_stage(s, out, stage_timeout) for s in _stages(out, seeds, steps, protocols)]
+    results = [run_stage(s, out, stage_timeout) for s in _stages(out, seeds, steps, protocols, zoo_budget)]
     verdict, sentence = review_verdict(results)
     summary = header("review", verdict, sentence,
                      {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -20,10 +20,16 @@ Exit code (kraft/outcome.py): 1 if a control cell fired or a variant was missed 
 that could observe it; else 2 if a tool failed; else 3 if the budget ran out before every cell was
 decided (or a variant or control cell stayed undecided); else 0.
 
-Work runs in two lanes (the machine has two cores): the TLC lane (one worker per run) and the
-implementation lane (simulate, conform, audit, then Hypothesis). ``--budget`` is one deadline for
-both lanes: every subprocess is stopped at it, the simulation seeds and Hypothesis examples are
-scaled down when the budget is small, and cells not reached are inconclusive.
+Work is a list of tasks (the simulate -> conform -> audit chain, each TLC run, one Hypothesis run
+per protocol) taken in order by two workers, since the machine has two cores (TLC runs with one
+worker). ``--budget`` is one deadline for all of it: every subprocess is stopped at it, the
+simulation seeds and Hypothesis examples are scaled down when the budget is small, and cells not
+reached are inconclusive. ``--reuse-tlc`` takes TLC cells from earlier ``kraft check`` outputs
+(``kraft review`` passes its own model-check and ``--all-variants`` results).
+
+JSON (``OUT/zoo.json``, the shared header first): ``checks`` (id, title, unit), ``rows`` (one per
+protocol and variant, the control row first, ``variant: null``), each with ``outcome``,
+``caught_by`` and ``cells[check]`` = ``{status, seconds, size, unit, detail, evidence, budget}``.
 """
 
 from __future__ import annotations
@@ -201,7 +207,7 @@ def zoo_verdict(rows: list[Row], budget_exhausted: bool) -> tuple[Verdict, str]:
 
 
 class Budget:
-    """One deadline shared by both lanes (``None``: no limit)."""
+    """One deadline shared by every task (``None``: no limit)."""
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
@@ -289,16 +295,18 @@ class Plan:
     after_violation: int = 300
     max_examples: int | None = None  # cap on Hypothesis examples (None: the tests' own budgets)
     spark: bool = True
-    tlc_control_from: Path | None = None
+    # check.json documents of earlier `kraft check` runs whose runs stand in for the zoo's own TLC
+    # runs (a run of variant V: V's cell; a run of a spec's ``small`` size without variant: its control)
+    reuse_tlc: tuple[Path, ...] = ()
+    workers: int = 2
 
     @classmethod
-    def for_budget(cls, budget: float | None, spark: bool = True, tlc_control_from: Path | None = None) -> "Plan":
+    def for_budget(cls, budget: float | None, **kw: Any) -> "Plan":
         if budget is None or budget >= 900:
-            return cls(spark=spark, tlc_control_from=tlc_control_from)
+            return cls(**kw)
         if budget >= 300:
-            return cls(seeds=2, steps=1000, max_examples=500, spark=spark, tlc_control_from=tlc_control_from)
-        return cls(seeds=1, steps=600, after_violation=200, max_examples=150, spark=spark,
-                   tlc_control_from=tlc_control_from)
+            return cls(seeds=2, steps=1000, max_examples=500, **kw)
+        return cls(seeds=1, steps=600, after_violation=200, max_examples=150, **kw)
 
 
 class Zoo:
@@ -316,6 +324,7 @@ class Zoo:
             for v in p.variants:
                 self.rows.append(Row(p.name, p.spec_module, v.name, v.violates, v.doc))
         self.errors: list[str] = []
+        self.reused: dict[tuple[str, str | None], tuple[dict[str, Any], Path]] = {}
 
     # -- bookkeeping
     def row(self, protocol: str, variant: str | None) -> Row:
@@ -338,41 +347,57 @@ class Zoo:
         return str(getattr(v, "unobservable", {}).get(check, ""))
 
     # -- the whole run
+    def tasks(self) -> list[tuple[str, Callable[[], None]]]:
+        """Every unit of work, most informative per second first: the simulate -> conform -> audit
+        chain (three checks of every row), then per protocol its TLC variants and its Hypothesis
+        run, the TLC controls last. Two workers take them in this order."""
+        out: list[tuple[str, Callable[[], None]]] = [("simulate, conform, audit", self.chain)]
+        for p in self.protocols:
+            for v in p.variants:
+                out.append((f"tlc {v.name}", lambda p=p, v=v: self.set(p.name, v.name, self.tlc_variant(p, v))))
+            out.append((f"hypothesis {p.name}", lambda p=p: self.hypothesis(p)))
+        for p in self.protocols:
+            out.append((f"tlc control {p.spec_module}", lambda p=p: self.set(p.name, None, self.tlc_control(p))))
+        return out
+
     def run(self) -> None:
-        lanes = [threading.Thread(target=self._guard, args=(self.tlc_lane,), name="zoo-tlc"),
-                 threading.Thread(target=self._guard, args=(self.impl_lane,), name="zoo-impl")]
-        for t in lanes:
+        self.reused = _reused_tlc(self.plan.reuse_tlc)
+        queue = list(self.tasks())
+
+        def worker() -> None:
+            while True:
+                with self.lock:
+                    if not queue:
+                        return
+                    name, task = queue.pop(0)
+                try:
+                    task()
+                except Exception as exc:  # noqa: BLE001 - a task's failure is reported, not a traceback
+                    with self.lock:
+                        self.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=worker, name=f"zoo-{i}") for i in range(max(1, self.plan.workers))]
+        for t in threads:
             t.start()
-        for t in lanes:
+        for t in threads:
             t.join()
         # any cell not reached
         for r in self.rows:
             for c in CHECKS:
                 if c not in r.cells:
                     r.cells[c] = _budget_cell(c, "before this cell") if self.budget.exhausted else \
-                        Cell(c, ERROR, detail="not run (a lane stopped early; see the zoo's log)")
+                        Cell(c, ERROR, detail="not run (its task failed; see the errors in zoo.json)")
 
-    def _guard(self, lane: Callable[[], None]) -> None:
-        try:
-            lane()
-        except Exception as exc:  # noqa: BLE001 - a lane's failure becomes error cells, not a traceback
-            with self.lock:
-                self.errors.append(f"{lane.__name__}: {type(exc).__name__}: {exc}")
-
-    # -- lane 1: TLC
-    def tlc_lane(self) -> None:
-        for p in self.protocols:
-            for v in p.variants:
-                self.set(p.name, v.name, self.tlc_variant(p, v))
-        for p in self.protocols:
-            self.set(p.name, None, self.tlc_control(p))
-
+    # -- TLC
     def tlc_variant(self, p: Protocol, v: Variant) -> Cell:
         why = self._declared_unobservable(p, v, "tlc")
         if why:
             return Cell("tlc", UNOBSERVABLE, detail=why)
         if v.not_caught_by_tlc:
             return Cell("tlc", MISSED, detail=f"known gap (declared): {v.not_caught_by_tlc}")
+        if (p.spec_module, v.name) in self.reused:
+            doc, path = self.reused[(p.spec_module, v.name)]
+            return self._tlc_judge(doc, path, variant=True, seconds=None)
         if self.budget.out():
             return _budget_cell("tlc")
         d = self.out / "tlc" / p.spec_module / v.name
@@ -381,11 +406,9 @@ class Zoo:
         return self._tlc_cell(argv, d, variant=True)
 
     def tlc_control(self, p: Protocol) -> Cell:
-        if self.plan.tlc_control_from is not None:
-            doc = _read_json(self.plan.tlc_control_from / p.spec_module / "small" / "check.json")
-            if isinstance(doc, dict) and doc.get("runs"):
-                path = self.plan.tlc_control_from / p.spec_module / "small" / "check.json"
-                return self._tlc_judge(doc, path, variant=False, seconds=None)
+        if (p.spec_module, None) in self.reused:
+            doc, path = self.reused[(p.spec_module, None)]
+            return self._tlc_judge(doc, path, variant=False, seconds=None)
         if self.budget.out():
             return _budget_cell("tlc")
         d = self.out / "tlc" / p.spec_module / "control"
@@ -433,13 +456,11 @@ class Zoo:
         return Cell("tlc", ERROR, secs, detail=f"{run.get('verdict')} ({where}) {run.get('note', '')}".strip(),
                     evidence=str(path))
 
-    # -- lane 2: the implementation
-    def impl_lane(self) -> None:
+    # -- the implementation
+    def chain(self) -> None:
         sims = self.simulate_all()
         self.conform_all(sims)
         self.audit_all(sims)
-        for p in self.protocols:
-            self.hypothesis(p)
 
     def _sim_dir(self, p: Protocol, variant: str | None) -> Path:
         return self.out / "sim" / p.name / (variant or "control")
@@ -711,6 +732,25 @@ def _hypothesis_control_cell(recs: list[dict[str, Any]], code: int | None, log: 
     return Cell("hypothesis", CLEAN, secs, detail=detail, evidence=log)
 
 
+def _reused_tlc(paths: Iterable[Path]) -> dict[tuple[str, str | None], tuple[dict[str, Any], Path]]:
+    """(spec, variant or None) -> a one-run document, from earlier ``kraft check`` outputs: each run
+    with a variant, and each run of a spec's ``small`` size without one (the control). Unreadable
+    files are skipped (the zoo then runs TLC itself)."""
+    out: dict[tuple[str, str | None], tuple[dict[str, Any], Path]] = {}
+    for path in paths:
+        doc = _read_json(path)
+        if not isinstance(doc, dict):
+            continue
+        for run in doc.get("runs") or []:
+            if not isinstance(run, dict) or run.get("status") == "skipped":
+                continue
+            if run.get("variant"):
+                out[(str(run.get("spec")), str(run["variant"]))] = ({"runs": [run]}, path)
+            elif run.get("size") == "small":
+                out[(str(run.get("spec")), None)] = ({"runs": [run]}, path)
+    return out
+
+
 def _under(path: Any, root: Path) -> bool:
     if not isinstance(path, str):
         return False
@@ -843,11 +883,13 @@ def select_protocols(names: Iterable[str]) -> list[Protocol]:
               help="Directory for OUT/zoo.json and every check's output.")
 @click.option("--json", "as_json", is_flag=True, help="Print zoo.json to stdout instead of the matrix.")
 @click.option("--no-spark", is_flag=True, help="Audit in-process instead of with local Spark (small runs).")
-@click.option("--tlc-control-from", type=click.Path(file_okay=False), default=None,
-              help="Take the control row's TLC cell from DIR/<Spec>/small/check.json when present "
-                   "(kraft review passes its model-check results).")
+@click.option("--reuse-tlc", "reuse_tlc", multiple=True, type=click.Path(dir_okay=False),
+              help="check.json of an earlier `kraft check` whose runs stand in for the zoo's TLC runs (a "
+                   "variant's run; a spec's small run as its control); repeatable. kraft review passes its own.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Checks run at once (each TLC run uses one worker).")
 def zoo(protocols: tuple[str, ...], budget: float | None, out_dir: str, as_json: bool, no_spark: bool,
-        tlc_control_from: str | None) -> None:
+        reuse_tlc: tuple[str, ...], workers: int) -> None:
     """Every bug variant of every protocol through all four checks (TLC, Hypothesis, conformance,
     audit), with the correct protocols as a control row.
 
@@ -869,8 +911,8 @@ def zoo(protocols: tuple[str, ...], budget: float | None, out_dir: str, as_json:
     err = Console(stderr=True)
     live = err.is_terminal and not os.environ.get("CI") and not as_json
     b = Budget(budget)
-    plan = Plan.for_budget(budget, spark=not no_spark,
-                           tlc_control_from=Path(tlc_control_from) if tlc_control_from else None)
+    plan = Plan.for_budget(budget, spark=not no_spark, reuse_tlc=tuple(Path(x) for x in reuse_tlc),
+                           workers=workers)
 
     def progress(line: str) -> None:
         if live:

@@ -19,7 +19,7 @@ that are not marked ``slow``. Everything else is deselected.
 What is recorded: hypothesis.stateful.run_state_machine_as_test is wrapped (before the test modules
 import it), so a falsifying example the test itself expects (``pytest.raises``) is still seen:
 its size is the number of steps in Hypothesis's notes (``state.rule(...)`` lines, without the
-teardown and invariant lines). Each record: the test id, its role (``variant`` or ``control``), the
+teardown and the machine's ``@invariant`` checks, which Hypothesis prints among them). Each record: the test id, its role (``variant`` or ``control``), the
 variant, the outcome, the seconds of the call, whether a falsifying example was found, its steps,
 the first line of the violation, and whether the example cap was applied.
 """
@@ -44,15 +44,27 @@ def _env_list(name: str) -> list[str]:
     return [x for x in os.environ.get(name, "").split(",") if x]
 
 
-def _steps(exc: BaseException) -> int | None:
-    """Steps of a falsifying example, from Hypothesis's notes (``state.<rule>(...)`` lines)."""
-    excs = [exc, *getattr(exc, "exceptions", ())]
-    for e in excs:
-        notes = [str(n) for n in getattr(e, "__notes__", [])]
-        lines = "\n".join(notes).splitlines()
-        steps = [ln for ln in lines if ln.startswith("state.") and not ln.startswith("state.teardown")
-                 and "spec_invariants" not in ln]
-        if steps:
+_STEP = re.compile(r"^(?:[\w, ]+ = )?state\.(\w+)\(")
+
+
+def _invariant_names(factory: Any) -> set[str]:
+    """The machine's ``@invariant`` methods (Hypothesis prints their checks among the steps)."""
+    from hypothesis.stateful import INVARIANT_MARKER
+
+    names: set[str] = set()
+    for klass in getattr(factory, "__mro__", ()):
+        names |= {k for k, v in vars(klass).items() if hasattr(v, INVARIANT_MARKER)}
+    return names
+
+
+def _steps(exc: BaseException, invariants: set[str]) -> int | None:
+    """Steps of a falsifying example: the rule calls in Hypothesis's notes (``state.<rule>(...)``,
+    also as ``x = state.<rule>(...)``), without the teardown and the invariant checks."""
+    for e in (exc, *getattr(exc, "exceptions", ())):
+        lines = "\n".join(str(n) for n in getattr(e, "__notes__", [])).splitlines()
+        names = [m.group(1) for m in map(_STEP.match, lines) if m]
+        steps = [n for n in names if n != "teardown" and n not in invariants]
+        if names:
             return len(steps)
     return None
 
@@ -83,7 +95,8 @@ def _install_wrapper() -> None:
             return original(state_machine_factory, settings=settings, _min_steps=_min_steps)
         except BaseException as exc:
             if _current and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                _found[_current[-1]] = {"steps": _steps(exc), "violation": _first_line(exc)}
+                _found[_current[-1]] = {"steps": _steps(exc, _invariant_names(state_machine_factory)),
+                                       "violation": _first_line(exc)}
             raise
 
     run_state_machine_as_test._kraft_zoo = True  # type: ignore[attr-defined]

@@ -1,0 +1,215 @@
+"""``kraft zoo``: the verdict logic on fake cells (control fires -> 1, a variant missed by every
+check -> 1, not observable is not a miss, budget -> 3, tool error -> 2), the cells built from each
+check's real output shapes, the pytest plugin on a throwaway state machine, and one real small run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kraft.core.declaration import by_name, declarations
+from kraft.outcome import Verdict, read_header
+from kraft.review import zoo as Z
+from kraft.review.zoo import (CAUGHT, CHECKS, CLEAN, ERROR, FIRED, INCONCLUSIVE, MISSED, UNAVAILABLE,
+                              UNOBSERVABLE, Cell, Row, zoo_verdict)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def row(variant: str | None, **statuses: str) -> Row:
+    r = Row("groups", "ConsumerGroup", variant, "NoDoubleOwnership" if variant else None)
+    for check in CHECKS:
+        r.cells[check] = Cell(check, statuses.get(check, CAUGHT if variant else CLEAN))
+    return r
+
+
+def test_all_caught_and_control_clean_is_clean():
+    v, s = zoo_verdict([row(None), row("A"), row("B", audit=MISSED, conform=UNAVAILABLE)], False)
+    assert v is Verdict.CLEAN and v.exit_code == 0
+    assert s.startswith("2 variants, all caught (2 by two or more checks)") and "control clean" in s
+
+
+def test_control_cell_firing_is_a_violation():
+    v, s = zoo_verdict([row(None, conform=FIRED), row("A")], False)
+    assert v.exit_code == 1 and "control FIRED: groups conform" in s
+
+
+def test_variant_missed_by_every_check_is_a_violation():
+    rows = [row(None), row("A"), row("B", tlc=MISSED, hypothesis=MISSED, conform=MISSED, audit=MISSED)]
+    v, s = zoo_verdict(rows, False)
+    assert v.exit_code == 1 and "1 missed by every check (B)" in s
+
+
+def test_not_observable_and_not_available_are_not_misses():
+    # caught by one check, the others cannot see it: caught
+    r = row("A", tlc=CAUGHT, hypothesis=UNOBSERVABLE, conform=UNAVAILABLE, audit=UNOBSERVABLE)
+    assert r.outcome == CAUGHT and zoo_verdict([row(None), r], False)[0] is Verdict.CLEAN
+    # every check that could see it missed it: still a miss (the unobservable cells do not excuse it)
+    r = row("B", tlc=MISSED, hypothesis=MISSED, conform=UNOBSERVABLE, audit=UNAVAILABLE)
+    assert r.outcome == MISSED and zoo_verdict([row(None), r], False)[0] is Verdict.VIOLATION
+    # no check could observe it at all: nothing was decided, not a miss
+    r = row("C", tlc=UNOBSERVABLE, hypothesis=UNAVAILABLE, conform=UNOBSERVABLE, audit=UNAVAILABLE)
+    assert r.outcome == "undecided" and zoo_verdict([row(None), r], False)[0] is Verdict.INCONCLUSIVE
+
+
+def test_budget_running_out_is_inconclusive():
+    assert zoo_verdict([row(None), row("A")], True)[0].exit_code == 3
+    # a variant left with only misses and a cell the budget did not reach is undecided, not missed
+    r = row("A", tlc=MISSED, hypothesis=MISSED, conform=INCONCLUSIVE, audit=MISSED)
+    v, s = zoo_verdict([row(None), r], True)
+    assert r.outcome == "undecided" and v.exit_code == 3 and "budget ran out" in s
+    # a control cell the budget did not reach leaves the control row undecided
+    v, s = zoo_verdict([row(None, tlc=INCONCLUSIVE), row("A")], False)
+    assert v.exit_code == 3 and "control undecided" in s
+
+
+def test_tool_error_is_2_and_a_violation_outranks_it():
+    assert zoo_verdict([row(None), row("A", audit=ERROR)], False)[0].exit_code == 2
+    assert zoo_verdict([row(None, tlc=FIRED), row("A", audit=ERROR)], False)[0].exit_code == 1
+
+
+def test_tlc_cells_from_check_json_shapes():
+    run = {"spec": "ConsumerGroup", "size": "eager", "status": "ok", "violated": "NoDoubleOwnership",
+           "expected": "NoDoubleOwnership", "seconds": 9.5, "counterexample": [{}] * 22, "verdict": "caught"}
+    c = Z.Zoo._tlc_judge({"runs": [run]}, Path("x/check.json"), variant=True, seconds=10.0)
+    assert (c.status, c.size, c.unit, c.seconds) == (CAUGHT, 21, "steps", 9.5)
+    c = Z.Zoo._tlc_judge({"runs": [{**run, "status": "missed", "violated": None, "counterexample": []}]},
+                         Path("x"), variant=True, seconds=3.0)
+    assert c.status == MISSED
+    c = Z.Zoo._tlc_judge({"runs": [{**run, "status": "violation"}]}, Path("x"), variant=False, seconds=1.0)
+    assert c.status == FIRED
+    c = Z.Zoo._tlc_judge({"runs": [{**run, "status": "inconclusive", "verdict": "TIMEOUT"}]}, Path("x"),
+                         variant=True, seconds=1.0)
+    assert c.status == INCONCLUSIVE
+
+
+def test_hypothesis_cells_from_plugin_records():
+    found = {"role": "variant", "outcome": "passed", "found": True, "steps": 7, "seconds": 1.5,
+             "violation": "NoDoubleOwnership: c1 and c2 both own t-0", "test": "t::x[A]"}
+    c = Z._hypothesis_variant_cell(found, None)
+    assert (c.status, c.size, c.evidence) == (CAUGHT, 7, "t::x[A]")
+    not_found = {**found, "outcome": "failed", "found": False, "steps": None, "longrepr": "DID NOT RAISE"}
+    assert Z._hypothesis_variant_cell(not_found, None).status == MISSED
+    # failing only because the budget capped the examples is inconclusive, not a miss
+    assert Z._hypothesis_variant_cell({**not_found, "capped": True}, 150).status == INCONCLUSIVE
+    assert Z._hypothesis_variant_cell({"outcome": "absent"}, None).status == UNAVAILABLE
+    ctrl = [{"role": "control", "outcome": "passed", "seconds": 2.0}]
+    assert Z._hypothesis_control_cell(ctrl, 0, "log").status == CLEAN
+    assert Z._hypothesis_control_cell(ctrl + [{"outcome": "failed", "test": "t"}], 1, "log").status == FIRED
+    assert Z._hypothesis_control_cell([], None, "log").status == INCONCLUSIVE
+
+
+def test_conform_and_audit_cells(tmp_path):
+    p = declarations()[0]
+    v = p.variants[0]
+    z = Z.Zoo([p], tmp_path, Z.Budget(None), Z.Plan())
+    rejected = [{"trace": "a", "verdict": "accepted", "seconds": 1},
+                {"trace": "b", "verdict": "rejected", "line": 40, "action": "X", "kind": "state_mismatch", "seconds": 2},
+                {"trace": "c", "verdict": "rejected", "line": 12, "action": "Y", "kind": "disabled", "seconds": 3}]
+    c = z._conform_cell(p, v, rejected)
+    assert (c.status, c.size, c.evidence) == (CAUGHT, 12, "c:12")
+    assert z._conform_cell(p, None, rejected).status == FIRED
+    assert z._conform_cell(p, v, rejected[:1]).status == MISSED
+    assert z._conform_cell(p, None, rejected[:1]).status == CLEAN
+    hist = [{"history": "h1", "valid": False, "ops": 300, "anomalies": [{"kind": "lost-write"}]},
+            {"history": "h2", "valid": False, "ops": 90, "anomalies": [{"kind": "unseen"}]},
+            {"history": "h3", "valid": True, "ops": 50, "anomalies": []}]
+    c = z._audit_cell(p, v, hist, {"unseen"}, 0.5)
+    assert (c.status, c.size, c.evidence) == (CAUGHT, 300, "h1")  # "unseen" is informational only
+    assert z._audit_cell(p, v, hist[1:], {"unseen"}, 0.5).status == MISSED
+    assert z._audit_cell(p, None, hist[1:], {"unseen"}, 0.5).status == CLEAN
+    assert z._audit_cell(p, v, [{"history": "h", "valid": "unknown", "malformed": "x"}], set(), 0.5).status \
+        == INCONCLUSIVE
+
+
+def test_declared_unobservable_reasons_are_sentences():
+    for p in declarations():
+        for v in p.variants:
+            for check, why in v.unobservable.items():
+                assert check in CHECKS, f"{p.name} {v.name}: unknown check {check!r}"
+                assert len(why.split()) >= 5, f"{p.name} {v.name} {check}: say why, not just that"
+
+
+def test_pytest_plugin_records_the_falsifying_example(tmp_path):
+    test_file = tmp_path / "test_fake_machine.py"
+    test_file.write_text(textwrap.dedent("""
+        import pytest
+        from hypothesis import settings
+        from hypothesis.stateful import RuleBasedStateMachine, rule, invariant, run_state_machine_as_test
+
+        class Counter(RuleBasedStateMachine):
+            def __init__(self):
+                super().__init__()
+                self.n = 0
+            @rule()
+            def inc(self):
+                self.n += 1
+            @invariant()
+            def small(self):
+                assert self.n < 3, "Bounded: n reached 3"
+
+        @pytest.mark.parametrize("variant", ["Buggy"])
+        def test_variant_is_caught(variant):
+            with pytest.raises(AssertionError):
+                run_state_machine_as_test(Counter, settings=settings(max_examples=50, database=None))
+
+        @pytest.mark.parametrize("variant", ["Hidden"])
+        def test_variant_is_caught_never(variant):
+            run_state_machine_as_test(Counter, settings=settings(max_examples=5, stateful_step_count=2,
+                                                                 database=None))
+
+        def test_control():
+            pass
+    """))
+    out = tmp_path / "rec.jsonl"
+    env = {**os.environ, "KRAFT_ZOO_OUT": str(out), "KRAFT_ZOO_VARIANTS": "Buggy,Hidden,Absent",
+           "KRAFT_ZOO_CONTROL": "1"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "kraft.review.zoo_pytest", "-p", "no:cacheprovider",
+                           "-q", "-m", "", "--rootdir", str(tmp_path), str(test_file)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    recs = {r.get("variant") or r["test"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert recs["Buggy"]["found"] and recs["Buggy"]["steps"] == 3 and recs["Buggy"]["outcome"] == "passed", proc.stdout
+    assert "Bounded" in recs["Buggy"]["violation"]
+    assert recs["Hidden"]["outcome"] == "passed" and not recs["Hidden"]["found"]
+    assert recs["Absent"]["outcome"] == "absent"
+    control = [r for r in recs.values() if r.get("role") == "control"]
+    assert [r["test"].rsplit("::", 1)[1] for r in control] == ["test_control"]
+
+
+def test_real_groups_run_with_a_short_budget(tmp_path):
+    """The whole chain on ConsumerGroup with a 45 s budget and the in-process audit: whatever the
+    load, the run ends near its budget, writes zoo.json with the shared header, and the cells it
+    decided are right (the variants caught, the control never fired)."""
+    out = tmp_path / "zoo"
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "kraft.cli", "zoo", "--protocol", "groups", "--budget", "45",
+                           "--no-spark", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    elapsed = time.monotonic() - start
+    doc = json.loads((out / "zoo.json").read_text())
+    _, verdict, summary, code = read_header(doc, "zoo.json")
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert code in (0, 3), summary
+    assert (code == 3) == doc["budget_exhausted"] or code == 0
+    assert elapsed < 45 + 40, f"the budget was not kept: {elapsed:.0f}s"
+    rows = doc["rows"]
+    assert [r["variant"] for r in rows] == [None, *by_name("groups").variant_names]
+    statuses = [c["status"] for r in rows for c in r["cells"].values()]
+    assert len(statuses) == 4 * len(rows)
+    assert MISSED not in statuses and FIRED not in statuses, summary
+    assert any(r["caught_by"] for r in rows if not r["control"]), summary
+    assert all(r["cells"]["audit"]["status"] in (UNAVAILABLE, CAUGHT, CLEAN, MISSED, INCONCLUSIVE) for r in rows)
+    assert "kraft zoo" in proc.stdout  # the matrix was printed
+
+
+@pytest.mark.parametrize("name", ["nope"])
+def test_unknown_protocol_is_a_usage_error(name, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "kraft.cli", "zoo", "--protocol", name, "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "unknown protocol 'nope'" in proc.stderr and "Traceback" not in proc.stderr
