@@ -5,9 +5,16 @@
 (the controller half of a broker restart), ``Tick`` (a broker session timed out: FenceBroker) and
 ``Trigger`` of a handler.  Every change is a list of metadata records appended to
 ``__cluster_metadata`` (``self.records``, Kafka offsets from 0) and replayed into ``self.image``;
-``Ready.committed`` carries the new records.  With ``commit=None`` (the spec's abstraction) the log is
-an in-memory committed sequence; brokers read it (``kraft.replication.broker.Broker`` gets the same
-list) and learn leadership only by replaying it.
+``Ready.committed`` carries the new records.  By default (the spec's abstraction, the hand-stepped
+``kraft.replication.cluster``) the log is an in-memory committed sequence; brokers read it
+(``kraft.replication.broker.Broker`` gets the same list) and learn leadership only by replaying it.
+
+With ``quorum=True`` (the simulator, ``kraft.controller.quorum``) the controller is one of the KRaft
+voters: ``image`` is its in-memory state (the committed log plus its own uncommitted records, as
+``QuorumController``'s timeline data structures), a handler's records form one batch that the
+driver takes (``take_batch``) and appends to ``__cluster_metadata`` through the quorum, and only
+``replay_committed`` extends ``records``/``committed``/``spec_log``; ``revert`` drops the
+uncommitted state when the controller loses leadership (``QuorumController.renounce``).
 
 Kafka: metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java
 (``alterPartition``, ``validateAlterPartitionData``, ``handleBrokerFenced``, ``handleBrokerUnfenced``,
@@ -66,26 +73,42 @@ class BrokerRegistrationRequest:
     source: int
     previousBrokerEpoch: int
     dest: int = CONTROLLER
+    # one id per start of the broker process: a retried registration of the same start is not
+    # registered twice (ClusterControlManager.registerBroker compares incarnation ids)
+    incarnationId: int = 0
     mtype = "BrokerRegistrationRequest"
 
 
 class Controller:
     """The (single, always active) controller of one topic partition replicated on every broker."""
 
-    def __init__(self, brokers: tuple[int, ...] | list[int], config: ReplicationConfig, *, now: int = 0) -> None:
+    def __init__(self, brokers: tuple[int, ...] | list[int], config: ReplicationConfig, *, now: int = 0,
+                 quorum: bool = False) -> None:
         self.id = CONTROLLER
         self.brokers = tuple(sorted(brokers))
         self.config = config
+        self.quorum = quorum
         self.records: list[Any] = []     # __cluster_metadata, committed, Kafka offsets 0..
         self.spec_log: list[dict[str, Any]] = []   # the same records as the spec writes them
         self.image = MetadataImage()
+        self.committed = self.image      # quorum mode: the image of ``records`` alone
         self.last_heartbeat: dict[int, int] = {b: now for b in self.brokers}
         self._rb = ReadyBuilder()
-        # bootstrap: the topic, every broker registered unfenced (epoch = offset), the partition
+        self._batch: list[Any] = []
+        # bootstrap: the topic, every broker registered unfenced (epoch = offset), the partition.
+        # In quorum mode these are the bootstrap checkpoint every node is formatted with
+        # (``kafka-storage format``), committed by definition; the quorum log holds what follows.
+        quorum, self.quorum = self.quorum, False
         self._append([TopicRecord()])
         self._append([RegisterBrokerRecord(b, len(self.records) + i, fenced=False)
                       for i, b in enumerate(self.brokers)])
         self._append([PartitionRecord(PARTITION, TOPIC_ID, self.brokers, frozenset(self.brokers), self.brokers[0])])
+        self.quorum = quorum
+        self.bootstrap = tuple(self.records)
+        if quorum:
+            self.committed = MetadataImage()
+            for off, rec in enumerate(self.records):
+                self.committed.replay(off, rec)
         self._rb = ReadyBuilder()
 
     # ------------------------------------------------------------------ records
@@ -95,7 +118,14 @@ class Controller:
         return self.image.partition
 
     def _append(self, records: list[Any]) -> None:
-        """Append records to the committed metadata log and replay them (atomically, one batch)."""
+        """Append records to the committed metadata log and replay them (atomically, one batch).
+        Quorum mode: replay them into the in-memory image only and add them to this operation's
+        batch (``take_batch``); they reach ``records`` once the quorum commits them."""
+        if self.quorum:
+            for rec in records:
+                self.image.replay(self.image.applied, rec)
+                self._batch.append(rec)
+            return
         for rec in records:
             offset = len(self.records)
             self.records.append(rec)
@@ -104,6 +134,42 @@ class Controller:
             if spec is not None:
                 self.spec_log.append(spec)
             self._rb.committed.append((offset, rec))
+
+    # ------------------------------------------------------------------ quorum mode
+    def take_batch(self) -> list[Any]:
+        """The records the last step produced (one atomic batch for the quorum), then forget them."""
+        batch, self._batch = self._batch, []
+        return batch
+
+    @property
+    def uncommitted(self) -> int:
+        """Records in the in-memory image that are not committed yet."""
+        return self.image.applied - self.committed.applied
+
+    def replay_committed(self, records: list[Any]) -> None:
+        """Quorum mode: records committed by the quorum, in offset order.  The in-memory image
+        follows when it holds nothing uncommitted (a standby controller); an active controller
+        replayed its own records when it appended them (the driver checks they are the same
+        quorum entries, else it calls ``revert``)."""
+        for rec in records:
+            offset = len(self.records)
+            follow = self.image.applied == self.committed.applied
+            self.records.append(rec)
+            self.committed.replay(offset, rec)
+            if follow:
+                self.image.replay(offset, rec)
+            spec = to_spec(rec, self.committed.partition)
+            if spec is not None:
+                self.spec_log.append(spec)
+
+    def revert(self) -> None:
+        """Drop the uncommitted state: the image is the committed log again (renounce)."""
+        self._batch = []
+        if self.image.applied == self.committed.applied:
+            return
+        self.image = MetadataImage()
+        for off, rec in enumerate(self.records):
+            self.image.replay(off, rec)
 
     def _change(self, new: PartitionRegistration) -> list[Any]:
         rec = builder.change_record(self.partition, new)
@@ -267,9 +333,12 @@ class Controller:
         (previousBrokerEpoch differs) handleBrokerUncleanShutdown takes b out of ISR and ELR
         (KIP-966; not before it, the LastReplicaStanding variant)."""
         b = m.source
+        if m.incarnationId and self.image.broker_incarnation(b) == m.incarnationId:
+            return False  # a retry of a registration already made
         old_epoch = self.image.broker_epoch(b)
         unclean = m.previousBrokerEpoch == -1 or m.previousBrokerEpoch != old_epoch
-        self._append([RegisterBrokerRecord(b, len(self.records), fenced=True)])
+        # the broker epoch is the record's offset (the next write offset)
+        self._append([RegisterBrokerRecord(b, self.image.applied, fenced=True, incarnationId=m.incarnationId)])
         self.last_heartbeat[b] = now
         if unclean and not self.config.LastReplicaStanding:
             acc = self.image.active() - {b}

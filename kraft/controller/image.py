@@ -62,6 +62,7 @@ class PartitionRegistration:
 class BrokerRegistration:
     epoch: int
     state: str
+    incarnation: int = 0
 
 
 class MetadataImage:
@@ -83,7 +84,8 @@ class MetadataImage:
             self.topic = record
         elif isinstance(record, RegisterBrokerRecord):
             self.brokers[record.brokerId] = BrokerRegistration(record.brokerEpoch,
-                                                               FENCED if record.fenced else UNFENCED)
+                                                               FENCED if record.fenced else UNFENCED,
+                                                               record.incarnationId)
         elif isinstance(record, FenceBrokerRecord):
             self.brokers[record.id].state = FENCED
         elif isinstance(record, BrokerRegistrationChangeRecord):
@@ -106,6 +108,10 @@ class MetadataImage:
     def broker_epoch(self, b: int) -> int:
         reg = self.brokers.get(b)
         return -1 if reg is None else reg.epoch
+
+    def broker_incarnation(self, b: int) -> int:
+        reg = self.brokers.get(b)
+        return 0 if reg is None else reg.incarnation
 
     def broker_state(self, b: int) -> str:
         reg = self.brokers.get(b)

@@ -29,10 +29,15 @@ def _read_file(fs: Any, path: str) -> bytes | None:
 
 
 def batch_to_entry(batch: Any) -> Entry:
+    """A data batch is either one client value (decimal bytes) or, for the metadata quorum under the
+    replication simulator (``kraft.controller.quorum``), a batch of serialised metadata records
+    (JSON objects, one Kafka record each): that entry's value is the tuple of their texts."""
     if batch.is_control:
         return Entry(batch.partition_leader_epoch, LEADER_CHANGE)
-    value = batch.records[0].value
-    return Entry(batch.partition_leader_epoch, int(value.decode()))
+    values = [r.value or b"" for r in batch.records]
+    if values and all(v.startswith(b"{") for v in values):
+        return Entry(batch.partition_leader_epoch, tuple(v.decode() for v in values))
+    return Entry(batch.partition_leader_epoch, int(values[0].decode()))
 
 
 class QuorumStorage:
@@ -82,17 +87,22 @@ class QuorumStorage:
         self.entries.append(Entry(epoch, LEADER_CHANGE))
         return offset
 
-    def append_value(self, epoch: int, value: int, timestamp: int = 0) -> int:
+    def append_value(self, epoch: int, value: int | tuple[str, ...], timestamp: int = 0) -> int:
+        """Append one data batch: an int client value as one record, or a tuple of serialised
+        metadata records (JSON texts) as one record each, written atomically as one batch."""
         offset = self.end_offset
-        record = Record(0, 0, None, str(value).encode())
-        self.log.append(RecordBatch(offset, epoch, (record,), first_timestamp=timestamp, max_timestamp=timestamp))
+        if isinstance(value, tuple):
+            records = tuple(Record(i, 0, None, text.encode()) for i, text in enumerate(value))
+        else:
+            records = (Record(0, 0, None, str(value).encode()),)
+        self.log.append(RecordBatch(offset, epoch, records, first_timestamp=timestamp, max_timestamp=timestamp))
         self.entries.append(Entry(epoch, value))
         return offset
 
     def append_entry(self, entry: Entry, leader_id: int, voters: tuple[int, ...], timestamp: int = 0) -> int:
         if entry.value == LEADER_CHANGE:
             return self.append_leader_change(entry.epoch, leader_id, voters, timestamp)
-        assert isinstance(entry.value, int)
+        assert isinstance(entry.value, (int, tuple))
         return self.append_value(entry.epoch, entry.value, timestamp)
 
     def truncate_to(self, offset: int) -> None:
