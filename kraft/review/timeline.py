@@ -21,7 +21,7 @@ __all__ = ["TimelineOp", "ops_from_history", "timeline_svg", "WINDOW"]
 WINDOW = 160  # history positions drawn at most
 LANE_H = 26
 LEFT = 110
-PX_MIN, PX_MAX = 7, 40  # pixels per history position
+PX_MIN, PX_MAX = 7, 56  # pixels per history position
 MAX_WIDTH = 1500
 
 STYLE = (
@@ -59,9 +59,9 @@ def ops_from_history(path: str) -> list[TimelineOp]:
     for o in operations:
         inv, c = o.invoke, o.complete
         key = f"[{_txt(inv.key)}] " if inv.key is not None else ""
-        text = f"{inv.f} {key}{_txt(inv.value)}"
+        text = f"{inv.f} {key}" + (_txt(inv.value) if inv.value is not None else "")
         if c is not None and c.type == "ok" and c.value != inv.value:
-            text += f" \u2192 {_txt(c.value)}"
+            text = text.rstrip() + f" \u2192 {_txt(c.value)}"
         elif c is not None and c.type != "ok":
             text += f" ({c.type})"
         ids = [inv.index] + ([c.index] if c is not None else [])
