@@ -6,7 +6,8 @@
 #   ./kraft.sh <cmd> ...       any other kraft subcommand (check, simulate, conform, audit, ...)
 #
 # The first run (and any run after pyproject.toml changes) creates .venv, installs the project and its
-# Python dependencies into it, and installs a Java runtime (>= 17, for TLC and Spark) if none is found.
+# Python dependencies into it, and installs a Java runtime (>= 17, for TLC and Spark) if none is found;
+# `./kraft.sh test` also installs chromium if missing (the report's browser test).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,6 +42,15 @@ ensure_java() {
   [ "${major:-0}" -ge 17 ] || { say "Java >= 17 is still missing after the install (found: ${major:-none})"; exit 2; }
 }
 
+ensure_chromium() {  # for the report's browser test (tests/review/test_browser.py), as Java for TLC
+  if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then return; fi
+  say "no chromium found; installing Debian's chromium with apt-get (the report's browser test opens the page in it)"
+  if ! { as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends chromium; }; then
+    say "chromium could not be installed: the browser tests will be skipped"
+  fi
+}
+
 ensure_venv() {
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ ! "$here/pyproject.toml" -nt "$stamp" ]; then return; fi
   if [ ! -x "$venv/bin/python" ]; then
@@ -64,6 +74,6 @@ ensure_venv
 cmd=${1:-review}
 [ $# -gt 0 ] && shift
 case "$cmd" in
-  test) cd "$here" && exec "$venv/bin/python" -m pytest "$@" ;;
+  test) ensure_chromium; cd "$here" && exec "$venv/bin/python" -m pytest "$@" ;;
   *)    exec "$venv/bin/kraft" "$cmd" "$@" ;;
 esac
