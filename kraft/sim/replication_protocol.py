@@ -28,8 +28,10 @@ from typing import Any
 import attrs
 
 from kraft.controller.controller import Controller
+from kraft.controller.quorum import BrokerNode, MetadataQuorum, StartBroker
 from kraft.core.invariants import Violation
 from kraft.core.step import Ready, Trigger
+from kraft.quorum.node import QuorumNode
 from kraft.log import MemoryFS
 from kraft.replication.broker import Broker, ProduceResult
 from kraft.replication.cluster import route
@@ -70,8 +72,17 @@ class _Routed:
         self.id = node_id
 
     def step(self, inp: Any, now: int) -> Ready:
-        node = self.plugin.controller if self.id == CONTROLLER else self.plugin.brokers[self.id]
-        return route(self.plugin.controller, self.id, node.step(inp, now), now, self.plugin.ghost)
+        plugin = self.plugin
+        if plugin.mq is not None:
+            if self.id in plugin.mq.nodes:
+                ready = plugin.mq.nodes[self.id].step(inp, now)
+                # a committed registration starts its broker in the same step (RestartBroker)
+                for b, incarnation in plugin.mq.take_starts():
+                    ready = ready.then(plugin.broker_nodes[b].start(incarnation, now))
+                return ready
+            return plugin.broker_nodes[self.id].step(inp, now)
+        node = plugin.controller if self.id == CONTROLLER else plugin.brokers[self.id]
+        return route(plugin.controller, self.id, node.step(inp, now), now, plugin.ghost)
 
 
 class ReplicationProtocol(Protocol):
@@ -85,7 +96,13 @@ class ReplicationProtocol(Protocol):
         a lost heartbeat is not a spec message."""
         return isinstance(msg, SPEC_MESSAGES)
 
-    def __init__(self, brokers: int = 3, config: ReplicationConfig | None = None, processes: int = 4) -> None:
+    def __init__(self, brokers: int = 3, config: ReplicationConfig | None = None, processes: int = 4,
+                 metadata_quorum: bool = True) -> None:
+        """``metadata_quorum``: the controllers are three KRaft voters and brokers fetch the
+        committed metadata log from them (``kraft.controller.quorum``); False: one controller
+        whose committed log brokers read directly (the spec's abstraction, node 0)."""
+        self.metadata_quorum = metadata_quorum
+        self.mq: MetadataQuorum | None = None
         if brokers < 1:
             raise ValueError("need at least one broker")
         self.ids = tuple(range(1, brokers + 1))
@@ -107,20 +124,38 @@ class ReplicationProtocol(Protocol):
 
     # -- setup -------------------------------------------------------------------------------
     def setup(self, sim: Simulator) -> None:
-        self.controller = Controller(self.ids, self.config, now=sim.now)
         self.fs = {b: MemoryFS() for b in self.ids}
+        self.ghost = Ghost()
+        if self.metadata_quorum:
+            self.mq = MetadataQuorum(self.ids, self.config, sim.rng, sim.now)
+            # the committed metadata log (a ghost of what the quorum committed): the spec's
+            # controller variables are projected from it
+            self.controller = self.mq.view
+            self.fetchers = {b: self.mq.fetcher(b, sim.now) for b in self.ids}
+            self.brokers = {b: Broker(b, self.ids, self.config, self.fs[b], self.fetchers[b].records, now=sim.now)
+                            for b in self.ids}
+            self.broker_nodes = {b: BrokerNode(self.brokers[b], self.fetchers[b], self.mq, self.ghost)
+                                 for b in self.ids}
+            self._routed = {n: _Routed(self, n) for n in (*self.mq.ids, *self.ids)}
+            return
+        self.controller = Controller(self.ids, self.config, now=sim.now)
         self.brokers = {b: Broker(b, self.ids, self.config, self.fs[b], self.controller.records, now=sim.now)
                         for b in self.ids}
-        self.ghost = Ghost()
         self._routed = {n: _Routed(self, n) for n in (CONTROLLER, *self.ids)}
 
     def node_ids(self) -> list[int]:
+        if self.mq is not None:
+            return [*self.mq.ids, *self.ids]
         return [CONTROLLER, *self.ids]
 
     def node(self, node_id: int) -> Any:
         return self._routed[node_id]
 
     def next_wakeup(self, node_id: int) -> int | None:
+        if self.mq is not None:
+            if node_id in self.mq.nodes:
+                return self.mq.nodes[node_id].next_deadline()
+            return self.broker_nodes[node_id].next_deadline()
         if node_id == CONTROLLER:
             return self.controller.next_deadline()
         return self.brokers[node_id].next_deadline()
@@ -139,6 +174,9 @@ class ReplicationProtocol(Protocol):
             # the broker stopped after its controlled shutdown: it is down until a clean restart
             sim.down.add(node)
             sim.clock.schedule(sim.now + sim.rng.randint(300, 2000), "restart", (node, False))
+        if self.mq is not None and node in self.mq.nodes:
+            for b in self.ids:
+                sim.reschedule(b)  # a committed registration may have started a broker
         if ready.committed:
             for b in self.ids:
                 sim.reschedule(b)  # newly committed metadata: brokers replay it
@@ -261,6 +299,10 @@ class ReplicationProtocol(Protocol):
         sim.network.purge(node_id)  # its connections are reset
         if node_id == CONTROLLER:
             return
+        if self.mq is not None:
+            if node_id in self.mq.nodes:
+                return  # a controller's state is frozen until it restarts (then its disk is crashed)
+            self.broker_nodes[node_id].crash(sim.now)
         self.fs[node_id].crash(rng=sim.rng)
         sim.step_node(node_id, Trigger(Broker.unclean_shutdown))
 
@@ -268,16 +310,24 @@ class ReplicationProtocol(Protocol):
         if node_id == CONTROLLER:
             sim.step_node(node_id, Trigger(Controller.failover))
             return
+        if self.mq is not None and node_id in self.mq.nodes:
+            sim.step_node(node_id, Trigger(QuorumNode.restart))
+            sim.run_due(node_id)
+            return
         br = self.brokers[node_id]
         if br.running:  # the broker stopped cleanly meanwhile? (not for crashes: they stop it)
             return
         if disk_lost:
             self.fs[node_id].lose_disk(br.root)
+        if self.mq is not None:
+            # the broker registers first; it starts when its registration commits
+            sim.step_node(node_id, StartBroker(disk_lost))
+            return
         sim.step_node(node_id, Trigger(Broker.restart_broker_with_disk_loss if disk_lost else Broker.restart_broker))
         sim.run_due(node_id)
 
     def can_lose_disk(self, sim: Simulator, node_id: int) -> bool:
-        return node_id != CONTROLLER
+        return node_id != CONTROLLER and (self.mq is None or node_id not in self.mq.nodes)
 
     def resign(self, sim: Simulator, node_id: Any) -> None:
         """Controlled shutdown of a running broker; it stops once it leads nothing and comes back
@@ -293,17 +343,27 @@ class ReplicationProtocol(Protocol):
 
     # -- checking ----------------------------------------------------------------------------
     def project(self, sim: Simulator) -> dict[str, Any]:
-        return to_json_state(project(View(self.controller, self.brokers, sim.network.in_flight(), self.ghost)))
+        in_flight = sim.network.in_flight()
+        if self.mq is not None:
+            # AlterPartition requests a controller took and answers at commit are, for the
+            # spec, still in flight
+            in_flight += self.mq.awaiting_requests()
+        return to_json_state(project(View(self.controller, self.brokers, in_flight, self.ghost)))
 
     def check(self, sim: Simulator, restarted: set[Any]) -> list[Violation]:
         self._settle(sim)
         state = project(View(self.controller, self.brokers, [], self.ghost), with_messages=False,
                         with_metadata=False)
         state["MinIsr"] = self.config.min_insync_replicas
-        return self.ghost.observe(self.brokers) + check_all(state)
+        out = self.ghost.observe(self.brokers) + check_all(state)
+        if self.mq is not None:
+            out += self.mq.check(restarted, self.fetchers)
+        return out
 
     def describe(self, sim: Simulator) -> str:
         lines = [self.controller.describe()] + [self.brokers[b].describe() for b in self.ids]
+        if self.mq is not None:
+            lines += [("DOWN " if i in sim.down else "") + n.describe() for i, n in self.mq.nodes.items()]
         if sim.network.blocked:
             lines.append(f"blocked links: {sorted(sim.network.blocked)}")
         lines.append(f"acked: {len(self.ghost.acked)} records")
@@ -319,4 +379,5 @@ class ReplicationProtocol(Protocol):
             "acked": len(self.ghost.acked),
             "metadata_records": len(self.controller.records),
             "clients": dict(self.stats),
+            **({"metadata_quorum": self.mq.summary()} if self.mq is not None else {}),
         }

@@ -1,0 +1,580 @@
+"""The metadata quorum under the replication simulator: three KRaft controllers and the brokers'
+metadata fetchers, stacked for real (DESIGN.md: "in the simulator they run stacked").
+
+Controllers are the voters ``CONTROLLER_IDS`` = 3000, 3001, 3002 (Kafka's test kit numbers
+controllers from 3000, ``TestKitNodes``), so they never clash with broker ids 1..N.  Each is a
+``ControllerNode``: a ``kraft.quorum.QuorumNode`` (Raft as KRaft does it, log batches through
+``kraft.log``) plus a ``Controller`` state machine in quorum mode.
+
+* The active controller is the quorum leader once its own committed log reaches its epoch start
+  (KafkaRaftClient fires ``handleLeaderChange`` to the leader's listener only after it read up to
+  the epoch start offset; ``QuorumController.claim``).  It turns requests and session timeouts into
+  records (``Controller``), one operation = one batch, serialised by ``kraft.controller.codec`` and
+  appended with ``ClientAppend`` to ``__cluster_metadata``.
+* Only committed entries are applied: every controller (active or standby) replays the entries its
+  quorum node hands out in ``Ready.committed`` (``replay_committed``).  Losing leadership drops the
+  uncommitted in-memory state (``revert``; ``QuorumController.renounce``): records the old leader
+  appended but did not commit are lost as in Kafka unless the next leader commits them, and
+  requests waiting on them get no answer (the broker's own timers / retries apply).
+* An operation's effects become visible when its batch commits (as ``QuorumController`` completes a
+  write event's future only when its offset is committed): its spec step (FenceBroker,
+  UnfenceBroker, ControlledShutdown, HandleAlterPartitionRequest) is recorded then, and the
+  AlterPartition answer leaves then, from the controller that appended it if it is still the leader
+  of that epoch (else it is lost).  An AlterPartition rejected without records is answered once
+  everything the controller appended before has committed (Kafka: ``deferredEventQueue``'s highest
+  pending offset).  A committed registration starts its broker in the same step (the broker's
+  RestartBroker: the registration response and the broker's start are one step here).
+* Brokers are observers of the quorum: ``MetadataFetcher`` sends the quorum's own ``FetchRequest``
+  to the controller it believes leads (an observer that does not know the leader tries the voters in
+  turn: our quorum's fenced answer carries the epoch, not Kafka's ``currentLeader``), keeps the
+  fetched entries, and turns those below the high watermark into the broker's metadata records, the
+  list ``kraft.replication.broker.Broker`` replays.  Network faults apply to every one of these
+  messages.  The broker sends its heartbeats and AlterPartition requests to that same controller.
+
+Metadata offsets: records are numbered in commit order after the bootstrap checkpoint (the topic,
+the brokers' first registrations and the partition, which every node is formatted with), one offset
+per record; control records (LeaderChange) take no metadata offset.  So a broker epoch is the spec's
+position of its RegisterBroker record, as in the abstract controller (Kafka's offsets also count
+control records and batch headers; docs/replication.md, "Metadata quorum").
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Iterable
+
+import attrs
+
+from kraft.controller.codec import MetadataDecodeError, decode_batch, encode_batch
+from kraft.controller.controller import BrokerRegistrationRequest, Controller
+from kraft.core.invariants import Violation
+from kraft.core.step import TICK, Ready, SpecStep, Tick, Trigger
+from kraft.log import MemoryFS
+from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.invariants import Monitor
+from kraft.quorum.messages import (
+    FETCH_DIVERGING,
+    FETCH_FENCED,
+    FETCH_OK,
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    Entry,
+    FetchRequest,
+    FetchResponse,
+    VoteRequest,
+    VoteResponse,
+)
+from kraft.quorum.node import QuorumNode
+from kraft.quorum.projection import project_cluster
+from kraft.replication.config import ReplicationConfig
+from kraft.replication.messages import AlterPartitionRequest, AlterPartitionResponse, BrokerHeartbeatRequest
+
+CONTROLLER_IDS = (3000, 3001, 3002)
+QUORUM_MESSAGES = (VoteRequest, VoteResponse, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
+                   FetchResponse)
+TO_CONTROLLER = (AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest)
+
+
+@attrs.define
+class _Op:
+    """One controller operation waiting for its batch to commit."""
+
+    node: int                  # the controller that appended it
+    epoch: int                 # its quorum epoch then
+    steps: tuple[SpecStep, ...]
+    messages: tuple[Any, ...]  # answers to send once committed
+    start: tuple[int, int] | None = None  # (broker, incarnation) whose registration this is
+    request: Any = None        # the AlterPartitionRequest it answers (still "in flight" for the spec)
+
+
+class ControllerNode:
+    """One KRaft controller: quorum voter + metadata state machine (``step(input, now) -> Ready``)."""
+
+    def __init__(self, mq: "MetadataQuorum", node_id: int, rng: random.Random, now: int) -> None:
+        self.mq = mq
+        self.id = node_id
+        self.fs = MemoryFS()
+        self.qnode = QuorumNode(node_id, mq.ids, mq.qconfig, self.fs, rng=rng, now_ms=now,
+                                directory=f"/kraft/controller-{node_id}/__cluster_metadata-0")
+        self._fresh(now)
+
+    def _fresh(self, now: int) -> None:
+        """The controller process starts: the bootstrap checkpoint, nothing replayed from the log."""
+        self.controller = Controller(self.mq.brokers, self.mq.config, now=now, quorum=True)
+        self.applied_entries = 0            # quorum entries replayed this incarnation
+        self.pending: list[tuple[int, int]] = []   # (epoch, offset) of own uncommitted batches
+        self.active = False
+        self.active_epoch = -1
+
+    # ------------------------------------------------------------------ the step surface
+    def step(self, inp: Any, now: int) -> Ready:
+        if isinstance(inp, Tick):
+            return self._tick(now)
+        if isinstance(inp, QUORUM_MESSAGES):
+            return self._absorb(self.qnode.step(inp, now), now)
+        if isinstance(inp, Trigger) and getattr(inp.handler, "__func__", inp.handler) is QuorumNode.restart:
+            # the controller process restarts after a crash: unflushed log bytes are gone, the
+            # state machine starts from the bootstrap and replays what the quorum hands out again
+            self.fs.crash()
+            r = self.qnode.step(inp, now)
+            self._fresh(now)
+            return Ready(writes=r.writes, note=SpecStep("ControllerRestart", self.id, {}))
+        if isinstance(inp, TO_CONTROLLER):
+            if not self.active:
+                # not the active controller: Kafka answers NOT_CONTROLLER and the sender's
+                # NodeToControllerChannelManager retries at the active one; here it is dropped
+                return Ready(note=SpecStep("NotController", self.id, {"m": inp}))
+            return self._run(inp, now)
+        raise TypeError(f"controller {self.id}: unexpected input {inp!r}")
+
+    def _tick(self, now: int) -> Ready:
+        """Every quorum timer due now, then the controller's session timeouts (one Ready)."""
+        out = Ready()
+        for _ in range(64):
+            r = self.qnode.step(TICK, now)
+            if not r.steps:
+                break
+            out = out.then(self._absorb(r, now))
+        for _ in range(16):
+            if not self.active:
+                break
+            r = self._run(TICK, now)
+            if not r:
+                break
+            out = out.then(r)
+        return out
+
+    def next_deadline(self) -> int | None:
+        times = [self.qnode.next_deadline()]
+        if self.active:
+            times.append(self.controller.next_deadline())
+        live = [t for t in times if t is not None]
+        return min(live) if live else None
+
+    # ------------------------------------------------------------------ the controller
+    def _run(self, inp: Any, now: int) -> Ready:
+        """Let the active controller take ``inp``; its records become one quorum batch."""
+        r = self.controller.step(inp, now)
+        batch = self.controller.take_batch()
+        start = (inp.source, inp.incarnationId) if isinstance(inp, BrokerRegistrationRequest) else None
+        request = inp if isinstance(inp, AlterPartitionRequest) else None
+        msgs = tuple(attrs.evolve(m, source=self.id) if isinstance(m, AlterPartitionResponse) else m
+                     for m in r.messages)
+        if batch:
+            a = self.qnode.step(Trigger(QuorumNode.client_append, {"v": encode_batch(batch)}), now)
+            offset = a.reply
+            key = (self.qnode.current_epoch, offset)
+            self.pending.append(key)
+            self.mq.register(key, _Op(self.id, key[0], r.steps, msgs, start, request))
+            what = r.steps[0].action if r.steps else (r.note.action if r.note else "?")
+            return Ready(writes=a.writes, synced=a.synced, messages=a.messages,
+                         note=SpecStep("MetadataAppend", self.id, {"offset": offset, "records": len(batch),
+                                                                 "for": what}))
+        if r.steps and self.pending:
+            # answered without records, after what this controller appended before commits
+            self.mq.register(self.pending[-1], _Op(self.id, self.qnode.current_epoch, r.steps, msgs,
+                                                   None, request))
+            return Ready(note=SpecStep("AnswerDeferred", self.id, {"until": self.pending[-1][1]}))
+        return Ready(steps=r.steps, messages=msgs, note=r.note)
+
+    # ------------------------------------------------------------------ the quorum's output
+    def _absorb(self, r: Ready, now: int) -> Ready:
+        """A quorum step's Ready without its KRaft spec steps (not PartitionReplication actions);
+        committed entries replayed; leadership claimed or renounced; committed operations' spec
+        steps and answers added."""
+        steps: list[SpecStep] = []
+        msgs: list[Any] = list(r.messages)
+        committed: list[tuple[int, Any]] = []
+        for off, entry in r.committed:
+            s, m, c = self._commit(off, entry)
+            steps += s
+            msgs += m
+            committed += c
+        q = self.qnode
+        if self.active and not (q.role is Role.LEADER and q.current_epoch == self.active_epoch):
+            self.controller.revert()          # renounce
+            self.pending = []
+            self.active = False
+        if not self.active and q.role is Role.LEADER and self.applied_entries > q.epoch_start_offset:
+            self.active = True                # claim
+            self.active_epoch = q.current_epoch
+            self.controller.revert()
+            self.controller.failover(now)
+            self.mq.stats["active_controller_changes"] += 1
+            self.mq.active_log.append((now, self.id, q.current_epoch))
+        return Ready(tuple(steps), tuple(msgs), r.writes, r.synced, tuple(committed))
+
+    def _commit(self, off: int, entry: Entry) -> tuple[list[SpecStep], list[Any], list[tuple[int, Any]]]:
+        if off != self.applied_entries:
+            raise AssertionError(f"controller {self.id}: commit of offset {off}, expected {self.applied_entries}")
+        self.applied_entries += 1
+        committed: list[tuple[int, Any]] = []
+        if isinstance(entry.value, tuple):
+            key = (entry.epoch, off)
+            if self.pending and self.pending[0] == key:
+                self.pending.pop(0)
+            elif self.pending:
+                self.controller.revert()
+                self.pending = []
+            records = decode_batch(entry.value)
+            first = len(self.controller.records)
+            self.controller.replay_committed(records)
+            committed = list(enumerate(records, first))
+        steps, msgs = self.mq.on_commit(self, off, entry)
+        return steps, msgs, committed
+
+    def describe(self) -> str:
+        role = "ACTIVE " if self.active else ""
+        c = self.controller
+        return (f"controller {self.id}: {role}{self.qnode.describe()}; replayed {len(c.records)} records, "
+                f"{c.uncommitted} uncommitted")
+
+
+class MetadataFetcher:
+    """A broker as an observer of the metadata quorum (KafkaRaftClient without a vote)."""
+
+    def __init__(self, broker_id: int, voters: tuple[int, ...], bootstrap: Iterable[Any], qconfig: QuorumConfig,
+                 now: int) -> None:
+        self.id = broker_id
+        self.voters = voters
+        self.qconfig = qconfig
+        self.bootstrap = tuple(bootstrap)
+        self.records: list[Any] = list(self.bootstrap)   # what the broker replays (committed only)
+        self._clear(now)
+
+    def _clear(self, now: int) -> None:
+        self.log: list[Entry] = []
+        self.high_watermark = 0
+        self.applied = 0
+        self.epoch = 0
+        self.leader: int | None = None
+        self.target = 0
+        self.next_fetch_at = now
+        self.in_flight_until: int | None = None
+
+    def lose_disk(self, now: int) -> None:
+        """The broker's metadata log is gone: back to the bootstrap checkpoint (the list object
+        the broker holds stays the same)."""
+        del self.records[len(self.bootstrap):]
+        self._clear(now)
+
+    def crash(self, now: int) -> None:
+        """Unflushed fetched entries above the high watermark are not kept."""
+        del self.log[self.applied:]
+        self.in_flight_until = None
+        self.next_fetch_at = now
+        self.leader = None
+
+    def controller(self) -> int:
+        """Where the broker sends controller requests: the leader it fetches from, else a guess."""
+        return self.leader if self.leader is not None else self.voters[self.target % len(self.voters)]
+
+    def due(self, now: int) -> bool:
+        if self.in_flight_until is not None:
+            if now < self.in_flight_until:
+                return False
+            self._next_target()      # request.timeout.ms: try another controller
+        return now >= self.next_fetch_at
+
+    def next_deadline(self) -> int:
+        return self.in_flight_until if self.in_flight_until is not None else self.next_fetch_at
+
+    def _next_target(self) -> None:
+        self.leader = None
+        self.target += 1
+        self.in_flight_until = None
+
+    def fetch(self, now: int) -> FetchRequest:
+        dest = self.controller()
+        self.in_flight_until = now + self.qconfig.request_timeout_ms
+        last = self.log[-1].epoch if self.log else 0
+        return FetchRequest(self.id, dest, self.epoch, len(self.log), last)
+
+    def handle(self, m: FetchResponse, now: int) -> tuple[bool, str | None]:
+        """Take a fetch response; returns (new committed records?, a problem to report or None)."""
+        if m.source != self.controller():
+            return False, None       # an answer from a controller we gave up on
+        self.in_flight_until = None
+        if m.result == FETCH_FENCED or m.epoch != self.epoch:
+            if m.epoch > self.epoch:
+                self.epoch = m.epoch
+            self._next_target()
+            self.next_fetch_at = now + self.qconfig.fetch_interval_ms
+            return False, None
+        if m.fetchOffset != len(self.log):
+            return False, None       # stale
+        self.leader = m.source
+        if m.result == FETCH_DIVERGING:
+            end = 0
+            for i in range(len(self.log) - 1, -1, -1):
+                if self.log[i].epoch <= m.divergingEpoch:
+                    end = i + 1
+                    break
+            target = min(m.divergingEndOffset, end)
+            problem = None
+            if target < self.applied:
+                problem = f"broker {self.id}: the leader truncates committed metadata entries {target}..{self.applied}"
+                target = self.applied
+            del self.log[target:]
+            self.next_fetch_at = now
+            return False, problem
+        if m.result != FETCH_OK:
+            return False, None
+        self.log.extend(m.entries)
+        self.high_watermark = max(self.high_watermark, min(m.highWatermark, len(self.log)))
+        self.next_fetch_at = now if m.entries else now + self.qconfig.fetch_interval_ms
+        grew = False
+        problem = None
+        while self.applied < self.high_watermark:
+            e = self.log[self.applied]
+            self.applied += 1
+            if isinstance(e.value, tuple):
+                try:
+                    self.records.extend(decode_batch(e.value))
+                except MetadataDecodeError as exc:
+                    problem = f"broker {self.id}: {exc}"
+                grew = True
+        return grew, problem
+
+
+class MetadataQuorum:
+    """The controllers, the ghost of the committed metadata log (``view``: a ``Controller`` that
+    only replays what the quorum committed, the spec's ``metadataLog`` and image), and the
+    operations waiting for their batch to commit."""
+
+    def __init__(self, brokers: tuple[int, ...], config: ReplicationConfig, rng: random.Random, now: int,
+                 qconfig: QuorumConfig | None = None, ids: tuple[int, ...] = CONTROLLER_IDS) -> None:
+        if set(ids) & set(brokers):
+            raise ValueError(f"controller ids {ids} clash with broker ids {brokers}")
+        self.ids = tuple(ids)
+        self.brokers = tuple(brokers)
+        self.config = config
+        self.qconfig = qconfig or QuorumConfig()
+        self.view = Controller(brokers, config, now=now, quorum=True)
+        self.entries: list[Entry] = []           # committed quorum entries, offsets from 0
+        self.ops: dict[tuple[int, int], list[_Op]] = {}
+        self.starts: list[tuple[int, int]] = []  # committed registrations: (broker, incarnation)
+        self.problems: list[Violation] = []
+        self.monitor = Monitor()
+        self.active_log: list[tuple[int, int, int]] = []   # (time, controller, epoch) of each claim
+        self.stats = {"active_controller_changes": 0, "committed_batches": 0, "committed_records": 0,
+                      "lost_operations": 0, "lost_answers": 0}
+        self.nodes = {i: ControllerNode(self, i, random.Random(rng.randrange(2**32)), now) for i in self.ids}
+
+    def fetcher(self, broker: int, now: int) -> MetadataFetcher:
+        return MetadataFetcher(broker, self.ids, self.view.bootstrap, self.qconfig, now)
+
+    # ------------------------------------------------------------------ operations and commits
+    def register(self, key: tuple[int, int], op: _Op) -> None:
+        self.ops.setdefault(key, []).append(op)
+
+    def awaiting_requests(self) -> list[Any]:
+        """AlterPartition requests taken by a controller whose answer waits for a commit (the spec
+        still has them in ``messages``)."""
+        return [op.request for key in sorted(self.ops) for op in self.ops[key] if op.request is not None]
+
+    def on_commit(self, node: ControllerNode, off: int, entry: Entry) -> tuple[list[SpecStep], list[Any]]:
+        """Controller ``node`` learnt that quorum entry ``off`` is committed.  The first time any
+        controller does, the metadata log grows and the operations the batch completes take effect."""
+        if off < len(self.entries):
+            if self.entries[off] != entry:
+                self.problems.append(Violation(
+                    "MetadataLogAgreement",
+                    f"controller {node.id} commits {entry} at offset {off}, {self.entries[off]} was committed there"))
+            return [], []
+        if off > len(self.entries):
+            self.problems.append(Violation("MetadataLogAgreement",
+                                           f"controller {node.id} commits offset {off} before {len(self.entries)}"))
+            return [], []
+        self.entries.append(entry)
+        if isinstance(entry.value, tuple):
+            records = decode_batch(entry.value)
+            self.view.replay_committed(records)
+            self.stats["committed_batches"] += 1
+            self.stats["committed_records"] += len(records)
+        # operations appended at this offset in another epoch were truncated: lost
+        for key in [k for k in self.ops if k[1] <= off and k != (entry.epoch, off)]:
+            self.stats["lost_operations"] += len(self.ops.pop(key))
+        steps: list[SpecStep] = []
+        msgs: list[Any] = []
+        for op in self.ops.pop((entry.epoch, off), []):
+            steps.extend(op.steps)
+            if op.start is not None:
+                self.starts.append(op.start)
+            if not op.messages:
+                continue
+            owner = self.nodes[op.node]
+            if owner is node and node.active and node.active_epoch == op.epoch:
+                msgs.extend(op.messages)
+            else:
+                self.stats["lost_answers"] += len(op.messages)
+        return steps, msgs
+
+    def take_starts(self) -> list[tuple[int, int]]:
+        out, self.starts = self.starts, []
+        return out
+
+    # ------------------------------------------------------------------ checking and views
+    def check(self, restarted: Iterable[Any], brokers: dict[int, MetadataFetcher]) -> list[Violation]:
+        """KRaft's invariants on the three controllers, committed-log agreement, and every broker's
+        metadata a prefix of the committed log (brokers never see uncommitted records)."""
+        out = list(self.problems)
+        self.problems = []
+        state = project_cluster({i: n.qnode for i, n in self.nodes.items()}, None, tuple_logs=True)
+        out += self.monitor.observe(state, [n for n in restarted if n in self.nodes])
+        committed = self.view.records
+        for b, f in brokers.items():
+            n = len(f.records)
+            if n > len(committed) or f.records != committed[:n]:
+                out.append(Violation("BrokerMetadataCommitted",
+                                     f"broker {b} has {n} metadata records that are not a prefix of the "
+                                     f"{len(committed)} committed"))
+        for i, node in self.nodes.items():
+            c = node.controller
+            n = len(c.records)
+            if c.records != committed[:n]:
+                out.append(Violation("ControllerReplaysCommitted",
+                                     f"controller {i} replayed records that differ from the committed log"))
+        return out
+
+    def active(self) -> ControllerNode | None:
+        act = [n for n in self.nodes.values() if n.active]
+        return max(act, key=lambda n: n.active_epoch) if act else None
+
+    def summary(self) -> dict[str, Any]:
+        return {"controllers": list(self.ids), **self.stats,
+                "quorum_epoch": max(n.qnode.current_epoch for n in self.nodes.values()),
+                "committed_entries": len(self.entries), "metadata_records": len(self.view.records)}
+
+
+@attrs.frozen
+class StartBroker:
+    """Input of a ``BrokerNode``: the broker process starts (after a crash, a clean stop or with a
+    new disk) and registers with the active controller (BrokerLifecycleManager)."""
+
+    disk_lost: bool = False
+
+
+REGISTRATION_RETRY_MS = 1000
+# an AlterPartition with no answer is sent again (to the controller the broker now believes
+# active): Kafka's AlterPartitionManager keeps the item until answered and its
+# NodeToControllerChannelManager re-sends after a disconnect, a timeout or NOT_CONTROLLER
+ALTER_PARTITION_RETRY_MS = 1000
+
+
+class _NoController:
+    """``kraft.replication.cluster.route`` joins the controller half of a composite action at once;
+    with the quorum those halves travel as requests, so route gets this stand-in."""
+
+    def step(self, inp: Any, now: int) -> Ready:
+        return Ready()
+
+
+_NO_CONTROLLER = _NoController()
+
+
+class BrokerNode:
+    """A broker as the simulator steps it under the metadata quorum: the replication ``Broker``,
+    its ``MetadataFetcher`` and its registration with the active controller."""
+
+    def __init__(self, broker: Any, fetcher: MetadataFetcher, mq: MetadataQuorum, ghost: Any) -> None:
+        self.broker = broker
+        self.fetcher = fetcher
+        self.mq = mq
+        self.ghost = ghost
+        self.id = broker.id
+        self.registering: BrokerRegistrationRequest | None = None
+        self.register_disk_lost = False
+        self.retry_at = 0
+        self.incarnations = 0
+        self.alter: AlterPartitionRequest | None = None
+        self.alter_retry_at = 0
+        self._now = 0
+
+    def step(self, inp: Any, now: int) -> Ready:
+        from kraft.replication.cluster import route
+
+        self._now = now
+        if isinstance(inp, FetchResponse):
+            grew, problem = self.fetcher.handle(inp, now)
+            if problem is not None:
+                self.mq.problems.append(Violation("BrokerMetadataCommitted", problem))
+            return Ready()
+        if isinstance(inp, AlterPartitionResponse):
+            self.alter = None
+        if isinstance(inp, StartBroker):
+            return self._register(inp.disk_lost, now)
+        if isinstance(inp, Tick):
+            r = self.broker.step(TICK, now) if self.broker.running else Ready()
+            if r.steps or r.note:
+                return self._out(route(_NO_CONTROLLER, self.id, r, now, self.ghost))
+            msgs: list[Any] = []
+            if self.registering is not None and now >= self.retry_at:
+                msgs.append(attrs.evolve(self.registering, dest=self.fetcher.controller()))
+                self.retry_at = now + REGISTRATION_RETRY_MS
+            if self.alter is not None and now >= self.alter_retry_at:
+                if self.broker.running and self.broker.alter_partition_in_flight:
+                    self.alter = attrs.evolve(self.alter, dest=self.fetcher.controller())
+                    self.alter_retry_at = now + ALTER_PARTITION_RETRY_MS
+                    return Ready(messages=(self.alter,), note=SpecStep("AlterPartitionRetry", self.id,
+                                                                        {"m": self.alter}))
+                self.alter = None
+            if self.fetcher.due(now):
+                msgs.append(self.fetcher.fetch(now))
+            return Ready(messages=tuple(msgs))
+        return self._out(route(_NO_CONTROLLER, self.id, self.broker.step(inp, now), now, self.ghost))
+
+    def _out(self, r: Ready) -> Ready:
+        """Controller requests go to the controller the broker fetches metadata from."""
+        if not any(isinstance(m, TO_CONTROLLER) for m in r.messages):
+            return r
+        dest = self.fetcher.controller()
+        msgs = tuple(attrs.evolve(m, dest=dest) if isinstance(m, TO_CONTROLLER) else m for m in r.messages)
+        for m in msgs:
+            if isinstance(m, AlterPartitionRequest):
+                self.alter = m
+                self.alter_retry_at = self._now + ALTER_PARTITION_RETRY_MS
+        return attrs.evolve(r, messages=msgs)
+
+    def _register(self, disk_lost: bool, now: int) -> Ready:
+        from kraft.log.fs import join
+        from kraft.replication.broker import CLEAN_SHUTDOWN_FILE
+
+        b = self.broker
+        if disk_lost:
+            self.fetcher.lose_disk(now)
+        previous = -1
+        marker = join(b.root, CLEAN_SHUTDOWN_FILE)
+        if b.fs.exists(marker):  # read now, deleted by the broker when it starts (Broker._start)
+            previous = int(b.fs.read_bytes(marker).decode() or "-1")
+        self.incarnations += 1
+        self.registering = BrokerRegistrationRequest(self.id, previous, self.fetcher.controller(),
+                                                     incarnationId=self.id * 1000 + self.incarnations)
+        self.register_disk_lost = disk_lost
+        self.retry_at = now + REGISTRATION_RETRY_MS
+        return Ready(messages=(self.registering,),
+                     note=SpecStep("BrokerRegistrationRequest", self.id,
+                                   {"previousBrokerEpoch": previous, "incarnationId": self.registering.incarnationId}))
+
+    def start(self, incarnation: int, now: int) -> Ready:
+        """The registration of this start committed: the broker starts (RestartBroker /
+        RestartBrokerWithDiskLoss), its own registration message dropped (already registered)."""
+        from kraft.replication.broker import Broker
+        from kraft.replication.cluster import route
+
+        if self.registering is None or self.registering.incarnationId != incarnation or self.broker.running:
+            return Ready()
+        handler = Broker.restart_broker_with_disk_loss if self.register_disk_lost else Broker.restart_broker
+        self.registering = None
+        return route(_NO_CONTROLLER, self.id, self.broker.step(Trigger(handler), now), now, self.ghost)
+
+    def crash(self, now: int) -> None:
+        self.registering = None
+        self.fetcher.crash(now)
+
+    def next_deadline(self) -> int | None:
+        times = [self.broker.next_deadline(), self.fetcher.next_deadline(),
+                 self.retry_at if self.registering is not None else None,
+                 self.alter_retry_at if self.alter is not None else None]
+        live = [t for t in times if t is not None]
+        return min(live) if live else None
