@@ -5,9 +5,11 @@ Each record becomes one compact JSON object in the shape ``kafka-dump-log.sh
 ``*RecordJsonConverter``): ``{"type": "PARTITION_CHANGE_RECORD", "version": 0, "data": {...}}``,
 with Kafka's record type names (``MetadataRecordType``) and field names.  A ``PartitionChangeRecord``
 omits the fields it does not change (Kafka's tagged fields left at their defaults).  One controller
-operation's records are one batch (``QuorumController`` appends a ``ControllerResult`` atomically:
-``RaftClient.scheduleAtomicAppend``): a quorum entry whose value is the tuple of the JSON texts, one
-Kafka record each in one record batch (``kraft.quorum.storage``).
+operation's records are appended atomically (``QuorumController`` appends a ``ControllerResult``
+with ``RaftClient.scheduleAtomicAppend``): one quorum entry whose value is the tuple of the JSON
+texts, stored as one record batch holding one record, the JSON array of them
+(``kraft.quorum.storage``; Kafka would write one record per metadata record, but our quorum
+numbers entries, not records, so an entry is one offset).
 
 We use JSON rather than Kafka's binary metadata record encoding: the batch framing, offsets, epochs
 and CRCs are Kafka's (``kraft.log``), the record values are readable in a dump.

@@ -29,15 +29,17 @@ def _read_file(fs: Any, path: str) -> bytes | None:
 
 
 def batch_to_entry(batch: Any) -> Entry:
-    """A data batch is either one client value (decimal bytes) or, for the metadata quorum under the
-    replication simulator (``kraft.controller.quorum``), a batch of serialised metadata records
-    (JSON objects, one Kafka record each): that entry's value is the tuple of their texts."""
+    """A data batch holds one record: a client value (decimal bytes) or, for the metadata quorum
+    under the replication simulator (``kraft.controller.quorum``), one controller operation's
+    metadata records as a JSON array; that entry's value is the tuple of the records' JSON texts."""
     if batch.is_control:
         return Entry(batch.partition_leader_epoch, LEADER_CHANGE)
-    values = [r.value or b"" for r in batch.records]
-    if values and all(v.startswith(b"{") for v in values):
-        return Entry(batch.partition_leader_epoch, tuple(v.decode() for v in values))
-    return Entry(batch.partition_leader_epoch, int(values[0].decode()))
+    value = batch.records[0].value or b""
+    if value.startswith(b"["):
+        docs = json.loads(value)
+        return Entry(batch.partition_leader_epoch,
+                     tuple(json.dumps(d, separators=(",", ":"), sort_keys=True) for d in docs))
+    return Entry(batch.partition_leader_epoch, int(value.decode()))
 
 
 class QuorumStorage:
@@ -88,14 +90,13 @@ class QuorumStorage:
         return offset
 
     def append_value(self, epoch: int, value: int | tuple[str, ...], timestamp: int = 0) -> int:
-        """Append one data batch: an int client value as one record, or a tuple of serialised
-        metadata records (JSON texts) as one record each, written atomically as one batch."""
+        """Append one data batch of one record: an int client value, or a tuple of serialised
+        metadata records (compact JSON texts, sorted keys) written as one JSON array (one entry =
+        one offset, so the quorum's entry offsets stay the log's offsets)."""
         offset = self.end_offset
-        if isinstance(value, tuple):
-            records = tuple(Record(i, 0, None, text.encode()) for i, text in enumerate(value))
-        else:
-            records = (Record(0, 0, None, str(value).encode()),)
-        self.log.append(RecordBatch(offset, epoch, records, first_timestamp=timestamp, max_timestamp=timestamp))
+        text = "[" + ",".join(value) + "]" if isinstance(value, tuple) else str(value)
+        record = Record(0, 0, None, text.encode())
+        self.log.append(RecordBatch(offset, epoch, (record,), first_timestamp=timestamp, max_timestamp=timestamp))
         self.entries.append(Entry(epoch, value))
         return offset
 
