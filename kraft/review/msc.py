@@ -91,6 +91,17 @@ def _nodes(states: list[dict[str, Any]], mvar: str | None) -> list[str]:
         add(st.get("node"))
     # keys shared by at least two function-valued variables are node names too (a node that never
     # sends still gets its lifeline)
+    # sequences indexed by node (TLA+ functions over 1..N): many variables of one length N, with
+    # every numeric msource/mdest in 1..N, make the nodes 1..N
+    lengths = Counter(len(v) for name, v in ((states[0].get("variables") or {}).items() if states else ())
+                      if isinstance(v, list) and name != mvar and len(v) >= 2)
+    if lengths:
+        n, count = lengths.most_common(1)[0]
+        ends = [m.get(k) for st in states for m in ((st.get("variables") or {}).get(mvar) or [] if mvar else [])
+                if isinstance(m, dict) for k in ("msource", "mdest") if m.get(k) is not None]
+        if count >= 3 and all(isinstance(x, int) and 1 <= x <= n for x in ends):
+            for i in range(1, n + 1):
+                add(i)
     keysets: Counter[tuple[str, ...]] = Counter()
     for name, value in (states[0].get("variables") or {}).items() if states else ():
         if isinstance(value, dict) and value and name != mvar:
@@ -113,8 +124,9 @@ def _per_node(value: Any, nodes: list[str]) -> dict[str, Any] | None:
     or a sequence as long as the nodes when the nodes are 1..N), else None."""
     if isinstance(value, dict) and value and all(str(k) in nodes for k in value):
         return {str(k): v for k, v in value.items()}
-    if isinstance(value, list) and value and nodes == [str(i) for i in range(1, len(nodes) + 1)] \
-            and len(value) == len(nodes):
+    numbered = [n for n in nodes if n.isdigit()]
+    if isinstance(value, list) and value and numbered == [str(i) for i in range(1, len(numbered) + 1)] \
+            and len(value) == len(numbered):
         return {str(i + 1): v for i, v in enumerate(value)}
     return None
 
@@ -133,6 +145,22 @@ def invariant_doc(name: str | None) -> str:
     except Exception:  # noqa: BLE001 - a page must render even if a declaration cannot be imported
         return ""
     return ""
+
+
+def _actors(spec: str | None) -> dict[str, str]:
+    """Action name -> the kind of node that takes it (``Action.actor`` of the declarations; the
+    protocol of ``spec`` first)."""
+    try:
+        from kraft.core.declaration import declarations
+
+        ps = sorted(declarations(), key=lambda p: p.spec_module != spec)
+        out: dict[str, str] = {}
+        for p in ps:
+            for a in p.actions:
+                out.setdefault(a.spec, a.actor)
+        return out
+    except Exception:  # noqa: BLE001
+        return {}
 
 
 def _drop_actions() -> set[str]:
@@ -163,10 +191,12 @@ def steps_from_machine(steps: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _layout_steps(states: list[dict[str, Any]]):
+def _layout_steps(states: list[dict[str, Any]], spec: str | None = None):
     mvar = _messages_var(states)
     nodes = _nodes(states, mvar)
     drops = _drop_actions()
+    actors = _actors(spec)
+    server = SERVER  # the lane of messages without msource/mdest: the actor that consumed one, once seen
     rows = []  # per step: (step, lane, boxes {lane: [lines]}, sends [(msg, lane)], recvs [(msg, lane, dropped)])
     prev_vars: dict[str, Any] | None = None
     prev_msgs: Counter[str] = Counter()
@@ -187,7 +217,13 @@ def _layout_steps(states: list[dict[str, Any]]):
             for k in removed:
                 m = json.loads(k)
                 if not dropped:
-                    lane = _node_name(m["mdest"]) if m.get("mdest") is not None else SERVER
+                    if m.get("mdest") is not None:
+                        lane = _node_name(m["mdest"])
+                    else:
+                        actor = actors.get(str(action), "node")
+                        if actor not in ("node", "network") and server == SERVER:
+                            server = actor
+                        lane = server
                     break
         boxes: dict[str, list[str]] = defaultdict(list)
         if prev_vars is not None:
@@ -204,42 +240,49 @@ def _layout_steps(states: list[dict[str, Any]]):
                             boxes[n].append((name, pn_old.get(n), pn_new.get(n)))
                 else:
                     boxes["\0"].append((name, old, new))
-        if lane is None and prev_vars is None:
-            lane = nodes[0] if nodes else SYSTEM  # the initial state: no step, no box
+        if prev_vars is None:
+            lane = nodes[0] if nodes else ""  # the initial state: no step, no box
         elif lane is None:
             changed_nodes = [n for n in boxes if n != "\0"]
-            lane = changed_nodes[0] if len(changed_nodes) == 1 else SYSTEM
+            actor = actors.get(str(action), "node")
+            senders = {_node_name(json.loads(k).get("msource")) for k in added if json.loads(k).get("msource") is not None}
+            if len(senders) == 1 and (not changed_nodes or changed_nodes == sorted(senders)):
+                lane = senders.pop()  # the node that sent what this step put into the network
+            elif actor not in ("node", "network") and ("\0" in boxes or len(changed_nodes) != 1):
+                lane = actor  # e.g. the controller or the coordinator, which the spec does not name
+            else:
+                lane = changed_nodes[0] if len(changed_nodes) == 1 else SYSTEM
         if "\0" in boxes:
             boxes[lane].extend(boxes.pop("\0"))
-        if lane not in nodes and lane not in extra_lanes:
+        if lane and lane not in nodes and lane not in extra_lanes:
             extra_lanes.append(lane)
         sends = []
         for k in added:
             m = by_key[k]
-            src = _node_name(m["msource"]) if m.get("msource") is not None else (lane if prev_vars is not None else SERVER)
+            src = _node_name(m["msource"]) if m.get("msource") is not None else (lane if prev_vars is not None else server)
             if src not in nodes and src not in extra_lanes:
                 extra_lanes.append(src)
             sends.append((k, src))
         recvs = []
         for k in removed:
             m = json.loads(k)
-            dst = _node_name(m["mdest"]) if m.get("mdest") is not None else SERVER
+            dst = _node_name(m["mdest"]) if m.get("mdest") is not None else server
             if dst not in nodes and dst not in extra_lanes:
                 extra_lanes.append(dst)
             recvs.append((k, dst, dropped))
         rows.append((st, lane, dict(boxes), sends, recvs))
         prev_vars, prev_msgs = vars_, cur
-    return nodes + extra_lanes, rows
+    return nodes + extra_lanes, rows, server
 
 
 def sequence_svg(states: list[dict[str, Any]], violated: str | None = None, outcome: str | None = None,
-                 title: str = "") -> str:
+                 title: str = "", spec: str | None = None) -> str:
     """The SVG of a counterexample (see the module docstring). ``violated``: the invariant or
     property TLC reported; ``outcome``: TLC's outcome word (``invariant``, ``liveness``, ``deadlock``...)."""
     if not states:
         return "<p class='muted'>(no counterexample states recorded)</p>"
     skipped = 0
-    lanes, rows = _layout_steps(states)
+    lanes, rows, server = _layout_steps(states, spec)
     if len(rows) > MAX_STEPS:
         skipped = len(rows) - MAX_STEPS
         rows = rows[-MAX_STEPS:]
@@ -265,7 +308,8 @@ def sequence_svg(states: list[dict[str, Any]], violated: str | None = None, outc
     for lane in lanes:
         out.append(f"<line x1='{x[lane]}' y1='{TOP - 6}' x2='{x[lane]}' y2='{bottom}' class='life'/>")
         out.append(f"<rect x='{x[lane] - 60}' y='{TOP - 40}' width='120' height='30' rx='5' class='head'/>"
-                   f"<text x='{x[lane]}' y='{TOP - 20}' class='headt'>{escape(lane)}</text>")
+                   f"<text x='{x[lane]}' y='{TOP - 20}' class='headt'><title>{escape(lane)}</title>"
+                   f"{escape(_short(lane, 16))}</text>")
     if skipped:
         out.append(f"<text x='10' y='{TOP + 4}' class='muted'>({skipped} earlier steps not drawn)</text>")
     # message arrows: match each receive with the earliest unmatched send of the same message
@@ -283,7 +327,7 @@ def sequence_svg(states: list[dict[str, Any]], violated: str | None = None, outc
     for k, lst in pending.items():
         for j, src in lst:
             arrows.append((k, src, j, _node_name(json.loads(k).get("mdest")) if json.loads(k).get("mdest") is not None
-                           else SERVER, None, False))
+                           else server, None, False))
     for k, src, j, dst, i, dropped in arrows:
         m = json.loads(k)
         label = str(m.get("mtype", "message"))

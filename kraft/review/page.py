@@ -321,7 +321,7 @@ def _checks(docs: list[Doc], root: Path) -> str:
             label = f"{r.get('spec', '?')} ({r.get('size', '')})" + (f", variant {r['variant']}" if r.get("variant") else "")
             what = r.get("violated") or r.get("outcome") or "violation"
             try:
-                svg = msc.sequence_svg(steps, r.get("violated"), r.get("outcome"), label)
+                svg = msc.sequence_svg(steps, r.get("violated"), r.get("outcome"), label, spec=r.get("module") or r.get("spec"))
             except Exception as exc:  # noqa: BLE001 - one odd counterexample must not take the page down
                 svg = f"<p class='problem'>diagram not drawn: {e(type(exc).__name__)}: {e(exc)}</p>"
             doc_line = msc.invariant_doc(r.get("violated"))

@@ -61,8 +61,9 @@ def test_page_from_real_check_audit_conform_outputs(real_results: Path, tmp_path
     assert "<th>states</th><th>distinct</th><th>depth</th><th>time</th><th>verdict</th>" in html
     assert "EagerNoRevokeBeforeJoin" in html and "<summary>raw</summary>" in html
     assert html.count("class='msc'") == 1
-    for lane in ("c1", "c2", "(server)"):
-        assert f"class='headt'>{lane}</text>" in html
+    for lane in ("c1", "c2", "coordinator"):  # the coordinator's lane is named by its actions' actor
+        assert f"class='headt'><title>{lane}</title>{lane}</text>" in html
+    assert "(system)" not in html
     assert "In the last state the invariant NoDoubleOwnership is false." in html
     assert "NoDoubleOwnership means: " in html
     # conformance: trace line, logged action, expectation side by side
@@ -97,7 +98,7 @@ def test_sequence_diagram_arrows_boxes_and_drop():
     ]
     svg = msc.sequence_svg(states, "ElectionSafety", "invariant")
     assert svg.count("<g class='msg'>") == 1 and svg.count("<g class='msg dropped'>") == 1
-    assert "class='headt'>a</text>" in svg and "class='headt'>b</text>" in svg
+    assert "class='headt'><title>a</title>a</text>" in svg and "class='headt'><title>b</title>b</text>" in svg
     assert ">role = C</text>" in svg and ">term = 1</text>" in svg
     assert ">role = F" not in svg  # unchanged values are not repeated
     assert ">faults = 1</text>" in svg  # a global change goes to the acting lane
