@@ -167,6 +167,11 @@ class ReplicationProtocol(Protocol):
         return c
 
     def encode_arg(self, value: Any) -> Any:
+        if isinstance(value, list):
+            # ``then``: further spec steps of one Ready (several metadata operations can commit at
+            # once), each a dict of arguments
+            return [{k: self.encode_arg(v) for k, v in x.items()} if isinstance(x, dict) else self.encode_arg(x)
+                    for x in value]
         return to_spec(value) if hasattr(value, "mtype") else value
 
     def after(self, sim: Simulator, node: Any, ready: Ready) -> None:

@@ -1,0 +1,173 @@
+"""The replication simulator's metadata goes through a real KRaft quorum (kraft/controller/quorum.py).
+
+Each test drives ``kraft simulate``'s replication plug-in (three controllers 3000-3002, brokers
+1-3) with the simulator's own clock and network, forcing the faults it needs by hand, and checks
+what the issue asks: committed records survive an active-controller change, brokers never apply
+uncommitted records, and the leadership a broker acts on is always a committed one.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+
+from kraft.controller import codec
+from kraft.controller.image import MetadataImage
+from kraft.controller.quorum import CONTROLLER_IDS
+from kraft.controller.records import (
+    TOPIC_ID,
+    FenceBrokerRecord,
+    PartitionChangeRecord,
+    RegisterBrokerRecord,
+)
+from kraft.log import MemoryFS
+from kraft.quorum.config import Role
+from kraft.quorum.storage import QuorumStorage
+from kraft.sim.core import Faults, Simulator
+from kraft.sim.replication_protocol import ReplicationProtocol
+
+
+def make(seed: int = 1) -> tuple[Simulator, ReplicationProtocol]:
+    p = ReplicationProtocol(3)
+    return Simulator(p, seed, Faults()), p
+
+
+def run_until(sim: Simulator, cond: Callable[[], bool], max_events: int = 20000) -> None:
+    """Step (every invariant checked after each event) until ``cond`` holds."""
+    for _ in range(max_events):
+        if cond():
+            return
+        assert sim.step(), "event queue ran dry"
+    raise AssertionError("condition not reached")
+
+
+def active(p: ReplicationProtocol):
+    node = p.mq.active()
+    return None if node is None else node
+
+
+def broker_images_committed(p: ReplicationProtocol) -> None:
+    """Every broker's metadata image is the image of a prefix of the committed log."""
+    committed = p.mq.view.records
+    for b, br in p.brokers.items():
+        n = br.image.applied
+        assert p.fetchers[b].records[:n] == committed[:n], f"broker {b} replayed uncommitted metadata"
+        ref = MetadataImage()
+        for off, rec in enumerate(committed[:n]):
+            ref.replay(off, rec)
+        assert br.image.partition == ref.partition
+
+
+# -- serialisation -------------------------------------------------------------------------------
+
+def test_records_round_trip_through_the_quorum_log() -> None:
+    recs = [PartitionChangeRecord(0, TOPIC_ID, leader=2, isr=frozenset({2, 3})), FenceBrokerRecord(1, 1),
+            RegisterBrokerRecord(1, 9, fenced=True, incarnationId=1002)]
+    batch = codec.encode_batch(recs)
+    assert '"type":"PARTITION_CHANGE_RECORD"' in batch[0] and '"eligibleLeaderReplicas"' not in batch[0]
+    fs = MemoryFS()
+    st = QuorumStorage.open(fs, "/m")
+    st.append_value(1, batch)
+    st.append_value(1, 7)
+    st.flush()
+    again = QuorumStorage.open(fs, "/m")   # decoded from the record batches on disk
+    assert [e.value for e in again.entries] == [batch, 7]
+    assert codec.decode_batch(again.entries[0].value) == recs
+
+
+def test_a_bad_metadata_record_is_a_clear_error() -> None:
+    with pytest.raises(codec.MetadataDecodeError, match="not a metadata record"):
+        codec.decode('{"type":"NO_SUCH_RECORD","version":0,"data":{}}')
+
+
+# -- the stacked quorum --------------------------------------------------------------------------
+
+def test_controllers_do_not_clash_with_brokers_and_one_becomes_active() -> None:
+    sim, p = make()
+    assert set(p.node_ids()) == {*CONTROLLER_IDS, 1, 2, 3}
+    run_until(sim, lambda: active(p) is not None)
+    a = active(p)
+    assert a.qnode.role is Role.LEADER
+    assert sum(n.active for n in p.mq.nodes.values()) == 1
+
+
+def test_records_survive_an_active_controller_change() -> None:
+    sim, p = make(seed=3)
+    run_until(sim, lambda: active(p) is not None)
+    # a broker crash: its session times out and the active controller fences it (committed)
+    sim.crash(2, None)
+    run_until(sim, lambda: any(r == FenceBrokerRecord(2, 2) for r in p.mq.view.records))
+    old = active(p)
+    before = list(p.mq.view.records)
+    assert old.controller.records == before
+    sim.crash(old.id, None)               # the active controller's machine stops
+    run_until(sim, lambda: active(p) is not None and active(p) is not old)
+    new = active(p)
+    assert new.controller.records[:len(before)] == before       # replayed from the committed log
+    assert new.controller.image.broker_state(2) == "Fenced"
+    # the new active controller carries on: broker 2 comes back, registers and is unfenced
+    sim.restart(2)
+    run_until(sim, lambda: p.brokers[2].running and p.mq.view.image.broker_state(2) == "Unfenced")
+    assert p.mq.view.records[:len(before)] == before
+    assert p.mq.stats["active_controller_changes"] >= 2
+    broker_images_committed(p)
+
+
+def test_uncommitted_records_are_not_applied_by_brokers() -> None:
+    sim, p = make(seed=5)
+    run_until(sim, lambda: active(p) is not None and all(f.leader == active(p).id for f in p.fetchers.values()))
+    old = active(p)
+    others = [c for c in CONTROLLER_IDS if c != old.id]
+    # cut the active controller off the other controllers only: it cannot commit, brokers still
+    # reach it
+    sim.network.partition({(old.id, o) for o in others} | {(o, old.id) for o in others})
+    committed_before = len(p.mq.view.records)
+    sim.crash(3, None)                     # broker 3 stops heartbeating: a fence will be appended
+    # the session times out: the fence is in the active controller's memory, not committed
+    run_until(sim, lambda: old.controller.image.broker_state(3) == "Fenced", max_events=5000)
+    assert old.active and old.controller.uncommitted > 0
+    assert p.mq.view.image.broker_state(3) == "Unfenced"
+    seen_uncommitted = False
+    for _ in range(400):                    # brokers keep fetching from it meanwhile
+        sim.step()
+        if old.controller.uncommitted > 0 and old.active:
+            seen_uncommitted = True
+            for b in (1, 2):
+                assert p.brokers[b].image.broker_state(3) == "Unfenced"
+                assert len(p.fetchers[b].records) <= committed_before
+        broker_images_committed(p)
+    assert seen_uncommitted
+    # the other two controllers elect a leader; the old one resigns (check quorum) and reverts
+    sim.network.heal()
+    run_until(sim, lambda: active(p) is not None and active(p) is not old)
+    run_until(sim, lambda: p.mq.view.image.broker_state(3) == "Fenced")
+    # once the old leader learns of the new epoch it renounces: its uncommitted records are gone
+    run_until(sim, lambda: not old.active)
+    assert old.controller.uncommitted == 0
+    assert old.controller.records == p.mq.view.records[:len(old.controller.records)]
+    broker_images_committed(p)
+
+
+def test_brokers_only_act_on_committed_leadership_under_faults() -> None:
+    p = ReplicationProtocol(3)
+    sim = Simulator(p, 11, Faults.parse("all"))
+    for _ in range(1500):
+        sim.step()                           # every invariant, including BrokerMetadataCommitted
+        broker_images_committed(p)
+        for b, br in p.brokers.items():
+            if br.running and br.local_leader == b:
+                # a broker leads only in a leader epoch the committed log gave it
+                eps = {r.leaderEpoch for r in [p.mq.view.partition]}
+                assert br.local_leader_epoch <= max(eps)
+    s = p.mq.summary()
+    assert s["committed_batches"] > 0 and s["metadata_records"] == len(p.mq.view.records)
+
+
+def test_the_check_catches_a_broker_fed_uncommitted_metadata() -> None:
+    sim, p = make()
+    run_until(sim, lambda: active(p) is not None)
+    assert p.mq.check(set(), p.fetchers) == []
+    p.fetchers[1].records.append(FenceBrokerRecord(1, 1))   # never committed
+    names = {v.invariant for v in p.mq.check(set(), p.fetchers)}
+    assert "BrokerMetadataCommitted" in names
