@@ -97,6 +97,12 @@ def _print_summary(s: dict[str, Any]) -> None:
         leaders = ", ".join(f"{e}:{l}" for e, l in s["leader_per_epoch"].items()) or "none"
         click.echo(f"  elections {s['elections']}; leader per epoch {leaders}")
         click.echo(f"  committed offset {s['committed_offset']}; clients {s['clients']}")
+    mq = s.get("metadata_quorum")
+    if mq:
+        click.echo(f"  metadata quorum {mq['controllers']}: {mq['active_controller_changes']} active-controller "
+                   f"changes (quorum epoch {mq['quorum_epoch']}), {mq['committed_batches']} batches / "
+                   f"{mq['committed_records']} records committed ({mq['metadata_records']} with the bootstrap), "
+                   f"{mq['lost_operations']} operations and {mq['lost_answers']} answers lost to a leader change")
     faults = ", ".join(f"{k} {v}" for k, v in s["faults_injected"].items()) or "none"
     net = s["network"]
     click.echo(f"  faults injected: {faults}; network sent {net['sent']} delivered {net['delivered']} "
