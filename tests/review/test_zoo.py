@@ -213,3 +213,33 @@ def test_unknown_protocol_is_a_usage_error(name, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "kraft.cli", "zoo", "--protocol", name, "--out", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "unknown protocol 'nope'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_reused_tlc_runs_stand_in_for_the_zoos_own(tmp_path):
+    runs = [{"spec": "ConsumerGroup", "size": "eager", "variant": "EagerNoRevokeBeforeJoin", "status": "ok",
+             "violated": "NoDoubleOwnership", "seconds": 8.0, "counterexample": [{}] * 22},
+            {"spec": "ConsumerGroup", "size": "cooperative", "variant": "CooperativeAssignWithoutRevoke",
+             "status": "skipped"},
+            {"spec": "ConsumerGroup", "size": "small", "variant": None, "status": "ok", "distinct": 192539,
+             "seconds": 8.1}]
+    (tmp_path / "check.json").write_text(json.dumps({"command": "check", "runs": runs}))
+    (tmp_path / "broken.json").write_text("{not json")
+    reused = Z._reused_tlc([tmp_path / "check.json", tmp_path / "broken.json", tmp_path / "absent.json"])
+    assert set(reused) == {("ConsumerGroup", "EagerNoRevokeBeforeJoin"), ("ConsumerGroup", None)}
+    p = by_name("groups")
+    z = Z.Zoo([p], tmp_path, Z.Budget(None), Z.Plan())
+    z.reused = reused
+    c = z.tlc_variant(p, p.variant("EagerNoRevokeBeforeJoin"))
+    assert (c.status, c.size, c.seconds) == (CAUGHT, 21, 8.0)
+    assert z.tlc_control(p).status == CLEAN
+
+
+def test_review_runs_the_zoo_with_its_budget_and_model_check_results(tmp_path):
+    from kraft.review import pipeline
+
+    stages = {s.name: s for s in pipeline._stages(tmp_path, 1, 100, ("groups",), zoo_budget=123)}
+    assert "variants" not in stages
+    argv = stages["zoo"].argv
+    assert argv[:3] == ("zoo", "--budget", "123") and stages["zoo"].output == "zoo/zoo.json"
+    reuse = [argv[i + 1] for i, a in enumerate(argv) if a == "--reuse-tlc"]
+    assert str(tmp_path / "check" / "ConsumerGroup" / "small" / "check.json") in reuse
