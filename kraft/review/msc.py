@@ -185,7 +185,7 @@ def steps_from_machine(steps: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     steps in a results directory yet; when something does, it writes them under ``"steps"`` of a
     run and the page draws them with this function."""
     out = []
-    for i, s in enumerate(steps, 1):
+    for i, s in enumerate((s for s in steps if isinstance(s, dict)), 1):
         out.append({"index": i, "action": s.get("action"), "node": s.get("node"), "back_to": None,
                     "variables": s.get("variables") or {}})
     return out

@@ -54,6 +54,15 @@ def e(x: Any) -> str:
     return html.escape(x if isinstance(x, str) else str(x), quote=True)
 
 
+def _seq(x: Any) -> list[Any]:
+    """A list from a document (any other value counts as no list: documents may be damaged)."""
+    return x if isinstance(x, list) else []
+
+
+def _mapping(x: Any) -> dict[Any, Any]:
+    return x if isinstance(x, dict) else {}
+
+
 def _num(x: Any) -> str:
     return f"{x:,}" if isinstance(x, int) and not isinstance(x, bool) else ("-" if x is None else e(x))
 
@@ -244,7 +253,7 @@ def build_page(found: Found) -> str:
 
 def _summary_rows(by: dict[str, list[Doc]], reviews: list[Doc], found: Found) -> list[tuple[str, str]]:
     rows = []
-    runs = [r for d in by.get("check", []) for r in d.data.get("runs") or [] if isinstance(r, dict)]
+    runs = [r for d in by.get("check", []) for r in _seq(d.data.get("runs")) if isinstance(r, dict)]
     plain = [r for r in runs if not r.get("variant")]
     variants = [r for r in runs if r.get("variant")]
     if plain:
@@ -259,7 +268,7 @@ def _summary_rows(by: dict[str, list[Doc]], reviews: list[Doc], found: Found) ->
     for d in by.get("simulate", []):
         rows.append(("Simulation", d.summary))
     for d in by.get("conform", []):
-        t = d.data.get("totals") or {}
+        t = _mapping(d.data.get("totals"))
         if isinstance(t, dict) and isinstance(t.get("traces"), int):
             words = (f"{plural(t['traces'], 'trace')}, {_num(t.get('events'))} events, "
                      + ("all accepted" if t.get("rejected") == 0 and t.get("errors") == 0
@@ -271,7 +280,7 @@ def _summary_rows(by: dict[str, list[Doc]], reviews: list[Doc], found: Found) ->
         h, ops, inv = d.data.get("histories"), d.data.get("ops"), d.data.get("invalid")
         if isinstance(h, int) and isinstance(ops, int):
             words = f"{plural(h, 'history', 'histories')}, {ops:,} ops, " + (
-                "no anomaly" if not inv else f"{inv} invalid ({', '.join(sorted(d.data.get('violations') or {}))})")
+                "no anomaly" if not inv else f"{inv} invalid ({', '.join(sorted(str(k) for k in _mapping(d.data.get('violations'))))})")
         else:
             words = d.summary
         rows.append(("Audit", words))
@@ -284,7 +293,7 @@ def _summary_rows(by: dict[str, list[Doc]], reviews: list[Doc], found: Found) ->
 
 def _review(doc: Doc) -> str:
     rows = []
-    for st in doc.data.get("stages") or []:
+    for st in _seq(doc.data.get("stages")):
         if not isinstance(st, dict):
             continue
         secs = st.get("seconds")
@@ -298,7 +307,7 @@ def _review(doc: Doc) -> str:
 
 
 def _checks(docs: list[Doc], root: Path) -> str:
-    runs = [(d, r) for d in docs for r in d.data.get("runs") or [] if isinstance(r, dict)]
+    runs = [(d, r) for d in docs for r in _seq(d.data.get("runs")) if isinstance(r, dict)]
     head = "<tr><th>spec</th><th>size</th><th>variant</th><th>states</th><th>distinct</th><th>depth</th><th>time</th><th>verdict</th><th></th></tr>"
     rows = []
     diagrams = []
@@ -376,7 +385,7 @@ def _conform(docs: list[Doc], root: Path) -> str:
     out = ["<h2 id='conformance'>Conformance</h2>"]
     for d in docs:
         out.append(f"<p>{_badge(d.verdict.value)} {e(d.summary)}</p>")
-        res = [r for r in d.data.get("results") or [] if isinstance(r, dict)]
+        res = [r for r in _seq(d.data.get("results")) if isinstance(r, dict)]
         out.append("<table><tr><th>trace</th><th>spec</th><th>variant</th><th>events</th><th>verdict</th><th>where</th></tr>")
         for r in res:
             where = f"line {r['line']}: {r.get('action') or ''}" if r.get("line") else ""
@@ -401,7 +410,7 @@ def _rejection(r: dict[str, Any], root: Path) -> str:
     if r.get("args") is not None:
         logged.append(f"<pre>{e(json.dumps(r['args'], indent=1, default=str)[:3000])}</pre>")
     spec = []
-    mism = [m for m in r.get("mismatches") or [] if isinstance(m, dict)]
+    mism = [m for m in _seq(r.get("mismatches")) if isinstance(m, dict)]
     for m in mism:
         logged.append(f"<p>logged <code>{e(m.get('var'))}</code> at {e(m.get('differs_at', ''))}:</p>"
                       f"<pre>{e(str(m.get('trace_at', ''))[:2000])}</pre>")
@@ -461,7 +470,7 @@ def _evidence_words(a: dict[str, Any]) -> str:
         return head
     if kind == "nonlinearizable":
         items = [f"<li>{e(ev.get('explanation', ''))}</li>"]
-        prefix = ev.get("linearized_prefix") or []
+        prefix = _seq(ev.get("linearized_prefix"))
         if isinstance(prefix, list):
             tail = "; ".join(str(p.get("call", "")) for p in prefix[-5:] if isinstance(p, dict))
             items.append(f"<li>longest linearizable prefix: <b>{_num(ev.get('prefix_length'))} ops</b>"
@@ -470,7 +479,7 @@ def _evidence_words(a: dict[str, Any]) -> str:
         if isinstance(so, dict):
             items.append(f"<li>stuck op: <b>#{e(so.get('index'))}</b> by process {e(so.get('process'))}: "
                          f"<code>{e(so.get('call', ''))}</code></li>")
-        cands = [c for c in ev.get("candidates") or [] if isinstance(c, dict)]
+        cands = [c for c in _seq(ev.get("candidates")) if isinstance(c, dict)]
         if cands:
             items.append("<li>could have come next: " + "; ".join(
                 f"<code>{e(c.get('call', ''))}</code> ({'accepted' if c.get('accepted') else 'refused'} by the model)"
@@ -497,7 +506,7 @@ def _audit(docs: list[Doc], root: Path) -> str:
             continue
         rows = []
         for r in results:
-            kinds = sorted({str(a.get("kind")) for a in r.get("anomalies") or [] if isinstance(a, dict)})
+            kinds = sorted({str(a.get("kind")) for a in _seq(r.get("anomalies")) if isinstance(a, dict)})
             v = r.get("valid")
             word = "valid" if v is True else "invalid" if v is False else "unknown"
             rows.append(f"<tr><td><code>{e(r.get('history', '?'))}</code></td><td>{e(r.get('model') or '')}</td>"
@@ -522,7 +531,7 @@ def _audit(docs: list[Doc], root: Path) -> str:
 
 
 def _history(r: dict[str, Any], root: Path) -> str:
-    anomalies = [a for a in r.get("anomalies") or [] if isinstance(a, dict)]
+    anomalies = [a for a in _seq(r.get("anomalies")) if isinstance(a, dict)]
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for a in anomalies:
         by_kind[str(a.get("kind"))].append(a)
@@ -538,11 +547,11 @@ def _history(r: dict[str, Any], root: Path) -> str:
         for a in lst:
             ev = a.get("evidence")
             if kind == "nonlinearizable" and isinstance(ev, dict):
-                for p in ev.get("linearized_prefix") or []:
+                for p in _seq(ev.get("linearized_prefix")):
                     _op_ids(p, prefix)
                 if isinstance(ev.get("stuck_op"), dict):
                     _op_ids(ev["stuck_op"], stuck)
-                for p in ev.get("impossible_ops") or []:
+                for p in _seq(ev.get("impossible_ops")):
                     _op_ids(p, bad)
             elif kind not in ("unseen",):
                 _op_ids(ev, bad)

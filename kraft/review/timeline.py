@@ -126,7 +126,7 @@ def timeline_svg(ops: list[TimelineOp], bad: set[int] = frozenset(), prefix: set
     for p, i in lane.items():
         y = 24 + i * LANE_H
         out.append(f"<line x1='{LEFT}' y1='{y + LANE_H - 2}' x2='{width}' y2='{y + LANE_H - 2}' class='lane'/>"
-                   f"<text x='6' y='{y + 15}' class='proc'>process {escape(_txt(p))[:14]}</text>")
+                   f"<text x='6' y='{y + 15}' class='proc'>process {escape(_txt(p)[:14])}</text>")
     for o in shown:
         y = 24 + lane[o.process] * LANE_H + 3
         end = o.end if o.end is not None else min(last, hi) + 1

@@ -218,3 +218,35 @@ def test_review_summary_with_paths_relative_to_another_directory(real_results: P
     assert res.exit_code == 0, res.output
     html = (d / "report.html").read_text()
     assert "class='banner clean'" in html and "Review stages" in html and "class='msc'" in html
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False) | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+                     max_leaves=20)
+_fields = {
+    "check": ["runs"], "conform": ["results", "totals"], "audit": ["histories", "ops", "invalid", "violations"],
+    "review": ["stages"], "simulate": ["results"],
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(command=st.sampled_from(sorted(_fields)), values=st.lists(_json, min_size=5, max_size=5),
+       results=_json, row=st.dictionaries(st.sampled_from(
+           ["spec", "verdict", "counterexample", "steps", "trace", "line", "mismatches", "guards", "history",
+            "anomalies", "valid", "stages", "output", "seconds", "distinct"]), _json, max_size=8))
+def test_any_document_shape_renders_without_a_traceback(tmp_path_factory, command, values, results, row):
+    """A document with the right header and anything in its fields gives a page, never a traceback."""
+    d = tmp_path_factory.mktemp("any")
+    fields = {k: v for k, v in zip(_fields[command], values)}
+    first = _fields[command][0]
+    fields[first] = [row, values[-1]] if command != "audit" else fields[first]
+    name = {"check": "check.json", "conform": "conform.json"}.get(command, "summary.json")
+    (d / name).write_text(json.dumps(header(command, Verdict.VIOLATION, "s", fields)))
+    if command == "audit":
+        (d / "results.json").write_text(json.dumps([row, results]))
+    found = page.collect(d)
+    assert found.docs
+    html = page.build_page(found)
+    assert html.startswith("<!doctype html>") and "<script" not in html
