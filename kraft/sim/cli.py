@@ -24,8 +24,10 @@ from kraft.sim.recorder import Recorder
 
 
 def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant: str | None, voters: int,
-             out: Path | None, *, states: bool = True) -> dict[str, Any]:
-    """One simulation; returns the summary dict (also written as ``summary.json`` when ``out``)."""
+             out: Path | None, *, states: bool = True, after_violation: int | None = None) -> dict[str, Any]:
+    """One simulation; returns the summary dict (also written as ``summary.json`` when ``out``).
+    ``after_violation``: None stops at the first violation; N runs on N events after it, then
+    ends with the final phase (heal, quiesce, final reads; :meth:`Simulator.quiesce`)."""
     protocol = PROTOCOLS[protocol_name](voters, variant)
     recorder = None
     if out is not None:
@@ -35,9 +37,10 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
             {"model": HISTORY_MODEL.get(protocol_name, protocol_name),
              "source": f"kraft simulate --protocol {protocol_name} --seed {seed} --steps {steps} "
                        f"--faults {','.join(faults.enabled()) or 'none'}"
-                       + (f" --variant {variant}" if variant else "")},
+                       + (f" --variant {variant}" if variant else "")
+                       + (f" --after-violation {after_violation}" if after_violation is not None else "")},
             states=states)
-    sim = Simulator(protocol, seed, faults, recorder=recorder)
+    sim = Simulator(protocol, seed, faults, recorder=recorder, after_violation=after_violation)
     violation: InvariantViolation | None = None
     started = time.perf_counter()
     try:
@@ -45,6 +48,7 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
     except InvariantViolation as exc:
         violation = exc
     sim.finish()
+    violation = violation or sim.first_violation
     seconds = time.perf_counter() - started
     summary: dict[str, Any] = {
         "protocol": protocol_name, "seed": seed, "steps": steps, "variant": variant,
@@ -57,6 +61,14 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
     if violation is not None:
         summary["violation"] = {"invariant": violation.invariant, "event": violation.event,
                                 "message": violation.violation.message, "state": violation.summary}
+    if after_violation is not None:
+        # how long the run went on after the first violation, and the final phase (Jepsen's heal +
+        # quiesce + final reads), so the client history shows what the violation did
+        summary["after_violation"] = {
+            "limit": after_violation,
+            "events_after": (sim.events - violation.event) if violation is not None else None,
+            "later_violations": dict(sorted(sim.later_violations.items())),
+            **sim.final_phase}
     if out is not None and recorder is not None:
         tpath, hpath = recorder.write(out)
         summary["trace"] = str(tpath)
@@ -107,6 +119,13 @@ def _print_summary(s: dict[str, Any]) -> None:
     net = s["network"]
     click.echo(f"  faults injected: {faults}; network sent {net['sent']} delivered {net['delivered']} "
                f"dropped {net['dropped']} duplicated {net['duplicated']}")
+    fin = s.get("after_violation")
+    if fin:
+        after = (f"ran {fin['events_after']} events after the violation; " if fin["events_after"] is not None else "")
+        reads = fin.get("final_reads") or {}
+        click.echo(f"  final phase: {after}calm from event {fin.get('calm_at_event')}, quiesce "
+                   f"{fin.get('quiesce_events', 0)} events, final reads {reads.get('polls', 0)} polls "
+                   f"from leader {reads.get('leader')}")
     if s["verdict"] == "ok":
         click.echo("  invariants: all held")
     else:
@@ -131,8 +150,14 @@ def _print_summary(s: dict[str, Any]) -> None:
               show_default=True, help="output directory (per run DIR/<protocol>-seed<N>/ with --count)")
 @click.option("--count", type=click.IntRange(min=1), default=None, help="run seeds seed..seed+count-1")
 @click.option("--no-states", is_flag=True, help="record trace steps without projected post-states")
+@click.option("--after-violation", type=click.IntRange(min=0), default=None, metavar="N",
+              help="do not stop at the first invariant violation: record it, calm the faults, run N "
+                   "more events (past --steps if need be), then end as a Jepsen test does (heal, "
+                   "restart, quiesce, final reads from offset 0) so the client history shows the "
+                   "damage to `kraft audit`; every run then ends with that final phase "
+                   "[default: stop at the violation]")
 def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: str | None, voters: int,
-             out: Path, count: int | None, no_states: bool) -> None:
+             out: Path, count: int | None, no_states: bool, after_violation: int | None) -> None:
     """Run the implementation in the seeded simulator; check invariants after every event."""
     if protocol_name not in PROTOCOLS:
         raise click.BadParameter(f"unknown protocol {protocol_name!r}; known: {', '.join(sorted(PROTOCOLS))}",
@@ -155,7 +180,8 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
     results = []
     for s in seeds:
         run_dir = out if count is None else out / f"{protocol_name}-seed{s}"
-        summary = run_once(protocol_name, s, steps, fault_set, variant, voters, run_dir, states=not no_states)
+        summary = run_once(protocol_name, s, steps, fault_set, variant, voters, run_dir, states=not no_states,
+                           after_violation=after_violation)
         results.append(summary)
         _print_summary(summary)
         violations += summary["verdict"] != "ok"

@@ -240,6 +240,11 @@ class Protocol(ABC):
     def finish(self, sim: "Simulator") -> None:
         """End of run: close open client operations."""
 
+    def final_reads(self, sim: "Simulator") -> dict[str, Any]:
+        """The final phase's reads (after heal and quiesce): fresh consumers read everything there
+        is, so what was lost shows in the history. Returns what to put in the summary."""
+        return {}
+
     def summary(self, sim: "Simulator") -> dict[str, Any]:
         return {}
 
@@ -249,7 +254,8 @@ class Simulator:
 
     def __init__(self, protocol: Protocol, seed: int, faults: Faults | None = None, *,
                  recorder: Any = None, client_every_ms: int = 40, read_every_ms: int = 150,
-                 check_every_event: bool = True) -> None:
+                 check_every_event: bool = True, after_violation: int | None = None,
+                 quiesce_ms: int = 5000) -> None:
         self.protocol = protocol
         self.seed = seed
         self.rng = random.Random(seed)
@@ -260,6 +266,19 @@ class Simulator:
         self.client_every_ms = client_every_ms
         self.read_every_ms = read_every_ms
         self.check_every_event = check_every_event
+        # None: the first invariant violation stops the run (raises InvariantViolation). A number N:
+        # it is recorded (first_violation) and the run goes on, faults and clients as before (a
+        # Jepsen test knows nothing of invariants), for N more events; it then ends as a Jepsen test
+        # does (heal, restart, quiesce, final reads): see finish(). Calming the faults at the
+        # violation instead hides most losses: the broken state (an ISR member missing records)
+        # turns into lost records only at a later leader change.
+        self.after_violation = after_violation
+        self.quiesce_ms = quiesce_ms
+        self.first_violation: InvariantViolation | None = None
+        self.later_violations: dict[str, int] = {}  # invariant -> checks that failed after the first
+        self.calm = False
+        self.writes_stopped = False
+        self.final_phase: dict[str, Any] = {}
         self.down: set[Any] = set()
         self.events = 0
         self.fault_counts: dict[str, int] = {}
@@ -366,17 +385,57 @@ class Simulator:
         return True
 
     def check(self) -> None:
-        """Check every invariant; nodes restarted since the last check may have reset volatile state."""
+        """Check every invariant; nodes restarted since the last check may have reset volatile state.
+        The first violation raises, unless ``after_violation`` is set: then it is kept in
+        ``first_violation`` and later violations are only counted."""
         violations = self.protocol.check(self, self._restarted)
         self._restarted = set()
-        if violations:
-            raise InvariantViolation(violations[0], self.events,
-                                     f"t={self.now}ms\n" + self.protocol.describe(self), violations)
+        if not violations:
+            return
+        if self.first_violation is not None:
+            for v in {v.invariant for v in violations}:
+                self.later_violations[v] = self.later_violations.get(v, 0) + 1
+            return
+        exc = InvariantViolation(violations[0], self.events, f"t={self.now}ms\n" + self.protocol.describe(self),
+                                 violations)
+        if self.after_violation is None:
+            raise exc
+        self.first_violation = exc
 
     def run(self, steps: int) -> None:
-        for _ in range(steps):
-            if not self.step():
+        """Process up to ``steps`` events; with ``after_violation`` N, a violation moves the end to N
+        events after it (fewer or more than ``steps``)."""
+        while True:
+            v = self.first_violation
+            end = steps if v is None else v.event + self.after_violation
+            if self.events >= end or not self.step():
                 break
+
+    # -- the final phase of a Jepsen test: heal, quiesce, final reads -------------------------------
+    def calm_down(self, why: str) -> None:
+        """No new faults from now on: heal every partition, stop losing/duplicating/delaying
+        messages, and restart every stopped node (Jepsen's final ``nemesis :stop``/heal)."""
+        if self.calm:
+            return
+        self.calm = True
+        self.final_phase = {"calm_at_event": self.events, "calm_at_ms": self.now, "why": why}
+        self.faults = Faults()
+        self.network.faults = self.faults
+        if self.network.blocked:
+            self.network.heal()
+            self.record("Heal", None, {}, spec=False)
+        for node in sorted(self.down, key=repr):
+            self.restart(node)
+
+    def quiesce(self) -> None:
+        """Stop client writes, let the cluster settle for ``quiesce_ms`` of virtual time (reads go
+        on; nodes catch up), then the protocol's final reads (``Protocol.final_reads``)."""
+        self.calm_down("end of run")
+        self.writes_stopped = True
+        start_events = self.events
+        self.run_until(self.now + self.quiesce_ms)
+        self.final_phase["quiesce_events"] = self.events - start_events
+        self.final_phase["final_reads"] = self.protocol.final_reads(self)
 
     def run_until(self, t_ms: int, max_events: int = 10**7) -> None:
         n = 0
@@ -416,7 +475,8 @@ class Simulator:
         self.reschedule(node)
 
     def _on_client_write(self, ev: _Event) -> None:
-        self.protocol.client_op(self, "write")
+        if not self.writes_stopped:
+            self.protocol.client_op(self, "write")
         self.clock.schedule(self._exp(self.client_every_ms), "client_write")
 
     def _on_client_read(self, ev: _Event) -> None:
@@ -424,6 +484,8 @@ class Simulator:
         self.clock.schedule(self._exp(self.read_every_ms), "client_read")
 
     def _on_partition(self, ev: _Event) -> None:
+        if self.calm:
+            return  # the final phase: no new faults (and none scheduled)
         nodes = self.protocol.node_ids()
         if self.network.blocked:
             self.network.heal()
@@ -448,6 +510,8 @@ class Simulator:
         self.clock.schedule(self._exp(self.faults.partition_every_ms), "partition")
 
     def _on_crash(self, ev: _Event) -> None:
+        if self.calm:
+            return  # the final phase: no new faults (and none scheduled)
         up = [n for n in self.protocol.node_ids() if n not in self.down]
         # keep a majority up most of the time, but sometimes take everyone down
         if up and (len(self.down) < len(self.protocol.node_ids()) // 2 or self.rng.random() < 0.1):
@@ -477,6 +541,8 @@ class Simulator:
         self.reschedule(node)
 
     def _on_disk_loss(self, ev: _Event) -> None:
+        if self.calm:
+            return  # the final phase: no new faults (and none scheduled)
         up = [n for n in self.protocol.node_ids() if n not in self.down]
         cands = [n for n in up if self.protocol.can_lose_disk(self, n)]
         if cands:
@@ -493,8 +559,14 @@ class Simulator:
         self.restart(node, disk_lost=True)
 
     def _on_resign(self, ev: _Event) -> None:
+        if self.calm:
+            return  # the final phase: no new faults (and none scheduled)
         self.protocol.resign(self, None)
         self.clock.schedule(self._exp(self.faults.resign_every_ms), "resign")
 
     def finish(self) -> None:
+        """End of run: with ``after_violation`` set, first the final phase (:meth:`quiesce`); then
+        the protocol closes open client operations."""
+        if self.after_violation is not None:
+            self.quiesce()
         self.protocol.finish(self)

@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from kraft.controller.controller import Controller
-from kraft.controller.quorum import BrokerNode, MetadataQuorum, StartBroker
+from kraft.controller.quorum import STOP, BrokerNode, MetadataQuorum, StartBroker
 from kraft.core.invariants import Violation
 from kraft.core.step import Ready, Trigger
 from kraft.quorum.node import QuorumNode
@@ -39,6 +39,7 @@ from kraft.replication.config import ReplicationConfig
 from kraft.replication.invariants import Ghost, check_all
 from kraft.replication.messages import (
     CONTROLLER,
+    AlterPartitionRequest,
     NONE,
     NOT_ENOUGH_REPLICAS,
     NOT_LEADER_OR_FOLLOWER,
@@ -52,6 +53,8 @@ from kraft.sim.core import Protocol, Simulator
 KEY = "kraft-test-0"
 CLEAN_SHUTDOWN = PROTOCOL.spec_name(Broker.clean_shutdown)
 READERS = 2  # consumer processes 1000, 1001
+POLL_RECORDS = 20  # records per poll (max.poll.records, small so positions lag)
+FINAL_POLL_RECORDS = 200
 ACKS_CHOICES = (-1, -1, -1, 1, 0)
 
 
@@ -77,8 +80,10 @@ class _Routed:
             if self.id in plugin.mq.nodes:
                 ready = plugin.mq.nodes[self.id].step(inp, now)
                 # a committed registration starts its broker in the same step (RestartBroker)
+                # and a committed fencing after a controlled shutdown stops its broker (CleanShutdown)
                 for b, incarnation in plugin.mq.take_starts():
-                    ready = ready.then(plugin.broker_nodes[b].start(incarnation, now))
+                    bn = plugin.broker_nodes[b]
+                    ready = ready.then(bn.stop(now) if incarnation == STOP else bn.start(incarnation, now))
                 return ready
             return plugin.broker_nodes[self.id].step(inp, now)
         node = plugin.controller if self.id == CONTROLLER else plugin.brokers[self.id]
@@ -93,7 +98,12 @@ class ReplicationProtocol(Protocol):
     def drop_is_spec_step(self, sim: Simulator, msg: Any) -> bool:
         """A lost spec message is the spec's ``DropMessage`` (enabled by ``NetworkFaults``, which
         trace conformance sets; the model-checking sizes keep Kafka's TCP connections lossless);
-        a lost heartbeat is not a spec message."""
+        a lost heartbeat is not a spec message.  Under the metadata quorum, a lost AlterPartition
+        request that the broker's channel still holds (and will resend) stays in flight."""
+        if self.mq is not None and isinstance(msg, AlterPartitionRequest):
+            held = self.broker_nodes[msg.source].held()
+            if held is not None and attrs.evolve(held, dest=msg.dest) == msg:
+                return False
         return isinstance(msg, SPEC_MESSAGES)
 
     def __init__(self, brokers: int = 3, config: ReplicationConfig | None = None, processes: int = 4,
@@ -116,7 +126,8 @@ class ReplicationProtocol(Protocol):
         self.pending: dict[int, _Pending] = {}
         self.read_positions: dict[int, int] = {}
         self.assigned: set[int] = set()
-        self.stats = {"ok": 0, "fail": 0, "info": 0, "polls": 0, "acks1": 0, "acks0": 0, "skipped_writes": 0}
+        self.stats = {"ok": 0, "fail": 0, "info": 0, "polls": 0, "acks1": 0, "acks0": 0, "skipped_writes": 0,
+                      "offset_resets": 0}
         self.leader_changes = 0
         self.next_client_value = 1
         self.next_reader = 2000
@@ -136,6 +147,8 @@ class ReplicationProtocol(Protocol):
                             for b in self.ids}
             self.broker_nodes = {b: BrokerNode(self.brokers[b], self.fetchers[b], self.mq, self.ghost)
                                  for b in self.ids}
+            for br in self.brokers.values():
+                br.stops_on_its_own = False   # it stops when the controller's fencing commits
             self._routed = {n: _Routed(self, n) for n in (*self.mq.ids, *self.ids)}
             return
         self.controller = Controller(self.ids, self.config, now=sim.now)
@@ -175,10 +188,12 @@ class ReplicationProtocol(Protocol):
         return to_spec(value) if hasattr(value, "mtype") else value
 
     def after(self, sim: Simulator, node: Any, ready: Ready) -> None:
-        if any(s.action == CLEAN_SHUTDOWN for s in ready.steps):
-            # the broker stopped after its controlled shutdown: it is down until a clean restart
-            sim.down.add(node)
-            sim.clock.schedule(sim.now + sim.rng.randint(300, 2000), "restart", (node, False))
+        for s in ready.steps:
+            if s.action == CLEAN_SHUTDOWN:
+                # the broker stopped after its controlled shutdown: it is down until a clean
+                # restart (under the metadata quorum it stops in a controller's step)
+                sim.down.add(s.node)
+                sim.clock.schedule(sim.now + sim.rng.randint(300, 2000), "restart", (s.node, False))
         if self.mq is not None and node in self.mq.nodes:
             for b in self.ids:
                 sim.reschedule(b)  # a committed registration may have started a broker
@@ -208,24 +223,9 @@ class ReplicationProtocol(Protocol):
                 # consumers): it re-reads old offsets, so an overwritten record shows up
                 process = self.next_reader
                 self.next_reader += 1
-            if process not in self.assigned:
-                self.assigned.add(process)
-                if rec is not None:
-                    rec.op(process, "invoke", "assign", None, [KEY], sim.now)
-                    rec.op(process, "ok", "assign", None, [KEY], sim.now)
+            self._assign(sim, process)
             self.stats["polls"] += 1
-            lid = self._leader_guess(sim)
-            position = self.read_positions.get(process, 0)
-            got: list[list[int]] = []
-            if lid is not None:
-                br = self.brokers[lid]
-                hw = br.high_watermark
-                window = br.entries[position:min(hw, position + 20)]
-                got = [[off, e.value] for off, e in enumerate(window, position)]
-                self.read_positions[process] = position + len(window)
-            if rec is not None:
-                rec.op(process, "invoke", "poll", KEY, None, sim.now, node=lid, offset=position)
-                rec.op(process, "ok", "poll", KEY, got, sim.now, node=lid, offset=position)
+            self._poll(sim, process, self._leader_guess(sim), POLL_RECORDS)
             return
         if not self.free_processes:
             self.stats["skipped_writes"] += 1
@@ -261,6 +261,59 @@ class ReplicationProtocol(Protocol):
                        "acks=1: not durable" if acks == 1 else "acks=0: no answer")
         sim.run_due(target)
         sim.reschedule(target)
+
+    def _assign(self, sim: Simulator, process: int) -> None:
+        if process not in self.assigned:
+            self.assigned.add(process)
+            if sim.recorder is not None:
+                sim.recorder.op(process, "invoke", "assign", None, [KEY], sim.now)
+                sim.recorder.op(process, "ok", "assign", None, [KEY], sim.now)
+
+    def _poll(self, sim: Simulator, process: int, lid: int | None, limit: int) -> int:
+        """One poll of ``process`` from broker ``lid``: up to ``limit`` records from its position
+        below the leader's HW; returns how many it read.
+
+        A position past the leader's log end is OFFSET_OUT_OF_RANGE (Kafka's
+        ``Partition.fetchRecords`` / ``Log.read``); the consumer then resets to the earliest
+        offset, as Jepsen's Kafka client configures it (``auto.offset.reset=earliest``;
+        ``Fetcher.handleOffsetOutOfRange`` / ``SubscriptionState.requestOffsetReset``) and reads
+        from there in the same poll. With a correct replication protocol a consumer's position
+        never passes the log end of a later leader; after a data loss it does."""
+        position = self.read_positions.get(process, 0)
+        asked = position
+        got: list[list[int]] = []
+        extra: dict[str, Any] = {}
+        if lid is not None:
+            br = self.brokers[lid]
+            if position > br.leo:
+                self.stats["offset_resets"] += 1
+                extra = {"reset": {"from": position, "leo": br.leo}}
+                position = 0
+            window = br.entries[position:max(position, min(br.high_watermark, position + limit))]
+            got = [[off, e.value] for off, e in enumerate(window, position)]
+            self.read_positions[process] = position + len(window)
+        if sim.recorder is not None:
+            sim.recorder.op(process, "invoke", "poll", KEY, None, sim.now, node=lid, offset=asked)
+            sim.recorder.op(process, "ok", "poll", KEY, got, sim.now, node=lid, offset=asked, **extra)
+        return len(got)
+
+    def final_reads(self, sim: Simulator) -> dict[str, Any]:
+        """Jepsen's final reads: after heal and quiesce, every consumer (the ones polling all run
+        long, and a fresh one from offset 0) polls the leader until it reaches the leader's HW."""
+        lid = self._leader_guess(sim)
+        fresh = self.next_reader
+        self.next_reader += 1
+        readers = [*sorted(p for p in self.assigned if p < 2000), fresh]
+        polls = 0
+        for process in readers:
+            self._assign(sim, process)
+            while True:
+                polls += 1
+                n = self._poll(sim, process, lid, FINAL_POLL_RECORDS)
+                if n == 0 or lid is None or self.read_positions.get(process, 0) >= self.brokers[lid].high_watermark:
+                    break
+        hw = self.brokers[lid].high_watermark if lid is not None else None
+        return {"leader": lid, "high_watermark": hw, "readers": readers, "polls": polls}
 
     def _answer(self, sim: Simulator, r: ProduceResult) -> None:
         process = next((p for p, x in self.pending.items() if x.value == r.value), None)
@@ -353,6 +406,8 @@ class ReplicationProtocol(Protocol):
             # AlterPartition requests a controller took and answers at commit are, for the
             # spec, still in flight
             in_flight += self.mq.awaiting_requests()
+            # and requests a broker's channel holds until answered
+            in_flight += [m for m in (n.held() for n in self.broker_nodes.values()) if m is not None]
         return to_json_state(project(View(self.controller, self.brokers, in_flight, self.ghost)))
 
     def check(self, sim: Simulator, restarted: set[Any]) -> list[Violation]:
