@@ -41,7 +41,7 @@ import attrs
 
 from kraft.outcome import Verdict, header, plural
 from spark_validation import elle, kafka_ref
-from spark_validation.records import Malformed, discover, ignored_files
+from spark_validation.records import Malformed, command_summaries, discover, ignored_files
 
 CHECKS = ("lin", "kafka", "metadata")
 KAFKA_ENGINES = ("arrow", "dataframe")
@@ -77,6 +77,7 @@ class AuditReport:
     ops_total: int = 0
     ignored: list[str] = attrs.field(factory=list)  # files that are not histories, tables or traces
     kafka_engine: dict[str, Any] = attrs.field(factory=dict)  # which engine/path the Kafka check took
+    summaries: list[tuple[str, str]] = attrs.field(factory=list)  # (path, command): kraft summary.json files
 
     @property
     def violations(self) -> Counter:
@@ -129,6 +130,8 @@ class AuditReport:
             "malformed_histories": sum(1 for m in self.malformed if m.get("scope") == "history"),
             "skipped_files": sum(1 for m in self.malformed if m.get("scope") == "file"),
             "ignored_files": len(self.ignored),
+            # not histories: summary.json files of kraft commands (kraft simulate writes one per run)
+            "command_summaries": dict(sorted(Counter(c for _, c in self.summaries).items())),
             "ignored": self.ignored[:IGNORED_SAMPLE],
             "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
             **({"kafka_engine": self.kafka_engine} if self.kafka_engine else {}),
@@ -204,8 +207,9 @@ def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
     bad_tables = [(t, why) for t in tables if (why := unreadable_parquet(t))]  # both engines skip them
     tables = [t for t in tables if not any(t == b for b, _ in bad_tables)]
     ignored = [str(p) for p in ignored_files(opts.paths)]
+    summaries = command_summaries(opts.paths)
     progress(f"audit: {len(histories)} history file(s), {len(tables)} Parquet table(s), {len(traces)} trace(s), "
-             f"{len(ignored)} other file(s) ignored")
+             f"{len(summaries)} kraft summary file(s), {len(ignored)} other file(s) ignored")
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     ops_dir = out / "ops.parquet"
@@ -216,6 +220,7 @@ def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
     else:
         report = _run_spark(opts, histories, tables, traces, out if write_ops else None, progress)
     report.ignored = ignored
+    report.summaries = summaries
     report.malformed[:0] = [{"scope": "file", "path": str(t), "line": None, "reason": why} for t, why in bad_tables]
     mark_lost_lines(report)
     _write_outputs(report, out)

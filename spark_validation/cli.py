@@ -66,6 +66,10 @@ def print_summary(report: AuditReport, out: Path) -> None:
     click.echo(f"unknown          {s['unknown']}")
     click.echo(f"malformed        {s['malformed_lines']} line(s), {s['malformed_histories']} history(ies), "
                f"{s['skipped_files']} file(s) skipped")
+    if s.get("command_summaries"):
+        what = ", ".join(f"{n} {'simulator' if c == 'simulate' else 'kraft ' + c} summar{'y' if n == 1 else 'ies'}"
+                         for c, n in s["command_summaries"].items())
+        click.echo(f"not histories    {what} (summary.json)")
     if s["ignored_files"]:
         shown = ", ".join(s["ignored"][:5]) + (", ..." if s["ignored_files"] > 5 else "")
         click.echo(f"ignored          {s['ignored_files']} file(s) that are not histories, tables or traces: {shown}")

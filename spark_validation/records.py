@@ -185,7 +185,8 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
             tables.append(p)
         elif p.name == "trace.ndjson" or p.name.endswith(".trace.ndjson"):
             traces.append(p)
-        elif p.suffix in HISTORY_SUFFIXES and p.name not in ("results.json", "malformed.json"):
+        elif (p.suffix in HISTORY_SUFFIXES and p.name not in ("results.json", "malformed.json")
+              and summary_command(p) is None):
             histories.append(p)
 
     for raw in paths:
@@ -213,6 +214,47 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
 
 
 OWN_OUTPUTS = ("results.json", "malformed.json", "summary.json")
+SUMMARY_MAX_BYTES = 16 << 20
+
+
+def summary_command(path: Path) -> str | None:
+    """The command that wrote ``path`` when it is a kraft command's ``summary.json`` (a JSON
+    document starting with the shared header of kraft/outcome.py: ``command``, ``verdict``,
+    ``summary``, ``exit_code``), else None. Such a file is not a history: ``kraft simulate``
+    writes one beside each run's history, so the audit counts them instead of skipping them as
+    malformed. A ``summary.json`` without that header is read (and rejected) as a history file."""
+    if path.name != "summary.json":
+        return None
+    try:
+        if path.stat().st_size > SUMMARY_MAX_BYTES:
+            return None
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if (isinstance(doc, dict) and isinstance(doc.get("command"), str)
+            and all(k in doc for k in ("verdict", "summary", "exit_code"))):
+        return doc["command"]
+    return None
+
+
+def command_summaries(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, str]]:
+    """``(path, command)`` of every kraft command summary (:func:`summary_command`) under the
+    command-line paths: files :func:`discover` does not take as histories."""
+    out: list[tuple[str, str]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            files = [p]
+        elif is_parquet_table(p) or not p.is_dir():
+            continue
+        else:
+            files = []
+            for root, dirs, names in os.walk(p):
+                rootp = Path(root)
+                dirs[:] = [d for d in sorted(dirs) if not is_parquet_table(rootp / d)]
+                files.extend(rootp / n for n in names if n == "summary.json")
+        out.extend((str(f), c) for f in files if (c := summary_command(f)) is not None)
+    return sorted(set(out))
 
 
 def ignored_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
