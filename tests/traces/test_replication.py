@@ -1,0 +1,113 @@
+"""Partition-replication traces from `kraft simulate --protocol replication` checked against
+spec/PartitionReplication.tla (glue: traces/protocols/replication.py).
+
+The oracle for "rejected at the step where the bug acts" is the one of tests/traces/test_kraft.py:
+the simulator is deterministic per seed, so the correct and the buggy implementation take the same
+steps until the bug first changes something observable; the first line where their traces differ
+is where the bug acts, and the checker must reject the buggy trace exactly there (after accepting
+the correct one past it).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kraft.replication.broker import Broker
+from kraft.replication.protocol import PROTOCOL
+from tests.traces.helpers import first_difference, simulator, write
+from traces.check import Options, check_paths
+from traces.cli import conform
+
+pytestmark = pytest.mark.tlc
+simulate = simulator("replication")
+OPTS = Options(jobs=2)
+DROP = PROTOCOL.drop_message
+
+
+def test_all_fault_traces_are_accepted(tmp_path):
+    """Every fault on (loss, duplication, partitions, crashes, disk loss, controlled shutdowns):
+    the correct implementation's traces conform, and they exercise what the glue has to map."""
+    paths, actions = [], set()
+    for seed in (0, 5):
+        lines = simulate(tmp_path / f"s{seed}", seed, 300)
+        actions |= {json.loads(x)["action"] for x in lines[1:]}
+        paths.append(write(tmp_path / f"s{seed}.ndjson", lines))
+    res = check_paths(paths, OPTS)
+    assert [r.verdict for r in res] == ["accepted"] * 2, [r.message[:800] for r in res]
+    assert all(r.events == r.checked > 100 for r in res)
+    assert {DROP, PROTOCOL.spec_name(Broker.handle_fetch_response),
+            PROTOCOL.spec_name(Broker.produce)} <= actions
+
+
+def test_a_changed_value_is_rejected_at_its_line(tmp_path):
+    """The same accepted trace with one follower's fetched record altered: rejected at that line
+    (the check is not vacuous: the log the spec computes is compared with the logged one)."""
+    lines = simulate(tmp_path / "s", 0, 200)
+    fetched = PROTOCOL.spec_name(Broker.handle_fetch_response)
+    for n, text in enumerate(lines[1:], 2):
+        ev = json.loads(text)
+        if ev["action"] == fetched and ev["args"]["m"]["mentries"]:
+            f = str(ev["node"])
+            log = ev["state"]["log"][f]
+            log[-1] = {"epoch": log[-1]["epoch"] + 1, "value": log[-1]["value"]}
+            lines[n - 1] = json.dumps(ev)
+            break
+    else:
+        pytest.fail("no fetch response with records in the first 200 events")
+    r, = check_paths([write(tmp_path / "t.ndjson", lines[:n + 5])], OPTS)
+    assert r.verdict == "rejected" and r.kind == "state_mismatch", r.message[:800]
+    assert r.line == n and r.action == fetched and "log" in r.disagree
+
+
+# variant, seed, steps: a run in which the simulator reaches the bug (docs/contracts.md,
+# "Replication conformance" lists how many seeds reach each variant)
+@pytest.mark.parametrize("variant,seed,steps", [
+    ("LastReplicaStanding", 6, 100),
+    pytest.param("StaleAlterPartitionRejoin", 0, 200, marks=pytest.mark.slow),
+    pytest.param("TruncateToHighWatermark", 2, 150, marks=pytest.mark.slow),
+    pytest.param("HwAdvanceUnderMinIsr", 2, 150, marks=pytest.mark.slow),
+    pytest.param("Kip320FirstTry", 10, 300, marks=pytest.mark.slow),
+    pytest.param("UncleanElection", 4, 250, marks=pytest.mark.slow),
+    pytest.param("IsrJoinBeforeEpochStart", 1, 600, marks=pytest.mark.slow),
+])
+def test_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, steps):
+    good = simulate(tmp_path / "good", seed, steps)
+    bad = simulate(tmp_path / "bad", seed, steps, variant=variant)
+    line = first_difference(good, bad)
+    assert line is not None, "the bug never acted in this run"
+    g = write(tmp_path / "good.ndjson", good[: line + 10])
+    b = write(tmp_path / "bad.ndjson", bad[: line + 10])
+    rg, rb = check_paths([g, b], OPTS)
+    assert rg.verdict == "accepted", rg.message[:1000]
+    assert rb.verdict == "rejected" and rb.kind in ("state_mismatch", "not_enabled"), rb.message[:1000]
+    assert rb.line == line and f"bad.ndjson:{line}:" in rb.message
+    assert rb.action == json.loads(bad[line - 1])["action"]
+    assert rb.variant == variant
+
+
+@pytest.mark.parametrize("cut", ["truncated", "corrupt"])
+def test_a_damaged_trace_names_file_and_line(tmp_path, cut):
+    """A trace cut mid-line (no final newline) or with a corrupt line: rejected with its kind, the
+    file and the line, the steps before it checked, no traceback (docs/conformance.md: a trace is
+    the output under test, so a damaged one is rejected, exit 1)."""
+    lines = simulate(tmp_path / "s", 2, 60)
+    n = 20
+    if cut == "truncated":
+        text = "".join(x + "\n" for x in lines[: n - 1]) + lines[n - 1][: len(lines[n - 1]) // 2]
+        kind = "truncated"
+    else:
+        text = "".join(x + "\n" for x in lines[: n - 1]) + lines[n - 1].replace('"state":', '"state"', 1) + "\n"
+        text += "".join(x + "\n" for x in lines[n:])
+        kind = "malformed_json"
+    p = tmp_path / "t.ndjson"
+    p.write_text(text)
+    out = tmp_path / "o"
+    r = CliRunner().invoke(conform, [str(p), "--out", str(out)])
+    assert r.exit_code == 1, r.output
+    assert "Traceback" not in r.output and f"t.ndjson:{n}" in r.output.replace("\n", "")
+    res = json.loads((out / "conform.json").read_text())["results"][0]
+    assert (res["verdict"], res["kind"], res["line"]) == ("rejected", kind, n)
+    assert res["checked"] > 0
