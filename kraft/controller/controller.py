@@ -95,6 +95,7 @@ class Controller:
         self.last_heartbeat: dict[int, int] = {b: now for b in self.brokers}
         self._rb = ReadyBuilder()
         self._batch: list[Any] = []
+        self.shutdown_offset: dict[int, int] = {}   # metadata offset of each controlled shutdown
         # bootstrap: the topic, every broker registered unfenced (epoch = offset), the partition.
         # In quorum mode these are the bootstrap checkpoint every node is formatted with
         # (``kafka-storage format``), committed by definition; the quorum log holds what follows.
@@ -263,6 +264,7 @@ class Controller:
         p = self.partition
         if b in p.isr:
             self._append(self._change(self._build(p, p.isr - {b}, self.image.active() - {b}, (), p.leaderRecoveryState)))
+        self.shutdown_offset[b] = self.image.applied - 1
         return True
 
     def _alter_partition_error(self, m: AlterPartitionRequest) -> str:
@@ -322,6 +324,11 @@ class Controller:
         state = self.image.broker_state(b)
         if m.wantShutDown and state == UNFENCED:
             return (type(self).controlled_shutdown, {"b": b})
+        if self.quorum and m.wantShutDown and state == CONTROLLED_SHUTDOWN and self.partition.leader != b \
+                and m.currentMetadataOffset >= self.shutdown_offset.get(b, 0):
+            # BrokerHeartbeatManager.calculateNextBrokerState: SHUTDOWN_NOW once the broker leads
+            # nothing and has replayed its controlled shutdown
+            return (type(self).shutdown_now, {"b": b})
         if not m.wantShutDown and state == FENCED and m.currentMetadataOffset >= self.image.broker_epoch(b):
             return (type(self).unfence_broker, {"b": b})
         self._note = SpecStep("BrokerHeartbeat", self.id, {"b": b})
@@ -356,6 +363,15 @@ class Controller:
         is fenced (its session ends); nothing if it is fenced already."""
         if self.image.broker_state(b) != FENCED:
             self._append(self._fence_records(b))
+        return True
+
+    def shutdown_now(self, b: int, now: int) -> bool:
+        """Quorum mode: ReplicationControlManager.handleBrokerShutdown: the broker that finished
+        its controlled shutdown is fenced; once that commits, the heartbeat reply tells it to stop
+        (the driver then takes the broker's CleanShutdown in the same step)."""
+        if self.image.broker_state(b) != CONTROLLED_SHUTDOWN:
+            return False
+        self._append(self._fence_records(b))
         return True
 
     def failover(self, now: int) -> bool:

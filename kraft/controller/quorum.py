@@ -41,7 +41,7 @@ control records and batch headers; docs/replication.md, "Metadata quorum").
 from __future__ import annotations
 
 import random
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import attrs
 
@@ -70,6 +70,7 @@ from kraft.replication.config import ReplicationConfig
 from kraft.replication.messages import AlterPartitionRequest, AlterPartitionResponse, BrokerHeartbeatRequest
 
 CONTROLLER_IDS = (3000, 3001, 3002)
+STOP = -1   # in MetadataQuorum.starts: (broker, STOP) = the broker's fencing committed, it stops
 QUORUM_MESSAGES = (VoteRequest, VoteResponse, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
                    FetchResponse)
 TO_CONTROLLER = (AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest)
@@ -85,6 +86,7 @@ class _Op:
     messages: tuple[Any, ...]  # answers to send once committed
     start: tuple[int, int] | None = None  # (broker, incarnation) whose registration this is
     request: Any = None        # the AlterPartitionRequest it answers (still "in flight" for the spec)
+    stop: int | None = None    # the broker told to shut down (its fencing: handleBrokerShutdown)
 
 
 class ControllerNode:
@@ -165,7 +167,8 @@ class ControllerNode:
             offset = a.reply
             key = (self.qnode.current_epoch, offset)
             self.pending.append(key)
-            self.mq.register(key, _Op(self.id, key[0], r.steps, msgs, start, request))
+            stop = inp.source if r.note is not None and r.note.action == Controller.shutdown_now.__name__ else None
+            self.mq.register(key, _Op(self.id, key[0], r.steps, msgs, start, request, stop))
             what = r.steps[0].action if r.steps else (r.note.action if r.note else "?")
             return Ready(writes=a.writes, synced=a.synced, messages=a.messages,
                          note=SpecStep("MetadataAppend", self.id, {"offset": offset, "records": len(batch),
@@ -182,14 +185,9 @@ class ControllerNode:
         """A quorum step's Ready without its KRaft spec steps (not PartitionReplication actions);
         committed entries replayed; leadership claimed or renounced; committed operations' spec
         steps and answers added."""
-        steps: list[SpecStep] = []
-        msgs: list[Any] = list(r.messages)
-        committed: list[tuple[int, Any]] = []
+        out = Ready(messages=r.messages, writes=r.writes, synced=r.synced)
         for off, entry in r.committed:
-            s, m, c = self._commit(off, entry)
-            steps += s
-            msgs += m
-            committed += c
+            out = out.then(self._commit(off, entry, now))
         q = self.qnode
         if self.active and not (q.role is Role.LEADER and q.current_epoch == self.active_epoch):
             self.controller.revert()          # renounce
@@ -202,9 +200,9 @@ class ControllerNode:
             self.controller.failover(now)
             self.mq.stats["active_controller_changes"] += 1
             self.mq.active_log.append((now, self.id, q.current_epoch))
-        return Ready(tuple(steps), tuple(msgs), r.writes, r.synced, tuple(committed))
+        return out
 
-    def _commit(self, off: int, entry: Entry) -> tuple[list[SpecStep], list[Any], list[tuple[int, Any]]]:
+    def _commit(self, off: int, entry: Entry, now: int) -> Ready:
         if off != self.applied_entries:
             raise AssertionError(f"controller {self.id}: commit of offset {off}, expected {self.applied_entries}")
         self.applied_entries += 1
@@ -220,8 +218,8 @@ class ControllerNode:
             first = len(self.controller.records)
             self.controller.replay_committed(records)
             committed = list(enumerate(records, first))
-        steps, msgs = self.mq.on_commit(self, off, entry)
-        return steps, msgs, committed
+        effects = self.mq.on_commit(self, off, entry, now)
+        return Ready(committed=tuple(committed)).then(effects)
 
     def describe(self) -> str:
         role = "ACTIVE " if self.active else ""
@@ -353,7 +351,9 @@ class MetadataQuorum:
         self.view = Controller(brokers, config, now=now, quorum=True)
         self.entries: list[Entry] = []           # committed quorum entries, offsets from 0
         self.ops: dict[tuple[int, int], list[_Op]] = {}
-        self.starts: list[tuple[int, int]] = []  # committed registrations: (broker, incarnation)
+        # the driver's hook for a committed registration (broker, incarnation) or shutdown
+        # (broker, STOP): the broker's step, joined to the committing controller's Ready
+        self.broker_step: Callable[[int, int, int], Ready] | None = None
         self.problems: list[Violation] = []
         self.monitor = Monitor()
         self.active_log: list[tuple[int, int, int]] = []   # (time, controller, epoch) of each claim
@@ -373,7 +373,7 @@ class MetadataQuorum:
         still has them in ``messages``)."""
         return [op.request for key in sorted(self.ops) for op in self.ops[key] if op.request is not None]
 
-    def on_commit(self, node: ControllerNode, off: int, entry: Entry) -> tuple[list[SpecStep], list[Any]]:
+    def on_commit(self, node: ControllerNode, off: int, entry: Entry, now: int) -> Ready:
         """Controller ``node`` learnt that quorum entry ``off`` is committed.  The first time any
         controller does, the metadata log grows and the operations the batch completes take effect."""
         if off < len(self.entries):
@@ -381,11 +381,11 @@ class MetadataQuorum:
                 self.problems.append(Violation(
                     "MetadataLogAgreement",
                     f"controller {node.id} commits {entry} at offset {off}, {self.entries[off]} was committed there"))
-            return [], []
+            return Ready()
         if off > len(self.entries):
             self.problems.append(Violation("MetadataLogAgreement",
                                            f"controller {node.id} commits offset {off} before {len(self.entries)}"))
-            return [], []
+            return Ready()
         self.entries.append(entry)
         if isinstance(entry.value, tuple):
             records = decode_batch(entry.value)
@@ -395,23 +395,20 @@ class MetadataQuorum:
         # operations appended at this offset in another epoch were truncated: lost
         for key in [k for k in self.ops if k[1] <= off and k != (entry.epoch, off)]:
             self.stats["lost_operations"] += len(self.ops.pop(key))
-        steps: list[SpecStep] = []
-        msgs: list[Any] = []
+        out = Ready()
         for op in self.ops.pop((entry.epoch, off), []):
-            steps.extend(op.steps)
-            if op.start is not None:
-                self.starts.append(op.start)
-            if not op.messages:
-                continue
-            owner = self.nodes[op.node]
-            if owner is node and node.active and node.active_epoch == op.epoch:
-                msgs.extend(op.messages)
-            else:
-                self.stats["lost_answers"] += len(op.messages)
-        return steps, msgs
-
-    def take_starts(self) -> list[tuple[int, int]]:
-        out, self.starts = self.starts, []
+            msgs: tuple[Any, ...] = ()
+            if op.messages:
+                if self.nodes[op.node] is node and node.active and node.active_epoch == op.epoch:
+                    msgs = op.messages
+                else:
+                    self.stats["lost_answers"] += len(op.messages)
+            out = out.then(Ready(steps=op.steps, messages=msgs))
+            # the broker half of a composite spec action, in commit order
+            if op.start is not None and self.broker_step is not None:
+                out = out.then(self.broker_step(op.start[0], op.start[1], now))
+            if op.stop is not None and self.broker_step is not None:
+                out = out.then(self.broker_step(op.stop, STOP, now))
         return out
 
     # ------------------------------------------------------------------ checking and views
@@ -457,8 +454,9 @@ class StartBroker:
 
 REGISTRATION_RETRY_MS = 1000
 # an AlterPartition with no answer is sent again (to the controller the broker now believes
-# active): Kafka's AlterPartitionManager keeps the item until answered and its
-# NodeToControllerChannelManager re-sends after a disconnect, a timeout or NOT_CONTROLLER
+# active): Kafka's AlterPartitionManager keeps the item until it is answered (whatever the
+# partition did meanwhile) and its NodeToControllerChannelManager re-sends after a disconnect, a
+# timeout or NOT_CONTROLLER.  For the spec the request stays in flight all that time (``held``).
 ALTER_PARTITION_RETRY_MS = 1000
 
 
@@ -500,7 +498,8 @@ class BrokerNode:
             if problem is not None:
                 self.mq.problems.append(Violation("BrokerMetadataCommitted", problem))
             return Ready()
-        if isinstance(inp, AlterPartitionResponse):
+        if isinstance(inp, AlterPartitionResponse) and self.alter is not None \
+                and inp.requestPartitionEpoch == self.alter.partitionEpoch:
             self.alter = None
         if isinstance(inp, StartBroker):
             return self._register(inp.disk_lost, now)
@@ -512,13 +511,12 @@ class BrokerNode:
             if self.registering is not None and now >= self.retry_at:
                 msgs.append(attrs.evolve(self.registering, dest=self.fetcher.controller()))
                 self.retry_at = now + REGISTRATION_RETRY_MS
+            if self.alter is not None and not self.broker.running:
+                self.alter = None   # the process stopped: its channel is gone
             if self.alter is not None and now >= self.alter_retry_at:
-                if self.broker.running and self.broker.alter_partition_in_flight:
-                    self.alter = attrs.evolve(self.alter, dest=self.fetcher.controller())
-                    self.alter_retry_at = now + ALTER_PARTITION_RETRY_MS
-                    return Ready(messages=(self.alter,), note=SpecStep("AlterPartitionRetry", self.id,
-                                                                        {"m": self.alter}))
-                self.alter = None
+                self.alter = attrs.evolve(self.alter, dest=self.fetcher.controller())
+                self.alter_retry_at = now + ALTER_PARTITION_RETRY_MS
+                return Ready(messages=(self.alter,), note=SpecStep("AlterPartitionRetry", self.id, {"m": self.alter}))
             if self.fetcher.due(now):
                 msgs.append(self.fetcher.fetch(now))
             return Ready(messages=tuple(msgs))
@@ -556,6 +554,21 @@ class BrokerNode:
                      note=SpecStep("BrokerRegistrationRequest", self.id,
                                    {"previousBrokerEpoch": previous, "incarnationId": self.registering.incarnationId}))
 
+    def stop(self, now: int) -> Ready:
+        """Its fencing after a controlled shutdown committed: the broker stops (CleanShutdown).  A
+        broker that crashed meanwhile does not; the fencing is then the spec's FenceBroker of a
+        stopped broker."""
+        from kraft.replication.broker import Broker
+        from kraft.replication.cluster import route
+        from kraft.replication.messages import CONTROLLER
+        from kraft.replication.protocol import PROTOCOL
+
+        r = self.broker.step(Trigger(Broker.clean_shutdown), now)
+        if r.steps:
+            self.alter = None
+            return route(_NO_CONTROLLER, self.id, r, now, self.ghost)
+        return Ready(steps=(SpecStep(PROTOCOL.spec_name(Controller.fence_broker), CONTROLLER, {"b": self.id}),))
+
     def start(self, incarnation: int, now: int) -> Ready:
         """The registration of this start committed: the broker starts (RestartBroker /
         RestartBrokerWithDiskLoss), its own registration message dropped (already registered)."""
@@ -570,7 +583,12 @@ class BrokerNode:
 
     def crash(self, now: int) -> None:
         self.registering = None
+        self.alter = None
         self.fetcher.crash(now)
+
+    def held(self) -> AlterPartitionRequest | None:
+        """The AlterPartition request the broker's channel holds until answered."""
+        return self.alter if self.broker.running else None
 
     def next_deadline(self) -> int | None:
         times = [self.broker.next_deadline(), self.fetcher.next_deadline(),

@@ -99,6 +99,10 @@ class Broker:
         self.clean_shutdown = True          # spec cleanShutdown: TRUE at Init
         self.high_watermark = 0
         self.want_shutdown = False
+        # after its controlled shutdown the broker stops by itself (the spec's CleanShutdown, the
+        # controller's fencing joined by the driver); under the metadata quorum it waits for the
+        # controller's word instead (kraft.controller.quorum: Kafka's shouldShutDown heartbeat reply)
+        self.stops_on_its_own = True
         self._reset_local(now)
         # start-up: the broker replays the metadata log committed so far (Init's replayedOffset)
         self._replay(now)
@@ -261,7 +265,7 @@ class Broker:
                     if self.follower_end_offset[f] < self.leo and \
                             now - self.last_caught_up[f] > self.config.replica_lag_time_max_ms:
                         return (cls.shrink_isr, {"f": f})
-        if self.want_shutdown and self._may_stop():
+        if self.want_shutdown and self.stops_on_its_own and self._may_stop():
             return (cls.clean_shutdown, {})
         if self.log.flushed_offset < self.leo and now >= self.next_flush_at:
             return (cls.flush, {})
@@ -290,7 +294,7 @@ class Broker:
                         times.append(self.last_caught_up[f] + self.config.replica_lag_time_max_ms + 1)
         elif self.local_leader in self.brokers:
             times.append(self.fetch_in_flight if self.fetch_in_flight is not None else self.next_fetch_at)
-        if self.want_shutdown and self._may_stop():
+        if self.want_shutdown and self.stops_on_its_own and self._may_stop():
             return 0
         live = [t for t in times if t is not None]
         return min(live) if live else None

@@ -40,6 +40,7 @@ from kraft.replication.invariants import Ghost, check_all
 from kraft.replication.messages import (
     CONTROLLER,
     AlterPartitionRequest,
+    AlterPartitionResponse,
     NONE,
     NOT_ENOUGH_REPLICAS,
     NOT_LEADER_OR_FOLLOWER,
@@ -79,11 +80,13 @@ class _Routed:
         if plugin.mq is not None:
             if self.id in plugin.mq.nodes:
                 ready = plugin.mq.nodes[self.id].step(inp, now)
-                # a committed registration starts its broker in the same step (RestartBroker)
-                # and a committed fencing after a controlled shutdown stops its broker (CleanShutdown)
-                for b, incarnation in plugin.mq.take_starts():
-                    bn = plugin.broker_nodes[b]
-                    ready = ready.then(bn.stop(now) if incarnation == STOP else bn.start(incarnation, now))
+                if any(isinstance(m, AlterPartitionResponse) and not plugin.brokers[m.dest].running
+                       for m in ready.messages):
+                    # the answer goes back on the request's connection: a stopped broker's is gone
+                    # (the spec answers only a running broker)
+                    ready = attrs.evolve(ready, messages=tuple(
+                        m for m in ready.messages
+                        if not (isinstance(m, AlterPartitionResponse) and not plugin.brokers[m.dest].running)))
                 return ready
             return plugin.broker_nodes[self.id].step(inp, now)
         node = plugin.controller if self.id == CONTROLLER else plugin.brokers[self.id]
@@ -149,12 +152,19 @@ class ReplicationProtocol(Protocol):
                                  for b in self.ids}
             for br in self.brokers.values():
                 br.stops_on_its_own = False   # it stops when the controller's fencing commits
+            self.mq.broker_step = self._broker_half
             self._routed = {n: _Routed(self, n) for n in (*self.mq.ids, *self.ids)}
             return
         self.controller = Controller(self.ids, self.config, now=sim.now)
         self.brokers = {b: Broker(b, self.ids, self.config, self.fs[b], self.controller.records, now=sim.now)
                         for b in self.ids}
         self._routed = {n: _Routed(self, n) for n in (CONTROLLER, *self.ids)}
+
+    def _broker_half(self, b: int, incarnation: int, now: int) -> Ready:
+        """The broker half of a controller operation that just committed: a registration starts
+        its broker (RestartBroker), a fencing after a controlled shutdown stops it (CleanShutdown)."""
+        bn = self.broker_nodes[b]
+        return bn.stop(now) if incarnation == STOP else bn.start(incarnation, now)
 
     def node_ids(self) -> list[int]:
         if self.mq is not None:
