@@ -318,8 +318,10 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         ops = rows_to_ops(rows)
         _, errors = pair_ops(ops)
         structure = errors[0].reason if errors else None
-        if structure:
-            malformed.append({"scope": "history", "path": hid, "line": None,
+        if structure:  # the file line of the op that does not pair up, as the Spark engine reports it
+            lines = sorted(r["line"] for r in rows)  # rows_to_ops orders the ops by line
+            pos = errors[0].position
+            malformed.append({"scope": "history", "path": hid, "line": lines[pos] if pos < len(lines) else None,
                               "reason": f"malformed history: {structure}"})
         has_kafka = any(r["f"] in KAFKA_FS for r in rows)
         kafka_anoms, k_secs, lin = None, 0.0, None
@@ -447,6 +449,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         F.max(F.col("f").isin(*KAFKA_FS).cast("int")).alias("kafka"),
         F.max(kafka_ref.has_data_column(F).cast("int")).alias("kafka_data")).collect())
     ops_total = sum(r["n"] for r in summary)
+    malformed = ingest.unreadable_files(malformed, meta, {r["history"] for r in summary})
     stage["ingest"] = time.perf_counter() - t
     progress(f"ingest: {len(summary)} histories, {ops_total} ops, {len(malformed)} malformed "
              f"({stage['ingest']:.1f}s)")

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -225,6 +226,7 @@ class History:
     path: str | None = None
     header: dict = attrs.field(factory=dict)
     initial: Any = None
+    lines: list[int] = attrs.field(factory=list)  # the file line of each op (empty when not read from a file)
 
     @property
     def nemesis_ops(self) -> int:
@@ -388,6 +390,7 @@ class _Collector:
     def __init__(self, path: str) -> None:
         self.path = path
         self.ops: list[Op] = []
+        self.lines: list[int] = []  # the file line of each op
         self.malformed: list[MalformedLine] = []
 
     def add(self, raw: Any, line: int, text: Any) -> None:
@@ -397,6 +400,7 @@ class _Collector:
             self.malformed.append(MalformedLine(self.path, line, result, text() if callable(text) else text))
         else:
             self.ops.append(result)
+            self.lines.append(line)
 
     def bad(self, line: int, reason: str, text: str) -> None:
         self.malformed.append(MalformedLine(self.path, line, reason, text))
@@ -521,12 +525,26 @@ def _parse_json_array(text: str, path: str, col: _Collector, start: int) -> None
 
 
 
+# Lines end as Spark's text reader (Hadoop's LineRecordReader) ends them: at \n, \r\n or \r, and
+# nowhere else (str.splitlines would also split at \v, \f, \x1c-\x1e, \x85, U+2028 and U+2029,
+# which may sit inside a JSON string), so both engines number the lines of a file the same way.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# The reason for a line holding bytes that are not UTF-8 (Spark: is_valid_utf8 is false).
+NOT_UTF8 = "not UTF-8 text"
+_ESCAPED = re.compile("[\udc80-\udcff]")
+_JSON_SPACE = " \t\r\n"
+
+
 def _parse_ndjson(text: str, path: str, col: _Collector) -> dict:
     header: dict = {}
     first = True
-    for lineno, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not stripped:
+    for lineno, line in enumerate(_LINE_BREAK.split(text), 1):
+        stripped = line.strip(_JSON_SPACE)
+        if not stripped:  # blank as JSON defines white space (Spark's reader: the same test)
+            continue
+        if _ESCAPED.search(line):  # bytes that were not UTF-8 (read_history's surrogateescape)
+            col.bad(lineno, NOT_UTF8, line[:500].encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            first = False
             continue
         try:
             value = json.loads(stripped)
@@ -578,9 +596,10 @@ def _sniff(text: str) -> str:
 
 
 def parse_history_text(
-    text: str, path: str, fmt: str | None = None
+    text: str, path: str, fmt: str | None = None, lines: list[int] | None = None
 ) -> tuple[list[Op], list[MalformedLine], dict]:
-    """Parse history text. ``fmt`` is ``edn``, ``ndjson`` or ``json`` (sniffed when ``None``).
+    """Parse history text. ``fmt`` is ``edn``, ``ndjson`` or ``json`` (sniffed when ``None``);
+    ``lines``, when given, receives the file line of each op.
 
     Returns (ops, malformed lines, NDJSON header or ``{}``). Raises :class:`HistoryFormatError`
     when nothing in the text is an op but something is wrong with it.
@@ -602,16 +621,19 @@ def parse_history_text(
         header = _parse_ndjson(text, path, col)
     else:
         raise ValueError(f"unknown history format {fmt!r}")
-    if not col.ops and not col.malformed and not header:  # an empty file: skipped, never a 0-op history
-        raise HistoryFormatError(path, None, "no operation in the file (empty)")
+    if not col.ops and not col.malformed:  # skipped and counted, never a 0-op history
+        raise HistoryFormatError(path, None, "no operation in the file (only a header)" if header
+                                 else "no operation in the file (empty)")
     if not col.ops and col.malformed:
-        first = col.malformed[0]
-        raise HistoryFormatError(
-            path,
-            first.line,
-            f"no operation could be read ({len(col.malformed)} malformed; first: {first.reason})",
-        )
+        raise HistoryFormatError(path, col.malformed[0].line, no_op_readable(len(col.malformed), col.malformed[0].line))
+    if lines is not None:
+        lines.extend(col.lines)
     return col.ops, col.malformed, header
+
+
+def no_op_readable(malformed: int, first_line: int | None) -> str:
+    """Why a file whose every line is malformed is skipped (the same words on both engines)."""
+    return f"no operation could be read ({malformed} malformed line{'s' if malformed != 1 else ''}, the first at line {first_line})"
 
 
 def _format_for(path: Path) -> str | None:
@@ -675,14 +697,20 @@ def read_history(
         data = p.read_bytes()
     except OSError as exc:
         raise HistoryFormatError(str(p), None, f"cannot read: {exc.strerror or exc}") from None
+    fmt = _format_for(p)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise HistoryFormatError(str(p), line, f"not UTF-8 text (byte {exc.start})") from None
+        if fmt != "ndjson":
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise HistoryFormatError(str(p), line, f"not UTF-8 text (byte {exc.start})") from None
+        # NDJSON is read line by line, as Spark reads it: only the lines holding such bytes are
+        # lost (surrogateescape keeps them recognisable: lone surrogates never come from UTF-8)
+        text = data.decode("utf-8", errors="surrogateescape")
     if text.startswith("\ufeff"):
         text = text[1:]
-    ops, malformed, header = parse_history_text(text, str(p), _format_for(p))
+    lines: list[int] = []
+    ops, malformed, header = parse_history_text(text, str(p), fmt, lines)
     model, initial = select_model(p, header, default_model)
     _, errors = pair_ops(ops)
     return History(
@@ -694,6 +722,7 @@ def read_history(
         path=str(p),
         header=header,
         initial=initial,
+        lines=lines,
     )
 
 

@@ -84,6 +84,8 @@ def ndjson_meta(path: str, cli_model: str | None) -> tuple[str, int, str | None,
             break
     if seen == 0:  # as history.parse_history_text: an empty file is skipped (and counted), not dropped
         return path, None, None, None, "no operation in the file (empty)"
+    if seen == 1 and header_line:  # a header and nothing else: skipped, never a 0-op history
+        return path, None, None, None, "no operation in the file (only a header)"
     model, initial = select_model(path, header, cli_model)
     return path, header_line, model, initial, None
 
@@ -98,15 +100,19 @@ def read_ndjson(spark: "SparkSession", metas: list[tuple]) -> tuple["DataFrame",
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    from spark_validation.history import NOT_UTF8
+
     paths = [m[0] for m in metas]
     meta = spark.createDataFrame([(m[0], m[1], m[2]) for m in metas], "path string, header_line long, model string")
-    lines = _file_lines(spark, paths).where(F.trim("text") != "").join(F.broadcast(meta), "path")
+    # blank as JSON defines white space (space, tab, CR, LF), as the in-process reader tests it
+    lines = _file_lines(spark, paths).where(~F.col("text").rlike("^[ \t\r\n]*$")).join(F.broadcast(meta), "path")
     lines = lines.where(F.col("line") != F.col("header_line"))
     p = lines.withColumn("j", F.from_json("text", _LINE_SCHEMA, {"columnNameOfCorruptRecord": "_corrupt"}))
     t = F.col("j.type")
     proc = F.trim(F.col("j.process"))
     num = r"^[+-]?[0-9]+$"
-    reason = (F.when(F.col("j").isNull() | F.col("j._corrupt").isNotNull(), F.lit("invalid JSON or not a JSON object"))
+    reason = (F.when(~F.is_valid_utf8("text"), F.lit(NOT_UTF8))
+              .when(F.col("j").isNull() | F.col("j._corrupt").isNotNull(), F.lit("invalid JSON or not a JSON object"))
               .when(t.isNull(), F.lit("op has no type"))
               .when(~t.isin("invoke", "ok", "fail", "info"), F.format_string("unknown op type '%s'", t))
               .when(proc.isNull(), F.lit("op has no process"))
@@ -301,6 +307,22 @@ def load(spark: "SparkSession", histories: Iterable[Path], tables: Iterable[Path
     for b in bad_parts:
         bad = bad.unionByName(b)
     return ops, bad, meta, traces, skipped
+
+
+def unreadable_files(malformed: list[dict], read: Iterable[str], with_ops: set[str]) -> list[dict]:
+    """``malformed`` with the line entries of each NDJSON file that yielded no op at all replaced
+    by one skipped-file entry, as the history reader reports such a file in-process."""
+    from spark_validation.history import no_op_readable
+
+    empty = set(read) - with_ops
+    lines: dict[str, list[int]] = {}
+    for m in malformed:
+        if m["scope"] == "line" and m["path"] in empty:
+            lines.setdefault(m["path"], []).append(m["line"])
+    kept = [m for m in malformed if not (m["scope"] == "line" and m["path"] in lines)]
+    files = [{"scope": "file", "path": p, "line": min(ls), "reason": no_op_readable(len(ls), min(ls))}
+             for p, ls in sorted(lines.items())]
+    return files + kept
 
 
 def malformed_rows(bad: "DataFrame") -> list[Malformed]:

@@ -305,7 +305,7 @@ def ndjson_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None
     object"``; else ``None``) and the stripped text. Undecodable bytes are replaced, not fatal."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         for n, text in enumerate(fh, start=1):
-            s = text.strip()
+            s = text.strip(" \t\r\n")  # JSON white space, as the history reader and Spark test it
             if not s:
                 continue
             try:
@@ -386,9 +386,11 @@ def pairing_problem(rows: list[dict]) -> str | None:
 
 
 def history_rows(h: Any) -> list[dict]:
-    """Op rows of a :class:`spark_validation.history.History` (line = 1-based position)."""
+    """Op rows of a :class:`spark_validation.history.History` (line = the op's file line, as the
+    Spark reader numbers it; its 1-based position when it was not read from a file)."""
+    lines = h.lines if len(h.lines) == len(h.ops) else range(1, len(h.ops) + 1)
     return [
-        op_row(h.id, i + 1, index=op.index, process=op.process, type=op.type, f=op.f, key=op.key,
+        op_row(h.id, lines[i], index=op.index, process=op.process, type=op.type, f=op.f, key=op.key,
                value=op.value, time=op.time, model=h.model)
         for i, op in enumerate(h.ops)
     ]

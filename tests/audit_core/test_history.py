@@ -199,8 +199,9 @@ def test_model_selection_priority(tmp_path: Path) -> None:
     (d / "a.edn").write_text(JEPSEN_LINES)
     (d / "b.edn").write_text(JEPSEN_LINES)
     (d / "b.edn.model").write_text('{"model": "register", "initial": 0}')
-    (d / "c.ndjson").write_text('{"v": 1, "kind": "history", "model": "set"}\n')
-    (d / "d.ndjson").write_text('{"v": 1, "kind": "history", "model": "set"}\n')
+    op = '{"process": 0, "type": "invoke", "f": "add", "value": 1}\n'  # a header alone is not a history
+    (d / "c.ndjson").write_text('{"v": 1, "kind": "history", "model": "set"}\n' + op)
+    (d / "d.ndjson").write_text('{"v": 1, "kind": "history", "model": "set"}\n' + op)
     (d / "d.ndjson.model").write_text("kv\n")
     got = {h.id: (h.model, h.initial) for h in iter_corpus(d, default_model="append-log")}
     assert got == {

@@ -346,3 +346,58 @@ def test_edn_long_blank_run_before_a_bad_token_is_linear(blank):
     with pytest.raises(EdnError):
         list(loads_all(text, "x.edn"))
     assert time.perf_counter() - t < 2.0
+
+
+# -- 4. the in-process engine reads a file as Spark does (tests/hostile/test_differential.py) -----
+
+
+def test_non_utf8_ndjson_costs_only_its_line(tmp_path):
+    """Before: the whole file was one skipped file in-process (Spark: lines)."""
+    d = tmp_path / "corpus"
+    d.mkdir()
+    lines = GOOD.read_bytes().split(b"\n")
+    junk = b'{"process": 5, "type": "invoke", "f": "\xe9crire", "value": 1}'
+    (d / "h.ndjson").write_bytes(b"\n".join(lines[:2] + [junk] + lines[2:]))
+    _, results, malformed = _audit(tmp_path, d)
+    assert [(m["scope"], m["line"], m["reason"]) for m in malformed] == [("line", 3, "not UTF-8 text")]
+    assert results[0]["ops"] == 6 and results[0]["malformed_lines"] == 1
+
+
+def test_line_ends_are_sparks(tmp_path):
+    """Before: U+2028 inside a JSON string split the line in-process (str.splitlines)."""
+    d = tmp_path / "corpus"
+    d.mkdir()
+    text = GOOD.read_text().replace('"write"', '"wr\u2028ite"', 1).replace("\n", "\r\n")
+    (d / "h.ndjson").write_text(text)
+    _, results, malformed = _audit(tmp_path, d)
+    assert [m for m in malformed if m["scope"] == "line"] == []
+    assert results[0]["ops"] == 6
+
+
+def test_structure_error_names_its_file_line(tmp_path):
+    """Before: line null in-process (Spark: the file line)."""
+    d = tmp_path / "corpus"
+    d.mkdir()
+    header = GOOD.read_text().splitlines()[0]
+    (d / "h.ndjson").write_text(header + '\n\n{"index": 0, "process": 0, "type": "ok", "f": "write", "value": 1}\n')
+    _, _, malformed = _audit(tmp_path, d)
+    assert [(m["scope"], m["line"]) for m in malformed] == [("history", 3)]
+
+
+def test_header_only_file_is_a_skipped_file(tmp_path):
+    """Before: a 0-op history in-process (nothing on Spark)."""
+    d = tmp_path / "corpus"
+    d.mkdir()
+    (d / "h.ndjson").write_text('{"v": 1, "kind": "history", "model": "register"}\n')
+    res, results, malformed = _audit(tmp_path, d)
+    assert res.exit_code == EXIT_INCONCLUSIVE and not results
+    assert [(m["scope"], m["reason"]) for m in malformed] == [("file", "no operation in the file (only a header)")]
+
+
+def test_a_file_of_malformed_lines_is_one_skipped_file(tmp_path):
+    d = tmp_path / "corpus"
+    d.mkdir()
+    (d / "h.ndjson").write_bytes(b"\x00\x01\n\n{nope\n")
+    _, _, malformed = _audit(tmp_path, d)
+    assert [(m["scope"], m["line"], m["reason"]) for m in malformed] == \
+        [("file", 1, "no operation could be read (2 malformed lines, the first at line 1)")]

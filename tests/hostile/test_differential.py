@@ -1,7 +1,6 @@
 """Spark and ``--no-spark`` on one corpus of every bad-input class (issue 15): results.json,
-malformed.json and the exit code must be equal, modulo timings. Classes where the engines still
-differ are listed in KNOWN_DIFFERENCES (and in docs/audit.md, "Bad input"), each checked to
-really differ, so that a fix shows up as a test to update rather than silently."""
+malformed.json and the exit code must be equal, modulo timings (and the wording of a malformed
+line's JSON error, which each engine's parser words its own way)."""
 
 from __future__ import annotations
 
@@ -17,13 +16,6 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]  # two audits of the corpus, 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "audit_core" / "fixtures"
 TRACE = ROOT / "tests" / "traces" / "fixtures" / "kraft_fetch_resent_while_outstanding.ndjson"
-
-# file name -> what the engines do differently (the rest of the corpus must agree exactly)
-KNOWN_DIFFERENCES = {
-    "latin1.ndjson": "in-process one skipped file (not UTF-8); Spark reads with replacement, malformed lines",
-    "junk.ndjson": "the same for binary junk: one skipped file in-process, malformed lines on Spark",
-    "structure.ndjson": "the structure error's line: file line on Spark, none in-process",
-}
 
 
 def build(root: Path) -> None:
@@ -48,6 +40,11 @@ def build(root: Path) -> None:
     (root / "latin1.ndjson").write_bytes(good.encode().replace(b'"write"', b'"\xe9crire"', 1))
     (root / "structure.ndjson").write_text(lines[0] + '\n{"index": 0, "process": 0, "type": "ok", "f": "write", "value": 1}\n')
     (root / "lost.ndjson").write_text(good + '{"index": 99, "process": 0, "type": "invoke"\n')
+    (root / "header_only.ndjson").write_text('{"v": 1, "kind": "history", "model": "register"}\n\n')
+    # U+2028 inside a JSON string, and a form feed: line breaks for str.splitlines, not for Spark
+    (root / "separators.ndjson").write_text(lines[0] + '\n' + lines[1].replace('"write"', '"wr\u2028\x0cite"')
+                                            + '\n' + "\n".join(lines[2:]) + "\n")
+    (root / "crlf.ndjson").write_bytes(good.replace("\n", "\r\n").encode())
     (root / "run1.ndjson").write_text("\n".join(TRACE.read_text().splitlines()[:20]) + "\n")
 
 
@@ -78,24 +75,18 @@ def both(tmp_path_factory):
     return root, runs
 
 
-def _without_known(root: Path, rows: list[dict], key: str) -> list[dict]:
-    known = {str(root / n) for n in KNOWN_DIFFERENCES}
-    return [r for r in rows if r[key] not in known]
-
-
 def test_exit_codes_agree(both):
     _, runs = both
     assert runs["local"][0] == runs["spark"][0]
 
 
 def test_results_agree(both):
-    root, runs = both
-    assert _strip(_without_known(root, runs["local"][1], "history")) == \
-        _strip(_without_known(root, runs["spark"][1], "history"))
+    _, runs = both
+    assert _strip(runs["local"][1]) == _strip(runs["spark"][1])
 
 
 def test_malformed_agree(both):
-    root, runs = both
+    _, runs = both
 
     def norm(rows):
         # a malformed LINE's reason is worded by each engine's JSON parser (Spark's from_json says
@@ -103,21 +94,7 @@ def test_malformed_agree(both):
         # files and malformed histories must agree word for word.
         return sorted(({"scope": m["scope"], "path": m["path"], "line": m.get("line"),
                         "reason": None if m["scope"] == "line" else m["reason"]}
-                       for m in _without_known(root, rows, "path")),
+                       for m in rows),
                       key=lambda m: (m["path"], m["line"] or 0, m["reason"] or ""))
 
     assert norm(runs["local"][2]) == norm(runs["spark"][2])
-
-
-@pytest.mark.parametrize("name", sorted(KNOWN_DIFFERENCES))
-def test_known_differences_still_differ(both, name):
-    root, runs = both
-    p = str(root / name)
-    local = ([m for m in runs["local"][2] if m["path"] == p], [r for r in runs["local"][1] if r["history"] == p])
-    spark = ([m for m in runs["spark"][2] if m["path"] == p], [r for r in runs["spark"][1] if r["history"] == p])
-    assert _norm_known(local) != _norm_known(spark), f"{name} now agrees: remove it from KNOWN_DIFFERENCES"
-
-
-def _norm_known(pair):
-    malformed, results = pair
-    return ([{k: m.get(k) for k in ("scope", "line", "reason")} for m in malformed], _strip(results))
