@@ -154,6 +154,13 @@ def test_assign_json_into_missing_directory(tmp_path):
     assert res.exit_code == EXIT_ERROR and f"cannot write {tmp_path / 'nope' / 'x.json'}" in res.output
 
 
+def test_assign_partition_count_is_bounded(tmp_path):
+    """Before: {"t": 10**12} ran the assignor until memory ran out."""
+    p = _group(tmp_path, '{"partitions": {"t": 999999, "u": 999999999999}, "members": {"a": {"topics": ["t"]}}}')
+    res = run(assign, [p])
+    assert res.exit_code == EXIT_ERROR and "g.json:1: partitions: 1,000,000,999,998 in total" in res.output, res.output
+
+
 def test_out_under_a_regular_file(tmp_path):
     """Before: NotADirectoryError traceback (audit, simulate; conform is tested in tests/traces)."""
     (tmp_path / "file").write_text("x")

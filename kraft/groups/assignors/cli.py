@@ -101,6 +101,10 @@ def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict
     for t, n in parts.items():
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise GroupFileError(f"{path}: partitions.{t}: count must be an integer >= 0, got {n!r}")
+    total = sum(parts.values())
+    if total > MAX_PARTITIONS:  # a typo like 10**12 would otherwise run the assignor out of memory
+        raise GroupFileError(f"{path}:{_key_line(text, 'partitions', 1)}: partitions: {total:,} in total, more than "
+                             f"this command assigns ({MAX_PARTITIONS:,})")
     members = doc.get("members")
     if not isinstance(members, dict) or not members:
         raise GroupFileError(f"{path}: \"members\" must be a non-empty object of member id -> subscription")
@@ -137,6 +141,11 @@ def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict
             raise GroupFileError(f"{path}: partition_racks.{key}: must be a list of rack ids")
         racks[_tp(key, f"{path}: partition_racks")] = set(value)
     return parts, subs, racks
+
+
+# A bound on the input, far above what one consumer group meets (KRaft clusters are sized in the
+# hundreds of thousands of partitions, KIP-500) and small enough for the assignors' memory.
+MAX_PARTITIONS = 1_000_000
 
 
 @click.command(name="assign")
