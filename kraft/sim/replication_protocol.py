@@ -13,12 +13,17 @@ Client history (Jepsen's Kafka workload, flat form: key ``"kraft-test-0"``):
         the leader answers NONE (checkEnoughReplicasReachOffset), ``fail`` when nothing was
         appended (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS), ``info`` when it may have been
         (NOT_ENOUGH_REPLICAS_AFTER_APPEND, leader lost before answering).  acks=1 / acks=0 sends are
-        not durable by Kafka's contract, so they complete ``info`` (acks=1 with its offset).
+        not durable by Kafka's contract, so they complete ``info`` with the bare value (acks=1: its
+        offset as an extra ``offset`` field the audit does not use).
   poll  a consumer reads from the leader it finds, from its position up to that broker's HW:
-        ``ok`` with ``[[offset, v], ...]`` (an empty read when no leader answers).
+        ``ok`` with ``[[offset, v], ...]`` (an empty read when no leader answers). A position past
+        that leader's log end is OFFSET_OUT_OF_RANGE: the consumer resets to offset 0
+        (``auto.offset.reset=earliest``, as Jepsen configures it) and the op carries ``reset``.
   assign  each consumer process assigns itself the partition first; now and then a fresh consumer
         process starts from offset 0 (so records overwritten after a loss are read again).
 A process that saw ``info`` is retired and replaced (Jepsen's rule).
+With ``--after-violation`` the run ends with Jepsen's final phase (``Simulator.quiesce``): no
+writes, then every consumer and a fresh one poll the leader up to its HW (``final_reads``).
 """
 
 from __future__ import annotations
@@ -219,10 +224,19 @@ class ReplicationProtocol(Protocol):
 
     # -- clients -----------------------------------------------------------------------------
     def _leader_guess(self, sim: Simulator) -> int | None:
-        leaders = [b for b in self.ids if b not in sim.down and self.brokers[b].is_leader()]
-        if not leaders:
+        """The leader a client's metadata names: the view of the running broker with the newest
+        leader epoch (a client asks any broker and, since KIP-320, never takes metadata with an
+        older leader epoch than it has seen: ``Metadata.updateLatestMetadata``), if that leader
+        is up and leads in that epoch. A deposed leader that has not heard of its successor (a
+        zombie: partitioned from the controllers) is not used while a newer epoch is known."""
+        up = [b for b in self.ids if b not in sim.down and self.brokers[b].running]
+        if not up:
             return None
-        return max(leaders, key=lambda b: self.brokers[b].local_leader_epoch)
+        epoch = max(self.brokers[b].local_leader_epoch for b in up)
+        named = {self.brokers[b].local_leader for b in up if self.brokers[b].local_leader_epoch == epoch}
+        leaders = [b for b in named if b in up and self.brokers[b].is_leader()
+                   and self.brokers[b].local_leader_epoch == epoch]
+        return leaders[0] if len(leaders) == 1 else None
 
     def client_op(self, sim: Simulator, kind: str) -> None:
         rec = sim.recorder
@@ -267,8 +281,11 @@ class ReplicationProtocol(Protocol):
             self.pending[process] = _Pending(process, value, target, r.leaderEpoch, r.offset)
         else:
             self.stats["acks1" if acks == 1 else "acks0"] += 1
-            self._info(sim, process, [r.offset, value] if acks == 1 else value, target,
-                       "acks=1: not durable" if acks == 1 else "acks=0: no answer")
+            # an acks=1 answer carries an offset, but the record may still be truncated away
+            # (Kafka's contract): an info send of the bare value, as Jepsen records a send whose
+            # outcome is unknown; the offset stays beside it, for people, not for the audit
+            self._info(sim, process, value, target, "acks=1: not durable" if acks == 1 else "acks=0: no answer",
+                       offset=r.offset if acks == 1 else None)
         sim.run_due(target)
         sim.reschedule(target)
 
@@ -349,10 +366,12 @@ class ReplicationProtocol(Protocol):
                 del self.pending[process]
                 self._info(sim, process, p.value, p.broker, "leader-lost")
 
-    def _info(self, sim: Simulator, process: int, value: Any, broker: int, why: str) -> None:
+    def _info(self, sim: Simulator, process: int, value: Any, broker: int, why: str,
+              offset: int | None = None) -> None:
         self.stats["info"] += 1
         if sim.recorder is not None:
-            sim.recorder.op(process, "info", "send", KEY, value, sim.now, node=broker, error=why)
+            extra = {} if offset is None else {"offset": offset}
+            sim.recorder.op(process, "info", "send", KEY, value, sim.now, node=broker, error=why, **extra)
         self.free_processes.append(self.next_process)
         self.next_process += 1
 
