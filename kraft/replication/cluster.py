@@ -19,7 +19,15 @@ from kraft.log import MemoryFS
 from kraft.replication.broker import Broker, ProduceResult
 from kraft.replication.config import ReplicationConfig
 from kraft.replication.invariants import Ghost, check_all
-from kraft.replication.messages import CONTROLLER, NONE, BrokerHeartbeatRequest
+from kraft.replication.messages import (
+    CONTROLLER,
+    NONE,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    FetchRequest,
+    FetchResponse,
+)
 from kraft.replication.projection import View, project
 from kraft.replication.protocol import PROTOCOL
 
@@ -193,3 +201,88 @@ class Cluster:
 
     def leader(self) -> int:
         return self.controller.partition.leader
+
+    # -- composite moves (the stories' and the Hypothesis machine's vocabulary) -----------------
+    def can_send_fetch(self, f: int) -> bool:
+        """``f`` runs, follows a running leader it knows, and has no fetch outstanding."""
+        b = self.brokers[f]
+        lid = b.local_leader
+        return b.running and lid in self.brokers and lid != f and self.brokers[lid].running \
+            and not any(isinstance(m, FetchRequest) and m.source == f for m in self.pending) \
+            and not any(isinstance(m, FetchResponse) and m.dest == f for m in self.pending)
+
+    def can_fetch(self, f: int) -> bool:
+        """``can_send_fetch``, or a FetchRequest of ``f`` is in flight (and no answer to it yet)."""
+        b = self.brokers[f]
+        return self.can_send_fetch(f) or (
+            b.running and any(isinstance(m, FetchRequest) and m.source == f for m in self.pending)
+            and not any(isinstance(m, FetchResponse) and m.dest == f for m in self.pending))
+
+    def send_fetch(self, f: int) -> bool:
+        """``f`` sends a FetchRequest (the fetch interval passes first); False if it cannot."""
+        if not self.can_send_fetch(f):
+            return False
+        b = self.brokers[f]
+        self.now = max(self.now, b.next_fetch_at, b.fetch_in_flight or 0)
+        return bool(self.take(f, Broker.send_fetch_request).steps)
+
+    def fetch(self, f: int, *, alter_first: bool = False) -> bool:
+        """One whole fetch of follower ``f``: the request (the one in flight, else a new one), the
+        leader's answer, and any AlterPartition round trip it started (``alter_first``: that round
+        trip completes before the answer reaches ``f``, a network ordering the spec allows).  False
+        if ``f`` cannot fetch."""
+        if not self.can_fetch(f):
+            return False
+        if not any(isinstance(m, FetchRequest) and m.source == f for m in self.pending):
+            self.send_fetch(f)
+        if not self.deliver_next(FetchRequest, source=f) or not self.brokers[f].running:
+            return True
+        if not any(isinstance(m, FetchResponse) and m.dest == f for m in self.pending):
+            self.settle_alter_partition()
+            return True  # the receiver was down: the request was lost
+        if alter_first:
+            self.settle_alter_partition()
+        self.deliver_next(FetchResponse, dest=f)
+        self.settle_alter_partition()
+        return True
+
+    def settle_alter_partition(self) -> None:
+        """Deliver every AlterPartition request in flight and its answer."""
+        while any(isinstance(m, AlterPartitionRequest) for m in self.pending):
+            self.deliver_next(AlterPartitionRequest)
+            self.deliver_next(AlterPartitionResponse)
+
+    def replay(self, *brokers: int) -> list[int]:
+        """Each running broker named replays the metadata committed since it last did (skipped if
+        there is none); returns the brokers that replayed."""
+        done = []
+        for b in brokers:
+            br = self.brokers[b]
+            if br.running and br.image.applied < len(self.controller.records):
+                self.take(b, Broker.replay_metadata)
+                done.append(b)
+        return done
+
+    def unfence(self, b: int) -> bool:
+        """Running, fenced ``b`` replays its registration and heartbeats: the controller unfences
+        it (and elects it if the partition has no leader).  False if ``b`` is not running."""
+        br = self.brokers[b]
+        if not br.running:
+            return False
+        self.replay(b)
+        if br.broker_epoch < 0:
+            return False
+        self.take(b, Broker.heartbeat)
+        self.deliver_next(BrokerHeartbeatRequest, source=b)
+        return True
+
+    def complete(self) -> bool:
+        """Every acting leader answers the acks=all produces its HW now covers (CompleteProduce)."""
+        done = False
+        for b, br in self.brokers.items():
+            if not br.is_leader():
+                continue
+            for p in list(br.pending_produce):
+                if br.high_watermark > p.offset and p.leaderEpoch == br.local_leader_epoch:
+                    done |= bool(self.take(b, Broker.complete_produce, v=p.value).steps)
+        return done

@@ -10,7 +10,15 @@ from kraft.replication.cluster import Cluster
 from kraft.replication.invariants import STATE_INVARIANTS, Ghost
 from kraft.replication.messages import Entry
 from kraft.replication.protocol import PROTOCOL
-from tests.replication.stories import produce_acked
+
+
+def produce_acked(c: Cluster, leader: int, *followers: int) -> None:
+    """acks=all produce at ``leader``, replicated by ``followers`` (two fetch rounds), answered."""
+    c.produce(leader, -1)
+    for _ in range(2):
+        for f in followers:
+            c.fetch(f)
+    c.complete()
 
 
 @pytest.fixture(scope="module")
