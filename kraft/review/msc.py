@@ -286,8 +286,10 @@ def sequence_svg(states: list[dict[str, Any]], violated: str | None = None, outc
     if len(rows) > MAX_STEPS:
         skipped = len(rows) - MAX_STEPS
         rows = rows[-MAX_STEPS:]
-    x = {lane: LEFT + LANE_W * i + LANE_W // 2 for i, lane in enumerate(lanes)}
-    width = LEFT + LANE_W * len(lanes) + 20
+    lane_w = LANE_W if len(lanes) <= 4 else 215  # five lanes (3 brokers, a controller...) fit 1280px
+    box_chars = BOX_CHARS * lane_w // LANE_W
+    x = {lane: LEFT + lane_w * i + lane_w // 2 for i, lane in enumerate(lanes)}
+    width = LEFT + lane_w * len(lanes) + 20
     ys: list[int] = []
     heights: list[int] = []
     y = TOP + 10
@@ -368,13 +370,13 @@ def sequence_svg(states: list[dict[str, Any]], violated: str | None = None, outc
         for bl, lines in boxes.items():
             if not lines:
                 continue
-            shown = [_short(f"{name} = {_short(new, BOX_CHARS)}", BOX_CHARS) for name, _, new in lines[:MAX_LINES]]
+            shown = [_short(f"{name} = {_short(new, box_chars)}", box_chars) for name, _, new in lines[:MAX_LINES]]
             shown += [f"+{len(lines) - MAX_LINES} more"] if len(lines) > MAX_LINES else []
             tip = "\n".join(f"{name}: {_short(old, 300)} \u2192 {_short(new, 300)}" for name, old, new in lines)
-            bx = x.get(bl, LEFT) - LANE_W // 2 + 8
+            bx = x.get(bl, LEFT) - lane_w // 2 + 8
             bh = 8 + LINE_H * len(shown)
             out.append(f"<g class='box'><title>{escape(tip)}</title>"
-                       f"<rect x='{bx}' y='{y0 + 16}' width='{LANE_W - 16}' height='{bh}' rx='4'/>")
+                       f"<rect x='{bx}' y='{y0 + 16}' width='{lane_w - 16}' height='{bh}' rx='4'/>")
             for n, line in enumerate(shown):
                 out.append(f"<text x='{bx + 6}' y='{y0 + 28 + n * LINE_H}'>{escape(line)}</text>")
             out.append("</g>")
