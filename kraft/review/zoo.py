@@ -306,6 +306,7 @@ class Plan:
     steps: int = 800
     after_violation: int = 200
     max_examples: int | None = None  # cap on Hypothesis examples (None: the tests' own budgets)
+    shrink: bool = True              # False: report Hypothesis's first falsifying example unshrunk
     spark: bool = True
     # check.json documents of earlier `kraft check` runs whose runs stand in for the zoo's own TLC
     # runs (a run of variant V: V's cell; a run of a spec's ``small`` size without variant: its control)
@@ -321,8 +322,8 @@ class Plan:
         if budget >= 900:
             return cls(max_examples=1000, **kw)
         if budget >= 300:
-            return cls(seeds=1, max_examples=300, **kw)
-        return cls(seeds=1, steps=500, after_violation=100, max_examples=100, **kw)
+            return cls(seeds=1, max_examples=300, shrink=False, **kw)
+        return cls(seeds=1, steps=500, after_violation=100, max_examples=100, shrink=False, **kw)
 
 
 class Zoo:
@@ -684,6 +685,8 @@ class Zoo:
                "KRAFT_ZOO_ONLY": ",".join(only), "KRAFT_ZOO_CONTROL": "1"}
         if self.plan.max_examples:
             env["KRAFT_ZOO_MAX_EXAMPLES"] = str(self.plan.max_examples)
+        if not self.plan.shrink:
+            env["KRAFT_ZOO_NO_SHRINK"] = "1"
         argv = [sys.executable, "-m", "pytest", "-p", "kraft.review.zoo_pytest", "-p", "no:cacheprovider",
                 "-m", "", "-q", "--durations=0", rel]
         code, secs = run_process(argv, d / "pytest.log", self.budget, env=env, cwd=ROOT)
@@ -717,6 +720,8 @@ def _hypothesis_variant_cell(rec: dict[str, Any], cap: int | None) -> Cell:
     secs = rec.get("seconds")
     if rec.get("found"):
         detail = str(rec.get("violation") or "")
+        if rec.get("shrunk") is False:
+            detail += " (first example, not shrunk)"
         if rec.get("outcome") == "failed":
             detail += f" (the test itself failed: {rec.get('longrepr')})"
         return Cell("hypothesis", CAUGHT, secs, rec.get("steps"), "steps", detail, test)
@@ -867,7 +872,7 @@ def zoo_document(rows: list[Row], verdict: Verdict, summary: str, budget: Budget
         "budget": budget.seconds,
         "budget_exhausted": budget.exhausted,
         "plan": {"seeds": plan.seeds, "steps": plan.steps, "after_violation": plan.after_violation,
-                 "max_examples": plan.max_examples, "spark": plan.spark},
+                 "max_examples": plan.max_examples, "shrink": plan.shrink, "spark": plan.spark},
         "checks": [{"id": c, "title": CHECK_TITLES[c], "unit": UNITS[c]} for c in CHECKS],
         "statuses": {"variant": list(VARIANT_STATUSES), "control": list(CONTROL_STATUSES)},
         "rows": [r.to_json() for r in rows],

@@ -10,6 +10,8 @@ repository root). It is driven by environment variables, so the test files need 
   KRAFT_ZOO_ONLY          comma list of variants to select (unset: all of KRAFT_ZOO_VARIANTS; empty: none)
   KRAFT_ZOO_CONTROL       "1": also select the control tests (no variant name in their id, not slow)
   KRAFT_ZOO_MAX_EXAMPLES  cap every Hypothesis run at this many examples (a budget)
+  KRAFT_ZOO_NO_SHRINK     "1": report the first falsifying example unshrunk (a budget: shrinking
+                          often takes longer than finding)
 
 Selection (``pytest_collection_modifyitems``): for each variant, the tests whose id contains
 ``caught`` and the variant's name as a parameter; a test outside the ``slow`` mark is preferred, so
@@ -81,16 +83,21 @@ def _install_wrapper() -> None:
     if getattr(original, "_kraft_zoo", False):
         return
     cap = int(os.environ.get("KRAFT_ZOO_MAX_EXAMPLES", "0") or 0)
+    no_shrink = os.environ.get("KRAFT_ZOO_NO_SHRINK") == "1"
 
     def run_state_machine_as_test(state_machine_factory, *, settings=None, _min_steps=0):  # noqa: ANN001
-        if cap:
-            from hypothesis import settings as Settings
+        from hypothesis import Phase
+        from hypothesis import settings as Settings
 
+        if cap:
             base = settings if settings is not None else Settings.default
             if base.max_examples > cap:
                 settings = Settings(base, max_examples=cap)
                 if _current:
                     _capped.add(_current[-1])
+        if no_shrink:
+            base = settings if settings is not None else Settings.default
+            settings = Settings(base, phases=[ph for ph in base.phases if ph is not Phase.shrink])
         try:
             return original(state_machine_factory, settings=settings, _min_steps=_min_steps)
         except BaseException as exc:
@@ -162,6 +169,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
                 "steps": found["steps"] if found else None,
                 "violation": found["violation"] if found else None,
                 "capped": report.nodeid in _capped,
+                "shrunk": os.environ.get("KRAFT_ZOO_NO_SHRINK") != "1",
                 "longrepr": (str(report.longrepr).strip().splitlines() or [""])[-1][:300]
                 if report.failed else ""})
 
