@@ -47,6 +47,7 @@ import attrs
 
 from kraft.controller.codec import MetadataDecodeError, decode_batch, encode_batch
 from kraft.controller.controller import BrokerRegistrationRequest, Controller
+from kraft.controller.records import RegisterBrokerRecord
 from kraft.core.invariants import Violation
 from kraft.core.step import TICK, Ready, SpecStep, Tick, Trigger
 from kraft.log import MemoryFS
@@ -228,6 +229,25 @@ class ControllerNode:
                 f"{c.uncommitted} uncommitted")
 
 
+class _Visible:
+    """The metadata records a ``Broker`` replays: the fetched committed records, or none while the
+    broker (re)starts and has not caught up to its own registration (Kafka's BrokerServer applies
+    metadata to its partitions only after the initial catch-up, ``lifecycleManager
+    .initialCatchUpFuture``; without it a broker that lost its disk replays the bootstrap and leads
+    in epoch 0 again)."""
+
+    def __init__(self, fetcher: "MetadataFetcher") -> None:
+        self.f = fetcher
+
+    def __len__(self) -> int:
+        return 0 if self.f.hold is not None else len(self.f.records)
+
+    def __getitem__(self, i: int) -> Any:
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.f.records[i]
+
+
 class MetadataFetcher:
     """A broker as an observer of the metadata quorum (KafkaRaftClient without a vote)."""
 
@@ -237,7 +257,9 @@ class MetadataFetcher:
         self.voters = voters
         self.qconfig = qconfig
         self.bootstrap = tuple(bootstrap)
-        self.records: list[Any] = list(self.bootstrap)   # what the broker replays (committed only)
+        self.records: list[Any] = list(self.bootstrap)   # fetched committed records
+        self.hold: int | None = None   # a start's incarnation: records hidden until it is registered
+        self.visible = _Visible(self)  # what the broker replays
         self._clear(now)
 
     def _clear(self, now: int) -> None:
@@ -328,9 +350,14 @@ class MetadataFetcher:
             self.applied += 1
             if isinstance(e.value, tuple):
                 try:
-                    self.records.extend(decode_batch(e.value))
+                    recs = decode_batch(e.value)
                 except MetadataDecodeError as exc:
                     problem = f"broker {self.id}: {exc}"
+                    continue
+                self.records.extend(recs)
+                if self.hold is not None and any(isinstance(r, RegisterBrokerRecord) and r.brokerId == self.id
+                                                 and r.incarnationId == self.hold for r in recs):
+                    self.hold = None    # caught up to its own registration
                 grew = True
         return grew, problem
 
@@ -550,6 +577,7 @@ class BrokerNode:
                                                      incarnationId=self.id * 1000 + self.incarnations)
         self.register_disk_lost = disk_lost
         self.retry_at = now + REGISTRATION_RETRY_MS
+        self.fetcher.hold = self.registering.incarnationId
         return Ready(messages=(self.registering,),
                      note=SpecStep("BrokerRegistrationRequest", self.id,
                                    {"previousBrokerEpoch": previous, "incarnationId": self.registering.incarnationId}))

@@ -151,7 +151,7 @@ class ReplicationProtocol(Protocol):
             # controller variables are projected from it
             self.controller = self.mq.view
             self.fetchers = {b: self.mq.fetcher(b, sim.now) for b in self.ids}
-            self.brokers = {b: Broker(b, self.ids, self.config, self.fs[b], self.fetchers[b].records, now=sim.now)
+            self.brokers = {b: Broker(b, self.ids, self.config, self.fs[b], self.fetchers[b].visible, now=sim.now)
                             for b in self.ids}
             self.broker_nodes = {b: BrokerNode(self.brokers[b], self.fetchers[b], self.mq, self.ghost)
                                  for b in self.ids}

@@ -171,3 +171,26 @@ def test_the_check_catches_a_broker_fed_uncommitted_metadata() -> None:
     p.fetchers[1].records.append(FenceBrokerRecord(1, 1))   # never committed
     names = {v.invariant for v in p.mq.check(set(), p.fetchers)}
     assert "BrokerMetadataCommitted" in names
+
+
+def test_a_restarting_broker_applies_no_metadata_before_its_registration() -> None:
+    """After a disk loss the broker's metadata is the bootstrap, where broker 1 leads in epoch 0:
+    it must not act on it (Kafka's initial catch-up) until it fetched its own registration."""
+    sim, p = make(seed=7)
+    run_until(sim, lambda: active(p) is not None)
+    sim.lose_disk(1)
+    f = p.fetchers[1]
+    assert f.hold is not None and len(p.brokers[1].metadata) == 0
+    saw_hold_while_running = False
+    for _ in range(3000):
+        sim.step()
+        br = p.brokers[1]
+        if f.hold is not None and br.running:
+            assert br.image.applied == 0 and br.local_leader == -1
+            saw_hold_while_running = True
+        if br.running and f.hold is None and br.image.broker_state(1) == "Unfenced":
+            break
+    else:
+        raise AssertionError("broker 1 never caught up and was unfenced")
+    assert saw_hold_while_running      # it started (registration committed) before it caught up
+    broker_images_committed(p)
