@@ -709,7 +709,9 @@ class Zoo:
                               evidence=str(d / "pytest.log")))
             else:
                 self.set(p.name, name, _hypothesis_variant_cell(mine[0], self.plan.max_examples))
-        controls = [r for r in recs if r.get("role") == "control"]
+        # control tests that ran a state machine (not the test file's checks of its own tables)
+        controls = [r for r in recs if r.get("role") == "control"
+                    and (r.get("machine", True) or r.get("outcome") == "failed")]
         self.set(p.name, None, _hypothesis_control_cell(controls, code, str(d / "pytest.log")))
 
 

@@ -23,7 +23,9 @@ import it), so a falsifying example the test itself expects (``pytest.raises``) 
 its size is the number of steps in Hypothesis's notes (``state.rule(...)`` lines, without the
 teardown and the machine's ``@invariant`` checks, which Hypothesis prints among them). Each record: the test id, its role (``variant`` or ``control``), the
 variant, the outcome, the seconds of the call, whether a falsifying example was found, its steps,
-the first line of the violation, and whether the example cap was applied.
+the first line of the violation, whether it ran a state machine at all (a control test that
+did not, e.g. a check of the test's own tables, is not counted) and whether the example cap was
+applied.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ _found: dict[str, dict[str, Any]] = {}   # nodeid -> what the wrapped run raised
 _role: dict[str, tuple[str, str | None]] = {}  # nodeid -> (role, variant)
 _current: list[str] = []
 _capped: set[str] = set()
+_ran: set[str] = set()  # tests that ran a state machine
 
 
 def _env_list(name: str) -> list[str]:
@@ -98,6 +101,8 @@ def _install_wrapper() -> None:
         if no_shrink:
             base = settings if settings is not None else Settings.default
             settings = Settings(base, phases=[ph for ph in base.phases if ph is not Phase.shrink])
+        if _current:
+            _ran.add(_current[-1])
         try:
             return original(state_machine_factory, settings=settings, _min_steps=_min_steps)
         except BaseException as exc:
@@ -168,6 +173,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
                 "seconds": round(report.duration, 3), "found": found is not None,
                 "steps": found["steps"] if found else None,
                 "violation": found["violation"] if found else None,
+                "machine": report.nodeid in _ran,
                 "capped": report.nodeid in _capped,
                 "shrunk": os.environ.get("KRAFT_ZOO_NO_SHRINK") != "1",
                 "longrepr": (str(report.longrepr).strip().splitlines() or [""])[-1][:300]

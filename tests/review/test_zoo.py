@@ -180,7 +180,8 @@ def test_pytest_plugin_records_the_falsifying_example(tmp_path):
     assert recs["Hidden"]["outcome"] == "passed" and not recs["Hidden"]["found"]
     assert recs["Absent"]["outcome"] == "absent"
     control = [r for r in recs.values() if r.get("role") == "control"]
-    assert [r["test"].rsplit("::", 1)[1] for r in control] == ["test_control"]
+    assert [r["test"].rsplit("::", 1)[1] for r in control] == ["test_control"] and not control[0]["machine"]
+    assert recs["Buggy"]["machine"]
 
 
 def test_real_groups_run_with_a_short_budget(tmp_path):
