@@ -68,7 +68,12 @@ from kraft.quorum.messages import (
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.projection import project_cluster
 from kraft.replication.config import ReplicationConfig
-from kraft.replication.messages import AlterPartitionRequest, AlterPartitionResponse, BrokerHeartbeatRequest
+from kraft.replication.messages import (
+    CONTROLLER,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+)
 
 CONTROLLER_IDS = (3000, 3001, 3002)
 STOP = -1   # in MetadataQuorum.starts: (broker, STOP) = the broker's fencing committed, it stops
@@ -179,6 +184,7 @@ class ControllerNode:
             self.mq.register(self.pending[-1], _Op(self.id, self.qnode.current_epoch, r.steps, msgs,
                                                    None, request))
             return Ready(note=SpecStep("AnswerDeferred", self.id, {"until": self.pending[-1][1]}))
+        self.mq.mark_answered(r.steps)
         return Ready(steps=r.steps, messages=msgs, note=r.note)
 
     # ------------------------------------------------------------------ the quorum's output
@@ -382,6 +388,9 @@ class MetadataQuorum:
         # (broker, STOP): the broker's step, joined to the committing controller's Ready
         self.broker_step: Callable[[int, int, int], Ready] | None = None
         self.problems: list[Violation] = []
+        # AlterPartition requests the spec has handled (their HandleAlterPartitionRequest was
+        # recorded): a broker's channel holding one no longer keeps it in flight for the spec
+        self.answered: set[Any] = set()
         self.monitor = Monitor()
         self.active_log: list[tuple[int, int, int]] = []   # (time, controller, epoch) of each claim
         self.stats = {"active_controller_changes": 0, "committed_batches": 0, "committed_records": 0,
@@ -394,6 +403,12 @@ class MetadataQuorum:
     # ------------------------------------------------------------------ operations and commits
     def register(self, key: tuple[int, int], op: _Op) -> None:
         self.ops.setdefault(key, []).append(op)
+
+    def mark_answered(self, steps: Iterable[SpecStep]) -> None:
+        for st in steps:
+            m = st.args.get("m")
+            if isinstance(m, AlterPartitionRequest):
+                self.answered.add(attrs.evolve(m, dest=CONTROLLER))
 
     def awaiting_requests(self) -> list[Any]:
         """AlterPartition requests taken by a controller whose answer waits for a commit (the spec
@@ -430,6 +445,7 @@ class MetadataQuorum:
                     msgs = op.messages
                 else:
                     self.stats["lost_answers"] += len(op.messages)
+            self.mark_answered(op.steps)
             out = out.then(Ready(steps=op.steps, messages=msgs))
             # the broker half of a composite spec action, in commit order
             if op.start is not None and self.broker_step is not None:
@@ -512,7 +528,7 @@ class BrokerNode:
         self.register_disk_lost = False
         self.retry_at = 0
         self.incarnations = 0
-        self.alter: AlterPartitionRequest | None = None
+        self.alters: list[AlterPartitionRequest] = []   # the channel: sent, not answered yet
         self.alter_retry_at = 0
         self._now = 0
 
@@ -525,9 +541,10 @@ class BrokerNode:
             if problem is not None:
                 self.mq.problems.append(Violation("BrokerMetadataCommitted", problem))
             return Ready()
-        if isinstance(inp, AlterPartitionResponse) and self.alter is not None \
-                and inp.requestPartitionEpoch == self.alter.partitionEpoch:
-            self.alter = None
+        if isinstance(inp, AlterPartitionResponse):
+            self.alters = [a for a in self.alters if not (
+                a.partitionEpoch == inp.requestPartitionEpoch
+                and frozenset(x.broker for x in a.newIsrWithEpochs) == inp.requestIsr)]
         if isinstance(inp, StartBroker):
             return self._register(inp.disk_lost, now)
         if isinstance(inp, Tick):
@@ -538,12 +555,14 @@ class BrokerNode:
             if self.registering is not None and now >= self.retry_at:
                 msgs.append(attrs.evolve(self.registering, dest=self.fetcher.controller()))
                 self.retry_at = now + REGISTRATION_RETRY_MS
-            if self.alter is not None and not self.broker.running:
-                self.alter = None   # the process stopped: its channel is gone
-            if self.alter is not None and now >= self.alter_retry_at:
-                self.alter = attrs.evolve(self.alter, dest=self.fetcher.controller())
+            if self.alters and not self.broker.running:
+                self.alters = []   # the process stopped: its channel is gone
+            if self.alters and now >= self.alter_retry_at:
+                dest = self.fetcher.controller()
+                self.alters = [attrs.evolve(a, dest=dest) for a in self.alters]
                 self.alter_retry_at = now + ALTER_PARTITION_RETRY_MS
-                return Ready(messages=(self.alter,), note=SpecStep("AlterPartitionRetry", self.id, {"m": self.alter}))
+                return Ready(messages=tuple(self.alters),
+                             note=SpecStep("AlterPartitionRetry", self.id, {"m": self.alters[0]}))
             if self.fetcher.due(now):
                 msgs.append(self.fetcher.fetch(now))
             return Ready(messages=tuple(msgs))
@@ -557,7 +576,7 @@ class BrokerNode:
         msgs = tuple(attrs.evolve(m, dest=dest) if isinstance(m, TO_CONTROLLER) else m for m in r.messages)
         for m in msgs:
             if isinstance(m, AlterPartitionRequest):
-                self.alter = m
+                self.alters = [a for a in self.alters if a != m] + [m]
                 self.alter_retry_at = self._now + ALTER_PARTITION_RETRY_MS
         return attrs.evolve(r, messages=msgs)
 
@@ -588,12 +607,11 @@ class BrokerNode:
         stopped broker."""
         from kraft.replication.broker import Broker
         from kraft.replication.cluster import route
-        from kraft.replication.messages import CONTROLLER
         from kraft.replication.protocol import PROTOCOL
 
         r = self.broker.step(Trigger(Broker.clean_shutdown), now)
         if r.steps:
-            self.alter = None
+            self.alters = []
             return route(_NO_CONTROLLER, self.id, r, now, self.ghost)
         return Ready(steps=(SpecStep(PROTOCOL.spec_name(Controller.fence_broker), CONTROLLER, {"b": self.id}),))
 
@@ -611,16 +629,19 @@ class BrokerNode:
 
     def crash(self, now: int) -> None:
         self.registering = None
-        self.alter = None
+        self.alters = []
         self.fetcher.crash(now)
 
-    def held(self) -> AlterPartitionRequest | None:
-        """The AlterPartition request the broker's channel holds until answered."""
-        return self.alter if self.broker.running else None
+    def held(self) -> list[AlterPartitionRequest]:
+        """The AlterPartition requests the broker's channel holds until answered (for the spec, in
+        flight until a controller handled them)."""
+        if not self.broker.running:
+            return []
+        return [a for a in self.alters if attrs.evolve(a, dest=CONTROLLER) not in self.mq.answered]
 
     def next_deadline(self) -> int | None:
         times = [self.broker.next_deadline(), self.fetcher.next_deadline(),
                  self.retry_at if self.registering is not None else None,
-                 self.alter_retry_at if self.alter is not None else None]
+                 self.alter_retry_at if self.alters else None]
         live = [t for t in times if t is not None]
         return min(live) if live else None

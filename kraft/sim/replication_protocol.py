@@ -109,8 +109,7 @@ class ReplicationProtocol(Protocol):
         a lost heartbeat is not a spec message.  Under the metadata quorum, a lost AlterPartition
         request that the broker's channel still holds (and will resend) stays in flight."""
         if self.mq is not None and isinstance(msg, AlterPartitionRequest):
-            held = self.broker_nodes[msg.source].held()
-            if held is not None and attrs.evolve(held, dest=msg.dest) == msg:
+            if any(attrs.evolve(h, dest=msg.dest) == msg for h in self.broker_nodes[msg.source].held()):
                 return False
         return isinstance(msg, SPEC_MESSAGES)
 
@@ -436,7 +435,7 @@ class ReplicationProtocol(Protocol):
             # spec, still in flight
             in_flight += self.mq.awaiting_requests()
             # and requests a broker's channel holds until answered
-            in_flight += [m for m in (n.held() for n in self.broker_nodes.values()) if m is not None]
+            in_flight += [m for n in self.broker_nodes.values() for m in n.held()]
         return to_json_state(project(View(self.controller, self.brokers, in_flight, self.ghost)))
 
     def check(self, sim: Simulator, restarted: set[Any]) -> list[Violation]:
