@@ -557,7 +557,8 @@ class Zoo:
         if rejected:
             first = min(rejected, key=lambda r: (r.get("line") or 10**9))
             where = f"{first.get('trace')}:{first.get('line')}"
-            detail = f"{first.get('action')} at {where} ({first.get('kind')}); {len(rejected)} of {len(results)} rejected"
+            detail = (f"{first.get('action')} at {where} ({first.get('kind')}); "
+                      f"{len(rejected)} of {len(results)} rejected")
             cell = Cell("conform", CAUGHT if v is not None else FIRED, float(first.get("seconds") or 0),
                         first.get("line"), "line", detail, where)
             why = self._declared_unobservable(p, v, "conform")
@@ -698,7 +699,8 @@ class Zoo:
         if code not in (None, 0, 1, 5) and not recs:
             for key in keys:
                 if key[1] is None or key[1] in only:
-                    self.set(*key, Cell("hypothesis", ERROR, secs, detail=f"pytest exit {code}: {_tail(d / 'pytest.log')}",
+                    self.set(*key, Cell("hypothesis", ERROR, secs,
+                                        detail=f"pytest exit {code}: {_tail(d / 'pytest.log')}",
                                         evidence=str(d / "pytest.log")))
             return
         for name in only:

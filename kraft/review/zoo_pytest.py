@@ -21,7 +21,8 @@ that are not marked ``slow``. Everything else is deselected.
 What is recorded: hypothesis.stateful.run_state_machine_as_test is wrapped (before the test modules
 import it), so a falsifying example the test itself expects (``pytest.raises``) is still seen:
 its size is the number of steps in Hypothesis's notes (``state.rule(...)`` lines, without the
-teardown and the machine's ``@invariant`` checks, which Hypothesis prints among them). Each record: the test id, its role (``variant`` or ``control``), the
+teardown and the machine's ``@invariant`` checks, which Hypothesis prints among them).
+Each record: the test id, its role (``variant`` or ``control``), the
 variant, the outcome, the seconds of the call, whether a falsifying example was found, its steps,
 the first line of the violation, whether it ran a state machine at all (a control test that
 did not, e.g. a check of the test's own tables, is not counted) and whether the example cap was
