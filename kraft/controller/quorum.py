@@ -131,6 +131,8 @@ class ControllerNode:
             if not self.active:
                 # not the active controller: Kafka answers NOT_CONTROLLER and the sender's
                 # NodeToControllerChannelManager retries at the active one; here it is dropped
+                if isinstance(inp, AlterPartitionRequest):
+                    self.mq.undelivered.add(attrs.evolve(inp, dest=CONTROLLER))
                 return Ready(note=SpecStep("NotController", self.id, {"m": inp}))
             return self._run(inp, now)
         raise TypeError(f"controller {self.id}: unexpected input {inp!r}")
@@ -391,6 +393,7 @@ class MetadataQuorum:
         # AlterPartition requests the spec has handled (their HandleAlterPartitionRequest was
         # recorded): a broker's channel holding one no longer keeps it in flight for the spec
         self.answered: set[Any] = set()
+        self.undelivered: set[Any] = set()   # ... and ones a non-active controller dropped
         self.monitor = Monitor()
         self.active_log: list[tuple[int, int, int]] = []   # (time, controller, epoch) of each claim
         self.stats = {"active_controller_changes": 0, "committed_batches": 0, "committed_records": 0,
@@ -528,7 +531,8 @@ class BrokerNode:
         self.register_disk_lost = False
         self.retry_at = 0
         self.incarnations = 0
-        self.alters: list[AlterPartitionRequest] = []   # the channel: sent, not answered yet
+        self.alters: list[AlterPartitionRequest] = []   # the channel: the request sent, not answered
+        self.alter_lost = False        # the network lost a copy the channel held (not a spec drop)
         self.alter_retry_at = 0
         self._now = 0
 
@@ -557,6 +561,12 @@ class BrokerNode:
                 self.retry_at = now + REGISTRATION_RETRY_MS
             if self.alters and not self.broker.running:
                 self.alters = []   # the process stopped: its channel is gone
+            if self.alters and not self._wanted(self.alters[0]):
+                # the partition no longer waits for it (a metadata update reset it): the channel
+                # gives up; a copy the network lost while held is lost for the spec now
+                drop = self._give_up()
+                if drop is not None:
+                    return Ready(steps=(drop,))
             if self.alters and now >= self.alter_retry_at:
                 dest = self.fetcher.controller()
                 self.alters = [attrs.evolve(a, dest=dest) for a in self.alters]
@@ -576,7 +586,10 @@ class BrokerNode:
         msgs = tuple(attrs.evolve(m, dest=dest) if isinstance(m, TO_CONTROLLER) else m for m in r.messages)
         for m in msgs:
             if isinstance(m, AlterPartitionRequest):
-                self.alters = [a for a in self.alters if a != m] + [m]
+                drop = self._give_up()            # one in flight per partition: the newest
+                if drop is not None:
+                    r = attrs.evolve(r, steps=r.steps + (drop,))
+                self.alters, self.alter_lost = [m], False
                 self.alter_retry_at = self._now + ALTER_PARTITION_RETRY_MS
         return attrs.evolve(r, messages=msgs)
 
@@ -638,6 +651,26 @@ class BrokerNode:
         if not self.broker.running:
             return []
         return [a for a in self.alters if attrs.evolve(a, dest=CONTROLLER) not in self.mq.answered]
+
+    def _give_up(self) -> SpecStep | None:
+        """The channel forgets its request; if the network or a non-active controller lost the
+        copy it held and no controller handled it, the spec's network loses it now."""
+        if not self.alters:
+            return None
+        gone, lost = self.alters[0], self.alter_lost
+        self.alters, self.alter_lost = [], False
+        key = attrs.evolve(gone, dest=CONTROLLER)
+        if (lost or key in self.mq.undelivered) and key not in self.mq.answered:
+            from kraft.replication.protocol import PROTOCOL
+            return SpecStep(PROTOCOL.drop_message, None, {"m": gone})
+        return None
+
+    def _wanted(self, a: AlterPartitionRequest) -> bool:
+        """The partition still waits for exactly this change (AlterPartitionManager retries only
+        the item the Partition's pending state is waiting for: Kafka holds one per partition)."""
+        br = self.broker
+        return br.running and br.alter_partition_in_flight and br.local_partition_epoch == a.partitionEpoch \
+            and br.pending_isr == frozenset(x.broker for x in a.newIsrWithEpochs)
 
     def next_deadline(self) -> int | None:
         times = [self.broker.next_deadline(), self.fetcher.next_deadline(),

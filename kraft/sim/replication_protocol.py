@@ -109,7 +109,9 @@ class ReplicationProtocol(Protocol):
         a lost heartbeat is not a spec message.  Under the metadata quorum, a lost AlterPartition
         request that the broker's channel still holds (and will resend) stays in flight."""
         if self.mq is not None and isinstance(msg, AlterPartitionRequest):
-            if any(attrs.evolve(h, dest=msg.dest) == msg for h in self.broker_nodes[msg.source].held()):
+            bn = self.broker_nodes[msg.source]
+            if any(attrs.evolve(h, dest=msg.dest) == msg for h in bn.held()):
+                bn.alter_lost = True
                 return False
         return isinstance(msg, SPEC_MESSAGES)
 
