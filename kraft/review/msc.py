@@ -195,7 +195,18 @@ def _layout_steps(states: list[dict[str, Any]], spec: str | None = None):
     mvar = _messages_var(states)
     nodes = _nodes(states, mvar)
     drops = _drop_actions()
-    actors = _actors(spec)
+    declared = _actors(spec)
+    by_length = sorted(declared, key=len, reverse=True)
+    class _Actors(dict):  # a TLC action named after a declared one (HandleJoinGroupMsg: HandleJoinGroup)
+        def get(self, name: str, default: str = "node") -> str:  # type: ignore[override]
+            if name in declared:
+                return declared[name]
+            for d in by_length:
+                if name.startswith(d):
+                    return declared[d]
+            return default
+
+    actors = _Actors()
     server = SERVER  # the lane of messages without msource/mdest: the actor that consumed one, once seen
     rows = []  # per step: (step, lane, boxes {lane: [lines]}, sends [(msg, lane)], recvs [(msg, lane, dropped)])
     prev_vars: dict[str, Any] | None = None

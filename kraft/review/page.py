@@ -319,7 +319,8 @@ def _checks(docs: list[Doc], root: Path) -> str:
         cex = r.get("counterexample") if isinstance(r.get("counterexample"), list) else []
         link = f"<a href='#cex-{i}'>{len(cex)} steps</a>" if cex else ""
         rows.append(f"<tr><td>{e(r.get('spec', '?'))}</td><td>{e(r.get('size', ''))}</td><td>{e(r.get('variant') or '')}</td>"
-                    f"<td class='n'>{_num(r.get('states'))}</td><td class='n'>{_num(r.get('distinct'))}</td>"
+                    f"<td class='n'>{_num(r.get('states'))}</td>"
+                    f"<td class='n'>{'-' if r.get('mode') == 'simulate' else _num(r.get('distinct'))}</td>"
                     f"<td class='n'>{_num(r.get('depth'))}</td>"
                     f"<td class='n'>{f'{secs:.1f}s' if isinstance(secs, (int, float)) else '-'}</td>"
                     f"<td>{_badge(r.get('verdict', '?'))} {link}</td>"

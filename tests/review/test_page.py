@@ -63,7 +63,7 @@ def test_page_from_real_check_audit_conform_outputs(real_results: Path, tmp_path
     assert html.count("class='msc'") == 1
     for lane in ("c1", "c2", "coordinator"):  # the coordinator's lane is named by its actions' actor
         assert f"class='headt'><title>{lane}</title>{lane}</text>" in html
-    assert "(system)" not in html
+    assert "(system)" not in html and "(server)" not in html
     assert "In the last state the invariant NoDoubleOwnership is false." in html
     assert "NoDoubleOwnership means: " in html
     # conformance: trace line, logged action, expectation side by side
