@@ -200,6 +200,7 @@ pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:24em;white-space:pre
 .side>div{border:1px solid #d0d7de;border-radius:6px;padding:8px;min-width:0}
 .side h4{margin:0 0 6px;font-size:13px;text-transform:uppercase;color:#57606a}
 .evidence{margin:4px 0 4px 18px}
+.zoo td{min-width:110px;max-width:260px;font-size:13px;overflow-wrap:anywhere}.zd{font-size:11px;color:#57606a}
 .legend span{display:inline-block;padding:0 6px;margin-right:8px;border-radius:3px;font-size:12px}
 """
 
@@ -231,6 +232,8 @@ def build_page(found: Found) -> str:
             f"<li class='problem'><code>{e(f)}</code>: {e(why)}</li>" for f, why in found.problems) + "</ul>")
     for r in reviews:
         parts.append(_review(r))
+    if by.get("zoo"):
+        parts.append(_zoo(by.pop("zoo")))
     if by.get("check"):
         parts.append(_checks(by.pop("check"), found.root))
     if by.get("simulate"):
@@ -265,6 +268,8 @@ def _summary_rows(by: dict[str, list[Doc]], reviews: list[Doc], found: Found) ->
         caught = sum(1 for r in variants if str(r.get("verdict", "")).startswith("caught"))
         rows.append(("Bug variants", f"{caught} of {plural(len(variants), 'variant')} caught by TLC"
                      + (", all caught" if caught == len(variants) else "")))
+    for d in by.get("zoo", []):
+        rows.append(("Bug zoo", d.summary))
     for d in by.get("simulate", []):
         rows.append(("Simulation", d.summary))
     for d in by.get("conform", []):
@@ -349,6 +354,47 @@ def _checks(docs: list[Doc], root: Path) -> str:
                    "step that sent it to the step that received it (dashed: still in flight; a cross: lost); a box "
                    "per node whose variables changed, with only those (hover for old \u2192 new).</p>")
         out += diagrams
+    return "".join(out)
+
+
+ZOO_COLOURS = {"caught": ("#dafbe1", "#1a7f37"), "clean": ("#dafbe1", "#1a7f37"), "missed": ("#ffebe9", "#cf222e"),
+               "fired": ("#ffebe9", "#cf222e"), "error": ("#fff8c5", "#9a6700"),
+               "inconclusive": ("#fbefff", "#8250df"), "not observable": ("#f6f8fa", "#57606a"),
+               "not available": ("#f6f8fa", "#57606a")}
+
+
+def _zoo(docs: list[Doc]) -> str:
+    """The bug zoo (kraft/review/zoo.py): a row per variant (and the control), a coloured cell per check."""
+    out = ["<h2 id='zoo'>Bug zoo</h2>"]
+    for d in docs:
+        out.append(f"<p>{_badge(d.verdict.value)} {e(d.summary)}</p>")
+        checks = [c for c in _seq(d.data.get("checks")) if isinstance(c, dict) and "id" in c]
+        head = "".join(f"<th>{e(c.get('title', c['id']))}</th>" for c in checks)
+        rows = []
+        for r in _seq(d.data.get("rows")):
+            if not isinstance(r, dict):
+                continue
+            cells = _mapping(r.get("cells"))
+            tds = []
+            for c in checks:
+                cell = _mapping(cells.get(c["id"]))
+                status = str(cell.get("status", ""))
+                bg, fg = ZOO_COLOURS.get(status, ("#fff", "#1f2328"))
+                secs = cell.get("seconds")
+                size = cell.get("size")
+                bits = [f"{secs:.1f}s" if isinstance(secs, (int, float)) else "",
+                        "" if size is None else f"line {size}" if cell.get("unit") == "line"
+                        else f"{size} {cell.get('unit', '')}".strip()]
+                tds.append(f"<td style='background:{bg}' title='{e(cell.get('detail', ''))}'>"
+                           f"<b style='color:{fg}'>{e(status)}</b><br><span class='muted'>{e(' · '.join(b for b in bits if b))}"
+                           f"</span><div class='zd'>{e(str(cell.get('detail', ''))[:140])}</div></td>")
+            name = "(control)" if r.get("control") else str(r.get("variant"))
+            rows.append(f"<tr><td class='nw'><b>{e(r.get('spec', ''))}</b></td><td title='{e(r.get('doc', ''))}'>{e(name)}"
+                        f"<div class='zd'>{e(r.get('violates') or '')}</div></td>{''.join(tds)}</tr>")
+        out.append(f"<table class='zoo'><tr><th>spec</th><th>variant</th>{head}</tr>{''.join(rows)}</table>")
+        errs = [x for x in _seq(d.data.get("errors")) if x]
+        if errs:
+            out.append("<ul>" + "".join(f"<li class='problem'>{e(x)}</li>" for x in errs) + "</ul>")
     return "".join(out)
 
 

@@ -14,7 +14,7 @@ from kraft.review import msc, page
 from kraft.review.timeline import TimelineOp, timeline_svg
 
 # tags the page itself uses; anything else in a page means text got through unescaped
-ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "div", "h1", "h2", "h3", "h4", "p", "b",
+ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "div", "h1", "h2", "h3", "h4", "p", "b", "br",
                 "ul", "li", "span", "table", "tr", "th", "td", "details", "summary", "pre", "code", "a", "svg",
                 "line", "rect", "text", "g", "defs", "marker", "path", "pattern"}
 
@@ -161,6 +161,11 @@ def hostile_results(root: Path) -> Path:
             {"trace": str(trace), "spec": P, "variant": P, "events": 1, "verdict": "rejected", "kind": P, "line": 2,
              "action": P, "node": P, "args": {P: P}, "message": P, "successors": 1, "spec_states": 1,
              "guards": {P: P}, "mismatches": [{"var": P, "differs_at": P, "spec_at": P, "trace_at": P}]}]})))
+    (root / "zoo").mkdir()
+    (root / "zoo" / "zoo.json").write_text(json.dumps(header("zoo", Verdict.VIOLATION, P, {
+        "checks": [{"id": P, "title": P}], "errors": [P],
+        "rows": [{"spec": P, "variant": P, "doc": P, "violates": P, "control": False,
+                  "cells": {P: {"status": P, "seconds": 1.0, "size": P, "unit": P, "detail": P}}}]})))
     (root / "summary.json").write_text(json.dumps(header("review", Verdict.VIOLATION, P, {
         "generated": P, "stages": [{"name": P, "what": P, "status": P, "seconds": 1.0, "detail": P,
                                     "output": str(root / "check" / "check.json"), "log": P}]})))
@@ -227,7 +232,7 @@ _json = st.recursive(st.none() | st.booleans() | st.integers(-5, 10**6) | st.flo
                      max_leaves=20)
 _fields = {
     "check": ["runs"], "conform": ["results", "totals"], "audit": ["histories", "ops", "invalid", "violations"],
-    "review": ["stages"], "simulate": ["results"],
+    "review": ["stages"], "simulate": ["results"], "zoo": ["rows", "checks", "errors"],
 }
 
 
@@ -235,7 +240,8 @@ _fields = {
 @given(command=st.sampled_from(sorted(_fields)), values=st.lists(_json, min_size=5, max_size=5),
        results=_json, row=st.dictionaries(st.sampled_from(
            ["spec", "verdict", "counterexample", "steps", "trace", "line", "mismatches", "guards", "history",
-            "anomalies", "valid", "stages", "output", "seconds", "distinct"]), _json, max_size=8))
+            "anomalies", "valid", "stages", "output", "seconds", "distinct", "cells", "id", "status"]), _json,
+           max_size=8))
 def test_any_document_shape_renders_without_a_traceback(tmp_path_factory, command, values, results, row):
     """A document with the right header and anything in its fields gives a page, never a traceback."""
     d = tmp_path_factory.mktemp("any")
@@ -250,3 +256,22 @@ def test_any_document_shape_renders_without_a_traceback(tmp_path_factory, comman
     assert found.docs
     html = page.build_page(found)
     assert html.startswith("<!doctype html>") and "<script" not in html
+
+
+def test_zoo_matrix_is_coloured_per_cell(tmp_path: Path):
+    rows = [{"spec": "KRaft", "variant": None, "control": True, "cells": {
+                "tlc": {"status": "clean", "seconds": 3.0, "size": None, "unit": "", "detail": "no violation"},
+                "audit": {"status": "fired", "seconds": 2.0, "size": 5, "unit": "ops", "detail": "lost-write"}}},
+            {"spec": "KRaft", "variant": "VoteWithoutLogCheck", "control": False, "violates": "LeaderCompleteness",
+             "cells": {"tlc": {"status": "caught", "seconds": 13.5, "size": 29, "unit": "steps", "detail": "x"},
+                       "audit": {"status": "not observable", "detail": "a client history cannot see a vote"}}}]
+    (tmp_path / "zoo.json").write_text(json.dumps(header("zoo", Verdict.VIOLATION, "1 variant, all caught; control fired", {
+        "checks": [{"id": "tlc", "title": "TLC (spec variant)"}, {"id": "audit", "title": "Audit (client histories)"}],
+        "rows": rows, "errors": []})))
+    res = report(tmp_path)
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "report.html").read_text()
+    assert "<th>TLC (spec variant)</th><th>Audit (client histories)</th>" in html
+    assert html.count("background:#dafbe1") == 2 and html.count("background:#ffebe9") == 1
+    assert "29 steps" in html and "a client history cannot see a vote" in html and "(control)" in html
+    assert "Bug zoo</span>1 variant, all caught; control fired" in html
