@@ -341,6 +341,7 @@ def sequence_svg(states: list[dict[str, Any]], violated: str | None = None, outc
         for j, src in lst:
             arrows.append((k, src, j, _node_name(json.loads(k).get("mdest")) if json.loads(k).get("mdest") is not None
                            else server, None, False))
+    labels: list[str] = []
     for k, src, j, dst, i, dropped in arrows:
         m = json.loads(k)
         label = str(m.get("mtype", "message"))
@@ -367,7 +368,9 @@ def sequence_svg(states: list[dict[str, Any]], violated: str | None = None, outc
         if dropped:
             out.append(f"<text x='{x2:.0f}' y='{y2 + 5}' class='cross'>\u2715</text>")
         mx, my = (x1 + x2) / 2, (y1 + y2) / 2 - 3
-        out.append(f"<text x='{mx:.0f}' y='{my:.0f}' class='mlabel'>{escape(label)}</text></g>")
+        out.append("</g>")
+        # drawn after the boxes, so a box never hides what a message was
+        labels.append(f"<text x='{mx:.0f}' y='{my:.0f}' class='mlabel'><title>{tip}</title>{escape(label)}</text>")
     # steps and boxes
     for (st, lane, boxes, sends, recvs), y0, h in zip(rows, ys, heights):
         action = st.get("action") or "Initial state"
@@ -391,6 +394,7 @@ def sequence_svg(states: list[dict[str, Any]], violated: str | None = None, outc
             for n, line in enumerate(shown):
                 out.append(f"<text x='{bx + 6}' y='{y0 + 28 + n * LINE_H}'>{escape(line)}</text>")
             out.append("</g>")
+    out.extend(labels)
     # the end, in words
     out.append(f"<line x1='0' y1='{bottom + 4}' x2='{width}' y2='{bottom + 4}' class='endline'/>")
     for n, line in enumerate(end_text):
