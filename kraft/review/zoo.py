@@ -188,15 +188,21 @@ def zoo_verdict(rows: list[Row], budget_exhausted: bool) -> tuple[Verdict, str]:
                 s += f", {counts['error']} with a tool error"
             bits.append(s)
     if controls:
+        def cells_of(status: str) -> str:
+            return ", ".join(f"{r.protocol} {c}" for r in controls for c in CHECKS
+                             if c in r.cells and r.cells[c].status == status)
         if fired:
-            bits.append("control FIRED: " + ", ".join(
-                f"{r.protocol} {c}" for r in fired for c in CHECKS if c in r.cells and r.cells[c].status == FIRED))
-        elif undecided_controls:
-            bits.append(f"control undecided for {', '.join(r.protocol for r in undecided_controls)}")
+            bits.append("control FIRED: " + cells_of(FIRED))
+        elif undecided_controls or any(r.outcome == ERROR for r in controls):
+            bits.append("control not fired but not all decided ("
+                        + "; ".join(x for x in (cells_of(ERROR) and f"error: {cells_of(ERROR)}",
+                                                cells_of(INCONCLUSIVE) and f"undecided: {cells_of(INCONCLUSIVE)}")
+                                    if x) + ")")
         else:
             bits.append("control clean")
     if errors:
-        bits.append(f"{plural(errors, 'tool error')}")
+        by_check = sorted({c.check for r in rows for c in r.cells.values() if c.status == ERROR})
+        bits.append(f"{plural(errors, 'tool error')} ({', '.join(by_check)})")
     if budget_exhausted:
         bits.append("budget ran out before every cell was checked")
     return verdict, "; ".join(bits) if bits else "nothing to check"
