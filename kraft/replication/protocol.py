@@ -108,7 +108,7 @@ PROTOCOL = Protocol(
     invariants=INVARIANTS,
     constants=("Brokers", "MinIsr", "MaxProduce", "MaxLeaderEpoch", "MaxRestarts", "MaxControlledShutdowns",
                "MaxUncleanShutdowns", "MaxDiskLosses", "MaxShrinks", "MaxFences", "ClientAcks", "NetworkFaults",
-               "NoOpFetches"),
+               "NoOpFetches", "ReplayEqualEpoch"),
     history_model="append-log",
 )
 

@@ -21,6 +21,9 @@ Translation choices (docs/contracts.md, "Replication conformance"):
   destination (``Next`` takes ``m.mdest``), which the handlers test themselves.
 * ``NoOpFetches`` is TRUE: Kafka's followers fetch whether or not the round trip changes
   anything (model checking leaves such fetches out to save states).
+* ``ReplayEqualEpoch`` is TRUE: like Kafka's makeLeader, the implementation re-applies a replayed
+  partition epoch equal to the one it learnt from an AlterPartition answer (model checking leaves
+  it out: docs/replication-spec.md, "Equal partition epoch on replay").
 * ``NetworkFaults`` is TRUE: the simulator's network loses messages (``DropMessage``) and may
   deliver a copy and keep another (the spec's delivery may keep a copy).
 * The bounds (``MaxProduce``, ``MaxLeaderEpoch``, ``MaxRestarts``, ...) are set far above anything
@@ -39,6 +42,16 @@ from typing import Any
 from kraft.core.declaration import Action
 from kraft.replication.broker import Broker as B
 from kraft.controller.controller import Controller as C
+from kraft.controller.protocol import (
+    CONTROLLED_SHUTDOWN,
+    CONTROLLED_SHUTDOWN_RECORD,
+    FENCE_BROKER,
+    FENCED,
+    PARTITION_CHANGE,
+    REGISTER_BROKER,
+    UNFENCE_BROKER,
+    UNFENCED,
+)
 from kraft.replication.protocol import PROTOCOL
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
 from traces.schema import Event
@@ -66,7 +79,7 @@ class _Values:
         if isinstance(v, bool) or not isinstance(v, int):
             raise GlueError(f"{where}: a client value must be an integer, got {v!r}")
         if v in self.rank:
-            raise GlueError(f"{where}: value {v} appended by a second Produce step")
+            raise GlueError(f"{where}: value {v} appended twice (by two {PRODUCE} steps)")
         self.rank[v] = len(self.rank) + 1
 
     def get(self, v: Any, where: str) -> int:
@@ -74,7 +87,7 @@ class _Values:
             raise RenderError(f"{where}: a client value must be an integer, got {v!r}")
         r = self.rank.get(v)
         if r is None:
-            raise RenderError(f"{where}: value {v} was never appended by a Produce step")
+            raise RenderError(f"{where}: value {v} was never appended by a {PRODUCE} step")
         return r
 
 
@@ -127,11 +140,11 @@ MESSAGE = _Message()
 
 # the metadata records of spec/PartitionReplication.tla (contract 9): by type, exactly these fields
 _RECORD_TYPES: dict[str, dict[str, T]] = {
-    "RegisterBroker": {"broker": BROKER_ID, "fenced": BOOL},
-    "FenceBroker": {"broker": BROKER_ID},
-    "UnfenceBroker": {"broker": BROKER_ID},
-    "ControlledShutdown": {"broker": BROKER_ID},
-    "PartitionChange": {"leader": INT, "leaderEpoch": INT, "partitionEpoch": INT, "isr": BROKERS,
+    REGISTER_BROKER: {"broker": BROKER_ID, "fenced": BOOL},
+    FENCE_BROKER: {"broker": BROKER_ID},
+    UNFENCE_BROKER: {"broker": BROKER_ID},
+    CONTROLLED_SHUTDOWN_RECORD: {"broker": BROKER_ID},
+    PARTITION_CHANGE: {"leader": INT, "leaderEpoch": INT, "partitionEpoch": INT, "isr": BROKERS,
                         "elr": BROKERS, "lastKnownElr": BROKERS, "leaderRecoveryState": STR},
 }
 
@@ -214,13 +227,13 @@ for _a in PROTOCOL.actions:
     elif _a.consumes is not None and _a.actor == CONTROLLER:
         _GUARDS_BY_HANDLER[_a.handler] = {"message in network": "p[1] \\in messages"}
 _GUARDS_BY_HANDLER.update({
-    C.fence_broker: {"not fenced": 'brokerState[p[1]] # "Fenced"'},
-    C.unfence_broker: {"running": "running[p[1]]", "fenced": 'brokerState[p[1]] = "Fenced"',
+    C.fence_broker: {"not fenced": f'brokerState[p[1]] # "{FENCED}"'},
+    C.unfence_broker: {"running": "running[p[1]]", "fenced": f'brokerState[p[1]] = "{FENCED}"',
                        "replayed its registration": "replayedOffset[p[1]] >= brokerEpoch[p[1]]"},
-    C.controlled_shutdown: {"running": "running[p[1]]", "unfenced": 'brokerState[p[1]] = "Unfenced"'},
+    C.controlled_shutdown: {"running": "running[p[1]]", "unfenced": f'brokerState[p[1]] = "{UNFENCED}"'},
     B.clean_shutdown: {"running": "running[p[1]]",
                        "fenced, or in controlled shutdown and not the leader":
-                           'brokerState[p[1]] = "Fenced" \\/ (brokerState[p[1]] = "ControlledShutdown" /\\ leader # p[1])'},
+                           f'brokerState[p[1]] = "{FENCED}" \\/ (brokerState[p[1]] = "{CONTROLLED_SHUTDOWN}" /\\ leader # p[1])'},
     B.unclean_shutdown: {"running": "running[p[1]]", "k within the log": "p[2] \\in 0..Len(log[p[1]])"},
     B.restart_broker: {"stopped": "~running[p[1]]"},
     B.restart_broker_with_disk_loss: {"stopped": "~running[p[1]]"},
@@ -299,6 +312,7 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
         "ClientAcks": "<- AnyAcks",
         "NetworkFaults": "TRUE",
         "NoOpFetches": "TRUE",
+        "ReplayEqualEpoch": "TRUE",
     }
     out.update({v: "FALSE" for v in VARIANTS})
     return out
