@@ -371,14 +371,15 @@ class Zoo:
 
     # -- the whole run
     def tasks(self) -> list[tuple[str, Callable[[], None]]]:
-        """Every unit of work, most informative per second first: the simulate -> conform -> audit
-        chain (three checks of every row), then per protocol its TLC variants and its Hypothesis
-        run, the TLC controls last. Two workers take them in this order."""
+        """Every unit of work, most cells per second first: the simulate -> conform -> audit chain
+        (two checks of every row), the Hypothesis runs (one per protocol, seconds each when not
+        shrinking), the TLC variants, the TLC controls last. Two workers take them in this order."""
         out: list[tuple[str, Callable[[], None]]] = [("simulate, conform, audit", self.chain)]
+        for p in self.protocols:
+            out.append((f"hypothesis {p.name}", lambda p=p: self.hypothesis(p)))
         for p in self.protocols:
             for v in p.variants:
                 out.append((f"tlc {v.name}", lambda p=p, v=v: self.set(p.name, v.name, self.tlc_variant(p, v))))
-            out.append((f"hypothesis {p.name}", lambda p=p: self.hypothesis(p)))
         for p in self.protocols:
             out.append((f"tlc control {p.spec_module}", lambda p=p: self.set(p.name, None, self.tlc_control(p))))
         return out
