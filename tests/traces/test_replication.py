@@ -32,12 +32,12 @@ def test_all_fault_traces_are_accepted(tmp_path):
     the correct implementation's traces conform, and they exercise what the glue has to map."""
     paths, actions = [], set()
     for seed in (0, 5):
-        lines = simulate(tmp_path / f"s{seed}", seed, 300)
+        lines = simulate(tmp_path / f"s{seed}", seed, 400)
         actions |= {json.loads(x)["action"] for x in lines[1:]}
         paths.append(write(tmp_path / f"s{seed}.ndjson", lines))
     res = check_paths(paths, OPTS)
     assert [r.verdict for r in res] == ["accepted"] * 2, [r.message[:800] for r in res]
-    assert all(r.events == r.checked > 100 for r in res)
+    assert all(r.events == r.checked > 60 for r in res)
     assert {DROP, PROTOCOL.spec_name(Broker.handle_fetch_response),
             PROTOCOL.spec_name(Broker.produce)} <= actions
 
@@ -62,22 +62,31 @@ def test_a_changed_value_is_rejected_at_its_line(tmp_path):
     assert r.line == n and r.action == fetched and "log" in r.disagree
 
 
-# variant, seed, steps: a run in which the simulator reaches the bug (docs/contracts.md,
-# "Replication conformance" lists how many seeds reach each variant)
-@pytest.mark.parametrize("variant,seed,steps", [
-    ("LastReplicaStanding", 6, 100),
-    pytest.param("StaleAlterPartitionRejoin", 0, 200, marks=pytest.mark.slow),
-    pytest.param("TruncateToHighWatermark", 2, 150, marks=pytest.mark.slow),
-    pytest.param("HwAdvanceUnderMinIsr", 2, 150, marks=pytest.mark.slow),
-    pytest.param("Kip320FirstTry", 10, 300, marks=pytest.mark.slow),
-    pytest.param("UncleanElection", 4, 250, marks=pytest.mark.slow),
-    pytest.param("IsrJoinBeforeEpochStart", 1, 600, marks=pytest.mark.slow),
+def _first_run_where_the_bug_acts(tmp_path, variant, seeds, steps):
+    """The first seed whose run with ``variant`` differs from the correct run: both traces and the
+    first differing line (the simulator, not the test, decides which seeds reach a bug)."""
+    for seed in seeds:
+        good = simulate(tmp_path / f"good{seed}", seed, steps)
+        bad = simulate(tmp_path / f"bad{seed}", seed, steps, variant=variant)
+        line = first_difference(good, bad)
+        if line is not None:
+            return good, bad, line
+    pytest.fail(f"{variant}: the bug never acted in seeds {list(seeds)} ({steps} events)")
+
+
+# variant, seeds tried, events: runs in which the simulator reached the bug on 2026-11-24 (seed 0-11,
+# 600 events: docs/contracts.md, "Replication conformance", lists how many seeds reach each variant)
+@pytest.mark.parametrize("variant,seeds,steps", [
+    ("LastReplicaStanding", (6, 2, 3), 200),
+    pytest.param("StaleAlterPartitionRejoin", (0, 3, 2), 250, marks=pytest.mark.slow),
+    pytest.param("TruncateToHighWatermark", (2, 7, 4), 250, marks=pytest.mark.slow),
+    pytest.param("HwAdvanceUnderMinIsr", (3, 2, 7), 250, marks=pytest.mark.slow),
+    pytest.param("Kip320FirstTry", (10, 6), 600, marks=pytest.mark.slow),
+    pytest.param("UncleanElection", (4, 1, 8), 600, marks=pytest.mark.slow),
+    pytest.param("IsrJoinBeforeEpochStart", (1,), 600, marks=pytest.mark.slow),
 ])
-def test_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, steps):
-    good = simulate(tmp_path / "good", seed, steps)
-    bad = simulate(tmp_path / "bad", seed, steps, variant=variant)
-    line = first_difference(good, bad)
-    assert line is not None, "the bug never acted in this run"
+def test_variant_rejected_where_the_bug_acts(tmp_path, variant, seeds, steps):
+    good, bad, line = _first_run_where_the_bug_acts(tmp_path, variant, seeds, steps)
     g = write(tmp_path / "good.ndjson", good[: line + 10])
     b = write(tmp_path / "bad.ndjson", bad[: line + 10])
     rg, rb = check_paths([g, b], OPTS)
