@@ -11,6 +11,7 @@ followed by ``runs``: one object per TLC run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
@@ -25,6 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kraft.cliutil import json_flag, live_enabled, set_document
 from kraft.outcome import EXIT_ERROR, Verdict, header, plural, worst_status
 
 from .specs import Manifest, ManifestError, load_manifests, run_spec, spec_dir
@@ -192,6 +194,7 @@ def print_counterexample(console: Console, trace: list[TraceState]) -> None:
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="seconds before TLC is killed (simulate: time budget)")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True, help="write OUT/check.json")
 @click.option("--quiet-trace", is_flag=True, help="do not print counterexamples (they are still in the JSON)")
+@json_flag("check")
 def check(
     specs: tuple[str, ...],
     size: str | None,
@@ -265,20 +268,22 @@ def check(
         started = time.monotonic()
         last: dict[str, Progress | None] = {"p": None}
 
-        with err.status(f"TLC {escape(label)} ...", spinner="dots") as status:
+        live = live_enabled(err.file)
+        with (err.status(f"TLC {escape(label)} ...", spinner="dots") if live else contextlib.nullcontext()) as status:
 
             def show() -> None:
                 p = last["p"]
                 text = f"TLC {escape(label)}: {time.monotonic() - started:.0f}s"
                 if p is not None:
-                    text += f", {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} queued (TLC reports once a minute)"
-                status.update(text)
+                    rate = f", {p.states / p.seconds:,.0f} states/s" if p.seconds > 0 else ""
+                    text += (f", {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} queued{rate}"
+                             " (TLC reports once a minute)")
+                if status is not None:
+                    status.update(text)
 
             def on_progress(p: Progress) -> None:
                 last["p"] = p
-                show()
-                if not err.is_terminal:
-                    err.print(f"  {label}: {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} on queue, {p.seconds:.0f}s", highlight=False, markup=False)
+                show()  # off a terminal or under CI: nothing (the verdict line and table follow)
 
             stop_ticker = threading.Event()
 
@@ -287,7 +292,7 @@ def check(
                     show()
 
             ticker = threading.Thread(target=tick, daemon=True)
-            if err.is_terminal:
+            if live:
                 ticker.start()
 
             try:
@@ -345,6 +350,7 @@ def check(
     try:
         out.mkdir(parents=True, exist_ok=True)
         doc = header("check", verdict, summary, {"runs": [r.to_json() for r in runs]})
+        set_document(doc)
         (out / "check.json").write_text(json.dumps(doc, indent=2) + "\n")
         console.print(f"{summary}\nwrote {out / 'check.json'}", highlight=False, markup=False)
     except OSError as exc:

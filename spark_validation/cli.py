@@ -8,10 +8,12 @@ malformed) or no history found. ``OUT/summary.json`` carries the shared header.
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import click
 
+from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.outcome import EXIT_ERROR
 from spark_validation.audit import CHECKS, KAFKA_ENGINES, AuditOptions, AuditReport, run
 
@@ -26,6 +28,58 @@ def _parse_initial(text: str | None):
         return normalize(loads(text, source="--initial"))
     except EdnError as exc:
         raise click.BadParameter(str(exc), param_hint="--initial") from None
+
+
+class _AuditProgress:
+    """The audit's progress as one live line on stderr (a terminal, not under CI): the audit's own
+    step ("ingest: 40/120 files") and, while Spark works, its active stages with their task counts,
+    read from the driver's status tracker (pyspark ``StatusTracker.getActiveStageIds`` and
+    ``getStageInfo``). Off a terminal it prints nothing: the summary follows."""
+
+    def __init__(self, spark: bool) -> None:
+        self.line = LiveLine()
+        self.step = ""
+        self._stop = threading.Event()
+        self._thread = (threading.Thread(target=self._poll, daemon=True)
+                        if spark and self.line.enabled else None)
+
+    def __call__(self, msg: str) -> None:
+        self.step = msg
+        self.line.update(msg, force=True)
+
+    def _stages(self) -> str:
+        try:
+            from pyspark import SparkContext
+
+            sc = SparkContext._active_spark_context
+            if sc is None:
+                return ""
+            tracker = sc.statusTracker()
+            parts = []
+            for sid in sorted(tracker.getActiveStageIds())[:3]:
+                info = tracker.getStageInfo(sid)
+                if info is not None:
+                    name = str(info.name).split(" at ")[0]
+                    parts.append(f"stage {sid} {name} {info.numCompletedTasks}/{info.numTasks} tasks")
+            return "; ".join(parts)
+        except Exception:  # a display problem must not stop the audit
+            return ""
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.5):
+            stages = self._stages()
+            self.line.update(f"{self.step} | spark {stages}" if stages else self.step)
+
+    def __enter__(self) -> "_AuditProgress":
+        if self._thread is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        self.line.done()
 
 
 def _parse_checks(text: str) -> frozenset[str]:
@@ -133,6 +187,7 @@ def print_summary(report: AuditReport, out: Path) -> None:
 @click.option("--realtime", is_flag=True,
               help="Kafka cycles: add Elle's realtime edges (a completed before b was invoked; Jepsen's "
                    "default for :strict-serializable), to report G0-realtime and G1c-realtime")
+@json_flag("audit")
 def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master: str | None, out: str,
           budget: float | None, checks: str, no_spark: bool, engine: str, store_kafka_rows: bool,
           nil_reads: str, ww_deps: bool, rw_deps: bool, process_order: bool, realtime: bool) -> None:
@@ -162,7 +217,8 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
                         engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads,
                         ww_deps=ww_deps, rw_deps=rw_deps, process_order=process_order, realtime=realtime)
     try:
-        report = run(opts)
+        with _AuditProgress(spark=not no_spark) as progress:
+            report = run(opts, progress)
     except FileNotFoundError as exc:  # discover() raises it with the path; the OS with (errno, text, path)
         where = exc.filename if exc.filename is not None else (exc.args[0] if exc.args else exc)
         click.echo(f"kraft audit: no such file or directory: {where}", err=True)
@@ -176,6 +232,7 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
     except SparkUnavailable as exc:
         click.echo(f"kraft audit: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+    set_document(report.document())
     print_summary(report, Path(out))
     if not report.results:
         click.echo("kraft audit: no histories found under the given paths: nothing was checked", err=True)

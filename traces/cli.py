@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.outcome import EXIT_ERROR, Verdict, header, plural
 from traces.check import Options, TraceResult, check_paths, expand_inputs
 
@@ -71,6 +72,7 @@ def write_doc(out: Path, totals: dict[str, Any], results: list[TraceResult]) -> 
                  {"v": 1, "kind": "conform", "totals": totals, "results": [r.as_dict() for r in results]})
     out.mkdir(parents=True, exist_ok=True)
     (out / "conform.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    set_document(doc)
     return verdict
 
 
@@ -151,6 +153,7 @@ def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
 @click.option("--witness", type=click.Choice(["exit", "invariant"]), default="exit", show_default=True,
               help="How a single-trace run detects acceptance: TLCSet exit at the last record, or a "
                    "witness invariant violated once the whole trace is consumed (slower on TLC 2.15).")
+@json_flag("conform")
 def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark: bool, master: str,
             glues: tuple[str, ...], timeout: float | None, keep_runs: str | None, no_diagnose: bool,
             heap: str, witness: str) -> None:
@@ -197,11 +200,11 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
     t0 = time.monotonic()
     total = len(paths)
     done = [0]
+    line = LiveLine()  # on a terminal, not under CI
 
     def progress(n: int) -> None:
         done[0] += n
-        if sys.stderr.isatty():
-            click.echo(f"\rchecked {done[0]}/{total} traces", err=True, nl=done[0] >= total)
+        line.update(f"checked {done[0]}/{total} traces", force=True)
 
     if spark:
         from traces.spark import check_with_spark
@@ -209,6 +212,7 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
         results = check_with_spark(paths, opts, master=master, out_dir=out, glue_targets=glues)
     else:
         results = check_paths(paths, opts, progress=progress)
+        line.done()
     totals = summarize(results, time.monotonic() - t0)
     totals["ignored_files"] = [{"path": str(p), "why": w} for p, w in ignored]
     verdict = write_doc(out, totals, results)

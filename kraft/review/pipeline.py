@@ -30,6 +30,7 @@ import attrs
 import click
 
 from kraft.cli import COMMANDS
+from kraft.cliutil import json_flag, set_document
 from kraft.outcome import HeaderError, Verdict, header, plural, read_header, worst_status
 
 from .page import write_report
@@ -215,6 +216,7 @@ def review_verdict(results: list[StageResult]) -> tuple[Verdict, str]:
 @click.option("--stage-timeout", default=1800.0, show_default=True, help="Seconds before a stage is stopped.")
 @click.option("--zoo-budget", default=360.0, show_default=True, type=click.FloatRange(min=1),
               help="Seconds for the bug zoo (kraft zoo --budget); cells it does not reach are inconclusive.")
+@json_flag("review")
 def review(out_dir: str, seeds: int, steps: int, protocols: tuple[str, ...], stage_timeout: float,
            zoo_budget: float) -> None:
     """Run the whole review pipeline and summarise what it found (the main job).
@@ -228,6 +230,7 @@ def review(out_dir: str, seeds: int, steps: int, protocols: tuple[str, ...], sta
                      {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                       "stages": [attrs.asdict(r) for r in results]})
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    set_document(summary)
     page = write_report(out)
     click.echo("\nSummary")
     width = max(len(r.name) for r in results)

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.core.invariants import InvariantViolation
 from kraft.outcome import EXIT_ERROR, Verdict, header, plural
 from kraft.sim.core import Faults, SimulationError, Simulator
@@ -156,6 +157,7 @@ def _print_summary(s: dict[str, Any]) -> None:
                    "restart, quiesce, final reads from offset 0) so the client history shows the "
                    "damage to `kraft audit`; every run then ends with that final phase "
                    "[default: stop at the violation]")
+@json_flag("simulate")
 def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: str | None, voters: int,
              out: Path, count: int | None, no_states: bool, after_violation: int | None) -> None:
     """Run the implementation in the seeded simulator; check invariants after every event."""
@@ -178,14 +180,20 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
     seeds = [seed] if count is None else list(range(seed, seed + count))
     violations = 0
     results = []
-    for s in seeds:
+    line = LiveLine()  # "run k/N" on a terminal (not under CI); the per-run summaries are on stdout
+    for k, s in enumerate(seeds, 1):
         run_dir = out if count is None else out / f"{protocol_name}-seed{s}"
+        if count is not None:
+            line.update(f"run {k}/{count} (seed {s}), {violations} with a violation so far", force=True)
         summary = run_once(protocol_name, s, steps, fault_set, variant, voters, run_dir, states=not no_states,
                            after_violation=after_violation)
         results.append(summary)
+        line.done()
         _print_summary(summary)
         violations += summary["verdict"] != "ok"
     verdict, sentence = overall_verdict(protocol_name, results, steps) if count is not None else run_verdict(results[0], protocol_name)
+    if count is None:  # the single run's document, as run_once wrote it
+        set_document(json.loads((out / "summary.json").read_text()))
     if count is not None:
         out.mkdir(parents=True, exist_ok=True)
         doc = header("simulate", verdict, sentence, {
@@ -193,6 +201,7 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
             "results": [{k: r[k] for k in ("seed", "verdict", "events", "committed_offset") if k in r}
                         for r in results]})
         (out / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
+        set_document(doc)
         click.echo(f"{len(results)} runs, {violations} with an invariant violation")
     click.echo(sentence)
     sys.exit(verdict.exit_code)
