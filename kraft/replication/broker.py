@@ -386,7 +386,25 @@ class Broker:
             self.image.replay(off, self.metadata[off])
         self.next_replay_at = now + self.config.metadata_replay_ms
         p = self.image.partition
-        if p is None or self.image.last_partition_offset < start or p.partitionEpoch < self.local_partition_epoch:
+        # A registration this broker already knows is not applied again: the same partition and
+        # leader epoch, learnt first from the AlterPartition answer.  This is a deliberate
+        # difference from Kafka.  In Kafka, ReplicaManager.applyLocalLeadersDelta calls makeLeader
+        # for every partition TopicDelta.localChanges lists, that is every partition whose epoch
+        # differs from the previous metadata image, even when Partition.handleAlterPartitionUpdate
+        # already set partitionEpoch.  Partition.makeLeader skips only an OLDER epoch; with an
+        # equal one, updateAssignmentAndIsr sets partitionState = CommittedPartitionState(isr) and
+        # drops a PendingExpandIsr whose AlterPartition is still in flight.  The controller may
+        # still apply that expansion.  Meanwhile the HW (maybeIncrementLeaderHW over maximalIsr)
+        # no longer waits for the new member and can pass its LEO.  The new member then joins the
+        # ISR without records below the HW (StrongIsr, seed 55 of --faults all).  Kafka's limit of
+        # one AlterPartition per partition (AlterPartitionManager.submit fails with
+        # OPERATION_NOT_ATTEMPTED) does not close this: it blocks only a second request, not the
+        # HW.  Keeping the pending change closes it, and it is what the model-checked spec does
+        # (ReplayEqualEpoch = FALSE in spec/PartitionReplication.tla, ReplayMetadata).
+        known = p is not None and p.partitionEpoch == self.local_partition_epoch \
+            and p.leaderEpoch == self.local_leader_epoch
+        if p is None or self.image.last_partition_offset < start or p.partitionEpoch < self.local_partition_epoch \
+                or known:
             return True
         new_epoch = p.leaderEpoch > self.local_leader_epoch
         if p.leader == self.id:

@@ -194,3 +194,70 @@ def test_a_restarting_broker_applies_no_metadata_before_its_registration() -> No
         raise AssertionError("broker 1 never caught up and was unfenced")
     assert saw_hold_while_running      # it started (registration committed) before it caught up
     broker_images_committed(p)
+
+
+# ---------------------------------------------------------------------------------------------
+# StrongIsr: a replayed partition epoch the leader already knows must not drop its pending change
+# (kraft/replication/broker.py, Broker._replay; spec ReplayMetadata with ReplayEqualEpoch = FALSE)
+
+
+def test_seed_55_all_faults_keeps_every_invariant() -> None:
+    """Seed 55 of ``kraft simulate --protocol replication --faults all --steps 2000`` broke
+    StrongIsr at event 1131 while the leader re-applied the partition epoch it had learnt from an
+    AlterPartition answer: the replay dropped its pending expansion of broker 2, which the
+    controller then committed after the HW had passed broker 2's log."""
+    sim = Simulator(ReplicationProtocol(3), 55, Faults.parse("all"))
+    sim.run(2000)                             # raises InvariantViolation on the first violation
+    assert sim.events == 2000
+
+
+def test_replaying_a_known_partition_epoch_keeps_the_pending_expansion() -> None:
+    """The race by hand, no faults, one AlterPartition in flight at a time (so Kafka's limit of
+    one request per partition would not prevent it).  Leader 1 learns partition epoch 1 (ISR
+    {1,2}) from the AlterPartition answer, proposes adding 3, then replays the epoch-1 record.
+    If that replay reset the pending expansion, the HW would move over {1,2} past broker 3's log
+    and the controller's later expansion would put 3 in the ISR without the records below the HW
+    (StrongIsr, checked by the Cluster after every step)."""
+    from kraft.replication.broker import Broker
+    from kraft.replication.cluster import Cluster
+    from kraft.replication.messages import AlterPartitionRequest, AlterPartitionResponse, FetchRequest, FetchResponse
+
+    c = Cluster(3)
+    leader = c.brokers[1]
+
+    def fetch_once(f: int) -> None:        # one fetch round trip; AlterPartition stays in flight
+        assert c.send_fetch(f)
+        c.deliver_next(FetchRequest, source=f)
+        c.deliver_next(FetchResponse, dest=f)
+
+    c.produce(1, acks=1)                      # offset 0
+    fetch_once(2)
+    fetch_once(2)
+    c.advance(700)                            # 3 lags past replica.lag.time.max.ms
+    c.take(1, Broker.shrink_isr, f=3)
+    c.settle_alter_partition()                # answer: partition epoch 1, ISR {1,2}
+    assert leader.local_partition_epoch == 1 and leader.image.partition.partitionEpoch == 0
+
+    fetch_once(3)                             # 3 gets offset 0
+    fetch_once(3)                             # 3 is in sync: the leader proposes {1,2,3}
+    assert leader.alter_partition_in_flight and leader.pending_isr == {1, 2, 3}
+    assert any(isinstance(m, AlterPartitionRequest) for m in c.pending)
+
+    assert c.replay(1) == [1]                 # the epoch-1 record the leader already knows
+    assert leader.image.partition.partitionEpoch == 1
+
+    c.advance(700)                            # 3 is no longer "caught up" for the HW
+    c.produce(1, acks=1)                      # offset 1, which 3 does not have
+    fetch_once(2)
+    fetch_once(2)
+    # the controller applies {1,2,3}; with the pending change dropped by the replay, this step
+    # raises InvariantViolation (StrongIsr: ISR member 3 log [0:1] lacks the leader's HW 2)
+    c.deliver_next(AlterPartitionRequest)
+    assert c.controller.partition.isr == {1, 2, 3}
+    assert leader.alter_partition_in_flight and leader.pending_isr == {1, 2, 3}
+    assert leader.high_watermark == 1         # it waited for 3, a member of the maximal ISR
+    c.deliver_next(AlterPartitionResponse)
+    assert leader.local_isr == {1, 2, 3} and not leader.alter_partition_in_flight
+    fetch_once(3)
+    fetch_once(3)
+    assert leader.high_watermark == 2
