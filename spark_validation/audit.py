@@ -66,6 +66,12 @@ class AuditOptions:
     rw_deps: bool = False  # Kafka cycles: rw (anti-dependency) edges, for G-single / G2-item
     process_order: bool = False  # Kafka cycles: Elle's process-order edges (G0-process, G1c-process)
     realtime: bool = False  # Kafka cycles: Elle's realtime edges (G0-realtime, G1c-realtime)
+    allow_unseen: bool = False  # acknowledged sends never polled are informational (Jepsen: invalid)
+
+    @property
+    def allowed_kinds(self) -> frozenset[str]:
+        """Anomaly kinds reported with ``evidence.allowed`` (not violations) under these options."""
+        return frozenset({"unseen"}) if self.allow_unseen else frozenset()
 
 
 @attrs.define
@@ -78,6 +84,7 @@ class AuditReport:
     ignored: list[str] = attrs.field(factory=list)  # files that are not histories, tables or traces
     kafka_engine: dict[str, Any] = attrs.field(factory=dict)  # which engine/path the Kafka check took
     summaries: list[tuple[str, str]] = attrs.field(factory=list)  # (path, command): kraft summary.json files
+    engine: str = "in-process"  # where the checks ran: "in-process" or the Spark master URL
 
     @property
     def violations(self) -> Counter:
@@ -133,6 +140,7 @@ class AuditReport:
             # not histories: summary.json files of kraft commands (kraft simulate writes one per run)
             "command_summaries": dict(sorted(Counter(c for _, c in self.summaries).items())),
             "ignored": self.ignored[:IGNORED_SAMPLE],
+            "engine": self.engine,
             "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
             **({"kafka_engine": self.kafka_engine} if self.kafka_engine else {}),
         }
@@ -162,7 +170,8 @@ def _lin_models() -> frozenset[str]:
 
 def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, structure: str | None,
                   kafka_anoms: list[dict] | None, kafka_seconds: float, lin: dict | None,
-                  checks: frozenset[str], kafka_empty: bool = False) -> dict:
+                  checks: frozenset[str], kafka_empty: bool = False,
+                  allowed_kinds: frozenset[str] = frozenset()) -> dict:
     res: dict[str, Any] = {"history": hid, "model": model, "valid": "unknown", "ops": n_ops, "seconds": 0.0,
                            "anomalies": [], "checks": []}
     if structure:
@@ -171,6 +180,9 @@ def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, stru
     verdicts: list[Any] = []
     if kafka_anoms is not None:
         res["checks"].append("kafka")
+        kafka_anoms = [{**a, "evidence": {**a["evidence"], "allowed": True}}
+                       if a["kind"] in allowed_kinds and isinstance(a.get("evidence"), dict) else a
+                       for a in kafka_anoms]
         res["anomalies"].extend({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]} for a in kafka_anoms)
         kv: Any = False if any(kafka_ref.is_violation(a) for a in kafka_anoms) else True
         if kv is True and kafka_empty:
@@ -342,7 +354,8 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
                    "info": _jsonable(r.info)}
             stage["lin"] += time.perf_counter() - t
         res = _build_result(hid, model, len(rows), has_kafka, structure, kafka_anoms, k_secs, lin, opts.checks,
-                            kafka_empty=not any(kafka_ref.has_data(r) for r in rows))
+                            kafka_empty=not any(kafka_ref.has_data(r) for r in rows),
+                            allowed_kinds=opts.allowed_kinds)
         results.append(res)
         anomalies.extend({"history": hid, **a} for a in res["anomalies"])
         if n % 1000 == 0:
@@ -542,7 +555,8 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         ka = kafka_by_h.get(hid, []) if hid in kafka_hist and "kafka" in opts.checks else None
         share = kafka_secs * r["n"] / kafka_ops if ka is not None else 0.0
         res = _build_result(hid, r["model"], r["n"], bool(r["kafka"]), structure.get(hid), ka, share,
-                            lin_by_h.get(hid), opts.checks, kafka_empty=not r["kafka_data"])
+                            lin_by_h.get(hid), opts.checks, kafka_empty=not r["kafka_data"],
+                            allowed_kinds=opts.allowed_kinds)
         results.append(res)
         anomalies.extend({"history": hid, **a} for a in res["anomalies"])
 
@@ -558,7 +572,8 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         anomalies.extend({"history": r["history"], **a} for r in mres for a in r["anomalies"])
         ops_total += sum(steps.values())
         progress(f"metadata: {len(steps)} traces ({stage['metadata']:.1f}s)")
-    return AuditReport(results, anomalies, malformed, stage, ops_total, kafka_engine=kafka_engine)
+    return AuditReport(results, anomalies, malformed, stage, ops_total, kafka_engine=kafka_engine,
+                       engine=f"spark {spark.sparkContext.master}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -112,6 +112,7 @@ def unknown_reason(r: dict) -> str:
 
 def print_summary(report: AuditReport, out: Path) -> None:
     s = report.summary()
+    click.echo(f"checked on       {s['engine']}")
     click.echo(f"histories        {s['histories']}")
     click.echo(f"ops              {s['ops']}")
     click.echo(f"valid            {s['valid']}" + (f" ({s['valid_with_lost_lines']} only for the ops read: "
@@ -134,7 +135,7 @@ def print_summary(report: AuditReport, out: Path) -> None:
     else:
         click.echo("violations       none")
     for k, n in s["informational"].items():
-        what = ("key(s) with acknowledged sends never polled" if k == "unseen"
+        what = ("key(s) with acknowledged sends never polled (--allow-unseen)" if k == "unseen"
                 else "cycle(s) Jepsen's Kafka checker allows (evidence.allowed)")
         click.echo(f"{k} (not a violation): {n} {what}")
     for m in report.malformed[:10]:
@@ -187,10 +188,14 @@ def print_summary(report: AuditReport, out: Path) -> None:
 @click.option("--realtime", is_flag=True,
               help="Kafka cycles: add Elle's realtime edges (a completed before b was invoked; Jepsen's "
                    "default for :strict-serializable), to report G0-realtime and G1c-realtime")
+@click.option("--allow-unseen", is_flag=True,
+              help="acknowledged sends no poll read do not make a history invalid (for histories that end "
+                   "without Jepsen's final polls); by default they do, as in jepsen.tests.kafka")
 @json_flag("audit")
 def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master: str | None, out: str,
           budget: float | None, checks: str, no_spark: bool, engine: str, store_kafka_rows: bool,
-          nil_reads: str, ww_deps: bool, rw_deps: bool, process_order: bool, realtime: bool) -> None:
+          nil_reads: str, ww_deps: bool, rw_deps: bool, process_order: bool, realtime: bool,
+          allow_unseen: bool) -> None:
     """Report every consistency violation provable from client histories.
 
     PATH is a history file (Jepsen EDN, NDJSON), a directory of them, a Parquet table written by
@@ -215,7 +220,8 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
     opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
                         out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark,
                         engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads,
-                        ww_deps=ww_deps, rw_deps=rw_deps, process_order=process_order, realtime=realtime)
+                        ww_deps=ww_deps, rw_deps=rw_deps, process_order=process_order, realtime=realtime,
+                        allow_unseen=allow_unseen)
     try:
         with _AuditProgress(spark=not no_spark) as progress:
             report = run(opts, progress)

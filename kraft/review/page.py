@@ -491,7 +491,7 @@ KIND_WORDS = {
     "nonmonotonic-poll": "a consumer's poll went back in offsets",
     "nonmonotonic-send": "a producer's sends went back in offsets",
     "precommitted-read": "an op read a value it sent itself before commit",
-    "unseen": "acknowledged sends no poll has read yet (informational)",
+    "unseen": "acknowledged sends that no poll ever read (Jepsen's :unseen; informational only under --allow-unseen)",
     "metadata-divergence": "two nodes hold different metadata records at one offset",
 }
 _OP_KEYS = ("op", "ops", "writer", "reader", "index", "completion_index")

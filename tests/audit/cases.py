@@ -176,7 +176,7 @@ def _cases() -> dict[str, tuple[H, list[tuple[str, str, dict]]]]:
     h.txn(0, [["send", "x", 1], ["poll"]], [["send", "x", [0, 1]], ["poll", {"x": [[0, 1]]}]])
     c["precommitted-read"] = (h, [A("precommitted-read", "x", values=["1"], op=1)])
 
-    h = H()  # acknowledged but never polled: reported, not a violation
+    h = H()  # acknowledged but never polled: Jepsen's :unseen (a violation unless --allow-unseen)
     h.send(0, "x", 1, 0)
     c["unseen-only"] = (h, [A("unseen", "x", count=1, values=["1"])])
 

@@ -169,7 +169,9 @@ def test_ignored_files_are_counted_and_listed(tmp_path) -> None:
     d.mkdir()
     (d / "h.ndjson").write_text('{"v":1,"kind":"history","model":"kafka"}\n'
                                 '{"process":0,"type":"invoke","f":"send","key":1,"value":5}\n'
-                                '{"process":0,"type":"ok","f":"send","key":1,"value":[0,5]}\n')
+                                '{"process":0,"type":"ok","f":"send","key":1,"value":[0,5]}\n'
+                                '{"process":1,"type":"invoke","f":"poll","key":1,"value":null}\n'
+                                '{"process":1,"type":"ok","f":"poll","key":1,"value":[[0,5]]}\n')
     (d / "h.ndjson.model").write_text("kafka\n")
     (d / "README.txt").write_text("notes\n")
     (d / "sub").mkdir()

@@ -95,7 +95,7 @@ def test_audit_on_standalone_cluster(tmp_path) -> None:
             env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable),
             capture_output=True, text=True, timeout=600)
         assert run.returncode == 1, run.stdout + run.stderr[-3000:]
-        assert f"spark://127.0.0.1:{port}" in run.stderr
+        assert json.loads((out / "summary.json").read_text())["engine"] == f"spark spark://127.0.0.1:{port}"
         results = {Path(r["history"]).stem: r for r in json.loads((out / "results.json").read_text())}
         assert {k: r["valid"] for k, r in results.items()} == {
             "valid": True, "lost-write": False, "G1a": False, "poll-skip": False}

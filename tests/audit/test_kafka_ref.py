@@ -49,8 +49,12 @@ def test_invocations_carry_no_micro_ops() -> None:
     assert micro_ops(inv) == []
 
 
-def test_unseen_is_not_a_violation() -> None:
-    assert "unseen" not in kafka_ref.VIOLATIONS and "unseen" in kafka_ref.INFORMATIONAL
+def test_unseen_is_a_violation_as_in_jepsen() -> None:
+    # jepsen.tests.kafka/analysis: (seq (:unseen last-unseen)) -> :unseen in :errors -> valid? false
+    assert "unseen" in kafka_ref.VIOLATIONS and "unseen" not in kafka_ref.INFORMATIONAL
+    unseen = {"kind": "unseen", "key": "x", "evidence": {"count": 1, "values": ["1"]}}
+    assert kafka_ref.is_violation(unseen)
+    assert not kafka_ref.is_violation({**unseen, "evidence": {**unseen["evidence"], "allowed": True}})
 
 
 def test_breaking_a_valid_history_is_caught() -> None:

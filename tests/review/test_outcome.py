@@ -57,11 +57,13 @@ def test_audit_summary_json_has_the_header(tmp_path: Path) -> None:
     h = tmp_path / "h.ndjson"
     h.write_text('{"v":1,"kind":"history","model":"kafka"}\n'
                  '{"process":0,"type":"invoke","f":"send","key":1,"value":5}\n'
-                 '{"process":0,"type":"ok","f":"send","key":1,"value":[0,5]}\n')
+                 '{"process":0,"type":"ok","f":"send","key":1,"value":[0,5]}\n'
+                 '{"process":1,"type":"invoke","f":"poll","key":1,"value":null}\n'
+                 '{"process":1,"type":"ok","f":"poll","key":1,"value":[[0,5]]}\n')
     res = CliRunner().invoke(audit, [str(h), "--no-spark", "--out", str(tmp_path / "o")])
     doc = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert res.exit_code == 0, res.output
-    assert read_header(doc)[:2] == ("audit", Verdict.CLEAN) and doc["summary"] == "1 history, valid (2 ops)"
+    assert read_header(doc)[:2] == ("audit", Verdict.CLEAN) and doc["summary"] == "1 history, valid (4 ops)"
     assert doc["histories"] == 1 and doc["summary"] in res.output
     # nothing to audit: inconclusive, never 0
     empty = tmp_path / "empty"
