@@ -74,10 +74,12 @@ def _first_run_where_the_bug_acts(tmp_path, variant, seeds, steps):
     pytest.fail(f"{variant}: the bug never acted in seeds {list(seeds)} ({steps} events)")
 
 
-# variant, seeds tried, events: runs in which the simulator reached the bug on 2026-11-24 (seed 0-11,
+# variant, seeds tried, events: runs in which the simulator reached the bug (LastReplicaStanding re-measured
+# 2026-11-26: seeds 2, 4, 6, 7, 8, 11 of 0-11 at 600 events, none at 300; seed 7 reaches it after
+# a replay of a committed metadata prefix, which the spec cannot take yet; others 2026-11-24, seed 0-11,
 # 600 events: docs/contracts.md, "Replication conformance", lists how many seeds reach each variant)
 @pytest.mark.parametrize("variant,seeds,steps", [
-    ("LastReplicaStanding", (6, 2, 3), 200),
+    ("LastReplicaStanding", (6, 2, 8), 500),
     pytest.param("StaleAlterPartitionRejoin", (0, 3, 2), 250, marks=pytest.mark.slow),
     pytest.param("TruncateToHighWatermark", (2, 7, 4), 250, marks=pytest.mark.slow),
     pytest.param("HwAdvanceUnderMinIsr", (3, 2, 7), 250, marks=pytest.mark.slow),
