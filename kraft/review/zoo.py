@@ -7,7 +7,7 @@ variant, the control row) the zoo runs:
   hypothesis  the Hypothesis machine on the    a pytest subprocess over the protocol's stateful test
               implementation variant           file with kraft/review/zoo_pytest.py (example steps)
   conform     the variant's simulated traces   ``kraft simulate --variant V`` then ``kraft conform``
-              against the CORRECT spec         (the first rejected trace line)
+              against the CORRECT spec         per protocol (the first rejected trace line)
   audit       the variant's client histories   one ``kraft audit`` over every variant's histories
                                                (the smallest invalid history's ops)
 
@@ -482,9 +482,12 @@ class Zoo:
 
     # -- the implementation
     def chain(self) -> None:
+        """Simulate, then the one audit (seconds), then one conformance run per protocol (the
+        costly part: a budget that runs out keeps the protocols already decided)."""
         sims = self.simulate_all()
-        self.conform_all(sims)
         self.audit_all(sims)
+        for p in self.protocols:
+            self.conform_all(sims, [p])
 
     def _sim_dir(self, p: Protocol, variant: str | None) -> Path:
         return self.out / "sim" / p.name / (variant or "control")
@@ -520,10 +523,10 @@ class Zoo:
                         self.set(p.name, name, cell)
         return sims
 
-    def conform_all(self, sims: dict[tuple[str, str | None], Path]) -> None:
-        """One ``kraft conform`` over every protocol's simulated traces that has conformance glue."""
+    def conform_all(self, sims: dict[tuple[str, str | None], Path], protocols: list[Protocol]) -> None:
+        """One ``kraft conform`` over the simulated traces of ``protocols`` that have conformance glue."""
         todo: dict[tuple[str, str | None], Path] = {}
-        for p in self.protocols:
+        for p in protocols:
             glue_missing = _glue_missing(p.name)
             for v in (None, *p.variants):
                 key = (p.name, v.name if v else None)
@@ -537,7 +540,7 @@ class Zoo:
             for key in todo:
                 self.set(*key, _budget_cell("conform"))
             return
-        d = self.out / "conform"
+        d = self.out / "conform" / "-".join(p.name for p in protocols)
         (d / "conform.json").unlink(missing_ok=True)
         argv = [*_launcher(), "conform", *(str(x) for x in todo.values()), "--out", str(d), "--no-diagnose"]
         code, secs = run_process(argv, d / "conform.log", self.budget)
