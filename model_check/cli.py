@@ -277,7 +277,7 @@ def check(
                 if p is not None:
                     rate = f", {p.states / p.seconds:,.0f} states/s" if p.seconds > 0 else ""
                     text += (f", {p.states:,} states, {p.distinct:,} distinct, {p.queue:,} queued{rate}"
-                             " (TLC reports once a minute)")
+                             " (TLC reports each minute)")
                 if status is not None:
                     status.update(text)
 
