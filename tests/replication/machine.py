@@ -26,7 +26,6 @@ from hypothesis.internal.conjecture import engine
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
 
 from kraft.core.invariants import InvariantViolation
-
 from kraft.replication.config import ReplicationConfig
 from kraft.replication.messages import CONTROLLER
 from kraft.replication.protocol import PROTOCOL
@@ -47,14 +46,17 @@ DEFAULT_WEIGHTS = {"fetch": 4, "produce_to_leader": 2, "complete": 2, "replay": 
 # search switched off (the search still has to find the order and the brokers by itself).
 _QUIET = {"time": 0, "shutdown": 0, "drop": 0, "complete": 0, "produce": 0}
 VARIANT_WEIGHTS: dict[str, dict[str, int]] = {
-    # a follower outside the ISR rejoins a new leader whose HW lags its epoch start
-    "IsrJoinBeforeEpochStart": {**_QUIET, "fetch_answer_delayed": 3, "fence_and_replay": 2, "unfence_and_replay": 2,
-                                "crash": 0, "restart": 0, "send_fetch": 0, "deliver": 0, "fence": 0,
-                                "unfence": 0, "replay": 0, "replay_all": 0},
+    # a follower that was down rejoins a new leader whose HW lags its epoch start (the scenario
+    # needs about eight steps in order; 1839 examples at 40 steps when measured)
+    "IsrJoinBeforeEpochStart": {**_QUIET, "send_fetch": 0, "deliver": 0, "fence": 0, "unfence": 0, "replay": 0,
+                                "replay_all": 0, "fetch": 3, "produce_to_leader": 1, "fetch_answer_delayed": 2,
+                                "fence_and_replay": 2, "unfence_and_replay": 2, "crash": 2, "restart": 2},
     # a fetch of a broker's previous incarnation arrives after it restarted with a shorter log
+    # (545 examples when measured; a whole fetch or a delivery would use the request up first)
     "StaleAlterPartitionRejoin": {**_QUIET, "send_fetch": 3, "crash": 2, "restart": 2, "unfence_and_replay": 2,
                                   "fence": 0, "fence_and_replay": 0, "fetch_answer_delayed": 0,
-                                  "produce_to_leader": 1},
+                                  "produce_to_leader": 1, "fetch": 1, "deliver": 0, "replay": 1, "replay_all": 0,
+                                  "unfence": 0},
 }
 
 
@@ -70,7 +72,6 @@ def make_machine(config: ReplicationConfig | None = None, brokers: int = 3, *, s
     variants = [n for n in PROTOCOL.variant_names if getattr(cfg, n)]
     start = " ".join([f"brokers {brokers}", *variants]
                      + ([f"min-isr={cfg.min_insync_replicas}"] if cfg.min_insync_replicas != 2 else []))
-    broker_ids = st.integers(min_value=1, max_value=brokers)
 
     class ReplicationMachine(RuleBasedStateMachine):
         on_failure: Any = None   # called when a run breaks an invariant (search() times the first)
