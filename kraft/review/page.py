@@ -207,10 +207,18 @@ pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:24em;white-space:pre
 
 def build_page(found: Found) -> str:
     by: dict[str, list[Doc]] = defaultdict(list)
+    # the documents a zoo wrote under its own directory (its TLC runs, simulations, conformance
+    # and audit) are the zoo's evidence: shown after the zoo's matrix, not as checks of their own
+    zoo_dirs = [d.path.parent for d in found.docs if d.command == "zoo"]
+    evidence: dict[str, list[Doc]] = defaultdict(list)
     # a multi-seed simulation writes a summary per seed beside the combined one: keep the combined
     sims = {d.path.parent for d in found.docs if d.command == "simulate"}
     for d in found.docs:
-        if not (d.command == "simulate" and d.path.parent.parent in sims):
+        if d.command == "simulate" and d.path.parent.parent in sims:
+            continue
+        if d.command != "zoo" and any(z in d.path.parents for z in zoo_dirs):
+            evidence[d.command].append(d)
+        else:
             by[d.command].append(d)
     reviews = by.pop("review", [])
     rows = _summary_rows(by, reviews, found)
@@ -234,6 +242,7 @@ def build_page(found: Found) -> str:
         parts.append(_review(r))
     if by.get("zoo"):
         parts.append(_zoo(by.pop("zoo")))
+        parts.append(_zoo_evidence(evidence, found.root))
     if by.get("check"):
         parts.append(_checks(by.pop("check"), found.root))
     if by.get("simulate"):
@@ -311,7 +320,7 @@ def _review(doc: Doc) -> str:
             + "".join(rows) + "</table>")
 
 
-def _checks(docs: list[Doc], root: Path) -> str:
+def _checks(docs: list[Doc], root: Path, title: str = "Model checking", anchor: str = "model-checking") -> str:
     runs = [(d, r) for d in docs for r in _seq(d.data.get("runs")) if isinstance(r, dict)]
     head = "<tr><th>spec</th><th>size</th><th>variant</th><th>states</th><th>distinct</th><th>depth</th><th>time</th><th>verdict</th><th></th></tr>"
     rows = []
@@ -322,7 +331,7 @@ def _checks(docs: list[Doc], root: Path) -> str:
                                      "error_location", "exit_code", "command") if r.get(k) not in (None, "", [])}
         raw["written to"] = str(d.path)
         cex = r.get("counterexample") if isinstance(r.get("counterexample"), list) else []
-        link = f"<a href='#cex-{i}'>{len(cex)} steps</a>" if cex else ""
+        link = f"<a href='#{anchor}-cex-{i}'>{len(cex)} steps</a>" if cex else ""
         rows.append(f"<tr><td>{e(r.get('spec', '?'))}</td><td>{e(r.get('size', ''))}</td><td>{e(r.get('variant') or '')}</td>"
                     f"<td class='n'>{_num(r.get('states'))}</td>"
                     f"<td class='n'>{'-' if r.get('mode') == 'simulate' else _num(r.get('distinct'))}</td>"
@@ -342,10 +351,10 @@ def _checks(docs: list[Doc], root: Path) -> str:
             doc_line = msc.invariant_doc(r.get("violated"))
             opened = " open" if len(diagrams) < DIAGRAMS_OPEN else ""
             diagrams.append(
-                f"<details class='cex' id='cex-{i}'{opened}><summary><b>{e(label)}</b>: {e(what)} violated after "
+                f"<details class='cex' id='{anchor}-cex-{i}'{opened}><summary><b>{e(label)}</b>: {e(what)} violated after "
                 f"{plural(max(0, len(steps) - 1), 'step')}" + (f" \u2014 {e(doc_line)}" if doc_line else "")
                 + f"</summary><div class='scroll'>{svg}</div></details>")
-    out = ["<h2 id='model-checking'>Model checking</h2>"]
+    out = [f"<h2 id='{anchor}'>{e(title)}</h2>"]
     lines = [f"<p>{_badge(d.verdict.value)} {e(d.summary)}</p>" for d in docs]
     out += lines if len(lines) <= 3 else [f"<details><summary>{len(lines)} check documents</summary>{''.join(lines)}</details>"]
     out.append(f"<table>{head}{''.join(rows)}</table>")
@@ -398,6 +407,20 @@ def _zoo(docs: list[Doc]) -> str:
     return "".join(out)
 
 
+def _zoo_evidence(evidence: dict[str, list[Doc]], root: Path) -> str:
+    """What the zoo's cells rest on: each variant's TLC counterexample, its traces' rejections and
+    its histories' anomalies (the zoo's simulations are summarised by the matrix itself)."""
+    out = []
+    if evidence.get("check"):
+        out.append(_checks(evidence["check"], root, "Bug zoo: TLC on each variant", "zoo-tlc"))
+    if evidence.get("conform"):
+        out.append(_conform(evidence["conform"], root, "Bug zoo: each variant's traces against the correct spec",
+                            "zoo-conform"))
+    if evidence.get("audit"):
+        out.append(_audit(evidence["audit"], root, "Bug zoo: each variant's client histories", "zoo-audit"))
+    return "".join(out)
+
+
 def _simulate(docs: list[Doc]) -> str:
     out = ["<h2 id='simulation'>Simulation</h2>"]
     for d in docs:
@@ -428,8 +451,8 @@ def _trace_line(path: Path | None, line: Any) -> str | None:
     return None
 
 
-def _conform(docs: list[Doc], root: Path) -> str:
-    out = ["<h2 id='conformance'>Conformance</h2>"]
+def _conform(docs: list[Doc], root: Path, title: str = "Conformance", anchor: str = "conformance") -> str:
+    out = [f"<h2 id='{anchor}'>{e(title)}</h2>"]
     for d in docs:
         out.append(f"<p>{_badge(d.verdict.value)} {e(d.summary)}</p>")
         res = [r for r in _seq(d.data.get("results")) if isinstance(r, dict)]
@@ -536,8 +559,8 @@ def _evidence_words(a: dict[str, Any]) -> str:
     return head + f" <span class='muted'>{e(fields[:800])}</span>"
 
 
-def _audit(docs: list[Doc], root: Path) -> str:
-    out = ["<h2 id='audit'>Audit</h2>"]
+def _audit(docs: list[Doc], root: Path, title: str = "Audit", anchor: str = "audit") -> str:
+    out = [f"<h2 id='{anchor}'>{e(title)}</h2>"]
     drawn = 0
     for d in docs:
         out.append(f"<p>{_badge(d.verdict.value)} {e(d.summary)}</p>")

@@ -275,3 +275,29 @@ def test_zoo_matrix_is_coloured_per_cell(tmp_path: Path):
     assert html.count("background:#dafbe1") == 2 and html.count("background:#ffebe9") == 1
     assert "29 steps" in html and "a client history cannot see a vote" in html and "(control)" in html
     assert "Bug zoo</span>1 variant, all caught; control fired" in html
+
+
+def test_a_zoos_own_runs_are_its_evidence_not_checks_of_their_own(real_results: Path, tmp_path: Path):
+    """A review's zoo writes TLC runs, simulations, conformance and audit documents under its own
+    directory: the summary and the check sections show the review's stages only, and the zoo's
+    documents follow its matrix as the evidence of its cells (counterexample, rejections, timelines)."""
+    d = tmp_path / "r"
+    zoo = d / "zoo"
+    shutil.copytree(real_results, zoo)
+    sim = zoo / "sim" / "groups" / "EagerNoRevokeBeforeJoin"
+    sim.mkdir(parents=True)
+    (sim / "summary.json").write_text(json.dumps(header(
+        "simulate", Verdict.VIOLATION, "1 of 1 run of groups (800 steps each) violated an invariant", {})))
+    (zoo / "zoo.json").write_text(json.dumps(header("zoo", Verdict.CLEAN, "1 variant, all caught", {
+        "checks": [{"id": "tlc", "title": "TLC"}], "rows": []})))
+    res = report(d)
+    assert res.exit_code == 0, res.output
+    html = (d / "report.html").read_text()
+    summary = html[html.index("<ul class='summary'>"):html.index("</ul>")]
+    assert "Bug zoo" in summary and "Simulation" not in summary and "Audit" not in summary
+    assert "violated an invariant" not in html  # the zoo's simulations are its matrix
+    assert html.index("id='zoo'") < html.index("id='zoo-tlc'") < html.index("id='zoo-conform'") \
+        < html.index("id='zoo-audit'")
+    assert "id='model-checking'" not in html and "id='audit'" not in html
+    assert html.count("class='msc'") == 1 and html.count("class='timeline'") == 2
+    assert "href='#zoo-tlc-cex-0'" in html and "id='zoo-tlc-cex-0'" in html
