@@ -179,7 +179,7 @@ def collect(root: Path) -> Found:
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,sans-serif;margin:0;color:#1f2328;background:#fff}
-main{max-width:1280px;margin:0 auto;padding:0 24px 48px}
+main{max-width:1280px;margin:0 auto;padding:0 24px 48px;box-sizing:border-box}
 h1{font-size:24px;margin:20px 0 6px}h2{font-size:20px;margin:32px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
 h3{font-size:16px;margin:18px 0 6px}
 .banner{padding:14px 24px;color:#fff;font-size:18px}.banner b{font-size:22px;margin-right:12px;text-transform:uppercase}
@@ -187,7 +187,7 @@ h3{font-size:16px;margin:18px 0 6px}
 .banner.inconclusive{background:#8250df}
 .summary{list-style:none;padding:0;margin:10px 0}.summary li{padding:3px 0}
 .summary .k{display:inline-block;min-width:150px;font-weight:600}
-table{border-collapse:collapse;margin:6px 0;font-size:14px}
+table{border-collapse:collapse;margin:6px 0;font-size:14px;display:block;overflow-x:auto;max-width:100%}
 td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
 td.nw{white-space:nowrap}.badge{color:#fff;border-radius:10px;padding:1px 8px;font-size:12px;font-weight:600;white-space:nowrap}

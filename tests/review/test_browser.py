@@ -38,7 +38,8 @@ var el=els[0],b=el.getBoundingClientRect(),cs=getComputedStyle(el);return {n:els
 display:cs.display,visibility:cs.visibility,top:b.top,
 shown:el.checkVisibility({contentVisibilityAuto:true,opacityProperty:true,visibilityProperty:true})}}
 var r={msc:vis('svg.msc'),timeline:vis('svg.timeline'),errors:window.__errors,pwned:window.__pwned||0,
-ms:performance.now(),title:document.title};var pre=document.createElement('pre');pre.id='kraft-probe';
+ms:performance.now(),title:document.title,pageW:document.documentElement.scrollWidth,
+viewW:document.documentElement.clientWidth};var pre=document.createElement('pre');pre.id='kraft-probe';
 pre.textContent=JSON.stringify(r);document.body.appendChild(pre);});</script>"""
 
 
@@ -107,6 +108,8 @@ def open_page(chromium: str, html_path: Path, shots: Path, name: str) -> dict:
                    capture_output=True, timeout=180)
     assert shot.exists() and shot.stat().st_size > 10_000, f"no screenshot written to {shot}"
     print(f"screenshot: {shot}")
+    # wide tables and diagrams scroll inside their own box; the page itself never scrolls sideways
+    assert probe["pageW"] <= probe["viewW"], f"{name}: the page scrolls sideways ({probe['pageW']} > {probe['viewW']} px)"
     return probe
 
 
