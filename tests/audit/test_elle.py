@@ -1,14 +1,18 @@
-"""Elle-style cycles (spark_validation/elle.py): labelled micro-histories for each cycle kind,
-written from Elle's definitions (elle.txn cycle-anomaly-specs) and Jepsen's edge rules
-(jepsen.tests.kafka ww-graph / wr-graph), the allowed-error-types of Jepsen's checker, the
-component search, and a 1M-op chain (slow)."""
+"""Elle-style cycles (spark_validation/elle.py): labelled micro-histories for each cycle kind and
+edge rule, written from Elle's definitions (elle.txn cycle-anomaly-specs, cycle-explainer,
+elle.consistency-model implied-anomalies) and Jepsen's edge rules (jepsen.tests.kafka ww-graph /
+wr-graph, elle.core process-graph / realtime-graph), the allowed-error-types of Jepsen's
+checker, the kernel's edges and cycles against the reference (Hypothesis), and a 1M-op chain (slow)."""
 
 from __future__ import annotations
 
 import pytest
 
 from spark_validation import elle
-from spark_validation.elle import CycleOptions, check_rows_ref, edges_ref, strongly_connected
+from hypothesis import given, settings
+
+from spark_validation.elle import CycleOptions, check_rows, check_rows_ref, edges_ref, edges_rows, strongly_connected
+from tests.audit.strategies import kafka_corpus
 from tests.audit.cases import H
 
 
@@ -63,10 +67,11 @@ def g_single() -> H:
     return h
 
 
-def test_g_single_with_rw_deps() -> None:
+def test_g_single_item_with_rw_deps() -> None:
+    # Elle names a cycle with one rw edge and no predicate G-single-item (elle.txn/cycle-explainer)
     assert _kinds(check_rows_ref(g_single().rows("h"), CycleOptions())) == []
     anoms = check_rows_ref(g_single().rows("h"), CycleOptions(rw_deps=True))
-    assert _kinds(anoms) == ["G-single"], anoms
+    assert _kinds(anoms) == ["G-single-item"], anoms
     steps = anoms[0]["evidence"]["steps"]
     assert sorted(s["kind"] for s in steps) == ["rw", "wr"]
     rw = next(s for s in steps if s["kind"] == "rw")
@@ -87,6 +92,88 @@ def test_g2_item_two_anti_dependencies() -> None:
     anoms = check_rows_ref(g2_item().rows("h"), CycleOptions(rw_deps=True))
     assert _kinds(anoms) == ["G2-item"], anoms
     assert [s["kind"] for s in anoms[0]["evidence"]["steps"]] == ["rw", "rw"]
+
+
+def g_nonadjacent() -> H:
+    h = H()
+    h.txn(5, [["send", "x", 10], ["send", "y", 20]], [["send", "x", [0, 10]], ["send", "y", [0, 20]]], f="send")
+    # T1 polls x up to 10 (T2 sends 11 next) and w=40 (T4's); T3 polls z=30 (T2's) and y up to 20
+    # (T4 sends 21 next): T1 -rw-> T2 -wr-> T3 -rw-> T4 -wr-> T1, no two rw edges adjacent
+    h.txn(1, [["poll"]], [["poll", {"x": [[0, 10]], "w": [[0, 40]]}]], f="poll")
+    h.txn(2, [["send", "x", 11], ["send", "z", 30]], [["send", "x", [1, 11]], ["send", "z", [0, 30]]], f="send")
+    h.txn(3, [["poll"]], [["poll", {"z": [[0, 30]], "y": [[0, 20]]}]], f="poll")
+    h.txn(4, [["send", "y", 21], ["send", "w", 40]], [["send", "y", [1, 21]], ["send", "w", [0, 40]]], f="send")
+    return h
+
+
+def test_g_nonadjacent_item() -> None:
+    # elle.txn/cycle-explainer: two or more rw edges, none adjacent, is G-nonadjacent-item (not G2-item)
+    anoms = check_rows_ref(g_nonadjacent().rows("h"), CycleOptions(rw_deps=True))
+    assert _kinds(anoms) == ["G-nonadjacent-item"], anoms
+    ev = anoms[0]["evidence"]
+    assert [s["kind"] for s in ev["steps"]] == ["rw", "wr", "rw", "wr"] and ev["cycle"] == [3, 5, 7, 9, 3]
+    assert ev["explanation"].endswith("two or more anti-dependencies, none adjacent (G-nonadjacent-item)")
+
+
+def test_g_single_item_implies_g2_item_in_one_component() -> None:
+    # elle.consistency-model/implied-anomalies: G-single-item -> G-nonadjacent-item -> G2-item, so once a
+    # component has a G-single-item, Elle does not look for a G2-item in it
+    h = g2_item()
+    h.ops[-3]["value"] = [["poll", {"x": [[0, 0]], "z": [[0, 5]]}], ["send", "y", [1, 1]]]  # T1 also polls T2's z
+    h.ops[-1]["value"] = [["poll", {"y": [[0, 0]]}], ["send", "x", [1, 1]], ["send", "z", [0, 5]]]
+    anoms = check_rows_ref(h.rows("h"), CycleOptions(rw_deps=True))
+    assert _kinds(anoms) == ["G-single-item"], anoms
+
+
+def test_g0_implies_g1c_in_one_component() -> None:
+    # G0 -> G1c (Adya): a component with a write cycle is not searched for G1c
+    h = g0()
+    h.ops[1]["value"] = [["send", "x", [0, 1]], ["send", "y", [1, 2]], ["poll", {"z": [[0, 9]]}]]
+    h.ops[1]["f"] = "txn"
+    h.ops[3]["value"] = [["send", "x", [1, 3]], ["send", "y", [0, 4]], ["send", "z", [0, 9]]]
+    # with ww edges the component holds a G0 (T1 -ww-> T2 -ww-> T1) and a G1c (T1 -ww-> T2 -wr-> T1)
+    assert _kinds(check_rows_ref(h.rows("h"), CycleOptions())) == []
+    assert _kinds(check_rows_ref(h.rows("h"), CycleOptions(ww_deps=True))) == ["G0"]
+
+
+def stale_read() -> H:
+    h = H()
+    h.send(0, "x", 0, 0)
+    h.send(1, "x", 1, 1)  # W completes ...
+    h.poll(2, "x", [(0, 0)])  # ... before P is invoked, and P does not see it
+    return h
+
+
+def test_g_single_item_realtime_stale_read() -> None:
+    # W -realtime-> P -rw-> W: a read that missed an earlier completed write (strict serializability)
+    assert check_rows_ref(stale_read().rows("h"), CycleOptions(rw_deps=True)) == []
+    (a,) = check_rows_ref(stale_read().rows("h"), CycleOptions(rw_deps=True, realtime=True))
+    assert a["kind"] == "G-single-item-realtime" and not elle.is_allowed(a)
+    assert [s["kind"] for s in a["evidence"]["steps"]] == ["rw", "realtime"]
+
+
+def test_process_graph_takes_every_ok_op() -> None:
+    # elle.core/process-graph links each process's ok ops, an empty poll too
+    h = H()
+    h.send(0, "x", 1, 0)
+    h.txn(0, [["poll"]], [["poll", {}]], f="poll")
+    h.send(0, "y", 2, 0)
+    opts = CycleOptions(process=True)
+    proc = sorted((e[1], e[3]) for e in edges_ref(h.rows("h"), opts) if e[5] == "process")
+    assert proc == [(1, 3), (3, 5)]
+    assert edges_rows(h.rows("h"), opts) == edges_ref(h.rows("h"), opts)
+
+
+def test_ww_edge_follows_previous_value() -> None:
+    # jepsen.tests.kafka/ww-graph: a written v2 at its last index j (by-value) follows the value at
+    # j - 1; an earlier occurrence of v2 gets no edge: x@0 (T1), a@1 (T2), b@2 (T3), a@3 (T4)
+    h = H()
+    for p, (v, o) in enumerate([("x", 0), ("a", 1), ("b", 2), ("a", 3)]):
+        h.send(p, "k", v, o)
+    opts = CycleOptions(ww_deps=True)
+    ww = sorted((e[1], e[3], e[7], e[8]) for e in edges_ref(h.rows("h"), opts) if e[5] == "ww")
+    assert ww == [(5, 7, "b", "a"), (7, 5, "a", "b")]  # not x -> a: a's index is 3
+    assert edges_rows(h.rows("h"), opts) == edges_ref(h.rows("h"), opts)
 
 
 def g1c_process() -> H:
@@ -117,8 +204,8 @@ def test_g1c_realtime_needs_realtime_order() -> None:
     assert check_rows_ref(g1c_realtime().rows("h"), CycleOptions()) == []
     (a,) = check_rows_ref(g1c_realtime().rows("h"), CycleOptions(realtime=True))
     assert a["kind"] == "G1c-realtime" and not elle.is_allowed(a)
-    assert [s["kind"] for s in a["evidence"]["steps"]] == ["realtime", "wr"]
-    assert a["evidence"]["steps"][0]["text"] == "op 1 (process 0) completed before op 3 (process 1) was invoked (real time)"
+    assert [s["kind"] for s in a["evidence"]["steps"]] == ["wr", "realtime"]
+    assert a["evidence"]["steps"][1]["text"] == "op 1 (process 0) completed before op 3 (process 1) was invoked (real time)"
 
 
 def test_realtime_graph_is_a_transitive_reduction() -> None:
@@ -158,6 +245,26 @@ def test_shortest_cycle_is_reported() -> None:
 def test_components() -> None:
     adj = [[1], [2], [0, 3], [4], [3], []]
     assert sorted(sorted(c) for c in strongly_connected(6, adj)) == [[0, 1, 2], [3, 4]]
+
+
+ALL_EDGES = CycleOptions(ww_deps=True, rw_deps=True, process=True, realtime=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(kafka_corpus(min_size=1, max_size=8))
+def test_kernel_edges_and_cycles_equal_reference(rows: list[dict]) -> None:
+    # the vectorised edges (elle.graph_of_table) are the reference's, and so are the cycles
+    for opts in (CycleOptions(), CycleOptions(realtime=True), ALL_EDGES):
+        assert edges_rows(rows, opts) == edges_ref(rows, opts), opts
+        assert check_rows(rows, opts) == check_rows_ref(rows, opts), opts
+
+
+def test_labelled_histories_kernel_equals_reference() -> None:
+    for make in (g1c, g0, g_single, g2_item, g_nonadjacent, g1c_process, g1c_realtime, stale_read):
+        rows = make().rows(make.__name__)
+        for opts in (CycleOptions(), CycleOptions(realtime=True), ALL_EDGES):
+            assert edges_rows(rows, opts) == edges_ref(rows, opts), (make.__name__, opts)
+            assert check_rows(rows, opts) == check_rows_ref(rows, opts), (make.__name__, opts)
 
 
 @pytest.mark.slow
