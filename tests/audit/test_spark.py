@@ -240,11 +240,9 @@ def test_stored_micro_ops_dataframe(spark, tmp_path) -> None:
 
 
 def _elle_df(spark, rows: list[dict]):
-    from spark_validation import kafka_spark
     from spark_validation.ingest_schema import OPS_SCHEMA
 
-    df = spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
-    return kafka_spark.micro_ops(df), df
+    return spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
 
 
 @pytest.mark.slow
@@ -253,12 +251,11 @@ def _elle_df(spark, rows: list[dict]):
 def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
     from spark_validation.elle import CycleOptions, edges_ref, edges_spark
 
-    m, ops = _elle_df(spark, rows)
-    m = m.cache()
+    ops = _elle_df(spark, rows).cache()
     for ww, rw in [(False, False), (True, False), (False, True), (True, True)]:
         opts = CycleOptions(ww, rw, process=rw, realtime=ww)
-        assert sorted(tuple(r) for r in edges_spark(m, opts, ops).collect()) == sorted(edges_ref(rows, opts)), (ww, rw)
-    m.unpersist()
+        assert sorted(tuple(r) for r in edges_spark(ops, opts).collect()) == sorted(edges_ref(rows, opts)), (ww, rw)
+    ops.unpersist()
 
 
 @settings(max_examples=1, deadline=None, derandomize=True)
@@ -266,28 +263,29 @@ def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
 def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
     from spark_validation.elle import CycleOptions, edges_ref, edges_spark
 
-    m, ops = _elle_df(spark, rows)
-    m = m.cache()
-    for ww, rw in [(True, True)]:  # every edge kind (wr edges do not depend on the flags)
-        opts = CycleOptions(ww, rw, process=True, realtime=True)
-        got = sorted(tuple(r) for r in edges_spark(m, opts, ops).collect())
-        assert got == sorted(edges_ref(rows, opts)), (ww, rw)
-    m.unpersist()
+    ops = _elle_df(spark, rows)
+    opts = CycleOptions(True, True, process=True, realtime=True)  # every edge kind
+    assert sorted(tuple(r) for r in edges_spark(ops, opts).collect()) == sorted(edges_ref(rows, opts))
 
 
 def test_elle_cycles_on_spark_equal_reference(spark) -> None:
+    from spark_validation import elle
     from spark_validation.elle import CycleOptions, check_rows_ref, check_spark
     from tests.audit import test_elle as T
 
     rows = [r for name, h in (("g1c", T.g1c()), ("g0", T.g0()), ("gs", T.g_single()), ("g2", T.g2_item()),
-                              ("g1cp", T.g1c_process()), ("g1cr", T.g1c_realtime())) for r in h.rows(name)]
-    m, ops = _elle_df(spark, rows)
-    m = m.cache()
+                              ("gn", T.g_nonadjacent()), ("g1cp", T.g1c_process()), ("g1cr", T.g1c_realtime()),
+                              ("stale", T.stale_read())) for r in h.rows(name)]
+    ops = _elle_df(spark, rows).cache()
     for ww, rw in [(False, False), (True, True)]:
         opts = CycleOptions(ww, rw, process=ww, realtime=ww)
         key = lambda a: (a["history"], a["kind"], json.dumps(a["evidence"], sort_keys=True))  # noqa: E731
-        got = sorted(check_spark(m, opts, ops), key=key)
-        assert got == sorted(check_rows_ref(rows, opts), key=key), (ww, rw)
-        assert {a["kind"] for a in got} >= ({"G1c"} | ({"G0", "G1c-process", "G1c-realtime"} if ww else set())
-                                            | ({"G-single", "G2-item"} if rw else set()))
-    m.unpersist()
+        want = sorted(check_rows_ref(rows, opts), key=key)
+        assert sorted(check_spark(None, opts, ops), key=key) == want, (ww, rw)
+        # histories spread over partitions: found split, checked again after a shuffle, same answer
+        got, info = elle.collect(elle.cycle_input(ops.repartition(3)), opts)
+        assert sorted(got, key=key) == want and info["shuffled"] > 0, (ww, rw, info)
+        assert {a["kind"] for a in want} >= ({"G1c"} | ({"G0", "G1c-process", "G1c-realtime", "G-single-item",
+                                                         "G-nonadjacent-item", "G2-item", "G-single-item-realtime"}
+                                                        if ww else set()))
+    ops.unpersist()
