@@ -284,6 +284,10 @@ def pair_ops(ops: Sequence[Op]) -> tuple[list[Operation], list[StructureError]]:
         process = op.process
         if process == NEMESIS:
             continue
+        if op.type == "invoke" and process not in open_by_process:  # the common case, first
+            open_by_process[process] = len(invokes)
+            invokes.append((pos, op))
+            continue
         if op.type == "invoke":
             if process in open_by_process:
                 j = open_by_process[op.process]
@@ -323,9 +327,15 @@ def pair_ops(ops: Sequence[Op]) -> tuple[list[Operation], list[StructureError]]:
                 )
             completions[j] = (pos, op)
     result = []
+    new, put = object.__new__, object.__setattr__  # Operation without attrs' __init__ (hot path)
     for j, (pos, inv) in enumerate(invokes):
         c = completions.get(j)
-        result.append(Operation(inv, c[1] if c else None, pos, c[0] if c else None))
+        o = new(Operation)
+        put(o, "invoke", inv)
+        put(o, "complete", c[1] if c else None)
+        put(o, "invoke_pos", pos)
+        put(o, "complete_pos", c[0] if c else None)
+        result.append(o)
     return result, errors
 
 
@@ -542,33 +552,38 @@ def _parse_ndjson(text: str, path: str, col: _Collector) -> dict:
         stripped = line.strip(_JSON_SPACE)
         if not stripped:  # blank as JSON defines white space (Spark's reader: the same test)
             continue
-        if _ESCAPED.search(line):  # bytes that were not UTF-8 (read_history's surrogateescape)
-            col.bad(lineno, NOT_UTF8, line[:500].encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
-            first = False
-            continue
-        try:
-            value = json.loads(stripped)
-            if (stripped.count("[") + stripped.count("{") > MAX_DEPTH) and nesting(value) > MAX_DEPTH:
-                raise RecursionError
-        except json.JSONDecodeError as exc:
-            col.bad(lineno, f"JSON error at column {exc.colno}: {exc.msg}", line[:500])
-            first = False
-            continue
-        except RecursionError:  # hostile input: nesting deeper than any op needs (and than the stack)
-            col.bad(lineno, f"JSON value nested deeper than {MAX_DEPTH} levels", line[:500])
-            first = False
-            continue
-        if first and isinstance(value, dict) and "kind" in value and "type" not in value:
-            first = False
-            if value.get("kind") != "history":
-                raise HistoryFormatError(path, lineno, f"not a history: header kind is {value.get('kind')!r}")
-            if value.get("v") != 1:
-                raise HistoryFormatError(path, lineno, f"unsupported history version v={value.get('v')!r}")
-            header = value
-            continue
+        h = _ndjson_line(line, stripped, lineno, path, col, first)
         first = False
-        col.add(value, lineno, line[:500])
+        if h is not None:
+            header = h
     return header
+
+
+def _ndjson_line(line: str, stripped: str, lineno: int, path: str, col: Any, first: bool) -> dict | None:
+    """One non-blank NDJSON line (``stripped``: without JSON white space): an op or a malformed
+    line goes to ``col`` (``add``/``bad``); a header (only on the ``first`` non-blank line) is
+    returned. Also the fallback of the fast reader (:mod:`spark_validation.oprows`)."""
+    if _ESCAPED.search(line):  # bytes that were not UTF-8 (read_history's surrogateescape)
+        col.bad(lineno, NOT_UTF8, line[:500].encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+        return None
+    try:
+        value = json.loads(stripped)
+        if (stripped.count("[") + stripped.count("{") > MAX_DEPTH) and nesting(value) > MAX_DEPTH:
+            raise RecursionError
+    except json.JSONDecodeError as exc:
+        col.bad(lineno, f"JSON error at column {exc.colno}: {exc.msg}", line[:500])
+        return None
+    except RecursionError:  # hostile input: nesting deeper than any op needs (and than the stack)
+        col.bad(lineno, f"JSON value nested deeper than {MAX_DEPTH} levels", line[:500])
+        return None
+    if first and isinstance(value, dict) and "kind" in value and "type" not in value:
+        if value.get("kind") != "history":
+            raise HistoryFormatError(path, lineno, f"not a history: header kind is {value.get('kind')!r}")
+        if value.get("v") != 1:
+            raise HistoryFormatError(path, lineno, f"unsupported history version v={value.get('v')!r}")
+        return value
+    col.add(value, lineno, line[:500])
+    return None
 
 
 def _reject_single_document(text: str, path: str, start: int) -> None:

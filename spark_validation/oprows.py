@@ -1,0 +1,620 @@
+"""Op rows straight from history files: the audit's fast readers (issue 17).
+
+The history reader (:mod:`spark_validation.history`) builds an :class:`~history.Op` per line and
+:func:`records.history_rows` turns each into an op row: safe, general, and about 10 µs per op.
+The audit only needs the op rows, so this module reads them directly, as columns
+(:class:`Rows`), for the shapes almost every line has, and hands every other line to the
+history reader's own per-line code. The rows, the malformed lines (file, line, reason, text) and
+the files rejected whole are exactly the history reader's (``tests/audit_core/test_oprows.py``
+checks it on random and hostile lines):
+
+* **NDJSON** (``.ndjson``/``.jsonl``): each line is parsed with ``orjson`` (C, several times
+  faster than ``json``). A line takes the fast path only if it is a JSON object whose ``type``
+  is one of the four op types, whose ``process`` is an integer or a string, whose ``index`` and
+  ``time`` are absent or 64-bit integers, whose ``f`` and ``key`` are strings, integers or null,
+  and whose value's text (:func:`records.to_text`: compact JSON) holds no float (``orjson``
+  prints floats differently from ``json``, and reads integers above 2**64 as floats). Anything
+  else (the header line, invalid JSON, bytes that are not UTF-8, deep nesting, odd types) goes
+  through ``history._ndjson_line``, the reader's own code for one line.
+* **EDN** (Jepsen's ``history.edn``: one op map per line, as Clojure's printer writes it): the
+  lines that use only keywords, integers, ``nil``/``true``/``false``, vectors, lists and maps
+  (no strings, characters, sets, tags but the ``#jepsen.history.Op`` record tag, comments,
+  metadata) are rewritten to JSON with a few regular-expression passes over the whole file
+  (keywords become strings; a map key is the token after ``{`` or ``, ``), parsed with
+  ``orjson``, and accepted only when ``orjson`` prints the parsed value back byte for byte as
+  the rewritten text (so a duplicate key, a number JSON spells differently or a map whose
+  entries are not separated the Clojure way is never mis-read). Any other line is read alone by
+  the safe EDN reader (:mod:`spark_validation.edn`) when it holds exactly one form; otherwise
+  (a form over several lines, a vector of ops, an error) the whole file is read by the history
+  reader, so multi-line forms and resynchronisation keep their exact semantics.
+
+Then, for the checks, without building an ``Op`` per row: the Kafka kernel rows of
+:mod:`kafka_arrow` (:func:`kernel_table`, equal to :func:`kafka_arrow.input_table`), Jepsen's
+pairing rules (:func:`structure_problem`, the first error :func:`history.pair_ops` reports), and
+the per-history facts the audit's result needs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+try:  # a dependency (pyproject.toml); the plain json module keeps the readers correct without it
+    import orjson
+
+    _loads = orjson.loads
+    _dumps = orjson.dumps
+except ImportError:  # pragma: no cover
+    import json as _json
+
+    orjson = None  # type: ignore[assignment]
+
+    def _loads(b):  # type: ignore[no-redef]
+        return _json.loads(b)
+
+    def _dumps(v):  # type: ignore[no-redef]
+        return _json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()
+
+from kraft.inputs import nesting
+from spark_validation.history import (
+    MAX_DEPTH,
+    NEMESIS,
+    HistoryFormatError,
+    MalformedLine,
+    _JSON_SPACE,
+    _ndjson_line,
+    _op_from_mapping,
+    no_op_readable,
+    select_model,
+)
+from spark_validation.records import COMPLETIONS, OP_COLUMNS, op_row, parse_text, to_int, to_text
+
+__all__ = ["Rows", "read_rows", "kernel_table", "structure_problem", "fast_parse_text"]
+
+_OP_TYPES = frozenset(("invoke", "ok", "fail", "info"))
+_I64 = 1 << 63
+# a float in compact JSON text: a digit followed by '.', 'e' or 'E' (a string holding such text
+# also matches: that line then takes the safe path, which is only slower)
+_FLOATY = re.compile(rb"[0-9][.eE]")
+# in JSON text: a float, or an integer of 20 digits or more (orjson reads those above 2**64 as floats)
+_NUMBERISH = re.compile(r"[0-9][.eE]|[0-9]{20}")
+_BOM = b"\xef\xbb\xbf"
+_LINE_BREAK_B = re.compile(rb"\r\n|\r|\n")
+_KAFKA_FS = ("send", "poll", "txn")
+
+
+class Rows:
+    """The op rows of one history file as columns (``records.OP_COLUMNS``; ``history`` and
+    ``model`` are one value for the whole file)."""
+
+    __slots__ = ("history", "model", "line", "index", "process", "type", "f", "key", "value", "time")
+
+    def __init__(self, history: str, model: str | None = None) -> None:
+        self.history = history
+        self.model = model
+        self.line: list[int] = []
+        self.index: list[int] = []
+        self.process: list[str | None] = []
+        self.type: list[str] = []
+        self.f: list[str | None] = []
+        self.key: list[str | None] = []
+        self.value: list[str | None] = []
+        self.time: list[int | None] = []
+
+    def __len__(self) -> int:
+        return len(self.line)
+
+    def add_row(self, r: dict) -> None:
+        self.line.append(r["line"])
+        self.index.append(r["index"])
+        self.process.append(r["process"])
+        self.type.append(r["type"])
+        self.f.append(r["f"])
+        self.key.append(r["key"])
+        self.value.append(r["value"])
+        self.time.append(r["time"])
+
+    def dicts(self) -> list[dict]:
+        """The rows as ``records`` op-row dicts (what the reference checkers take)."""
+        h, m = self.history, self.model
+        return [{"history": h, "line": ln, "index": i, "process": p, "type": t, "f": f, "key": k, "value": v,
+                 "time": tm, "model": m}
+                for ln, i, p, t, f, k, v, tm in zip(self.line, self.index, self.process, self.type, self.f,
+                                                     self.key, self.value, self.time)]
+
+    @classmethod
+    def from_dicts(cls, history: str, rows: list[dict]) -> "Rows":
+        out = cls(history, next((r["model"] for r in rows if r.get("model")), None))
+        for r in sorted(rows, key=lambda r: r["line"]):
+            out.add_row(r)
+        return out
+
+    def arrow(self):
+        """The rows as a pyarrow table with the op table's schema (``ops.parquet``)."""
+        import pyarrow as pa
+
+        n = len(self.line)
+        return pa.table({
+            "history": pa.array([self.history] * n, pa.string()),
+            "line": pa.array(self.line, pa.int64()), "index": pa.array(self.index, pa.int64()),
+            "process": pa.array(self.process, pa.string()), "type": pa.array(self.type, pa.string()),
+            "f": pa.array(self.f, pa.string()), "key": pa.array(self.key, pa.string()),
+            "value": pa.array(self.value, pa.string()), "time": pa.array(self.time, pa.int64()),
+            "model": pa.array([self.model] * n, pa.string()),
+        })
+
+
+class _RowSink:
+    """The history reader's collector interface (``add``/``bad``), writing op rows."""
+
+    def __init__(self, path: str, rows: Rows) -> None:
+        self.path = path
+        self.rows = rows
+        self.malformed: list[MalformedLine] = []
+
+    def add(self, raw: Any, line: int, text: Any) -> None:
+        op = _op_from_mapping(raw, len(self.rows))
+        if isinstance(op, str):
+            self.malformed.append(MalformedLine(self.path, line, op, text() if callable(text) else text))
+            return
+        self.rows.add_row(op_row(self.rows.history, line, index=op.index, process=op.process, type=op.type,
+                                 f=op.f, key=op.key, value=op.value, time=op.time))
+
+    def bad(self, line: int, reason: str, text: str) -> None:
+        self.malformed.append(MalformedLine(self.path, line, reason, text))
+
+
+def _scalar_text(v: Any) -> Any:
+    """``to_text`` of a value decoded from JSON, for the fast path; ``_SLOW`` when the line must
+    take the safe path instead."""
+    t = type(v)
+    if t is str:
+        return v
+    if v is None:
+        return None
+    if t is int:
+        return str(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is list or t is dict:
+        b = _dumps(v)
+        if _FLOATY.search(b):
+            return _SLOW
+        return b.decode()
+    return _SLOW
+
+
+_SLOW: Any = object()
+
+
+def _fast_op(o: Any, position: int) -> tuple | None:
+    """(index, process, type, f, key, value, time) of a decoded NDJSON op line in the fast
+    subset (module doc), or None."""
+    if type(o) is not dict:
+        return None
+    t = o.get("type")
+    if type(t) is not str or t not in _OP_TYPES:
+        return None
+    p = o.get("process")
+    tp = type(p)
+    if tp is int:
+        p = str(p)
+    elif tp is not str:
+        return None
+    if "index" in o:
+        i = o["index"]
+        if type(i) is not int or not -_I64 <= i < _I64:
+            return None
+    else:
+        i = position
+    tm = o.get("time")
+    if tm is not None and (type(tm) is not int or not -_I64 <= tm < _I64):
+        return None
+    f = o.get("f")
+    if f is not None:
+        tf = type(f)
+        if tf is int:
+            f = str(f)
+        elif tf is not str:
+            return None
+    k = o.get("key")
+    if k is not None:
+        tk = type(k)
+        if tk is int:
+            k = str(k)
+        elif tk is not str:
+            return None
+    v = _scalar_text(o.get("value"))
+    if v is _SLOW:
+        return None
+    return i, p, t, f, k, v, tm
+
+
+def _ndjson(data: bytes, path: str, rows: Rows) -> tuple[list[MalformedLine], dict]:
+    """NDJSON bytes -> rows (appended to ``rows``), malformed lines, header."""
+    if data.startswith(_BOM):
+        data = data[3:]
+    lines = data.split(b"\n") if b"\r" not in data else _LINE_BREAK_B.split(data)
+    sink = _RowSink(path, rows)
+    header: dict = {}
+    first = True
+    line_a, index_a, proc_a, type_a = rows.line.append, rows.index.append, rows.process.append, rows.type.append
+    f_a, key_a, value_a, time_a = rows.f.append, rows.key.append, rows.value.append, rows.time.append
+    loads = _loads
+    space = _JSON_SPACE.encode()
+    for lineno, raw in enumerate(lines, 1):
+        s = raw.strip(space)
+        if not s:
+            continue
+        if not first:
+            try:
+                o = loads(s)
+            except Exception:  # noqa: BLE001 - the safe path words the error
+                o = None
+            if o is not None and s.count(b"[") + s.count(b"{") > MAX_DEPTH and nesting(o) > MAX_DEPTH:
+                o = None  # too deep: the safe path reports it
+            r = _fast_op(o, len(rows.line)) if o is not None else None
+            if r is not None:
+                line_a(lineno)
+                index_a(r[0])
+                proc_a(r[1])
+                type_a(r[2])
+                f_a(r[3])
+                key_a(r[4])
+                value_a(r[5])
+                time_a(r[6])
+                continue
+        line = raw.decode("utf-8", "surrogateescape")
+        h = _ndjson_line(line, line.strip(_JSON_SPACE), lineno, path, sink, first)
+        first = False
+        if h is not None:
+            header = h
+    return sink.malformed, header
+
+
+# --------------------------------------------------------------------------------------------
+# EDN: Clojure-printed op maps rewritten to JSON
+
+_EDN_RISKY = re.compile(r'["\\;^\'`~@]|#(?!jepsen\.history\.Op\{)|\bnull\b|\bNaN\b|\bInf|\r')
+_REC_TAG = re.compile(r"^#jepsen\.history\.Op\{", re.M)
+_NAME = r"[A-Za-z_*][A-Za-z0-9_*!?<>=+\-.]*"
+_KWD = rf":{_NAME}(?:/{_NAME})?(?![A-Za-z0-9_*!?<>=+\-./:$%&#'|])"
+# the tokens that change: a map key with what precedes and follows it, a keyword, a separator,
+# nil (everything else, numbers, brackets, true/false, passes through as it is)
+_EDN_TOK = re.compile(rf"((?:\{{|, )(?:{_KWD}|-?(?:0|[1-9][0-9]*)) |{_KWD}|(?<![A-Za-z0-9_*!?<>=+\-./:])nil(?![A-Za-z0-9_*!?<>=+\-./:]))")
+_PARENS = str.maketrans("()", "[]")
+
+
+_RISKY_CHARS = ('"', "\\", ";", "^", "'", "`", "~", "@", "null", "NaN", "Inf")
+
+
+def _risky(text: str) -> bool:
+    """Might some line need the safe reader? (:data:`_EDN_RISKY`, with ``str`` searches.)"""
+    return (any(c in text for c in _RISKY_CHARS)
+            or ("#" in text and text.count("#") != text.count("#jepsen.history.Op{")))
+
+
+class _Conv(dict):
+    """EDN token -> JSON text, computed once per distinct token."""
+
+    def __missing__(self, tok: str) -> str:
+        if tok == "nil":
+            out = "null"
+        elif tok[0] == ":":
+            out = f'"{tok[1:]}"'
+        else:  # a map key: '{' or ', ', the key, ' '
+            lead, body = ("{", tok[1:-1]) if tok[0] == "{" else (",", tok[2:-1])
+            out = f'{lead}"{body[1:] if body[0] == ":" else body}":'
+        if len(self) > 100_000:
+            self.clear()
+        self[tok] = out
+        return out
+
+
+_CONV = _Conv()
+
+
+def _edn_to_json(text: str) -> str:
+    """Clojure-printed EDN (no strings; see the module doc) rewritten to JSON, line for line."""
+    parts = _EDN_TOK.split(text.translate(_PARENS))
+    parts[1::2] = map(_CONV.__getitem__, parts[1::2])
+    # what is left between the tokens: separators (now only between elements) and literals
+    return "".join(parts).replace(", ", ",").replace(" ", ",")
+
+
+def _edn(text: str, path: str, rows: Rows) -> list[MalformedLine] | None:
+    """EDN text -> rows and malformed lines, or None when the file must be read whole by the
+    history reader (a form over several lines, a top-level vector or list, a bad line)."""
+    from spark_validation.edn import EdnError, Reader
+
+    start = text.lstrip(" \t\r\n,\ufeff")[:1]
+    if start in ("[", "(") or "\r" in text:
+        return None  # a vector or list of ops; \r: the EDN reader counts lines at \n only
+    orig = text.split("\n")
+    if _risky(text):  # some lines need the safe reader: only the others go to the fast path
+        easy = [i for i, ln in enumerate(orig) if ln and not _EDN_RISKY.search(ln)]
+    else:
+        easy = [i for i, ln in enumerate(orig) if ln]
+    loads, dumps = _loads, _dumps
+    parsed: dict[int, Any] = {}
+    if easy:
+        src = "\n".join(orig[i] for i in easy) if len(easy) < len(orig) else text
+        converted = _edn_to_json(_REC_TAG.sub("{", src)).split("\n")
+        for i, js in zip(easy, converted):
+            b = js.encode()
+            if b[:1] != b"{":
+                continue
+            try:
+                o = loads(b)
+            except Exception:  # noqa: BLE001
+                continue
+            if b.count(b"[") + b.count(b"{") > MAX_DEPTH and nesting(o) > MAX_DEPTH - 2:
+                continue  # deep: the safe reader decides (and words) it
+            if dumps(o) == b:  # the one JSON spelling of what it parsed to, so nothing was mis-read
+                parsed[i] = o
+    sink = _RowSink(path, rows)
+    for i, ln in enumerate(orig):
+        o = parsed.get(i)
+        if o is not None:
+            r = _fast_op(o, len(rows.line))
+            if r is not None:
+                rows.line.append(i + 1)
+                rows.index.append(r[0])
+                rows.process.append(r[1])
+                rows.type.append(r[2])
+                rows.f.append(r[3])
+                rows.key.append(r[4])
+                rows.value.append(r[5])
+                rows.time.append(r[6])
+                continue
+        elif not ln.strip(" \t,"):
+            continue
+        # a line the fast path does not take: read alone by the safe reader, if it is one form
+        try:
+            rd = Reader(ln, path)
+            value = rd.read()
+            if not rd.at_end():
+                return None
+        except (EdnError, RecursionError):
+            return None
+        sink.add(value, i + 1, ln[:500])
+    return sink.malformed
+
+
+# --------------------------------------------------------------------------------------------
+# reading a file
+
+
+def read_rows(path: str | Path, model: str | None = None, hid: str | None = None, *,
+              fast: bool = True) -> tuple[Rows, list[MalformedLine], str | None, Any]:
+    """The op rows of one history file, its malformed lines, its model and initial value:
+    what :func:`records.read_any` gives, as columns, without building ops. Raises
+    :class:`HistoryFormatError` exactly when the history reader does. ``fast=False`` uses the
+    history reader for everything (the reference the fast paths are tested against)."""
+    from spark_validation.history import read_history
+    from spark_validation.records import history_rows
+
+    p = Path(path)
+    suffix = p.suffix.lower()
+    rid = hid if hid is not None else str(p)
+    if fast and suffix in (".ndjson", ".jsonl", ".edn"):
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            raise HistoryFormatError(str(p), None, f"cannot read: {exc.strerror or exc}") from None
+        rows = Rows(rid)
+        header: dict = {}
+        bad: list[MalformedLine] | None
+        if suffix == ".edn":
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            bad = _edn(text[1:] if text and text.startswith("\ufeff") else text, str(p), rows) if text else None
+        else:
+            bad, header = _ndjson(data, str(p), rows)
+        if bad is not None:
+            if not len(rows) and not bad:
+                raise HistoryFormatError(str(p), None, "no operation in the file (only a header)" if header
+                                         else "no operation in the file (empty)")
+            if not len(rows):
+                raise HistoryFormatError(str(p), bad[0].line, no_op_readable(len(bad), bad[0].line))
+            rows.model, initial = select_model(p, header, model)
+            return rows, bad, rows.model, initial
+    h = read_history(str(p), default_model=model, id=rid)
+    rows = Rows(rid, h.model)
+    for r in history_rows(h):
+        rows.add_row(r)
+    return rows, list(h.malformed), h.model, h.initial
+
+
+# --------------------------------------------------------------------------------------------
+# what the checks need, from the rows
+
+
+def fast_parse_text(text: str | None) -> Any:
+    """:func:`records.parse_text` (arrays and objects parsed, scalars stay text), with ``orjson``
+    first: it decodes the same JSON to the same values, and what it refuses (``NaN``, a lone
+    surrogate escape) or reads otherwise (an integer above 2**64 becomes a float there) goes to
+    the ``json`` module."""
+    if text is None:
+        return None
+    s = text.lstrip()
+    if s[:1] not in ("[", "{") or _NUMBERISH.search(s):
+        return parse_text(text)
+    try:
+        return _loads(s)
+    except Exception:  # noqa: BLE001
+        return parse_text(text)
+
+
+def _tt(x: Any) -> str | None:
+    t = type(x)
+    if t is str:
+        return x
+    if t is int:
+        return str(x)
+    return to_text(x)
+
+
+def _ti(x: Any) -> int | None:
+    return x if type(x) is int else to_int(x)
+
+
+def kernel_columns(rows: Rows) -> dict[str, Any]:
+    """The Kafka kernel rows of ``rows`` (:data:`kafka_arrow.ROW_COLUMNS`), in the order
+    :func:`kafka_arrow.input_table` builds them, with ``kafka_ref.micro_ops``'s rules. Per
+    micro-op only what differs within an op is collected; ``seq``/``op``/``process``/``type``
+    come from the op row (``row``: its position in ``rows``)."""
+    from spark_validation.kafka_ref import POS_STRIDE
+
+    ri: list[int] = []
+    mop: list[str] = []
+    key: list = []
+    off: list = []
+    val: list = []
+    pos: list = []
+    ri_a, mop_a, key_a, off_a, val_a, pos_a = ri.append, mop.append, key.append, off.append, val.append, pos.append
+    parse = fast_parse_text
+    for n, (t, f, k, v) in enumerate(zip(rows.type, rows.f, rows.key, rows.value)):
+        if t == "invoke" or t not in COMPLETIONS:
+            continue
+        if f == "send" or f == "poll" or f == "txn":
+            if k is not None and f != "txn":
+                if f == "send":
+                    if v is not None:
+                        x = parse(v)
+                        if type(x) is list and len(x) == 2:
+                            o, vv = _ti(x[0]), _tt(x[1])
+                        else:
+                            o, vv = None, _tt(x)
+                        if vv is not None:
+                            ri_a(n); mop_a("send"); key_a(k); off_a(o); val_a(vv); pos_a(0)  # noqa: E702
+                else:
+                    pairs = parse(v)
+                    if type(pairs) is list:
+                        for j, pair in enumerate(pairs):
+                            if type(pair) is list and len(pair) >= 2:
+                                vv = _tt(pair[1])
+                                if vv is not None:
+                                    ri_a(n); mop_a("poll"); key_a(k); off_a(_ti(pair[0])); val_a(vv); pos_a(j)  # noqa: E702
+                continue
+            mops = parse(v)
+            if type(mops) is not list:
+                continue
+            for i, m in enumerate(mops):
+                if type(m) is not list or not m:
+                    continue
+                name = _tt(m[0])
+                if name == "send" and len(m) >= 3:
+                    kk = _tt(m[1])
+                    x = m[2]
+                    if type(x) is list and len(x) == 2:
+                        o, vv = _ti(x[0]), _tt(x[1])
+                    else:
+                        o, vv = None, _tt(x)
+                    if kk is not None and vv is not None:
+                        ri_a(n); mop_a("send"); key_a(kk); off_a(o); val_a(vv); pos_a(i * POS_STRIDE)  # noqa: E702
+                elif name == "poll" and len(m) >= 2 and type(m[1]) is dict:
+                    base = i * POS_STRIDE
+                    for kk, pairs in m[1].items():
+                        if type(pairs) is not list:
+                            continue
+                        kk = _tt(kk)
+                        if kk is None:
+                            continue
+                        for j, pair in enumerate(pairs):
+                            if type(pair) is list and len(pair) >= 2:
+                                vv = _tt(pair[1])
+                                if vv is not None:
+                                    ri_a(n); mop_a("poll"); key_a(kk); off_a(_ti(pair[0])); val_a(vv)  # noqa: E702
+                                    pos_a(base + j)
+        elif (f == "assign" or f == "subscribe") and (t == "ok" or t == "info"):
+            ks = parse(v)
+            names = [_tt(x) for x in ks] if type(ks) is list else []
+            for kk in [None, *(x for x in names if x is not None)]:
+                ri_a(n); mop_a("assign"); key_a(kk); off_a(None); val_a(None); pos_a(0)  # noqa: E702
+    return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val, "pos": pos,
+            "rows": rows}
+
+
+def kernel_table(rows: Rows | dict):
+    """:func:`kernel_columns` as the kernel's pyarrow table (:func:`kafka_arrow.row_schema`)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from spark_validation.kafka_arrow import row_schema
+
+    c = kernel_columns(rows) if isinstance(rows, Rows) else rows
+    r = c["rows"]
+    n = len(c["row"])
+    take = pa.array(np.asarray(c["row"], dtype=np.int64), pa.int64())
+    i64, st = pa.int64(), pa.string()
+    return pa.Table.from_arrays([
+        pa.array([c["history"]] * n, st),
+        pa.array(r.line, i64).take(take), pa.array(r.index, i64).take(take),
+        pa.array(r.process, st).take(take), pa.array(r.type, st).take(take),
+        pa.array(c["mop"], st), pa.array(c["key"], st), pa.array(c["offset"], i64), pa.array(c["value"], st),
+        pa.array(c["pos"], i64)], schema=row_schema())
+
+
+def cycle_table(c: dict, kt=None):
+    """The cycle rows of :mod:`elle` (``elle.ROW_COLUMNS``, what ``elle.input_table`` builds with
+    one row per op): one ``op`` row (``pos`` -1) per send/poll/txn op row, invocations included,
+    and the send/poll micro-ops of :func:`kernel_columns` (the assign rows left out)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = c["rows"]
+    kt = kernel_table(c) if kt is None else kt
+    kt = kt.filter(pc.not_equal(kt.column("mop"), "assign"))
+    idx = np.fromiter((n for n, f in enumerate(rows.f) if f in _KAFKA_FS), dtype=np.int64)
+    take = pa.array(idx, pa.int64())
+    m, i64, st = len(idx), pa.int64(), pa.string()
+    ops = pa.Table.from_arrays([
+        pa.array([c["history"]] * m, st),
+        pa.array(rows.line, i64).take(take), pa.array(rows.index, i64).take(take),
+        pa.array(rows.process, st).take(take), pa.array(rows.type, st).take(take),
+        pa.array(["op"] * m, st), pa.nulls(m, st), pa.nulls(m, i64), pa.nulls(m, st),
+        pa.array(np.full(m, -1, dtype=np.int64))], schema=kt.schema)
+    return pa.concat_tables([ops, kt])
+
+
+def structure_problem(rows: Rows) -> tuple[int, str] | None:
+    """The first pairing error of :func:`history.pair_ops` over these rows (in line order) as
+    ``(position, reason)``, or None: the same words, computed without building ops."""
+    open_: dict[Any, int] = {}
+    inv_index: list[int] = []
+    inv_f: list[Any] = []
+    procs: dict[Any, Any] = {}
+    for pos, (p, t, f, i) in enumerate(zip(rows.process, rows.type, rows.f, rows.index)):
+        proc = procs.get(p, procs)
+        if proc is procs:
+            pi = to_int(p)
+            proc = procs[p] = pi if pi is not None else p
+        if proc == NEMESIS:
+            continue
+        if t == "invoke":
+            if proc in open_:
+                return pos, (f"process {proc} invoked op index {int(i)} while its op index "
+                             f"{inv_index[open_[proc]]} is still open")
+            open_[proc] = len(inv_index)
+            inv_index.append(int(i))
+            inv_f.append(f)
+        else:
+            j = open_.pop(proc, None)
+            if j is None:
+                return pos, f"{t} completion (f={f!r}) of process {proc} has no open invocation"
+            if inv_f[j] != f:
+                return pos, (f"completion f={f!r} does not match its invocation's f={inv_f[j]!r} "
+                             f"(invocation index {inv_index[j]})")
+    return None
+
+
+def iter_dicts(rows: Rows) -> Iterator[dict]:
+    yield from rows.dicts()
+
+
+assert OP_COLUMNS == ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")

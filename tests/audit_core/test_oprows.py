@@ -1,0 +1,212 @@
+"""The fast row readers (spark_validation/oprows.py) against the history reader: same rows, same
+malformed lines (file, line, reason, text), same files rejected whole, on random and hostile
+lines; the kernel rows and pairing errors computed from rows against their references."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spark_validation.history import HistoryFormatError, pair_ops
+from spark_validation.oprows import (Rows, _edn_to_json, cycle_table, kernel_columns, kernel_table, read_rows,
+                                     structure_problem)
+from spark_validation.records import rows_to_ops
+
+FIX = Path(__file__).parent / "fixtures"
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _read(path: Path, fast: bool):
+    try:
+        rows, bad, model, initial = read_rows(path, None, fast=fast)
+    except HistoryFormatError as exc:
+        return ("error", exc.line, exc.reason)
+    return rows.dicts(), [(b.path, b.line, b.reason, b.text) for b in bad], model, initial
+
+
+def _same(path: Path) -> None:
+    assert _read(path, True) == _read(path, False), path
+
+
+# -------------------------------------------------------------------------------- NDJSON
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.integers(-2**70, 2**70),
+                    st.floats(allow_nan=False), st.text(max_size=4),
+                    st.sampled_from(["invoke", "ok", "fail", "info", ":ok", "send", "poll", "nemesis", "[1, 2]",
+                                     "\u2028", "\x7f", "é", "\\", '"', 1e16, 1e-7, 2.5, -0.0, 2**64, 2**63, -2**63 - 1,
+                                     10**30]))
+VALUES = st.recursive(SCALARS, lambda c: st.one_of(st.lists(c, max_size=3),
+                                                     st.dictionaries(st.text(max_size=3), c, max_size=3)),
+                      max_leaves=8)
+
+
+@st.composite
+def ndjson_op(draw) -> str:
+    o: dict = {}
+    for k, s in (("index", st.one_of(st.integers(0, 50), SCALARS)), ("process", st.one_of(st.integers(0, 3), SCALARS)),
+                 ("type", st.one_of(st.sampled_from(["invoke", "ok", "fail", "info"]), SCALARS)),
+                 ("f", st.one_of(st.sampled_from(["send", "poll", "txn", "read", "write"]), SCALARS)),
+                 ("key", SCALARS), ("value", VALUES), ("time", st.one_of(st.integers(0, 10**12), SCALARS)),
+                 ("error", VALUES)):
+        if draw(st.integers(0, 5)):
+            o[k] = draw(s)
+    text = json.dumps(o, ensure_ascii=draw(st.booleans()), separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])))
+    return draw(st.sampled_from([text, text, text, " " + text + "\t", text[:-1], "[1]", "", "nul", text + "x",
+                                 '{"type": "ok", "process": 1, "f": "r", "value": ' + "[" * 120 + "]" * 120 + "}",
+                                 '{"type": "ok", "process": 1, "f": "r", "value": NaN}']))
+
+
+@SETTINGS
+@given(st.lists(ndjson_op(), min_size=0, max_size=12), st.sampled_from(["\n", "\r\n", "\r"]),
+       st.sampled_from([None, '{"v": 1, "kind": "history", "model": "register"}', '{"v": 2, "kind": "history"}',
+                        '{"kind": "trace", "v": 1}']), st.booleans(), st.binary(max_size=3))
+def test_ndjson_fast_reader_equals_history_reader(tmp_path, lines, eol, header, bom, junk) -> None:
+    body = ([header] if header else []) + lines
+    data = ("\ufeff" if bom else "").encode() + eol.join(body).encode() + eol.encode()
+    if junk:
+        data += b'{"type": "ok", "process": 1, "f": "x", "value": "' + junk + b'"}\n'
+    p = tmp_path / "h.ndjson"
+    p.write_bytes(data)
+    _same(p)
+
+
+def test_ndjson_fast_reader_on_fixtures_and_hostile_files(tmp_path) -> None:
+    from tests.hostile.test_differential import build
+
+    build(tmp_path)
+    for p in sorted([*FIX.glob("*.ndjson"), *FIX.glob("*.edn"), *tmp_path.glob("*.ndjson"), *tmp_path.glob("*.edn")]):
+        _same(p)
+
+
+# -------------------------------------------------------------------------------- EDN
+
+KW = st.sampled_from([":invoke", ":ok", ":fail", ":info", ":send", ":poll", ":txn", ":nemesis", ":a/b", ":x-y?",
+                      ":nil", ":1a", ":a:b", ":a$b", ":-"])
+EDN_SCALAR = st.one_of(KW, st.sampled_from(["nil", "true", "false", "0", "-0", "01", "+5", "5N", "1.5", "1e3",
+                                            "18446744073709551616", "9223372036854775808", "null", "sym", '"s"',
+                                            '"a b, c"', "\\a", "#{1 2}", "#inst \"2020\"", "##NaN"]),
+                       st.integers(-5, 99).map(str))
+
+
+def _edn_vec(items: list[str], sep: str) -> str:
+    return "[" + sep.join(items) + "]"
+
+
+EDN_VALUE = st.recursive(EDN_SCALAR, lambda c: st.one_of(
+    st.builds(_edn_vec, st.lists(c, max_size=3), st.sampled_from([" ", ", ", "  "])),
+    st.builds(lambda kv, sep: "{" + sep.join(f"{k} {v}" for k, v in kv) + "}",
+              st.lists(st.tuples(st.one_of(KW, st.integers(0, 3).map(str), st.just("nil"), st.just("[1]")), c),
+                       max_size=3), st.sampled_from([", ", " "]))), max_leaves=8)
+
+
+@st.composite
+def edn_op(draw) -> str:
+    parts = []
+    for k, s in ((":index", st.one_of(st.integers(0, 50).map(str), EDN_SCALAR)),
+                 (":time", st.one_of(st.integers(0, 10**12).map(str), EDN_SCALAR)),
+                 (":type", st.one_of(st.sampled_from([":invoke", ":ok", ":fail", ":info"]), EDN_SCALAR)),
+                 (":process", st.one_of(st.integers(0, 3).map(str), EDN_SCALAR)),
+                 (":f", st.one_of(st.sampled_from([":send", ":poll", ":txn", ":read"]), EDN_SCALAR)),
+                 (":value", EDN_VALUE), (":key", EDN_SCALAR)):
+        if draw(st.integers(0, 5)):
+            parts.append(f"{k} {draw(s)}")
+    if draw(st.integers(0, 9)) == 0 and parts:
+        parts.append(parts[0])  # a duplicate key
+    text = "{" + draw(st.sampled_from([", ", " "])).join(parts) + "}"
+    if draw(st.integers(0, 9)):  # mostly lines the fast path may take (the others send the file to the reader)
+        return draw(st.sampled_from([text, "#jepsen.history.Op" + text, "", ","]))
+    return draw(st.sampled_from(["  " + text, text + " ; c", text[:-1], text + " {}", "; only a comment",
+                                 "#_ " + text]))
+
+
+@SETTINGS
+@given(st.lists(edn_op(), min_size=0, max_size=10), st.sampled_from(["", "[", "("]))
+def test_edn_fast_reader_equals_history_reader(tmp_path, lines, opener) -> None:
+    text = "\n".join(lines) + "\n"
+    if opener:
+        text = opener + text + ("]" if opener == "[" else ")") + "\n"
+    p = tmp_path / "h.edn"
+    p.write_text(text)
+    _same(p)
+
+
+TRAPS = ["{:index -0, :type :ok, :process 0, :f :w}", "{:index 1, :index 2, :type :ok, :process 0, :f :w}",
+         "{:type :ok, :process 0, :f :w, :value [1e16 1.5 2.0]}", "{:type :ok, :process 0, :f :w, :value null}",
+         "{:type :ok, :process 0, :f :w, :value 18446744073709551616}", "{:type :ok, :process 0, :f :w, :value :a:b}",
+         "{:type :ok, :process 0, :f :w, :value {1 2, 1 3}}", "{:type :ok, :process 0, :f :w, :value {:a 1 :b 2}}",
+         "{:type :ok, :process 0, :f :w, :value [1, 2 3]}", "{:type :ok, :process nil, :f :w}",
+         "{:type :ok, :process 0, :f :w, :value {nil 1}}", "{:type :ok, :process 0, :f :w, :value #{1}}",
+         "{:type :ok, :process 0, :f :w, :value 5N}", "{:type :ok, :process 0, :f :w, :value 1.50}"]
+
+
+def test_edn_traps_each_read_as_the_history_reader_reads_them(tmp_path) -> None:
+    good = "{:index 0, :type :invoke, :process 0, :f :w, :value 1}"
+    for trap in TRAPS:
+        p = tmp_path / "h.edn"
+        p.write_text(good + "\n" + trap + "\n")
+        _same(p)
+
+
+def test_ndjson_traps(tmp_path) -> None:
+    base = '{"type": "ok", "process": 0, "f": "w", "value": %s}'
+    for v in ["1e16", "[1e16]", "[1.0e-7]", "18446744073709551616", "[18446744073709551616]", "[9223372036854775808]",
+              '"\\ud800"', "[NaN]", '{"a": 1, "a": 2}', '["\\u0001\\n\\"é\u2028"]', "[-0]", "-0.0"]:
+        p = tmp_path / "h.ndjson"
+        p.write_text('{"type": "invoke", "process": 0, "f": "w"}\n' + base % v + "\n")
+        _same(p)
+
+
+def test_edn_clojure_shape_is_rewritten_to_json() -> None:
+    line = "{:index 3, :type :ok, :process 0, :f :txn, :value [[:send 1 [0 5]] [:poll {1 [[0 5]], 2 []}]], :x nil}"
+    assert json.loads(_edn_to_json(line)) == {
+        "index": 3, "type": "ok", "process": 0, "f": "txn",
+        "value": [["send", 1, [0, 5]], ["poll", {"1": [[0, 5]], "2": []}]], "x": None}
+
+
+# -------------------------------------------------------------------------------- kernel rows, pairing
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_kernel_rows_equal_input_table(data) -> None:
+    from spark_validation import kafka_arrow
+    from tests.audit.strategies import kafka_corpus
+
+    rows = data.draw(kafka_corpus(max_size=3))
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["history"], []).append(r)
+    for hid, hrows in by.items():
+        assert kernel_table(Rows.from_dicts(hid, hrows)).to_pylist() == kafka_arrow.input_table(hrows).to_pylist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_cycle_rows_give_the_reference_cycles(data) -> None:
+    from spark_validation import elle
+    from tests.audit.strategies import kafka_corpus
+
+    rows = data.draw(kafka_corpus(max_size=3))
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["history"], []).append(r)
+    for hid, hrows in by.items():
+        cols = kernel_columns(Rows.from_dicts(hid, hrows))
+        for opts in (elle.CycleOptions(), elle.CycleOptions(realtime=True), elle.CycleOptions(True, True, True, True)):
+            assert elle.check_table(cycle_table(cols), opts) == elle.check_rows_ref(hrows, opts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["0", "1", " 1", "nemesis", "c"]),
+                          st.sampled_from(["invoke", "ok", "fail", "info"]), st.sampled_from(["r", "w", None])),
+                max_size=12))
+def test_structure_problem_equals_pair_ops(ops) -> None:
+    rows = [{"history": "h", "line": n + 1, "index": n, "process": p, "type": t, "f": f, "key": None, "value": None,
+             "time": None, "model": None} for n, (p, t, f) in enumerate(ops)]
+    _, errors = pair_ops(rows_to_ops(rows))
+    got = structure_problem(Rows.from_dicts("h", rows))
+    assert got == ((errors[0].position, errors[0].reason) if errors else None)
