@@ -181,13 +181,14 @@ def print_summary(report: AuditReport, out: Path) -> None:
                    "G0 is then reported (allowed, as Jepsen does) and G1c becomes allowed")
 @click.option("--rw-deps", is_flag=True,
               help="Kafka cycles: draw rw (anti-dependency) edges from each op's last read of a key, "
-                   "to report G-single and G2-item (Jepsen draws none)")
+                   "to report G-single-item, G-nonadjacent-item and G2-item (Jepsen draws none)")
 @click.option("--process-order", is_flag=True,
               help="Kafka cycles: add Elle's process-order edges (each process's ok ops in order), to report "
-                   "G0-process and G1c-process")
-@click.option("--realtime", is_flag=True,
-              help="Kafka cycles: add Elle's realtime edges (a completed before b was invoked; Jepsen's "
-                   "default for :strict-serializable), to report G0-realtime and G1c-realtime")
+                   "the -process variants (G0-process, G1c-process, ...)")
+@click.option("--realtime/--no-realtime", default=True, show_default=True,
+              help="Kafka cycles: Elle's realtime edges (a completed before b was invoked), which Jepsen's "
+                   "Kafka checker always adds (:strict-serializable), for the -realtime variants "
+                   "(G0-realtime, G1c-realtime, ...)")
 @click.option("--allow-unseen", is_flag=True,
               help="acknowledged sends no poll read do not make a history invalid (for histories that end "
                    "without Jepsen's final polls); by default they do, as in jepsen.tests.kafka")
