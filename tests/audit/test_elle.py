@@ -250,7 +250,7 @@ def test_components() -> None:
 ALL_EDGES = CycleOptions(ww_deps=True, rw_deps=True, process=True, realtime=True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(kafka_corpus(min_size=1, max_size=8))
 def test_kernel_edges_and_cycles_equal_reference(rows: list[dict]) -> None:
     # the vectorised edges (elle.graph_of_table) are the reference's, and so are the cycles

@@ -106,7 +106,7 @@ def rw_graphs(draw):
     return n, sorted(edges)
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.one_of(typed_graphs(), rw_graphs()))
 def test_search_matches_brute_force_oracle(g) -> None:
     n, edges = g
