@@ -329,6 +329,12 @@ class Controller:
             # BrokerHeartbeatManager.calculateNextBrokerState: SHUTDOWN_NOW once the broker leads
             # nothing and has replayed its controlled shutdown
             return (type(self).shutdown_now, {"b": b})
+        if self.quorum and m.wantShutDown and state == FENCED and m.currentMetadataOffset >= self.image.applied - 1:
+            # calculateNextBrokerState: a fenced broker asking to shut down is granted SHUTDOWN_NOW
+            # at once ("has requested and been granted an immediate shutdown"), once it has
+            # replayed everything (its own fencing included); otherwise it stayed fenced, waiting
+            # forever, and kept a partition whose last ELR member it was offline
+            return (type(self).shutdown_now, {"b": b})
         if not m.wantShutDown and state == FENCED and m.currentMetadataOffset >= self.image.broker_epoch(b):
             return (type(self).unfence_broker, {"b": b})
         self._note = SpecStep("BrokerHeartbeat", self.id, {"b": b})
@@ -368,8 +374,13 @@ class Controller:
     def shutdown_now(self, b: int, now: int) -> bool:
         """Quorum mode: ReplicationControlManager.handleBrokerShutdown: the broker that finished
         its controlled shutdown is fenced; once that commits, the heartbeat reply tells it to stop
-        (the driver then takes the broker's CleanShutdown in the same step)."""
-        if self.image.broker_state(b) != CONTROLLED_SHUTDOWN:
+        (the driver then takes the broker's CleanShutdown in the same step).  A broker already
+        fenced stops at once (BrokerHeartbeatManager.calculateNextBrokerState, FENCED with
+        wantShutDown: SHUTDOWN_NOW)."""
+        state = self.image.broker_state(b)
+        if state == FENCED:
+            return True   # already fenced: no records, the broker stops at once
+        if state != CONTROLLED_SHUTDOWN:
             return False
         self._append(self._fence_records(b))
         return True

@@ -187,6 +187,10 @@ class ControllerNode:
                                                    None, request))
             return Ready(note=SpecStep("AnswerDeferred", self.id, {"until": self.pending[-1][1]}))
         self.mq.mark_answered(r.steps)
+        if r.note is not None and r.note.action == Controller.shutdown_now.__name__ \
+                and self.mq.broker_step is not None:
+            # SHUTDOWN_NOW for a broker that was already fenced: nothing to commit, it stops now
+            return Ready(messages=msgs, note=r.note).then(self.mq.broker_step(inp.source, STOP, now))
         return Ready(steps=r.steps, messages=msgs, note=r.note)
 
     # ------------------------------------------------------------------ the quorum's output

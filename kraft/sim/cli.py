@@ -70,6 +70,9 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
             "events_after": (sim.events - violation.event) if violation is not None else None,
             "later_violations": dict(sorted(sim.later_violations.items())),
             **sim.final_phase}
+    elif sim.final_phase:
+        # a protocol whose runs always end with the final phase (Protocol.final_phase_always)
+        summary["final_phase"] = dict(sim.final_phase)
     if out is not None and recorder is not None:
         tpath, hpath = recorder.write(out)
         summary["trace"] = str(tpath)
@@ -120,9 +123,10 @@ def _print_summary(s: dict[str, Any]) -> None:
     net = s["network"]
     click.echo(f"  faults injected: {faults}; network sent {net['sent']} delivered {net['delivered']} "
                f"dropped {net['dropped']} duplicated {net['duplicated']}")
-    fin = s.get("after_violation")
+    fin = s.get("after_violation") or s.get("final_phase")
     if fin:
-        after = (f"ran {fin['events_after']} events after the violation; " if fin["events_after"] is not None else "")
+        after = (f"ran {fin['events_after']} events after the violation; " if fin.get("events_after") is not None
+                 else "")
         reads = fin.get("final_reads") or {}
         click.echo(f"  final phase: {after}calm from event {fin.get('calm_at_event')}, quiesce "
                    f"{fin.get('quiesce_events', 0)} events, final reads {reads.get('polls', 0)} polls "
@@ -144,7 +148,9 @@ def _print_summary(s: dict[str, Any]) -> None:
 @click.option("--steps", type=click.IntRange(min=1), default=2000, show_default=True,
               help="simulator events per run")
 @click.option("--faults", default="none", show_default=True,
-              help="all, none, or a comma list of drop,dup,delay,reorder,partition,crash,disk-loss,resign")
+              help="all, none, or a comma list of drop,dup,delay,reorder,partition,crash,disk-loss,resign "
+                   "and the targeted faults a protocol offers (replication: kill-leader, isolate-leader, "
+                   "isolate-followers), e.g. all,kill-leader")
 @click.option("--variant", default=None, help="switch on one bug variant (e.g. VoteWithoutLogCheck)")
 @click.option("--voters", type=click.IntRange(min=1, max=9), default=3, show_default=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("sim-out"),
@@ -156,6 +162,7 @@ def _print_summary(s: dict[str, Any]) -> None:
                    "more events (past --steps if need be), then end as a Jepsen test does (heal, "
                    "restart, quiesce, final reads from offset 0) so the client history shows the "
                    "damage to `kraft audit`; every run then ends with that final phase "
+                   "(a replication run that keeps its invariants always does) "
                    "[default: stop at the violation]")
 @json_flag("simulate")
 def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: str | None, voters: int,
@@ -168,6 +175,11 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
         fault_set = Faults.parse(faults)
     except SimulationError as exc:
         raise click.BadParameter(str(exc), param_hint="--faults") from None
+    offered = getattr(PROTOCOLS[protocol_name](voters, None), "nemeses", {}) if fault_set.nemesis else {}
+    unsupported = [n for n, _ in fault_set.nemesis_schedule() if n not in offered]
+    if unsupported:
+        raise click.BadParameter(f"protocol {protocol_name} has no targeted fault {', '.join(unsupported)}"
+                                 + (f"; it has {', '.join(offered)}" if offered else ""), param_hint="--faults")
     known = VARIANTS_OF.get(protocol_name, lambda: [])()
     if variant is not None and variant not in known:
         raise click.BadParameter(f"unknown variant {variant!r} for {protocol_name}; known: {', '.join(known)}",

@@ -20,6 +20,11 @@ from kraft.core.invariants import InvariantViolation, Violation
 from kraft.core.step import TICK, Ready
 
 FAULT_NAMES: tuple[str, ...] = ("drop", "dup", "delay", "reorder", "partition", "crash", "disk-loss", "resign")
+# Targeted faults (Jepsen's nemeses that pick their victim by role, e.g. ``:primaries``): named in
+# ``--faults`` beside the random ones (``all,kill-leader``), never part of ``all``; a protocol
+# implements the ones it lists in ``Protocol.nemeses`` (``Protocol.nemesis``). Each fires at
+# exponential intervals of mean ``Faults.nemesis_every_ms`` from the run's one seeded RNG.
+NEMESIS_NAMES: tuple[str, ...] = ("kill-leader", "isolate-leader", "isolate-followers", "isolate-follower")
 
 
 class SimulationError(Exception):
@@ -44,20 +49,42 @@ class Faults:
     crash_every_ms: int = 4000
     disk_loss_every_ms: int = 15000
     resign_every_ms: int = 8000
+    nemesis: tuple[str, ...] = ()   # targeted faults (NEMESIS_NAMES), in the order given
+    nemesis_every_ms: int = 2500
 
     @classmethod
     def parse(cls, text: str | None) -> "Faults":
-        """``"all"``, ``"none"``/empty, or a comma list of FAULT_NAMES."""
+        """``"all"``, ``"none"``/empty, or a comma list of FAULT_NAMES and NEMESIS_NAMES, where
+        ``all`` stands for every FAULT_NAME (``all,kill-leader``: the random faults plus one
+        targeted one)."""
         if not text or text == "none":
             return cls()
-        names = FAULT_NAMES if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
-        unknown = [n for n in names if n not in FAULT_NAMES]
+        tokens = [t.strip() for t in text.split(",") if t.strip()]
+        names: list[str] = []
+        for t in tokens:
+            for n in (FAULT_NAMES if t == "all" else (t,)):
+                if n not in names:
+                    names.append(n)
+        unknown = [n for n in names if n not in FAULT_NAMES and _nemesis_name(n) not in NEMESIS_NAMES]
         if unknown:
-            raise SimulationError(f"unknown fault(s) {', '.join(unknown)}; choose from all, {', '.join(FAULT_NAMES)}")
-        return cls(**{n.replace("-", "_"): True for n in names})
+            raise SimulationError(f"unknown fault(s) {', '.join(unknown)}; choose from all, {', '.join(FAULT_NAMES)}, "
+                                  f"or the targeted {', '.join(NEMESIS_NAMES)} (NAME:MS sets its mean interval)")
+        return cls(**{n.replace("-", "_"): True for n in names if n in FAULT_NAMES},
+                   nemesis=tuple(n for n in names if n not in FAULT_NAMES))
+
+    def nemesis_schedule(self) -> list[tuple[str, int]]:
+        """(targeted fault, mean interval in ms) for each entry of ``nemesis`` (``NAME`` or
+        ``NAME:MS``)."""
+        return [(_nemesis_name(n), int(n.split(":")[1]) if ":" in n else self.nemesis_every_ms) for n in self.nemesis]
 
     def enabled(self) -> list[str]:
-        return [n for n in FAULT_NAMES if getattr(self, n.replace("-", "_"))]
+        return [n for n in FAULT_NAMES if getattr(self, n.replace("-", "_"))] + list(self.nemesis)
+
+
+def _nemesis_name(token: str) -> str:
+    """``isolate-leader:800`` -> ``isolate-leader`` (an invalid interval yields an unknown name)."""
+    name, _, ms = token.partition(":")
+    return name if not ms or (ms.isdigit() and int(ms) > 0) else token
 
 
 class _Event(tuple):
@@ -177,6 +204,12 @@ class Protocol(ABC):
     # take a node's enabled internal actions right after it handles a message (KRaft: a vote that
     # completes a majority makes it leader at once), rather than at its next wake-up
     internal_after_delivery: bool = True
+    # end every run that did not stop at a violation with Jepsen's final phase (heal, quiesce,
+    # final reads: Simulator.quiesce), not only runs with ``after_violation``; a protocol whose
+    # history audit needs final reads (acknowledged sends no poll read are ``unseen``) sets it
+    final_phase_always: bool = False
+    # the targeted faults (NEMESIS_NAMES) this protocol implements in ``nemesis``: name -> what it does
+    nemeses: dict[str, str] = {}
 
     @abstractmethod
     def setup(self, sim: "Simulator") -> None:
@@ -216,6 +249,10 @@ class Protocol(ABC):
     def resign(self, sim: "Simulator", node: Any) -> None:  # optional fault
         return None
 
+    def nemesis(self, sim: "Simulator", name: str) -> None:
+        """One strike of the targeted fault ``name`` (one of ``nemeses``)."""
+        raise SimulationError(f"{self.name} has no targeted fault {name!r}")
+
     @abstractmethod
     def check(self, sim: "Simulator", restarted: set[Any]) -> list[Violation]: ...
 
@@ -239,6 +276,11 @@ class Protocol(ABC):
 
     def finish(self, sim: "Simulator") -> None:
         """End of run: close open client operations."""
+
+    def settled(self, sim: "Simulator") -> bool:
+        """During the final phase: has the cluster settled, so the final reads may start before
+        ``quiesce_ms`` has passed? (False: always wait the whole ``quiesce_ms``.)"""
+        return False
 
     def final_reads(self, sim: "Simulator") -> dict[str, Any]:
         """The final phase's reads (after heal and quiesce): fresh consumers read everything there
@@ -284,9 +326,16 @@ class Simulator:
         self.fault_counts: dict[str, int] = {}
         self._wake_at: dict[Any, int] = {}
         self._restarted: set[Any] = set()
+        unsupported = [n for n, _ in self.faults.nemesis_schedule() if n not in protocol.nemeses]
+        if unsupported:
+            raise SimulationError(f"protocol {protocol.name} has no targeted fault {', '.join(unsupported)}"
+                                  + (f" (it has {', '.join(protocol.nemeses)})" if protocol.nemeses else ""))
+        self.stopped_at_violation = False
         protocol.setup(self)
         for kind, every in self._periodic():
             self.clock.schedule(self._exp(every), kind)
+        for name, every in self.faults.nemesis_schedule():
+            self.clock.schedule(self._exp(every), "nemesis", (name, every))
         for n in protocol.node_ids():
             self.reschedule(n)
 
@@ -399,6 +448,7 @@ class Simulator:
         exc = InvariantViolation(violations[0], self.events, f"t={self.now}ms\n" + self.protocol.describe(self),
                                  violations)
         if self.after_violation is None:
+            self.stopped_at_violation = True
             raise exc
         self.first_violation = exc
 
@@ -432,16 +482,21 @@ class Simulator:
         on; nodes catch up), then the protocol's final reads (``Protocol.final_reads``)."""
         self.calm_down("end of run")
         self.writes_stopped = True
-        start_events = self.events
-        self.run_until(self.now + self.quiesce_ms)
+        start_events, start_ms = self.events, self.now
+        self.run_until(self.now + self.quiesce_ms, until=lambda: self.protocol.settled(self))
         self.final_phase["quiesce_events"] = self.events - start_events
+        self.final_phase["quiesce_ms"] = self.now - start_ms
         self.final_phase["final_reads"] = self.protocol.final_reads(self)
 
-    def run_until(self, t_ms: int, max_events: int = 10**7) -> None:
+    def run_until(self, t_ms: int, max_events: int = 10**7, until: Callable[[], bool] | None = None) -> None:
+        """Process every event due by ``t_ms`` (the clock then reads ``t_ms``), or stop early once
+        ``until()`` holds after an event (the clock stays at that event)."""
         n = 0
         while self.clock._queue and self.clock._queue[0].time <= t_ms and n < max_events:
             self.step()
             n += 1
+            if until is not None and until():
+                return
         self.clock.now = max(self.clock.now, t_ms)
 
     def _on_deliver(self, ev: _Event) -> None:
@@ -558,6 +613,29 @@ class Simulator:
         self.record("NodeDown", node, {"disk_lost": True}, spec=False)
         self.restart(node, disk_lost=True)
 
+    def _on_nemesis(self, ev: _Event) -> None:
+        if self.calm:
+            return  # the final phase: no new faults (and none scheduled)
+        name, every = ev.data
+        self.protocol.nemesis(self, name)  # it counts a strike (_count) when it finds a victim
+        self.clock.schedule(self._exp(every), "nemesis", ev.data)
+
+    def isolate(self, node: Any, others: Iterable[Any], ms: int) -> None:
+        """Cut ``node`` off from ``others`` (both directions) for ``ms``; only those links heal
+        then (a random ``partition`` fault in between may heal them earlier)."""
+        pairs = sorted({(node, o) for o in others if o != node} | {(o, node) for o in others if o != node}, key=repr)
+        if not pairs:
+            return
+        self.network.partition(pairs)
+        self.record("Partition", None, {"kind": "isolate", "blocked": [list(p) for p in pairs]}, spec=False)
+        self.clock.schedule(self.now + ms, "unblock", tuple(pairs))
+
+    def _on_unblock(self, ev: _Event) -> None:
+        pairs = set(ev.data) & self.network.blocked
+        if pairs:
+            self.network.blocked -= pairs
+            self.record("Heal", None, {"links": [list(p) for p in sorted(pairs, key=repr)]}, spec=False)
+
     def _on_resign(self, ev: _Event) -> None:
         if self.calm:
             return  # the final phase: no new faults (and none scheduled)
@@ -565,8 +643,9 @@ class Simulator:
         self.clock.schedule(self._exp(self.faults.resign_every_ms), "resign")
 
     def finish(self) -> None:
-        """End of run: with ``after_violation`` set, first the final phase (:meth:`quiesce`); then
-        the protocol closes open client operations."""
-        if self.after_violation is not None:
+        """End of run: with ``after_violation`` set, or for a protocol with ``final_phase_always``
+        whose run did not stop at a violation, first the final phase (:meth:`quiesce`); then the
+        protocol closes open client operations."""
+        if self.after_violation is not None or (self.protocol.final_phase_always and not self.stopped_at_violation):
             self.quiesce()
         self.protocol.finish(self)

@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 
 from kraft.controller.controller import Controller
+from kraft.controller.image import UNFENCED
 from kraft.controller.quorum import STOP, BrokerNode, MetadataQuorum, StartBroker
 from kraft.core.invariants import Violation
 from kraft.core.step import Ready, Trigger
@@ -45,6 +46,7 @@ from kraft.replication.invariants import Ghost, check_all
 from kraft.replication.messages import (
     CONTROLLER,
     AlterPartitionRequest,
+    FetchRequest,
     AlterPartitionResponse,
     NONE,
     NOT_ENOUGH_REPLICAS,
@@ -102,6 +104,18 @@ class ReplicationProtocol(Protocol):
     name = "replication"
     spec = PROTOCOL.spec_module
     declaration = PROTOCOL
+    # every run that keeps its invariants ends with Jepsen's final phase, so the audit's `unseen`
+    # (acknowledged sends no poll read) means lost, not "not read yet"
+    final_phase_always = True
+    # targeted faults (``--faults all,kill-leader``): the victim is the partition leader the
+    # committed metadata names (Jepsen's nemesis targeting ``:primaries``)
+    nemeses = {
+        "kill-leader": "crash the partition leader (power loss: its unflushed tail is lost), down 0.2-3 s",
+        "isolate-leader": "cut the partition leader off from every other node for 0.3-2 s",
+        "isolate-followers": "cut the partition leader off from the other brokers (not from the controllers) "
+                             "for 0.7-3 s: the ISR shrinks to the leader",
+        "isolate-follower": "cut one follower off from the partition leader only for 0.7-3 s: it leaves the ISR",
+    }
 
     def drop_is_spec_step(self, sim: Simulator, msg: Any) -> bool:
         """A lost spec message is the spec's ``DropMessage`` (enabled by ``NetworkFaults``, which
@@ -325,6 +339,27 @@ class ReplicationProtocol(Protocol):
             sim.recorder.op(process, "ok", "poll", KEY, got, sim.now, node=lid, offset=asked, **extra)
         return len(got)
 
+    def settled(self, sim: Simulator) -> bool:
+        """The final phase may read: nothing down, every broker running and unfenced, in the ISR of
+        the leader the committed metadata names (which leads in that epoch) with its whole log,
+        and the leader's HW at its log end; no acks=all produce waiting (Jepsen waits a fixed
+        time; stopping once this holds only saves events, the reads see the same records)."""
+        if sim.down or self.mq is not None and any(n.registering is not None for n in self.broker_nodes.values()):
+            return False
+        p = self.controller.partition
+        lid = p.leader
+        if lid not in self.ids:
+            return False
+        lb = self.brokers[lid]
+        if not lb.is_leader() or lb.local_leader_epoch != p.leaderEpoch or lb.high_watermark != lb.leo \
+                or lb.pending_produce or lb.alter_partition_in_flight or set(lb.local_isr) != set(self.ids) \
+                or set(p.isr) != set(self.ids):
+            return False
+        for b, br in self.brokers.items():
+            if not br.running or br.want_shutdown or br.image.broker_state(b) != UNFENCED or br.entries != lb.entries:
+                return False
+        return not self.pending
+
     def final_reads(self, sim: Simulator) -> dict[str, Any]:
         """Jepsen's final reads: after heal and quiesce, every consumer (the ones polling all run
         long, and a fresh one from offset 0) polls the leader until it reaches the leader's HW."""
@@ -384,7 +419,18 @@ class ReplicationProtocol(Protocol):
 
     # -- faults ------------------------------------------------------------------------------
     def crash(self, sim: Simulator, node_id: int) -> None:
-        sim.network.purge(node_id)  # its connections are reset
+        if self.mq is not None and node_id in self.ids:
+            # a broker loses power: nothing can reach it any more, and its own connections die with
+            # it, except replica fetches it already sent: a dead machine sends no RST, so the
+            # leader still reads and handles a FetchRequest that was on the wire (KIP-903's stale
+            # fetch of a previous incarnation; the spec's UncleanShutdown may keep any message
+            # the broker sent, LostFrom)
+            gone = [k for k, m in sim.network.pending.items()
+                    if m.dest == node_id or (m.source == node_id and not isinstance(m, FetchRequest))]
+            for k in gone:
+                sim.network.pending.pop(k)
+        else:
+            sim.network.purge(node_id)  # its connections are reset
         if node_id == CONTROLLER:
             return
         if self.mq is not None:
@@ -428,6 +474,24 @@ class ReplicationProtocol(Protocol):
         sim.step_node(b, Trigger(Broker.request_shutdown))
         sim.run_due(b)
         sim.reschedule(b)
+
+    def nemesis(self, sim: Simulator, name: str) -> None:
+        """One strike of a targeted fault (``nemeses``) at the partition leader of the committed
+        metadata, if it is a running broker; no leader: no strike."""
+        lid = self.controller.partition.leader
+        if lid not in self.ids or lid in sim.down or not self.brokers[lid].running:
+            return
+        sim._count(name)
+        if name == "kill-leader":
+            sim.crash(lid, sim.rng.randint(200, 3000))
+        elif name == "isolate-leader":
+            sim.isolate(lid, self.node_ids(), sim.rng.randint(300, 2000))
+        elif name == "isolate-followers":
+            sim.isolate(lid, self.ids, sim.rng.randint(700, 3000))
+        elif name == "isolate-follower":
+            sim.isolate(lid, [sim.rng.choice([b for b in self.ids if b != lid])], sim.rng.randint(700, 3000))
+        else:
+            raise ValueError(name)
 
     # -- checking ----------------------------------------------------------------------------
     def project(self, sim: Simulator) -> dict[str, Any]:
