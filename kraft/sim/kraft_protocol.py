@@ -7,6 +7,10 @@ Client model (history, Jepsen conventions, model ``append-log``, key ``"metadata
   poll  reads a committed range from one node's state machine: ``ok`` with ``[[offset, v], ...]``
         (data records only; offsets of control records are skipped like a Kafka consumer does).
 A process that saw ``info`` is retired and replaced by a fresh process id (Jepsen's rule).
+Every run that does not stop at a violation ends with Jepsen's final phase (``Simulator.quiesce``:
+heal, restart, no more writes, let the quorum settle), then the final reads: each reader and a
+fresh one poll the leader's committed records to its end, so an acknowledged send that no read
+returns is a real ``unseen`` for the audit, not a reader that had not caught up.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class KRaftProtocol(Protocol):
     name = PROTOCOL.name
     spec = PROTOCOL.spec_module
     declaration = PROTOCOL
+    final_phase_always = True  # the audit counts acknowledged sends no read returned (Jepsen's unseen)
 
     def __init__(self, voters: int = 3, config: QuorumConfig | None = None, processes: int = 4) -> None:
         if voters < 1:
@@ -174,6 +179,42 @@ class KRaftProtocol(Protocol):
                 self.free_processes.append(process)
             elif not alive:
                 self._info(sim, process, "leader-lost")
+
+    def settled(self, sim: Simulator) -> bool:
+        """Final phase: every voter up, one leader that has committed its whole log, every voter
+        holding that log and no send waiting for its commit."""
+        if sim.down or self.pending:
+            return False
+        lid = self.believed_leader(sim)
+        if lid is None:
+            return False
+        leader = self.nodes[lid]
+        end = len(leader.storage.entries)
+        return leader.high_watermark == end and all(len(n.storage.entries) == end for n in self.nodes.values())
+
+    def final_reads(self, sim: Simulator) -> dict[str, Any]:
+        """Jepsen's final reads: every reader process and a fresh one poll the leader from their
+        position (the fresh one from 0) to its committed end, in the readers' usual windows."""
+        lid = self.believed_leader(sim)
+        readers = [1000 + i for i in range(READERS)] + [1000 + READERS]
+        polls = 0
+        if lid is not None:
+            records = self.applied[lid].records
+            for process in readers:
+                while True:
+                    start = self.read_positions.get(process, 0)
+                    window = records[start:start + 20]
+                    self.read_positions[process] = start + len(window)
+                    got = [[off, r.value] for off, r in enumerate(window, start) if r.value != LEADER_CHANGE]
+                    polls += 1
+                    self.stats["polls"] += 1
+                    if sim.recorder is not None:
+                        sim.recorder.op(process, "invoke", "poll", KEY, None, sim.now, node=lid, offset=start)
+                        sim.recorder.op(process, "ok", "poll", KEY, got, sim.now, node=lid, offset=start)
+                    if not window:
+                        break
+        return {"leader": lid, "high_watermark": self.nodes[lid].high_watermark if lid is not None else None,
+                "readers": readers, "polls": polls}
 
     def _info(self, sim: Simulator, process: int, why: str) -> None:
         p = self.pending.pop(process)

@@ -96,8 +96,12 @@ def test_cli_writes_trace_and_history(tmp_path: Path) -> None:
     assert {o["type"] for o in ops} >= {"invoke", "ok"} and {o["f"] for o in ops} == {"send", "poll"}
     ok_sends = [o for o in ops if o["f"] == "send" and o["type"] == "ok"]
     assert ok_sends and all(o["value"][0] == o["offset"] for o in ok_sends)
+    # Jepsen's final phase after the 800 events: every acknowledged send is read by some ok poll
+    read = {v for o in ops if o["f"] == "poll" and o["type"] == "ok" for _, v in o["value"]}
+    assert {o["value"][1] for o in ok_sends} <= read
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["verdict"] == "clean" and summary["events"] == 800
+    assert summary["verdict"] == "clean" and summary["events"] >= 800
+    assert summary["final_phase"]["calm_at_event"] == 800 and summary["final_phase"]["final_reads"]["polls"] >= 3
 
 
 def test_cli_count_and_violation_exit_code(tmp_path: Path) -> None:
