@@ -87,22 +87,27 @@ class LinResult:
         }
 
 
+_PLAIN = frozenset((int, str, bool, type(None)))
+
+
 def _op_json(operation: Operation) -> dict[str, Any]:
     inv = operation.invoke
     c = operation.complete
+    v = inv.value
     d: dict[str, Any] = {
         "index": inv.index,
         "process": inv.process,
         "f": inv.f,
-        "value": to_jsonable(inv.value),
-        "type": operation.outcome,
+        "value": v if type(v) in _PLAIN else to_jsonable(v),
+        "type": c.type if c is not None else "pending",
     }
     if inv.key is not None:
         d["key"] = to_jsonable(inv.key)
     if c is not None:
         d["completion_index"] = c.index
         if c.type == "ok":
-            d["output"] = to_jsonable(c.value)
+            v = c.value
+            d["output"] = v if type(v) in _PLAIN else to_jsonable(v)
     return d
 
 
@@ -129,21 +134,27 @@ def check_calls(
     invocation); the verdict does not depend on it, the time and the evidence may.
     """
     n = len(calls)
+    inputs = [c.input for c in calls]
+    outputs = [c.output for c in calls]
+    opers = [c.operation for c in calls]
+    must = [o is not UNKNOWN for o in outputs]
     # --- events in real-time order: (history position, 0=call/1=return, call id) -----------
-    events: list[tuple[int, int, int]] = []
-    for cid, c in enumerate(calls):
-        events.append((c.operation.invoke_pos, 0, cid))
-        if c.output is not UNKNOWN and c.operation.complete is not None and c.operation.complete.type == "ok":
-            events.append((c.operation.complete_pos, 1, cid))
+    inv_pos = [o.invoke_pos for o in opers]
+    events: list[tuple[int, int, int]] = [(pos, 0, cid) for cid, pos in enumerate(inv_pos)]
+    events += [(o.complete_pos, 1, cid) for cid, o in enumerate(opers)
+               if must[cid] and o.complete is not None and o.complete.type == "ok"]
     events.sort()
     if order == "deadline":
         # Calls between two consecutive returns can be permuted freely: which calls are available
         # depends only on which returns precede them. Within each such run, try the call that
         # must return first first (earliest deadline; unknown outcomes last).
-        ret_at = {cid: pos for pos, kind, cid in events if kind}
+        ret_at: list[float] = [_INF] * n
+        for pos, kind, cid in events:
+            if kind:
+                ret_at[cid] = pos
         reordered: list[tuple[int, int, int]] = []
         run: list[tuple[int, int, int]] = []
-        deadline_of = lambda e: ret_at.get(e[2], _INF)  # noqa: E731
+        deadline_of = lambda e: ret_at[e[2]]  # noqa: E731
         for ev in events:
             if ev[1] == 0:
                 run.append(ev)
@@ -168,14 +179,12 @@ def check_calls(
     for node, (_, kind, cid) in enumerate(events):
         if kind:
             ret_node[cid] = node
-    node_ret = [ret_node[node_cid[k]] if is_call[k] else -1 for k in range(m)]
-    inputs = [c.input for c in calls]
-    outputs = [c.output for c in calls]
-    must = [c.output is not UNKNOWN for c in calls]
-    read_only = [model.read_only(c.input) for c in calls]
+    node_ret = [ret_node[cid] if call else -1 for cid, call in zip(node_cid, is_call)]
+    ro = model.read_only
+    read_only = [ro(x) for x in inputs]
     remaining = sum(must)
 
-    node_ro = [is_call[k] and read_only[node_cid[k]] for k in range(m)] + [False, False]
+    node_ro = [call and read_only[cid] for cid, call in zip(node_cid, is_call)] + [False, False]
     # Symmetry among optional calls: two calls with unknown outcome and the same input are
     # interchangeable, except that the one invoked earlier can go anywhere the later one can (its
     # real-time predecessors are a subset, and neither has a deadline). So any linearization can be
@@ -186,7 +195,8 @@ def check_calls(
     # an optional call immediately followed by a blind write has no effect anyone can observe,
     # so a linearization without it exists; the search never puts a blind write right after an
     # optional call (the branch that skips the optional call covers it).
-    blind = [model.overwrites(c.input) for c in calls]
+    ow = model.overwrites
+    blind = [ow(x) for x in inputs]
     prev_same = [-1] * n
     last_of: dict[Any, int] = {}
     for _, kind, cid in events:
@@ -209,14 +219,15 @@ def check_calls(
     # Optional calls (info/pending) that stay out pin only their own window, not the must window.
     rank = [0] * n
     n_must = n_opt = 0
-    for _, kind, cid in sorted(events, key=lambda e: (e[0], e[2])):
-        if kind == 0:
-            if must[cid]:
-                rank[cid] = n_must
-                n_must += 1
-            else:
-                rank[cid] = n_opt
-                n_opt += 1
+    by_invocation = (range(n) if all(a <= b for a, b in zip(inv_pos, inv_pos[1:]))
+                     else sorted(range(n), key=inv_pos.__getitem__))  # (position, call id) order
+    for cid in by_invocation:
+        if must[cid]:
+            rank[cid] = n_must
+            n_must += 1
+        else:
+            rank[cid] = n_opt
+            n_opt += 1
     lo_m = win_m = lo_o = win_o = 0
 
     def grow(cid: int, lo_m: int, win_m: int, lo_o: int, win_o: int) -> tuple[int, int, int, int]:
@@ -238,6 +249,9 @@ def check_calls(
 
     cache_cap = max_cache
     step = model.step
+    # a model whose read-only calls are accepted exactly when their output equals the state (the
+    # registers) lets the scan below compare instead of calling step
+    read_eq = getattr(model, "read_is_equality", False)
     state = initial_state
     cache: set[tuple[Any, ...]] = set()
     # the lifted calls as a linked stack of (call node, state before it, lo_m, win_m, lo_o, win_o,
@@ -284,7 +298,7 @@ def check_calls(
             while e != TAIL and is_call[e]:
                 if node_ro[e]:
                     cid = node_cid[e]
-                    if step(state, inputs[cid], outputs[cid])[0]:
+                    if (outputs[cid] == state) if read_eq else step(state, inputs[cid], outputs[cid])[0]:
                         break
                 e = nxt[e]
             else:
@@ -532,7 +546,7 @@ def check_history(
         return done("unknown")
     if initial is None:
         initial = h_initial
-    live = [o for o in operations if o.outcome != "fail"]
+    live = [o for o in operations if o.complete is None or o.complete.type != "fail"]
     info["failed_ops_dropped"] = len(operations) - len(live)
     try:
         calls = m.calls(live)

@@ -105,9 +105,21 @@ class ModelError(ValueError):
         self.reason = reason
 
 
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
 def freeze(value: Any) -> Any:
     """A hashable version of a normalised value (maps become :class:`FrozenMap`, lists tuples,
     sets frozensets), so any value can be part of a model state or a cache key."""
+    t = type(value)
+    if t in _ATOMS:  # the common cases first, by exact type (subclasses take the general path)
+        return value
+    if t is tuple:
+        for v in value:
+            if type(v) not in _ATOMS:
+                break
+        else:
+            return value
     if isinstance(value, (str, int, float, type(None))) or value is UNKNOWN:
         return value
     if isinstance(value, tuple):
@@ -134,6 +146,20 @@ class Call:
     @property
     def must(self) -> bool:
         return self.output is not UNKNOWN
+
+
+_set = object.__setattr__
+
+
+def make_call(key: Any, op_input: tuple, output: Any, operation: Operation) -> Call:
+    """``Call(key, op_input, output, operation)`` without the attrs ``__init__`` (the hot path of
+    :meth:`Model.calls`); the values are frozen the same way."""
+    c = object.__new__(Call)
+    _set(c, "key", key if type(key) in _ATOMS else freeze(key))
+    _set(c, "input", freeze(op_input))
+    _set(c, "output", output if type(output) in _ATOMS or output is UNKNOWN else freeze(output))
+    _set(c, "operation", operation)
+    return c
 
 
 class Model:
@@ -209,6 +235,7 @@ def _output(operation: Operation) -> Any:
 READ = "read"
 WRITE = "write"
 CAS = "cas"
+_READ_INPUT = (READ, None)
 
 
 class RegisterModel(Model):
@@ -217,6 +244,7 @@ class RegisterModel(Model):
     name = "register"
     fs: frozenset[str] = frozenset((READ, WRITE))
     nil_reads = "strict"
+    read_is_equality = True  # step of a read: accepted iff its output equals the state (the checker relies on it)
 
     def _key_value(self, operation: Operation, value: Any) -> tuple[Any, Any]:
         return operation.invoke.key, value
@@ -233,14 +261,51 @@ class RegisterModel(Model):
             key, value = self._key_value(operation, out)
             if value is None and self.nil_reads == "knossos":
                 return []  # knossos.model: a nil read is a read of an unknown value
-            return [Call(key, (READ, None), value, operation)]
+            return [make_call(key, (READ, None), value, operation)]
         key, arg = self._key_value(operation, inv.value)
         if f == CAS:
             if not (isinstance(arg, tuple) and len(arg) == 2):
                 raise ModelError(operation, f"cas value must be [old new], got {arg!r}")
         if out is not UNKNOWN:
             out = None  # the output of a write/cas carries no information beyond "ok"
-        return [Call(key, (f, arg), out, operation)]
+        return [make_call(key, (f, arg), out, operation)]
+
+    def calls(self, operations: Iterable[Operation]) -> list[Call]:
+        """:meth:`calls_for` of each operation, inlined for the plain cases (the hot path of a
+        register history: an op with no key field and an atomic value)."""
+        if type(self)._key_value is not RegisterModel._key_value:  # kv reads keys from values
+            return super().calls(operations)
+        out: list[Call] = []
+        append = out.append
+        fs, knossos, atoms, new, put = self.fs, self.nil_reads == "knossos", _ATOMS, object.__new__, _set
+        for operation in operations:
+            inv = operation.invoke
+            f = inv.f
+            key = inv.key
+            c = operation.complete
+            result = c.value if c is not None and c.type == "ok" else UNKNOWN
+            if f == READ:
+                if result is UNKNOWN or (result is None and knossos):
+                    continue  # an unknown read, or a nil read under Knossos's semantics
+                inp, res = _READ_INPUT, result
+            elif f == WRITE and f in fs and type(inv.value) in atoms:
+                inp, res = (WRITE, inv.value), (UNKNOWN if result is UNKNOWN else None)
+            elif (f == CAS and f in fs and type(inv.value) is tuple and len(inv.value) == 2
+                  and type(inv.value[0]) in atoms and type(inv.value[1]) in atoms):
+                inp, res = (CAS, inv.value), (UNKNOWN if result is UNKNOWN else None)
+            else:
+                out.extend(self.calls_for(operation))
+                continue
+            if type(key) not in atoms or type(res) not in atoms and res is not UNKNOWN:
+                out.extend(self.calls_for(operation))
+                continue
+            call = new(Call)
+            put(call, "key", key)
+            put(call, "input", inp)
+            put(call, "output", res)
+            put(call, "operation", operation)
+            append(call)
+        return out
 
     def read_only(self, op_input: tuple) -> bool:
         return op_input[0] == READ
