@@ -18,7 +18,8 @@ Outputs under ``--out`` (contract: ``results.json``):
 ``results.parquet``   the same, anomalies as a JSON string column
 ``anomalies.parquet`` one row per anomaly: ``history, kind, key, evidence`` (JSON string)
 ``malformed.json``    every malformed line / unusable file / malformed history, by file and line
-``ops.parquet``       the ingested op table (partitioned by model): a corpus ``kraft audit`` reads
+``ops.parquet``       (with ``--write-ops`` or ``--store-kafka-rows``) the ingested op table,
+                      partitioned by model: a corpus ``kraft audit`` reads
 ``kafka_rows.parquet`` (with ``--store-kafka-rows``) the Kafka kernel rows of ``ops.parquet``,
                       clustered by history, and ``kafka_rows.json`` naming the ``ops.parquet`` files
                       they were made from. A later ``kraft audit OUT/ops.parquet`` whose files
@@ -58,7 +59,7 @@ class AuditOptions:
     budget: float | None = None
     checks: frozenset[str] = frozenset(CHECKS)
     no_spark: bool = False
-    write_ops: bool = True
+    write_ops: bool = False  # also write OUT/ops.parquet (--write-ops; implied by store_kafka)
     engine: str = "arrow"  # the Spark Kafka check: "arrow" (kafka_arrow) or "dataframe" (kafka_spark)
     store_kafka: bool = False  # also write OUT/kafka_rows.parquet (+ .json) for later audits of OUT/ops.parquet
     nil_reads: str = "auto"  # register models: "knossos" (nil read = unknown), "strict", auto = knossos for .edn
@@ -226,7 +227,7 @@ def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
     out.mkdir(parents=True, exist_ok=True)
     ops_dir = out / "ops.parquet"
     reading_own = any(Path(t).resolve() == ops_dir.resolve() for t in tables)
-    write_ops = opts.write_ops and not reading_own
+    write_ops = (opts.write_ops or opts.store_kafka) and not reading_own
     if opts.no_spark:
         report = _run_local(opts, histories, tables, traces, out if write_ops else None, progress)
     else:
@@ -267,29 +268,148 @@ def _metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds
     return out
 
 
+def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str = "ref",
+               secs: dict[str, float] | None = None) -> tuple[dict, dict | None]:
+    """One history's result (``results.json`` entry) and its malformed-history entry (or None),
+    from its op rows (:class:`oprows.Rows`). Both engines call this, so they report the same:
+    ``kafka="ref"`` checks Kafka anomalies with the reference (:mod:`kafka_ref`, in-process),
+    ``"kernel"`` with the numpy kernel (:mod:`kafka_arrow`, the Spark workers); a test holds the
+    two to the same anomalies and evidence."""
+    from spark_validation.linearizability import check_history
+    from spark_validation.oprows import cycle_table, kernel_columns, kernel_table, structure_problem
+    from spark_validation.records import rows_to_ops
+
+    secs = secs if secs is not None else {}
+    n = len(rows)
+    model = rows.model
+    bad = None
+    sp = structure_problem(rows)
+    structure = sp[1] if sp else None
+    if sp:  # the file line of the op that does not pair up
+        bad = {"scope": "history", "path": hid, "line": rows.line[sp[0]], "reason": f"malformed history: {structure}"}
+    fs = set(rows.f)
+    has_kafka = any(f in fs for f in KAFKA_FS)
+    kafka_anoms, k_secs, lin = None, 0.0, None
+    kafka_empty = True
+    if has_kafka:
+        kafka_empty = not any(kafka_ref.has_data({"type": t, "f": f, "value": v})
+                              for t, f, v in zip(rows.type, rows.f, rows.value) if f in KAFKA_FS)
+    if not structure and has_kafka and "kafka" in opts.checks:
+        t = time.perf_counter()
+        cycle_opts = elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime)
+        if kafka == "kernel":
+            from spark_validation import kafka_arrow
+
+            cols = kernel_columns(rows)
+            try:
+                kt = kernel_table(cols)
+                kafka_anoms = kafka_ref.sort_anomalies(kafka_arrow.check_table(kt))
+                # Elle's cycle search over the same rows: the elle kernel (elle.check_table)
+                cycles = elle.check_table(cycle_table(cols, kt), cycle_opts)
+            except (OverflowError, ValueError, TypeError):  # e.g. an offset beyond 64 bits: the reference decides
+                dicts = rows.dicts()
+                kafka_anoms = kafka_ref.check_rows(dicts)
+                cycles = kafka_ref.sort_anomalies(elle.check_rows_ref(dicts, cycle_opts))
+        else:
+            dicts = rows.dicts()
+            kafka_anoms = kafka_ref.check_rows(dicts)
+            cycles = kafka_ref.sort_anomalies(elle.check_rows_ref(dicts, cycle_opts))
+        kafka_anoms += cycles
+        k_secs = time.perf_counter() - t
+        secs["kafka"] = secs.get("kafka", 0.0) + k_secs
+    if not structure and model in _lin_models() and "lin" in opts.checks:
+        t = time.perf_counter()
+        init = opts.initial if opts.initial is not None else initial
+        r = check_history(rows_to_ops(rows.dicts()), model, initial=init, budget_seconds=opts.budget,
+                          nil_reads=opts.nil_reads, history_id=hid)
+        lin = {"valid": r.valid, "anomalies": _jsonable(r.anomalies), "seconds": r.seconds, "info": _jsonable(r.info)}
+        secs["lin"] = secs.get("lin", 0.0) + time.perf_counter() - t
+    res = _build_result(hid, model, n, has_kafka, structure, kafka_anoms, k_secs, lin, opts.checks,
+                        kafka_empty=kafka_empty, allowed_kinds=opts.allowed_kinds)
+    return res, bad
+
+
+def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str | None = None,
+               krows_dir: str | None = None, unit: int = 0, keep_rows: bool = False) -> dict:
+    """Read one history file and check it: ``{"path", "trace", "skip", "malformed", "result",
+    "history_bad", "ops", "secs"}``. With ``ops_dir`` its op rows are written there as a Parquet
+    file (``model=M/part-UNIT-...``), with ``krows_dir`` its Kafka kernel rows (one history per
+    file, so the files are clustered by history as ``--store-kafka-rows`` promises)."""
+    from spark_validation.history import HistoryFormatError
+    from spark_validation.oprows import read_rows
+
+    out: dict[str, Any] = {"path": path, "trace": False, "skip": None, "malformed": [], "result": None,
+                           "history_bad": None, "ops": 0, "secs": {}}
+    t = time.perf_counter()
+    try:
+        rows, bad, _, initial = read_rows(path, opts.model)
+    except HistoryFormatError as exc:
+        if exc.reason.endswith("header kind is 'trace'"):  # a trace by its header: the metadata check
+            out["trace"] = True
+        else:
+            out["skip"] = {"scope": "file", "path": str(path), "line": exc.line, "reason": exc.reason}
+        return out
+    out["secs"]["read"] = time.perf_counter() - t
+    out["malformed"] = [{"scope": "line", **Malformed(str(b.path), b.line, b.reason, str(b.text)).to_json()}
+                        for b in bad]
+    out["ops"] = len(rows)
+    if keep_rows:
+        out["rows"] = rows.arrow()
+    if ops_dir is not None or krows_dir is not None:
+        t = time.perf_counter()
+        _write_unit_tables(rows, ops_dir, krows_dir, unit, "kafka" in opts.checks)
+        out["secs"]["write"] = time.perf_counter() - t
+    out["result"], out["history_bad"] = check_rows(rows.history, rows, initial, opts, kafka, out["secs"])
+    return out
+
+
+def _write_unit_tables(rows: Any, ops_dir: str | None, krows_dir: str | None, unit: int, kafka: bool) -> None:
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    from spark_validation.oprows import kernel_table
+
+    name = f"part-{unit:05d}-{uuid.uuid4().hex[:12]}.parquet"
+    if ops_dir is not None:
+        part = Path(ops_dir) / f"model={rows.model if rows.model is not None else '__HIVE_DEFAULT_PARTITION__'}"
+        part.mkdir(parents=True, exist_ok=True)
+        pq.write_table(rows.arrow().drop_columns(["model"]), part / name)
+    if krows_dir is not None and kafka and any(f in KAFKA_FS for f in set(rows.f)):
+        kt = kernel_table(rows)
+        if kt.num_rows:
+            Path(krows_dir).mkdir(parents=True, exist_ok=True)
+            pq.write_table(kt, Path(krows_dir) / name)
+
+
 def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], traces: list[Path],
                ops_out: Path | None, progress: Progress) -> AuditReport:
-    from spark_validation.history import HistoryFormatError, pair_ops
-    from spark_validation.linearizability import check_history
-    from spark_validation.records import history_rows, read_any, rows_to_ops
+    from spark_validation.oprows import Rows
 
     stage: dict[str, float] = defaultdict(float)
     malformed: list[dict] = []
-    per_history: list[tuple[str, list[dict], Any]] = []  # (id, rows, initial)
+    results: list[dict] = []
+    anomalies: list[dict] = []
+    ops_total = 0
+    ops_tables: list[Any] = []
     t0 = time.perf_counter()
     for i, path in enumerate(histories, 1):
-        try:
-            rows, bad, h = read_any(path, opts.model)
-        except HistoryFormatError as exc:
-            if exc.reason.endswith("header kind is 'trace'"):  # a trace by its header, as ingest.load on Spark
-                traces = sorted({*traces, Path(path)})
-                continue
-            malformed.append({"scope": "file", "path": str(path), "line": exc.line, "reason": exc.reason})
+        r = check_file(str(path), opts, "ref", keep_rows=ops_out is not None)
+        if r["trace"]:
+            traces = sorted({*traces, Path(path)})
             continue
-        malformed.extend({"scope": "line", **b.to_json()} for b in bad)
-        per_history.append((h.id, rows, h.initial))
+        if r["skip"]:
+            malformed.append(r["skip"])
+            continue
+        malformed.extend(r["malformed"])
+        _collect_result(r, results, anomalies, malformed)
+        ops_total += r["ops"]
+        for k, v in r["secs"].items():
+            stage[k] += v
+        if ops_out is not None:
+            ops_tables.append(r["rows"])
         if i % 1000 == 0:
-            progress(f"ingest: {i}/{len(histories)} files")
+            progress(f"check: {i}/{len(histories)} files")
     for t in tables:
         import pyarrow.parquet as pq
 
@@ -314,52 +434,17 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             if row["model"] is None:
                 row["model"] = opts.model
             groups[row["history"]].append(row)
-        per_history.extend((hid, rows, None) for hid, rows in groups.items())
-    stage["ingest"] = time.perf_counter() - t0
-    progress(f"ingest: {len(per_history)} histories in {stage['ingest']:.2f}s")
+        for hid, hrows in groups.items():
+            rows = Rows.from_dicts(hid, hrows)
+            res, bad = check_rows(hid, rows, None, opts, "ref", stage)
+            _collect_result({"result": res, "history_bad": bad}, results, anomalies, malformed)
+            ops_total += len(rows)
+            if ops_out is not None:
+                ops_tables.append(rows.arrow())
+    stage["checks"] = time.perf_counter() - t0
+    progress(f"checked {len(results)} histories in {stage['checks']:.2f}s")
     if ops_out is not None:
-        _write_ops_local([r for _, rows, _ in per_history for r in rows], ops_out / "ops.parquet")
-
-    lin_models = _lin_models()
-    results: list[dict] = []
-    anomalies: list[dict] = []
-    ops_total = 0
-    for n, (hid, rows, initial) in enumerate(per_history, 1):
-        ops_total += len(rows)
-        model = next((r["model"] for r in rows if r["model"]), None)
-        ops = rows_to_ops(rows)
-        _, errors = pair_ops(ops)
-        structure = errors[0].reason if errors else None
-        if structure:  # the file line of the op that does not pair up, as the Spark engine reports it
-            lines = sorted(r["line"] for r in rows)  # rows_to_ops orders the ops by line
-            pos = errors[0].position
-            malformed.append({"scope": "history", "path": hid, "line": lines[pos] if pos < len(lines) else None,
-                              "reason": f"malformed history: {structure}"})
-        has_kafka = any(r["f"] in KAFKA_FS for r in rows)
-        kafka_anoms, k_secs, lin = None, 0.0, None
-        if not structure and has_kafka and "kafka" in opts.checks:
-            t = time.perf_counter()
-            kafka_anoms = kafka_ref.check_rows(rows)
-            # Elle-style cycles over the same ops (jepsen.tests.kafka/cycles!)
-            kafka_anoms += kafka_ref.sort_anomalies(elle.check_rows_ref(
-                rows, elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime)))
-            k_secs = time.perf_counter() - t
-            stage["kafka"] += k_secs
-        if not structure and model in lin_models and "lin" in opts.checks:
-            t = time.perf_counter()
-            init = opts.initial if opts.initial is not None else initial
-            r = check_history(ops, model, initial=init, budget_seconds=opts.budget, nil_reads=opts.nil_reads,
-                              history_id=hid)
-            lin = {"valid": r.valid, "anomalies": _jsonable(r.anomalies), "seconds": r.seconds,
-                   "info": _jsonable(r.info)}
-            stage["lin"] += time.perf_counter() - t
-        res = _build_result(hid, model, len(rows), has_kafka, structure, kafka_anoms, k_secs, lin, opts.checks,
-                            kafka_empty=not any(kafka_ref.has_data(r) for r in rows),
-                            allowed_kinds=opts.allowed_kinds)
-        results.append(res)
-        anomalies.extend({"history": hid, **a} for a in res["anomalies"])
-        if n % 1000 == 0:
-            progress(f"check: {n}/{len(per_history)} histories")
+        _write_ops_local(ops_tables, ops_out / "ops.parquet")
     if traces and "metadata" in opts.checks:
         from spark_validation.metadata import check_traces_local
 
@@ -374,28 +459,30 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
     return AuditReport(results, anomalies, malformed, dict(stage), ops_total)
 
 
+def _collect_result(r: dict, results: list[dict], anomalies: list[dict], malformed: list[dict]) -> None:
+    if r["history_bad"]:
+        malformed.append(r["history_bad"])
+    res = r["result"]
+    results.append(res)
+    anomalies.extend({"history": res["history"], **a} for a in res["anomalies"])
+
+
 def _jsonable(x: Any) -> Any:
     from spark_validation.history import to_jsonable
 
     return to_jsonable(x)
 
 
-def _write_ops_local(rows: list[dict], path: Path) -> None:
+def _write_ops_local(tables: list[Any], path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from spark_validation.records import OP_COLUMNS
-
     if path.exists():
         shutil.rmtree(path)
-    if not rows:
+    tables = [t for t in tables if t.num_rows]
+    if not tables:
         return
-    schema = pa.schema([("history", pa.string()), ("line", pa.int64()), ("index", pa.int64()),
-                        ("process", pa.string()), ("type", pa.string()), ("f", pa.string()),
-                        ("key", pa.string()), ("value", pa.string()), ("time", pa.int64()),
-                        ("model", pa.string())])
-    tbl = pa.Table.from_pylist([{c: r[c] for c in OP_COLUMNS} for r in rows], schema=schema)
-    pq.write_to_dataset(tbl, str(path), partition_cols=["model"])
+    pq.write_to_dataset(pa.concat_tables(tables), str(path), partition_cols=["model"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,9 +527,9 @@ def _lin_udf(models: frozenset[str], initial_json: str | None, budget: float | N
 
 def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], traces: list[Path],
                ops_out: Path | None, progress: Progress) -> AuditReport:
-    from pyspark.sql import functions as F
-
-    from spark_validation import ingest, kafka_arrow, kafka_spark
+    """On Spark: history files go straight to the checks in the Python workers
+    (:func:`_spark_files`; the arrow engine), Parquet tables (and every input with ``--engine
+    dataframe``) through the op table as DataFrames (:func:`_spark_tables`)."""
     from spark_validation.session import get_session
 
     stage: dict[str, float] = {}
@@ -450,10 +537,120 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
     spark = get_session(opts.master)
     stage["session"] = time.perf_counter() - t0
     progress(f"spark: session on {spark.sparkContext.master} ({stage['session']:.1f}s)")
+    direct = list(histories) if opts.engine == "arrow" else []
+    rest = [] if direct else list(histories)
+    results: list[dict] = []
+    anomalies: list[dict] = []
+    malformed: list[dict] = []
+    ops_total = 0
+    kafka_engine: dict[str, Any] = {}
+    if ops_out is not None:  # a fresh op table (and kernel rows): the old ones must not mix in
+        for name in ("ops.parquet", KAFKA_ROWS):
+            shutil.rmtree(ops_out / name, ignore_errors=True)
+    if rest or tables:
+        rep = _spark_tables(opts, spark, rest, tables, ops_out, progress, stage)
+        results, anomalies, malformed, ops_total, kafka_engine, extra = rep
+        traces = sorted(set(traces) | set(extra))
+    if direct:
+        res2, an2, mal2, n2, info2, extra = _spark_files(opts, spark, direct, ops_out, progress, stage)
+        results += res2
+        anomalies += an2
+        malformed += mal2
+        ops_total += n2
+        kafka_engine = info2 if not kafka_engine else {"files": info2, "tables": kafka_engine}
+        traces = sorted(set(traces) | set(extra))
+    if ops_out is not None and opts.store_kafka and (ops_out / KAFKA_ROWS).is_dir():
+        manifest = {"v": 1, "ops_table": "ops.parquet", "ops_files": _parquet_listing(ops_out / "ops.parquet")}
+        _atomic_write(ops_out / KAFKA_ROWS_MANIFEST, json.dumps(manifest, indent=1))
+    if traces and "metadata" in opts.checks:
+        from spark_validation.metadata import check_traces_spark
+
+        t = time.perf_counter()
+        steps, an, bad_t = check_traces_spark(spark, [str(p) for p in traces])
+        stage["metadata"] = time.perf_counter() - t
+        malformed.extend({"scope": "line", "path": p, "line": ln, "reason": why, "text": ""} for p, ln, why in bad_t)
+        mres = _metadata_results(steps, an, stage["metadata"])
+        results.extend(mres)
+        anomalies.extend({"history": r["history"], **a} for r in mres for a in r["anomalies"])
+        ops_total += sum(steps.values())
+        progress(f"metadata: {len(steps)} traces ({stage['metadata']:.1f}s)")
+    return AuditReport(results, anomalies, malformed, stage, ops_total, kafka_engine=kafka_engine,
+                       engine=f"spark {spark.sparkContext.master}")
+
+
+def _units(files: list[Path], n: int) -> list[tuple[int, list[str]]]:
+    """Files in ``n`` groups of about equal size (largest first onto the lightest group)."""
+    import heapq
+
+    sized = sorted(((os.path.getsize(f) if os.path.exists(f) else 0, str(f)) for f in files), reverse=True)
+    heap = [(0, u) for u in range(max(1, min(n, len(files))))]
+    groups: dict[int, list[str]] = defaultdict(list)
+    for size, f in sized:
+        load, u = heapq.heappop(heap)
+        groups[u].append(f)
+        heapq.heappush(heap, (load + size + 1, u))
+    return [(u, sorted(fs)) for u, fs in sorted(groups.items())]
+
+
+def _spark_files(opts: AuditOptions, spark: Any, files: list[Path], ops_out: Path | None, progress: Progress,
+                 stage: dict[str, float]) -> tuple[list[dict], list[dict], list[dict], int, dict, list[Path]]:
+    """Every history file read and checked inside one Spark task (:func:`check_file`: the fast
+    row readers of :mod:`oprows`, the Kafka kernel, the cycle search, linearizability): no op row
+    passes through the JVM and no intermediate table is written and read back. The op table
+    (``ops.parquet``) and, with ``--store-kafka-rows``, the kernel rows are written by the tasks
+    themselves, one Parquet file per history file. Files are grouped into about three tasks per
+    core, balanced by size."""
+    t = time.perf_counter()
+    sc = spark.sparkContext
+    units = _units(files, sc.defaultParallelism * 3)
+    ops_dir = str(ops_out / "ops.parquet") if ops_out is not None else None
+    krows_dir = str(ops_out / KAFKA_ROWS) if ops_out is not None and opts.store_kafka else None
+
+    def run_unit(it):
+        for u, paths in it:
+            for path in paths:
+                yield check_file(path, opts, "kernel", ops_dir, krows_dir, u)
+
+    outs = sorted(sc.parallelize(units, len(units)).mapPartitions(run_unit).collect(), key=lambda r: r["path"])
+    results: list[dict] = []
+    anomalies: list[dict] = []
+    malformed: list[dict] = []
+    traces: list[Path] = []
+    secs: dict[str, float] = defaultdict(float)
+    ops_total = 0
+    for r in outs:
+        if r["trace"]:
+            traces.append(Path(r["path"]))
+            continue
+        if r["skip"]:
+            malformed.append(r["skip"])
+            continue
+        malformed.extend(r["malformed"])
+        _collect_result(r, results, anomalies, malformed)
+        ops_total += r["ops"]
+        for k, v in r["secs"].items():
+            secs[k] += v
+    stage["files"] = time.perf_counter() - t
+    kafka_h = sum(1 for r in results if "kafka" in r.get("checks", []))
+    info = {"engine": "arrow", "path": "files", "files": len(files), "tasks": len(units), "histories": kafka_h,
+            "clustered": kafka_h, "shuffled": 0,
+            "task_seconds": {k: round(v, 3) for k, v in sorted(secs.items())}}
+    progress(f"files: {len(results)} histories, {ops_total} ops, {len(malformed)} malformed, "
+             f"read and checked in {len(units)} tasks ({stage['files']:.1f}s)")
+    return results, anomalies, malformed, ops_total, info, traces
+
+
+def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables: list[Path], ops_out: Path | None,
+                  progress: Progress, stage: dict[str, float]
+                  ) -> tuple[list[dict], list[dict], list[dict], int, dict, list[Path]]:
+    """The op table as a DataFrame (Spark's NDJSON reader, the EDN reader in the executors,
+    Parquet tables), then the checks as Spark jobs."""
+    from pyspark.sql import functions as F
+
+    from spark_validation import ingest, kafka_arrow, kafka_spark
 
     t = time.perf_counter()
     ops, bad, meta, extra_traces, skipped = ingest.load(spark, histories, tables, opts.model)
-    traces = sorted(set(traces) | set(extra_traces))
     ops = ops.localCheckpoint()  # materialised once; later plans start from this leaf
     malformed: list[dict] = [{"scope": "file", **m.to_json()} for m in skipped]
     malformed.extend({"scope": "line", **m.to_json()} for m in ingest.malformed_rows(bad))
@@ -560,20 +757,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         results.append(res)
         anomalies.extend({"history": hid, **a} for a in res["anomalies"])
 
-    if traces and "metadata" in opts.checks:
-        from spark_validation.metadata import check_traces_spark
-
-        t = time.perf_counter()
-        steps, an, bad_t = check_traces_spark(spark, [str(p) for p in traces])
-        stage["metadata"] = time.perf_counter() - t
-        malformed.extend({"scope": "line", "path": p, "line": ln, "reason": why, "text": ""} for p, ln, why in bad_t)
-        mres = _metadata_results(steps, an, stage["metadata"])
-        results.extend(mres)
-        anomalies.extend({"history": r["history"], **a} for r in mres for a in r["anomalies"])
-        ops_total += sum(steps.values())
-        progress(f"metadata: {len(steps)} traces ({stage['metadata']:.1f}s)")
-    return AuditReport(results, anomalies, malformed, stage, ops_total, kafka_engine=kafka_engine,
-                       engine=f"spark {spark.sparkContext.master}")
+    return results, anomalies, malformed, ops_total, kafka_engine, extra_traces
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,7 +24,8 @@ def corpus(tmp_path_factory) -> tuple[Path, dict]:
 def local_run(corpus, tmp_path_factory):
     root, _ = corpus
     out = tmp_path_factory.mktemp("out")
-    res = CliRunner().invoke(audit, [str(root), "--no-spark", "--out", str(out)])
+    # --store-kafka-rows also writes the op table (ops.parquet), which test_parquet_round_trip reads
+    res = CliRunner().invoke(audit, [str(root), "--no-spark", "--out", str(out), "--store-kafka-rows"])
     return res, out
 
 

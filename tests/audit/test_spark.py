@@ -134,7 +134,7 @@ def both_runs(spark, corpus, tmp_path_factory):
     root, _ = corpus
     s_out = tmp_path_factory.mktemp("spark_out")
     l_out = tmp_path_factory.mktemp("local_out")
-    s = run(AuditOptions(paths=(str(root),), out=s_out), progress=lambda m: None)
+    s = run(AuditOptions(paths=(str(root),), out=s_out, write_ops=True), progress=lambda m: None)
     lo = run(AuditOptions(paths=(str(root),), out=l_out, no_spark=True), progress=lambda m: None)
     return s, lo, s_out
 
