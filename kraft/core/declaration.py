@@ -61,6 +61,29 @@ class Variable:
 
 
 @attrs.frozen
+class SimRun:
+    """One pinned simulator run of a bug variant whose client history shows the bug to the audit:
+    ``kraft simulate --protocol P --variant V --seed SEED --steps STEPS --faults FAULTS
+    --after-violation AFTER`` (``argv``), deterministic per seed.  ``faults`` may name targeted
+    faults (``all,kill-leader``, kraft/sim/core.py ``NEMESIS_NAMES``) where the random schedule
+    alone rarely reaches the bug.  ``anomalies``: the Kafka anomaly kinds ``kraft audit --checks
+    kafka`` reports for its history (tests/replication/test_audit.py asserts them); ``note``: what
+    happens in the run, for people."""
+
+    seed: int
+    steps: int = 2000
+    faults: str = "all"
+    after_violation: int = 1000
+    anomalies: tuple[str, ...] = ()
+    note: str = ""
+
+    def argv(self) -> tuple[str, ...]:
+        """The ``kraft simulate`` options of this run (add ``--protocol``, ``--variant``, ``--out``)."""
+        return ("--seed", str(self.seed), "--steps", str(self.steps), "--faults", self.faults,
+                "--after-violation", str(self.after_violation))
+
+
+@attrs.frozen
 class Variant:
     """A historical bug as a switch: a boolean CONSTANT of the spec and a same-named field of the
     implementation's config; ``violates`` is the invariant or property TLC must report."""
@@ -75,6 +98,9 @@ class Variant:
     # checks that cannot see this bug by construction, each with why (check -> reason; checks:
     # "tlc", "hypothesis", "conform", "audit"); `kraft zoo` shows "not observable" there, not "missed"
     unobservable: dict[str, str] = attrs.field(factory=dict, hash=False)
+    # simulator runs whose client histories the audit flags for this variant (empty: none pinned;
+    # a variant the audit cannot see says why in ``unobservable["audit"]`` instead)
+    sim: tuple[SimRun, ...] = ()
 
 
 @attrs.define

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from kraft.controller.controller import Controller as C
-from kraft.core.declaration import Action, Protocol, Variable, Variant
+from kraft.core.declaration import Action, Protocol, SimRun, Variable, Variant
 from kraft.core.invariants import Invariant
 from kraft.replication import invariants as inv
 from kraft.replication import projection as proj
@@ -63,18 +63,39 @@ VARIABLES = (
       for name in ("restarts", "controlledShutdowns", "uncleanShutdowns", "diskLosses", "shrinks", "fences")),
 )
 
+# Fault mixes of the pinned simulator runs (``Variant.sim``; docs/replication.md, "Seeing a
+# data-loss variant from the clients").  ``all``: every random fault.  The zombie-leader mix keeps
+# the network faults and controlled shutdowns but no power loss (a crash is an unclean shutdown,
+# and KIP-966 elects no replica that shut down uncleanly, so crashes of every ISR member leave the
+# partition offline and the final reads empty), and isolates the partition leader every ~1 s:
+# it is fenced, a new leader takes over, and the old one comes back as a follower with whatever
+# it appended meanwhile (the divergence KIP-101, KIP-279 and KIP-320 are about).  The min-ISR mix
+# also cuts the leader off from its followers every ~2 s, so the ISR shrinks to the leader alone.
+ALL = "all"
+ZOMBIE_LEADER = "drop,dup,delay,reorder,partition,resign,isolate-leader:1000"
+MIN_ISR = "drop,dup,delay,reorder,partition,resign,isolate-followers:2000,isolate-leader:3000"
+
 VARIANTS = (
     Variant("TruncateToHighWatermark", "ReplicationQuorumSuperset",
             "KAFKA-1211, before KIP-101: a broker that becomes follower in a new epoch truncates its log to "
             "its high watermark; a committed record above a follower's stale HW is lost when that follower "
-            "is elected next", size="small"),
+            "is elected next", size="small",
+            sim=(SimRun(5, 2000, ALL, 1000, ("inconsistent-offsets", "lost-write", "unseen"),
+                        "a new follower cuts its log to its HW; elected next, it lacks acknowledged records"),)),
     Variant("EpochLookupKip101", "StrongIsr",
             "KAFKA-6361, before KIP-279: divergence judged by end offset only (the leader ignores a "
             "mismatching epoch; the follower truncates to the leader's end offset), so logs that differ "
-            "in an earlier epoch stay different", size="deep"),
+            "in an earlier epoch stay different", size="deep",
+            sim=(SimRun(10, 1000, ZOMBIE_LEADER, 2000, ("inconsistent-offsets",),
+                        "a deposed leader's acks=1 tail survives the end-offset-only divergence check, so one "
+                        "offset is read with two values from two leaders"),
+                 SimRun(5, 4000, ZOMBIE_LEADER, 1000, ("inconsistent-offsets",)))),
     Variant("Kip320FirstTry", "StrongIsr",
             "the leader records a diverged follower's fetch offset (truncation deferred to the fetch), "
-            "so the HW and the ISR count records the follower does not hold", size="deep"),
+            "so the HW and the ISR count records the follower does not hold", size="deep",
+            sim=(SimRun(14, 4000, ZOMBIE_LEADER, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
+                        "the HW counts a diverged follower's fetch offset; it is elected with other records "
+                        "at offsets consumers had read"),)),
     Variant("IsrJoinBeforeEpochStart", "ReplicationQuorumSuperset",
             "KAFKA-7128: a follower joins the ISR once past the HW without reaching the leader-epoch "
             "start offset",
@@ -82,16 +103,29 @@ VARIANTS = (
                               "states) and three seeded simulations found nothing (docs/replication-spec.md); "
                               "the implementation's story and Hypothesis machine catch it"),
     Variant("HwAdvanceUnderMinIsr", "MinIsrRecoveryQuorum",
-            "before KAFKA-15583: the HW advances while the committed ISR is below min.insync.replicas", size="minisr"),
+            "before KAFKA-15583: the HW advances while the committed ISR is below min.insync.replicas", size="minisr",
+            sim=(SimRun(5, 1000, MIN_ISR, 500, ("inconsistent-offsets", "nonmonotonic-poll"),
+                        "records the leader alone held were read; an ELR member without them is elected and "
+                        "writes other records at those offsets"),
+                 SimRun(1, 2000, MIN_ISR, 1000, ("inconsistent-offsets", "nonmonotonic-poll")))),
     Variant("LastReplicaStanding", "ReplicationQuorumSuperset",
             "before KIP-966: no ELR, the last ISR member stays in the ISR and an unclean shutdown is "
-            "ignored, so it is re-elected with a log that lost acknowledged records", size="deep"),
+            "ignored, so it is re-elected with a log that lost acknowledged records", size="deep",
+            sim=(SimRun(8, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
+                        "the last ISR member crashes, loses its unflushed tail and is elected again"),
+                 SimRun(10, 2000, ALL, 1000, ("nonmonotonic-poll",)))),
     Variant("StaleAlterPartitionRejoin", "StrongIsr",
             "before KIP-903: AlterPartition carries no broker epochs, so a replica that restarted with "
             "a shorter log is added to the ISR on a stale fetch", size="rejoin"),
     Variant("UncleanElection", "ReplicationQuorumSuperset",
             "unclean.leader.election.enable=true: an out-of-sync replica is elected when no ISR/ELR "
-            "member is available", size="deep"),
+            "member is available", size="deep",
+            sim=(SimRun(10, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
+                        "an out-of-sync replica is elected; consumers past its log end reset to offset 0 and "
+                        "read other records there"),
+                 SimRun(8, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll")),
+                 SimRun(5, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll", "nonmonotonic-send",
+                                             "unseen")))),
 )
 
 INVARIANTS = (
