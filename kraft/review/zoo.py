@@ -493,8 +493,9 @@ class Zoo:
         return self.out / "sim" / p.name / (variant or "control")
 
     def simulate_all(self) -> dict[tuple[str, str | None], Path]:
-        """Simulate every variant (and the correct protocol) with all faults; a run that violates an
-        invariant keeps going (``--after-violation``) so its client history shows the damage."""
+        """Simulate every variant (and the correct protocol) with all faults, a variant with its first
+        pinned run (``Variant.sim``) where it declares one; a run that violates an invariant keeps
+        going (``--after-violation``) so its client history shows the damage."""
         sims: dict[tuple[str, str | None], Path] = {}
         after = _simulate_has_after_violation()
         for p in self.protocols:
@@ -503,12 +504,19 @@ class Zoo:
                 if self.budget.out():
                     break
                 d = self._sim_dir(p, name)
-                argv = [*_launcher(), "simulate", "--protocol", p.name, "--faults", "all", "--seed", "1",
-                        "--count", str(self.plan.seeds), "--steps", str(self.plan.steps), "--out", str(d)]
+                pins = tuple(getattr(v, "sim", ())) if v is not None else ()
+                if pins and after:
+                    # the variant's first pinned run (Variant.sim): a seed and fault mix in which the
+                    # simulator reaches the bug and its client history shows it
+                    argv = [*_launcher(), "simulate", "--protocol", p.name, *pins[0].argv(), "--count", "1",
+                            "--out", str(d)]
+                else:
+                    argv = [*_launcher(), "simulate", "--protocol", p.name, "--faults", "all", "--seed", "1",
+                            "--count", str(self.plan.seeds), "--steps", str(self.plan.steps), "--out", str(d)]
+                    if after:
+                        argv += ["--after-violation", str(self.plan.after_violation)]
                 if name:
                     argv += ["--variant", name]
-                if after:
-                    argv += ["--after-violation", str(self.plan.after_violation)]
                 code, secs = run_process(argv, d / "simulate.log", self.budget)
                 if code in (0, 1):
                     sims[(p.name, name)] = d
