@@ -43,12 +43,13 @@ polled"), the size of the strongly connected component, and an explanation.
 
 Three ways to get the same answer:
 
-* :func:`check_table` (the kernel): cycle rows (micro-ops plus one row per op, see
-  :func:`kafka_spark.micro_ops` ``with_ops``) of any number of whole histories as an Arrow table;
+* :func:`check_table` (the kernel): cycle rows (micro-ops plus one row per op, ``ROW_COLUMNS``)
+  of any number of whole histories as an Arrow table;
   the edges are built with whole-array numpy operations (dictionary codes, ``lexsort``,
   ``searchsorted``; the realtime reduction as interval arithmetic), then the search.
-* :func:`check_spark`: the kernel per partition (``mapInArrow``), no shuffle where partitions hold
-  whole histories; histories seen by several chunks are checked again after a shuffle
+* :func:`check_spark`: the op rows per partition (``mapInArrow``; the micro-ops extracted in the
+  worker, then the kernel), no shuffle where partitions hold whole histories; histories seen by
+  several chunks are checked again after a shuffle
   (``groupBy(history).applyInArrow``), as :mod:`spark_validation.kafka_arrow` does.
 * :func:`check_rows_ref`: the reference: edges from op rows in plain Python (:func:`edges_ref`),
   then the same search. Tests check the kernel's edges against :func:`edges_ref` on random
@@ -75,7 +76,7 @@ EDGE_DDL = ("history string, src long, sp string, dst long, dp string, kind stri
             "value string, value2 string")
 ROW_COLUMNS = ("history", "seq", "op", "process", "type", "mop", "key", "offset", "value", "pos")
 OUT_DDL = "history string, kind string, key string, evidence string, chunk bigint, n bigint"
-CHUNK_ROWS = 1 << 20  # rows a task gathers before it checks the whole histories among them
+CHUNK_ROWS = 1 << 19  # op rows a task gathers before it checks the whole histories among them
 _CHUNK_STRIDE = 1 << 24
 _KIND = {k: i for i, k in enumerate(G.KIND_NAMES)}
 
@@ -652,8 +653,18 @@ def _int(x: Any) -> Any:
 
 def input_table(rows: list[dict]) -> Any:
     """Cycle rows of op rows, in-process: per send/poll/txn op row one ``op`` row, then its
-    micro-ops, column by column (the micro-ops of :func:`kafka_ref.micro_ops`, written out here
-    without a dict per micro-op; the tests compare the two)."""
+    micro-ops (those of :func:`kafka_ref.micro_ops`, written out column by column here; the
+    tests compare the two)."""
+    cols = {c: [r[c] for r in rows] for c in OP_IN}
+    return _cycle_rows(*(cols[c] for c in OP_IN))
+
+
+OP_IN = ("history", "line", "index", "process", "type", "f", "key", "value")  # the op columns the rows need
+
+
+def _cycle_rows(hs: list, lines: list, idxs: list, procs: list, types: list, fs: list, keys: list,
+                values: list) -> Any:
+    """The cycle rows (an Arrow table in ``ROW_COLUMNS``) of op rows given as columns."""
     import pyarrow as pa
 
     H, SQ, OP, P, T, MOP, K, OFF, V, POS = ([] for _ in range(10))
@@ -671,30 +682,29 @@ def input_table(rows: list[dict]) -> Any:
         POS.append(pos)
 
     stride = kafka_ref.POS_STRIDE
-    for r in rows:
-        f = r["f"]
-        if f not in kafka_ref.KAFKA_FS:
+    kafka_fs = kafka_ref.KAFKA_FS
+    for h, sq, op, p, t, f, key, value in zip(hs, lines, idxs, procs, types, fs, keys, values):
+        if f not in kafka_fs:
             continue
-        h, sq, op, p, t = r["history"], r["line"], r["index"], r["process"], r["type"]
         add(h, sq, op, p, t, "op", None, None, None, -1)
         if t not in COMPLETIONS:
             continue
-        if r["key"] is not None and f in ("send", "poll"):
-            k = r["key"]
+        if key is not None and f != "txn":
+            k = key
             if f == "send":
-                if r["value"] is not None:
-                    x = parse_text(r["value"])
+                if value is not None:
+                    x = parse_text(value)
                     off, v = (_int(x[0]), _text(x[1])) if isinstance(x, list) and len(x) == 2 else (None, _text(x))
                     if v is not None:
                         add(h, sq, op, p, t, "send", k, off, v, 0)
             else:
-                pairs = parse_text(r["value"])
+                pairs = parse_text(value)
                 if isinstance(pairs, list):
                     for j, pair in enumerate(pairs):
                         if isinstance(pair, list) and len(pair) >= 2 and pair[1] is not None:
                             add(h, sq, op, p, t, "poll", k, _int(pair[0]), _text(pair[1]), j)
             continue
-        mops = parse_text(r["value"])
+        mops = parse_text(value)
         if not isinstance(mops, list):
             continue
         for i, m in enumerate(mops):
@@ -748,13 +758,17 @@ def is_allowed(anomaly: dict) -> bool:
 
 
 def cycle_input(ops: Any) -> Any:
-    """Cycle rows of the op table: narrow transformations only, so partitions that hold whole
-    histories keep holding them."""
+    """The op rows the cycle check reads (send/poll/txn ops, the columns of ``OP_IN``): a narrow
+    selection, so partitions that hold whole histories keep holding them. The micro-ops are
+    extracted in the Python worker (:func:`_cycle_rows`): on this machine that is several times
+    faster than Spark's ``from_json`` with higher-order functions for Jepsen's nested values."""
     from pyspark.sql import functions as F
 
-    from spark_validation import kafka_spark
+    return ops.where(F.col("f").isin(*kafka_ref.KAFKA_FS)).select(*OP_IN)
 
-    return kafka_spark.micro_ops(ops.where(F.col("f").isin(*kafka_ref.KAFKA_FS)), with_ops=True)
+
+def _rows_of_ops(t: Any) -> Any:
+    return _cycle_rows(*(t.column(c).to_pylist() for c in OP_IN))
 
 
 def _out_batch(anoms: list[dict], hists: list, counts: list, chunk: int) -> Any:
@@ -772,10 +786,12 @@ def _out_batch(anoms: list[dict], hists: list, counts: list, chunk: int) -> Any:
 
 
 def _check_chunk(t: Any, chunk: int, opts: CycleOptions) -> Any:
+    """Check a chunk of op rows (whole histories, as far as this task knows)."""
     import pyarrow.compute as pc
 
     vc = pc.value_counts(t.column("history"))
-    return _out_batch(check_table(t, opts), vc.field("values").to_pylist(), vc.field("counts").to_pylist(), chunk)
+    return _out_batch(check_table(_rows_of_ops(t), opts), vc.field("values").to_pylist(),
+                      vc.field("counts").to_pylist(), chunk)
 
 
 def _chunks(batches: Iterable[Any], base: int, chunk_rows: int, opts: CycleOptions) -> Iterator[Any]:
@@ -808,16 +824,15 @@ def _chunks(batches: Iterable[Any], base: int, chunk_rows: int, opts: CycleOptio
 
 
 def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = CHUNK_ROWS) -> list[dict]:
-    """Cycle anomalies of every history of the op table ``ops`` (``m``, the micro-ops, is not
-    needed any more and is ignored when ``ops`` is given; without ``ops``, ``m`` must already be
-    cycle rows, :func:`cycle_input`). The kernel runs per partition; the driver accepts a
-    history only if exactly one chunk saw it, and checks the others again after a shuffle."""
-    rows, _ = collect(cycle_input(ops) if ops is not None else m, opts, chunk_rows)
+    """Cycle anomalies of every history of the op table ``ops`` (``m``, the micro-ops of an older
+    interface, is ignored). The kernel runs per partition; the driver accepts a history only if
+    exactly one chunk saw it, and checks the others again after a shuffle."""
+    rows, _ = collect(ops if ops is not None else m, opts, chunk_rows)
     return rows
 
 
-def collect(c: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
-    """Cycle anomalies of cycle rows ``c`` and a report of which path each history took."""
+def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
+    """Cycle anomalies of the op table ``ops`` and a report of which path each history took."""
     from pyspark import TaskContext
     from pyspark.sql import functions as F
 
@@ -830,7 +845,7 @@ def collect(c: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[l
 
         return pa.Table.from_batches([_check_chunk(t, -1, opts)])
 
-    c = c.select(*ROW_COLUMNS)
+    c = cycle_input(ops)
     rows = c.mapInArrow(per_partition, OUT_DDL).collect()
     anoms = [r for r in rows if r["kind"] is not None]
     chunks_of: dict[str, set[int]] = {}
@@ -857,10 +872,11 @@ def edges_spark(ops: Any, opts: CycleOptions) -> Any:
     def per_history(t: Any) -> Any:
         import pyarrow as pa
 
+        t = _rows_of_ops(t)
         tuples = graph_of_table(t, opts).tuples() if t.num_rows else []
         cols = list(zip(*tuples)) if tuples else [[] for _ in EDGE_COLUMNS]
         types = [pa.string(), pa.int64(), pa.string(), pa.int64(), pa.string(), pa.string(), pa.string(),
                  pa.string(), pa.string()]
         return pa.table({c: pa.array(list(x), ty) for c, x, ty in zip(EDGE_COLUMNS, cols, types)})
 
-    return cycle_input(ops).select(*ROW_COLUMNS).groupBy("history").applyInArrow(per_history, EDGE_DDL)
+    return cycle_input(ops).groupBy("history").applyInArrow(per_history, EDGE_DDL)

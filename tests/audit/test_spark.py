@@ -283,7 +283,7 @@ def test_elle_cycles_on_spark_equal_reference(spark) -> None:
         want = sorted(check_rows_ref(rows, opts), key=key)
         assert sorted(check_spark(None, opts, ops), key=key) == want, (ww, rw)
         # histories spread over partitions: found split, checked again after a shuffle, same answer
-        got, info = elle.collect(elle.cycle_input(ops.repartition(3)), opts)
+        got, info = elle.collect(ops.repartition(3), opts)
         assert sorted(got, key=key) == want and info["shuffled"] > 0, (ww, rw, info)
         assert {a["kind"] for a in want} >= ({"G1c"} | ({"G0", "G1c-process", "G1c-realtime", "G-single-item",
                                                          "G-nonadjacent-item", "G2-item", "G-single-item-realtime"}
