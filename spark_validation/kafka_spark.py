@@ -58,7 +58,7 @@ def _pairs(pairs, key_of, pos_of):
 _MOP_ARRAY = "array<struct<mop:string,key:string,offset:bigint,value:string,pos:bigint>>"
 
 
-def micro_ops(ops: "DataFrame", with_assign: bool = False, with_ops: bool = False) -> "DataFrame":
+def micro_ops(ops: "DataFrame", with_assign: bool = False) -> "DataFrame":
     """Op rows -> micro-op rows ``(history, seq, op, process, type, mop, key, offset, value, pos)``.
 
     One pass whatever the encoding: each completed op's value is parsed once, turned into one
@@ -67,28 +67,20 @@ def micro_ops(ops: "DataFrame", with_assign: bool = False, with_ops: bool = Fals
 
     ``with_assign``: also one row ``mop = 'assign'`` with a null key and value for each ``ok``/``info``
     assign/subscribe op, and one per key it names (the kernel rows of :mod:`kafka_arrow`).
-
-    ``with_ops``: also one row ``mop = 'op'`` (null key, offset and value, ``pos`` -1) for every
-    send/poll/txn op row, invocations included (the cycle rows of :mod:`elle`: realtime and
-    process edges need every op, with or without micro-ops).
     """
     F = _F()
     col = F.col
     kafka = col("type").isin("ok", "fail", "info") & col("f").isin("send", "poll", "txn")
     is_assign = col("f").isin("assign", "subscribe") & col("type").isin("ok", "info")
     comp = ops.where(kafka | is_assign) if with_assign else ops.where(kafka)
-    if with_ops:
-        comp = ops.where(kafka | (col("type") == "invoke") & col("f").isin("send", "poll", "txn"))
     flat = col("key").isNotNull() & col("f").isin("send", "poll")
     flat_send = flat & (col("f") == "send")
     # parse once (a CASE branch would re-run from_json for every use of the parsed value)
     assign = is_assign if with_assign else F.lit(False)
-    inv = (col("type") == "invoke") if with_ops else F.lit(False)
     comp = comp.select("history", col("line").alias("seq"), col("index").alias("op"), "process", "type", "key",
                        "value", flat.alias("flat"), flat_send.alias("flat_send"), assign.alias("assign"),
-                       inv.alias("inv"),
-                       F.when((flat_send | assign) & ~inv, F.from_json("value", "array<string>")).alias("sarr"),
-                       F.when(~flat_send & ~assign & ~inv, F.from_json("value", "array<array<string>>")).alias("parr"))
+                       F.when(flat_send | assign, F.from_json("value", "array<string>")).alias("sarr"),
+                       F.when(~flat_send & ~assign, F.from_json("value", "array<array<string>>")).alias("parr"))
     key, value = col("key"), col("value")
     off, val = _send_parts(value, col("sarr"))
     one_send = F.array(_mop("send", key, off, val, F.lit(0)))
@@ -114,14 +106,8 @@ def micro_ops(ops: "DataFrame", with_assign: bool = False, with_ops: bool = Fals
         a_keys = F.transform(F.filter(F.coalesce(col("sarr"), F.array().cast("array<string>")), lambda x: x.isNotNull()),
                              lambda x: _mop("assign", x, none.cast("bigint"), none, F.lit(0)))
         arr = F.when(col("assign"), F.concat(a_op, a_keys)).otherwise(arr)
-    if with_ops:
-        none = F.lit(None)
-        marker = F.array(_mop("op", none, none.cast("bigint"), none, F.lit(-1)))
-        arr = F.when(col("inv"), marker).otherwise(F.concat(marker, F.coalesce(arr, F.array().cast(_MOP_ARRAY))))
     m = comp.select("history", "seq", "op", "process", "type", F.inline(F.coalesce(arr, F.array().cast(_MOP_ARRAY))))
     keep = col("key").isNotNull() & col("value").isNotNull()
-    if with_ops:
-        return m.where(keep | (col("mop") == "op"))
     return m.where(keep | (col("mop") == "assign")) if with_assign else m.where(keep)
 
 
