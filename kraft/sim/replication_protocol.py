@@ -1,12 +1,15 @@
-"""The partition-replication plug-in of the simulator: one controller (node 0), brokers 1..N,
-producers (acks -1/1/0) and consumers.
+"""The partition-replication plug-in of the simulator: three KRaft controllers (3000-3002; one
+controller, node 0, with ``metadata_quorum=False``), brokers 1..N, producers (acks -1/1/0) and
+consumers.
 
 Faults: ``drop``/``dup``/``delay``/``reorder``/``partition`` act on every message (a partition
 that cuts a broker off the controller gets it fenced: missed heartbeats); ``crash`` is an unclean
 shutdown of a broker (power loss: the unflushed log tail and any torn write are lost; the broker
-restarts later and registers as unclean) or, for node 0, a controller failover; ``disk-loss`` a
-broker restarting with an empty disk; ``resign`` a controlled shutdown of a broker followed by a
-clean restart.
+restarts later and registers as unclean; replica fetches it already sent still arrive) or of a
+controller; ``disk-loss`` a broker restarting with an empty disk; ``resign`` a controlled shutdown
+of a broker followed by a clean restart.  Targeted faults (``nemeses``, ``--faults
+all,isolate-leader:1000``) strike the partition leader the committed metadata names: isolate it,
+cut it off from its followers or from one of them, or crash it.
 
 Client history (Jepsen's Kafka workload, flat form: key ``"kraft-test-0"``):
   send  invoke at the broker the client believes leads; acks=-1: ``ok`` with ``[offset, v]`` when
@@ -22,8 +25,9 @@ Client history (Jepsen's Kafka workload, flat form: key ``"kraft-test-0"``):
   assign  each consumer process assigns itself the partition first; now and then a fresh consumer
         process starts from offset 0 (so records overwritten after a loss are read again).
 A process that saw ``info`` is retired and replaced (Jepsen's rule).
-With ``--after-violation`` the run ends with Jepsen's final phase (``Simulator.quiesce``): no
-writes, then every consumer and a fresh one poll the leader up to its HW (``final_reads``).
+Every run that does not stop at a violation (and every run with ``--after-violation``) ends with
+Jepsen's final phase (``Simulator.quiesce``): heal, restart, no writes, settle (``settled``), then
+every consumer and a fresh one poll the leader up to its HW (``final_reads``).
 """
 
 from __future__ import annotations

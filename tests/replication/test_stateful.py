@@ -34,8 +34,11 @@ def _story_commands(story: str) -> str:
     return story[len(STORY_HEADER):]
 
 
+SHRINK_SECONDS = 5  # bounded shrink (a setting of the search: generation differs without the phase)
+
+
 def _caught(variant: str, tmp_path: Path) -> None:
-    found = search(variant, BUDGET[variant], shrink_seconds=5)
+    found = search(variant, BUDGET[variant], shrink_seconds=SHRINK_SECONDS)
     exc = found["error"]
     assert isinstance(exc, InvariantViolation), f"{variant}: no counterexample in {BUDGET[variant]} examples ({exc!r})"
     story = _story_commands(found["story"])
