@@ -282,7 +282,7 @@ def pair_ops(ops: Sequence[Op]) -> tuple[list[Operation], list[StructureError]]:
     errors: list[StructureError] = []
     for pos, op in enumerate(ops):
         process = op.process
-        if process == NEMESIS:
+        if type(process) is not int and process == NEMESIS:  # (an int is never the nemesis)
             continue
         if op.type == "invoke" and process not in open_by_process:  # the common case, first
             open_by_process[process] = len(invokes)

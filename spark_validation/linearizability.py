@@ -482,7 +482,7 @@ def _to_operations(history_or_ops: Any) -> tuple[list[Operation], list, int, int
     if ops and isinstance(ops[0], Operation):
         return list(ops), [], len(ops), 0, model_name, initial  # already paired
     operations, errors = pair_ops(ops)
-    nemesis = sum(1 for op in ops if op.process == NEMESIS)
+    nemesis = sum(1 for op in ops if type(op.process) is not int and op.process == NEMESIS)
     return operations, errors, len(ops), nemesis, model_name, initial
 
 
