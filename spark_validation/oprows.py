@@ -88,7 +88,8 @@ class Rows:
     """The op rows of one history file as columns (``records.OP_COLUMNS``; ``history`` and
     ``model`` are one value for the whole file)."""
 
-    __slots__ = ("history", "model", "line", "index", "process", "type", "f", "key", "value", "time")
+    __slots__ = ("history", "model", "line", "index", "process", "type", "f", "key", "value", "time", "parsed",
+                 "_arrow")
 
     def __init__(self, history: str, model: str | None = None) -> None:
         self.history = history
@@ -101,11 +102,25 @@ class Rows:
         self.key: list[str | None] = []
         self.value: list[str | None] = []
         self.time: list[int | None] = []
+        # the decoded value of each row whose value text is compact JSON of an array or object
+        # read on the fast path (what parse_text would give back), else _UNPARSED
+        self.parsed: list[Any] = []
+        self._arrow: dict[str, Any] = {}
 
     def __len__(self) -> int:
         return len(self.line)
 
+    def col(self, name: str):
+        """A column as a pyarrow array (line, index: int64; process, type: string), computed once."""
+        a = self._arrow.get(name)
+        if a is None:
+            import pyarrow as pa
+
+            a = self._arrow[name] = pa.array(getattr(self, name), pa.int64() if name in ("line", "index") else pa.string())
+        return a
+
     def add_row(self, r: dict) -> None:
+        self.parsed.append(_UNPARSED)
         self.line.append(r["line"])
         self.index.append(r["index"])
         self.process.append(r["process"])
@@ -186,6 +201,7 @@ def _scalar_text(v: Any) -> Any:
 
 
 _SLOW: Any = object()
+_UNPARSED: Any = object()
 
 
 def _fast_op(o: Any, position: int) -> tuple | None:
@@ -241,6 +257,7 @@ def _ndjson(data: bytes, path: str, rows: Rows) -> tuple[list[MalformedLine], di
     first = True
     line_a, index_a, proc_a, type_a = rows.line.append, rows.index.append, rows.process.append, rows.type.append
     f_a, key_a, value_a, time_a = rows.f.append, rows.key.append, rows.value.append, rows.time.append
+    parsed_a = rows.parsed.append
     loads = _loads
     space = _JSON_SPACE.encode()
     for lineno, raw in enumerate(lines, 1):
@@ -256,6 +273,8 @@ def _ndjson(data: bytes, path: str, rows: Rows) -> tuple[list[MalformedLine], di
                 o = None  # too deep: the safe path reports it
             r = _fast_op(o, len(rows.line)) if o is not None else None
             if r is not None:
+                v = o.get("value")
+                parsed_a(v if type(v) is list or type(v) is dict else _UNPARSED)
                 line_a(lineno)
                 index_a(r[0])
                 proc_a(r[1])
@@ -283,6 +302,7 @@ _KWD = rf":{_NAME}(?:/{_NAME})?(?![A-Za-z0-9_*!?<>=+\-./:$%&#'|])"
 # the tokens that change: a map key with what precedes and follows it, a keyword, a separator,
 # nil (everything else, numbers, brackets, true/false, passes through as it is)
 _EDN_TOK = re.compile(rf"((?:\{{|, )(?:{_KWD}|-?(?:0|[1-9][0-9]*)) |{_KWD}|(?<![A-Za-z0-9_*!?<>=+\-./:])nil(?![A-Za-z0-9_*!?<>=+\-./:]))")
+_EDN_TOK_NO_NIL = re.compile(rf"((?:\{{|, )(?:{_KWD}|-?(?:0|[1-9][0-9]*)) |{_KWD})")  # faster, for text without "nil"
 _PARENS = str.maketrans("()", "[]")
 
 
@@ -317,7 +337,7 @@ _CONV = _Conv()
 
 def _edn_to_json(text: str) -> str:
     """Clojure-printed EDN (no strings; see the module doc) rewritten to JSON, line for line."""
-    parts = _EDN_TOK.split(text.translate(_PARENS))
+    parts = (_EDN_TOK if "nil" in text else _EDN_TOK_NO_NIL).split(text.translate(_PARENS))
     parts[1::2] = map(_CONV.__getitem__, parts[1::2])
     # what is left between the tokens: separators (now only between elements) and literals
     return "".join(parts).replace(", ", ",").replace(" ", ",")
@@ -340,7 +360,7 @@ def _edn(text: str, path: str, rows: Rows) -> list[MalformedLine] | None:
     parsed: dict[int, Any] = {}
     if easy:
         src = "\n".join(orig[i] for i in easy) if len(easy) < len(orig) else text
-        converted = _edn_to_json(_REC_TAG.sub("{", src)).split("\n")
+        converted = _edn_to_json(_REC_TAG.sub("{", src) if "#" in src else src).split("\n")
         for i, js in zip(easy, converted):
             b = js.encode()
             if b[:1] != b"{":
@@ -359,6 +379,8 @@ def _edn(text: str, path: str, rows: Rows) -> list[MalformedLine] | None:
         if o is not None:
             r = _fast_op(o, len(rows.line))
             if r is not None:
+                v = o.get("value")
+                rows.parsed.append(v if type(v) is list or type(v) is dict else _UNPARSED)
                 rows.line.append(i + 1)
                 rows.index.append(r[0])
                 rows.process.append(r[1])
@@ -476,8 +498,14 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
     val: list = []
     pos: list = []
     ri_a, mop_a, key_a, off_a, val_a, pos_a = ri.append, mop.append, key.append, off.append, val.append, pos.append
-    parse = fast_parse_text
-    for n, (t, f, k, v) in enumerate(zip(rows.type, rows.f, rows.key, rows.value)):
+    fp = fast_parse_text
+    unparsed = _UNPARSED
+    parsed = rows.parsed if len(rows.parsed) == len(rows.line) else [unparsed] * len(rows.line)
+
+    def parse(text: Any) -> Any:  # the value at row n, decoded once (set below)
+        return fp(text) if pv is unparsed else pv
+
+    for n, (t, f, k, v, pv) in enumerate(zip(rows.type, rows.f, rows.key, rows.value, parsed)):
         if t == "invoke" or t not in COMPLETIONS:
             continue
         if f == "send" or f == "poll" or f == "txn":
@@ -553,8 +581,7 @@ def kernel_table(rows: Rows | dict):
     i64, st = pa.int64(), pa.string()
     return pa.Table.from_arrays([
         pa.array([c["history"]] * n, st),
-        pa.array(r.line, i64).take(take), pa.array(r.index, i64).take(take),
-        pa.array(r.process, st).take(take), pa.array(r.type, st).take(take),
+        r.col("line").take(take), r.col("index").take(take), r.col("process").take(take), r.col("type").take(take),
         pa.array(c["mop"], st), pa.array(c["key"], st), pa.array(c["offset"], i64), pa.array(c["value"], st),
         pa.array(c["pos"], i64)], schema=row_schema())
 
@@ -575,9 +602,8 @@ def cycle_table(c: dict, kt=None):
     m, i64, st = len(idx), pa.int64(), pa.string()
     ops = pa.Table.from_arrays([
         pa.array([c["history"]] * m, st),
-        pa.array(rows.line, i64).take(take), pa.array(rows.index, i64).take(take),
-        pa.array(rows.process, st).take(take), pa.array(rows.type, st).take(take),
-        pa.array(["op"] * m, st), pa.nulls(m, st), pa.nulls(m, i64), pa.nulls(m, st),
+        rows.col("line").take(take), rows.col("index").take(take), rows.col("process").take(take),
+        rows.col("type").take(take), pa.array(["op"] * m, st), pa.nulls(m, st), pa.nulls(m, i64), pa.nulls(m, st),
         pa.array(np.full(m, -1, dtype=np.int64))], schema=kt.schema)
     return pa.concat_tables([ops, kt])
 
