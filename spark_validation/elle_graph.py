@@ -188,6 +188,12 @@ class _Budget:
             raise Timeout
 
 
+def _kind_mask(kinds: Iterable[int]) -> np.ndarray:
+    m = np.zeros(len(KIND_NAMES), bool)
+    m[list(kinds)] = True
+    return m
+
+
 class _Local:
     """A component's vertices and edges with local ids, and its projections as adjacency lists
     (one edge per vertex pair: the lowest kind, i.e. Elle's explainer order ww, wr, rw,
@@ -205,7 +211,7 @@ class _Local:
         self._lab: dict[tuple[int, ...], np.ndarray] = {}
 
     def mask(self, kinds: tuple[int, ...]) -> np.ndarray:
-        return np.isin(self.kind, np.array(kinds, np.int64))
+        return _kind_mask(kinds)[self.kind]
 
     def adj(self, kinds: tuple[int, ...]) -> tuple[list[list[int]], list[list[int]]]:
         """(neighbours, edge ids) per local vertex, neighbours in local-id (op) order."""
@@ -305,27 +311,32 @@ class Search:
         comps, starts = np.unique(comp, return_index=True)
         ends = np.append(starts[1:], len(comp))
         self.lab = lab
+        self._inside = inside
+        self._sizes = np.bincount(lab)
         # the internal edges by (src, dst), lowest kind first: two-edge cycles for every type at once
         pk = src[inside] * np.int64(n) + dst[inside]
         o2 = np.lexsort((kind[inside], pk))
         self._pk, self._pe = pk[o2], inside[o2]
-        # per SCC type: the comps where it exists, with a two-edge cycle where there is one
+        # per type, computed for every component the first time a component needs it: the
+        # components where it exists (candidate edges), with a two-edge cycle where there is one
         self.cands: dict[str, dict[int, np.ndarray]] = {}
         self.two: dict[str, dict[int, tuple[int, int]]] = {}
-        for t in self.types:
-            fam, proj, req = spec(t)
-            if fam == "scc":
-                self._scc_type(t, inside, proj, req)
-            else:
-                self._rw_two(t, inside, proj)
+        ends_o = np.minimum(self.order[src[inside]], self.order[dst[inside]])
+        firsts = np.minimum.reduceat(ends_o, starts)
         out: list[dict[str, Any]] = []
-        firsts = []
-        for c, a, b in zip(comps.tolist(), starts.tolist(), ends.tolist()):
-            eids = inside[a:b]
-            firsts.append((int(min(self.order[src[eids]].min(), self.order[dst[eids]].min())), c, a, b))
-        for _, c, a, b in sorted(firsts):
-            out.extend(self._component(c, inside[a:b]))
+        for i in np.lexsort((comps, firsts)).tolist():
+            a, b = int(starts[i]), int(ends[i])
+            out.extend(self._component(int(comps[i]), inside[a:b]))
         return out
+
+    def _ensure(self, t: str) -> None:
+        if t in self.cands:
+            return
+        fam, proj, req = spec(t)
+        if fam == "scc":
+            self._scc_type(t, self._inside, proj, req)
+        else:
+            self._rw_two(t, self._inside, proj)
 
     # -- global, vectorised parts ---------------------------------------------------------
 
@@ -360,7 +371,7 @@ class Search:
         return out
 
     def _scc_type(self, t: str, inside: np.ndarray, proj: tuple[int, ...], req: int) -> None:
-        sel = inside[np.isin(self.kind[inside], np.array(proj, np.int64))]
+        sel = inside[_kind_mask(proj)[self.kind[inside]]]
         if len(sel) == 0 or not (self.kind[sel] == req).any():
             self.cands[t], self.two[t] = {}, {}
             return
@@ -397,12 +408,13 @@ class Search:
     # -- one component --------------------------------------------------------------------
 
     def _component(self, c: int, eids: np.ndarray) -> list[dict[str, Any]]:
-        verts = np.unique(np.concatenate([self.src[eids], self.dst[eids]]))
+        size = int(self._sizes[c])
         local: _Local | None = None
 
         def loc() -> _Local:
             nonlocal local
             if local is None:
+                verts = np.unique(np.concatenate([self.src[eids], self.dst[eids]]))
                 local = _Local(verts, eids, self.src, self.dst, self.kind)
             return local
 
@@ -413,6 +425,7 @@ class Search:
             if t in redundant:
                 continue
             searched.append(t)
+            self._ensure(t)
             fam, proj, req = spec(t)
             try:
                 if fam == "scc":
@@ -422,13 +435,13 @@ class Search:
                 else:
                     cyc = self._nonadjacent(t, c, loc, proj)
             except Timeout:
-                found += self._timeout(t, searched[:-1], found, loc, len(verts))
+                found += self._timeout(t, searched[:-1], found, loc, size)
                 break
             if cyc is not None:
-                found.append({"type": t, "edges": cyc, "scc": len(verts)})
+                found.append({"type": t, "edges": cyc, "scc": size})
                 redundant |= IMPLIES[t]
         for f in found:
-            f["vertex"] = int(verts[0])
+            f["vertex"] = int(self.src[eids[0]])
         return found
 
     def _order_cands(self, cands: np.ndarray) -> np.ndarray:
