@@ -17,7 +17,7 @@ from spark_validation.records import rows_to_ops
 
 FIX = Path(__file__).parent / "fixtures"
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def _read(path: Path, fast: bool):
@@ -170,7 +170,7 @@ def test_edn_clojure_shape_is_rewritten_to_json() -> None:
 # -------------------------------------------------------------------------------- kernel rows, pairing
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_kernel_rows_equal_input_table(data) -> None:
     from spark_validation import kafka_arrow
@@ -184,7 +184,7 @@ def test_kernel_rows_equal_input_table(data) -> None:
         assert kernel_table(Rows.from_dicts(hid, hrows)).to_pylist() == kafka_arrow.input_table(hrows).to_pylist()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(st.data())
 def test_cycle_rows_give_the_reference_cycles(data) -> None:
     from spark_validation import elle
