@@ -340,6 +340,7 @@ def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str |
 
     out: dict[str, Any] = {"path": path, "trace": False, "skip": None, "malformed": [], "result": None,
                            "history_bad": None, "ops": 0, "secs": {}}
+    cpu = time.process_time()
     t = time.perf_counter()
     try:
         rows, bad, _, initial = read_rows(path, opts.model)
@@ -360,6 +361,7 @@ def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str |
         _write_unit_tables(rows, ops_dir, krows_dir, unit, "kafka" in opts.checks)
         out["secs"]["write"] = time.perf_counter() - t
     out["result"], out["history_bad"] = check_rows(rows.history, rows, initial, opts, kafka, out["secs"])
+    out["secs"]["cpu"] = time.process_time() - cpu  # this process's CPU time for the whole file
     return out
 
 
