@@ -9,7 +9,7 @@ builds its templates from it, and tests/core/test_declarations.py checks it agai
 
 from __future__ import annotations
 
-from kraft.core.declaration import Action, Protocol, Variable, Variant
+from kraft.core.declaration import Action, Protocol, SimRun, Variable, Variant
 from kraft.core.invariants import Invariant
 from kraft.quorum import invariants as inv
 from kraft.quorum import projection as proj
@@ -59,13 +59,19 @@ VARIABLES = (
 VARIANTS = (
     Variant("VoteWithoutLogCheck", "LeaderCompleteness",
             "grant (pre-)votes without comparing the candidate's last epoch/end offset (Raft 5.4.1 election "
-            "restriction; KIP-595 Vote): a voter lacking committed records can win"),
+            "restriction; KIP-595 Vote): a voter lacking committed records can win",
+            sim=(SimRun(2, 2000, "all", 1000, ("inconsistent-offsets", "int-poll-skip", "nonmonotonic-send"),
+                        "a voter without the committed tail is elected; its log overwrites acknowledged sends, "
+                        "which clients read at offsets that later hold other values"),)),
     Variant("HwmFromAnyEpoch", "MajorityReachedHighWatermark",
             "advance the high watermark without waiting for a record of the leader's own epoch (ignore "
             "epochStartOffset, LeaderState.maybeUpdateHighWatermark; Raft figure 8)"),
     Variant("NoTruncateOnDivergence", "LogMatching",
             "on a Diverging fetch answer the follower rewinds its fetch position but keeps the diverged "
-            "suffix; fetched records land after it (KIP-595 divergence handling)"),
+            "suffix; fetched records land after it (KIP-595 divergence handling)",
+            sim=(SimRun(12, 2000, "all", 1000, ("duplicate", "inconsistent-offsets", "lost-write", "unseen"),
+                        "a follower keeps its diverged suffix and later leads: records sit at two offsets, "
+                        "and acknowledged sends vanish from the final reads"),)),
     Variant("ForgetVoteOnRestart", "ElectionSafety",
             "votedFor is not persisted before the VoteResponse is sent, so a restart forgets the vote and "
             "the voter can vote twice in one epoch", size="crash"),
