@@ -1,21 +1,24 @@
-"""Partition-replication numbers in one table: per bug variant, the time to the first counterexample
+"""Partition-replication numbers in tables: per bug variant, the time to the first counterexample
 for TLC (``kraft check PartitionReplication --variant NAME``, through model_check's ``run_spec`` at
 the variant's manifest size, one worker) and for the Hypothesis machine (tests/replication/machine.py,
-derandomized: examples and seconds to the first failing run, before shrinking); then the
-simulator's events/s.
+derandomized, each variant at its test budget and shrink time (tests/replication/test_stateful.py
+``BUDGET``, ``SHRINK_SECONDS``): examples and seconds to the first failing run, and in brackets
+with the bounded shrink, what the test takes); then the simulator's events/s;
+then the audit table: per variant, each pinned simulator run (``Variant.sim`` in
+kraft/replication/protocol.py: ``kraft simulate --variant V --seed S --steps K --faults F
+--after-violation N``), the invariant it broke first, whether records were lost
+(NoCommittedRecordLost / ConsistentRead), the Kafka anomalies ``kraft audit --checks kafka
+--no-spark`` reports, and the same schedule with the correct implementation (must be clean).
 
-    python bench/replication.py [VARIANT ...] [--examples N] [--no-tlc] [--audit [--seeds N] [--steps K]]
+    python bench/replication.py [VARIANT ...] [--examples N] [--no-tlc] [--no-hypothesis] [--no-audit]
 
-``--audit``: also, per variant, the Kafka anomalies ``kraft audit --checks kafka --no-spark`` finds in
-client histories of simulator runs that keep going after the bug acts (``check_every_event=False``).
-Numbers measured on a shared 2-core machine are pessimistic.
+Numbers measured on a shared 2-core machine are pessimistic: print ``uptime`` beside them.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
+import os
 import sys
 import tempfile
 import time
@@ -23,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kraft.core.declaration import SimRun  # noqa: E402
 from kraft.replication.config import ReplicationConfig  # noqa: E402
 from model_check import ManifestError, TLCError, run_spec  # noqa: E402
 from tests.replication.machine import search  # noqa: E402
@@ -39,32 +43,53 @@ def events_per_second(steps: int) -> float:
     return sim.events / (time.perf_counter() - t)
 
 
-def variant_histories(variant: str | None, seeds: int, steps: int, out: Path) -> Path:
-    d = out / (variant or "correct")
-    for seed in range(seeds):
-        proto = ReplicationProtocol(3, ReplicationConfig().with_variant(variant))
-        rec = Recorder({"protocol": "replication", "spec": PROTOCOL.spec_module, "seed": seed, "variant": variant},
-                       {"model": "append-log", "source": f"bench/replication.py {variant} seed {seed}"},
-                       states=False, trace=False)
-        sim = Simulator(proto, seed, Faults.parse("all"), recorder=rec, check_every_event=False)
-        sim.run(steps)
-        sim.finish()
-        rec.write(d / f"seed{seed}")
-        (d / f"seed{seed}" / "trace.ndjson").unlink()
-    return d
+def pinned_row(variant: str | None, run: SimRun, out: Path) -> dict[str, object]:
+    """One pinned run (``variant`` None: the correct implementation on the same schedule): the first
+    violation, the losses, the anomaly kinds the audit reports, events and seconds."""
+    from spark_validation import kafka_ref
+    from spark_validation.audit import AuditOptions, run as audit_run
+
+    t = time.perf_counter()
+    proto = ReplicationProtocol(3, ReplicationConfig().with_variant(variant))
+    rec = Recorder({}, {"model": "append-log", "source": f"bench/replication.py {variant} {' '.join(run.argv())}"},
+                   states=False, trace=False)
+    sim = Simulator(proto, run.seed, Faults.parse(run.faults), recorder=rec, after_violation=run.after_violation)
+    sim.run(run.steps)
+    sim.finish()
+    seconds = time.perf_counter() - t
+    _, history = rec.write(out)
+    rep = audit_run(AuditOptions(paths=(str(history),), no_spark=True, checks=frozenset({"kafka"}), out=out / "audit",
+                                 write_ops=False), progress=lambda m: None)
+    kinds = sorted({a["kind"] for a in rep.results[0]["anomalies"] if kafka_ref.is_violation(a)})
+    v = sim.first_violation
+    lost = sorted(({x.invariant for x in v.violations} | set(sim.later_violations)) & LOSS) if v else []
+    return {"first": f"{v.invariant} @{v.event}" if v else "none", "lost": ", ".join(lost) or "no",
+            "kinds": ", ".join(kinds) or "clean", "events": sim.events, "seconds": seconds}
 
 
-def audit(d: Path) -> dict[str, int]:
-    res = Path(tempfile.mkdtemp()) / "audit"
-    subprocess.run([sys.executable, "-m", "kraft.cli", "audit", str(d), "--checks", "kafka", "--no-spark",
-                    "--out", str(res)], capture_output=True, text=True)
-    kinds: dict[str, int] = {}
-    invalid = 0
-    for r in json.loads((res / "results.json").read_text()):
-        invalid += r["valid"] is False or r["valid"] == "false"
-        for a in r.get("anomalies", []):
-            kinds[a["kind"]] = kinds.get(a["kind"], 0) + 1
-    return {"invalid_histories": invalid, **kinds}
+LOSS = {"NoCommittedRecordLost", "ConsistentRead"}
+
+
+def audit_table(variants: list[str]) -> str:
+    out = Path(tempfile.mkdtemp())
+    rows = []
+    for name in variants:
+        v = PROTOCOL.variant(name)
+        if not v.sim:
+            from tests.replication.test_audit import UNPINNED
+
+            why = (f"not observable: {v.unobservable['audit']}" if "audit" in v.unobservable
+                   else "not pinned (a declared gap: docs/replication.md)" if name in UNPINNED else "not pinned")
+            rows.append((name, "-", "-", "-", why, "-", "-", "-"))
+        for i, r in enumerate(v.sim):
+            print(f"audit {name} {' '.join(r.argv())} ...", file=sys.stderr, flush=True)
+            bad = pinned_row(name, r, out / f"{name}-{i}")
+            good = pinned_row(None, r, out / f"{name}-{i}-correct")
+            rows.append((name, f"{r.seed} / {r.steps} / {r.faults} / {r.after_violation}", bad["first"], bad["lost"],
+                         bad["kinds"], f"{bad['events']:,}", f"{bad['seconds']:.1f}", good["kinds"]
+                         + ("" if good["first"] == "none" else f" ({good['first']})")))
+    return table(("variant", "seed / steps / faults / after", "first violation @event", "lost records",
+                  "audit (kafka)", "events", "s", "correct impl., same run"), rows)
 
 
 def tlc_row(variant: str) -> tuple[str, str, str, str]:
@@ -80,13 +105,20 @@ def tlc_row(variant: str) -> tuple[str, str, str, str]:
     return (v.size, found, f"{r.seconds:.1f}", f"{r.states:,}")
 
 
-def hypothesis_row(variant: str, examples: int) -> tuple[str, str, str]:
-    """(examples, seconds, invariant) to the machine's first failing run, before shrinking."""
-    r = search(variant, examples, shrink_seconds=0)
+def hypothesis_row(variant: str, examples: int | None) -> tuple[str, str, str, str]:
+    """(budget, examples, seconds, invariant) to the machine's first failing run, before shrinking;
+    ``examples`` None: the variant's test budget (what the suite runs)."""
+    from tests.replication.test_stateful import BUDGET, SHRINK_SECONDS
+
+    budget = examples if examples is not None else BUDGET[variant]
+    # the test's own settings (shrinking on: Hypothesis generates other examples without the shrink
+    # phase, so a search without it is not the search the suite runs)
+    r = search(variant, budget, shrink_seconds=SHRINK_SECONDS)
     e = r["error"]
     if e is None:
-        return (f"none in {r['examples']}", f"{r['seconds']:.1f}", "nothing")
-    return (str(r["examples"]), f"{r['seconds']:.1f}", getattr(e, "invariant", type(e).__name__))
+        return (str(budget), f"none in {r['examples']}", f"{r['seconds']:.1f}", "nothing")
+    return (str(budget), str(r["examples"]), f"{r['seconds']:.1f} ({r['total_seconds']:.1f})",
+            getattr(e, "invariant", type(e).__name__))
 
 
 def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
@@ -98,30 +130,31 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("variants", nargs="*", help="variants to measure (default: all)")
-    ap.add_argument("--examples", type=int, default=3000, help="Hypothesis budget per variant (default 3000)")
+    ap.add_argument("--examples", type=int, default=None,
+                    help="Hypothesis budget per variant (default: the variant's test budget)")
     ap.add_argument("--no-tlc", action="store_true", help="leave out the TLC columns")
-    ap.add_argument("--audit", action="store_true", help="also audit simulator histories per variant")
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=4000)
+    ap.add_argument("--no-hypothesis", action="store_true", help="leave out the Hypothesis columns")
+    ap.add_argument("--no-audit", action="store_true", help="leave out the audit table (pinned simulator runs)")
     args = ap.parse_args()
     unknown = [v for v in args.variants if v not in PROTOCOL.variant_names]
     if unknown:
         ap.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(PROTOCOL.variant_names)}")
-    rows = []
-    for v in args.variants or PROTOCOL.variant_names:
-        print(f"{v} ...", file=sys.stderr, flush=True)
-        tlc = ("-", "skipped", "-", "-") if args.no_tlc else tlc_row(v)
-        rows.append((v, *tlc, *hypothesis_row(v, args.examples)))
-    print(table(("variant", "TLC size", "TLC finds", "TLC s", "TLC states", "Hypothesis examples",
-                 "Hypothesis s", "Hypothesis finds"), rows))
+    variants = args.variants or list(PROTOCOL.variant_names)
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
+    if not (args.no_tlc and args.no_hypothesis):
+        rows = []
+        for v in variants:
+            print(f"{v} ...", file=sys.stderr, flush=True)
+            tlc = ("-", "skipped", "-", "-") if args.no_tlc else tlc_row(v)
+            hyp = ("-", "skipped", "-", "-") if args.no_hypothesis else hypothesis_row(v, args.examples)
+            rows.append((v, *tlc, *hyp))
+        print(table(("variant", "TLC size", "TLC finds", "TLC s", "TLC states", "Hypothesis budget",
+                     "Hypothesis examples", "Hypothesis s (with shrink)", "Hypothesis finds"), rows))
     print(f"\nsimulator (faults all, no trace states): {events_per_second(8000):,.0f} events/s")
-    if not args.audit:
-        return
-    out = Path(tempfile.mkdtemp())
-    print(f"\n{'variant':28} {'seeds':>5}  anomalies found by kraft audit --checks kafka")
-    for v in (None, *PROTOCOL.variant_names):
-        d = variant_histories(v, args.seeds, args.steps, out)
-        print(f"{v or 'correct':28} {args.seeds:>5}  {audit(d)}")
+    if not args.no_audit:
+        print("\naudit of the pinned simulator runs (kraft audit --checks kafka --no-spark):")
+        print(audit_table(variants))
+    print(f"\nload: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
 
 
 if __name__ == "__main__":

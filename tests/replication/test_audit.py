@@ -114,11 +114,11 @@ UNPINNED = {
     "IsrJoinBeforeEpochStart": "the bug acts when a replica rejoins a new leader whose HW lags its epoch start; "
                                "records are at risk only if the old leader's HW update to the new leader was lost "
                                "and the new leader then fails before the rejoined replica's next fetch: no violation "
-                               "in 60+ runs of up to 20,000 events under leader and follower isolations",
+                               "in 75 runs of up to 22,833 events under leader and follower isolations",
     "StaleAlterPartitionRejoin": "a fetch or AlterPartition of a replica's previous incarnation must reach the "
                                  "leader / controller after the replica restarted, re-registered and was unfenced "
                                  "(at least ~0.4 s), longer than any message stays in flight here; no violation in "
-                                 "40+ runs with crashes, delays and leader isolation",
+                                 "55 runs with crashes, delays and leader isolation",
 }
 
 
