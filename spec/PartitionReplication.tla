@@ -48,6 +48,11 @@
 (*                     Updates (isAcceptableLeader)                        *)
 (*    PartitionChangeBuilder.build / maybePopulateTargetElr / tryElection  *)
 (*                     / electAnyLeader / isValidNewLeader  (KIP-966)      *)
+(*  metadata/src/main/java/org/apache/kafka/image/loader/MetadataLoader    *)
+(*    handleCommit     a broker applies the committed batches it fetched,  *)
+(*                     so any committed prefix of the metadata log         *)
+(*    stillNeedToCatchUp  nothing is published at start-up before the     *)
+(*                     loader reached the quorum's high watermark          *)
 (*                                                                         *)
 (* Vocabulary shared with kraft/controller and kraft/replication:          *)
 (* docs/contracts.md section 9. Decisions and numbers:                     *)
@@ -69,8 +74,8 @@ CONSTANTS
     ClientAcks,       \* the acks settings clients use: a subset of {-1, 0, 1}
     NetworkFaults,    \* the network may lose a message, or deliver one and keep a copy
                       \* (FALSE in every model-checking cfg; TRUE for trace conformance)
-    ReplayEqualEpoch, \* makeLeader re-applies an EQUAL partition epoch, as Kafka does (TRUE for
-                      \* trace conformance; FALSE in every model-checking cfg: see ReplayMetadata)
+    ReplayEqualEpoch, \* makeLeader re-applies an EQUAL partition epoch, as Kafka does (FALSE in
+                      \* every cfg and for trace conformance: see ReplayMetadata)
     NoOpFetches,      \* a fetch that would change nothing is sent too, as Kafka does (FALSE in
                       \* every model-checking cfg: a state-space reduction; TRUE for conformance)
     \* ---- historical bugs (all FALSE in every cfg) ----
@@ -106,7 +111,7 @@ BrokerStates == {"Unfenced", "Fenced", "ControlledShutdown"}
 
 VARIABLES
     \* controller (kraft/controller): the committed metadata log and the image it yields
-    metadataLog, leader, leaderEpoch, partitionEpoch, isr, elr, lastKnownElr,
+    metadataLog, metadataBatchEnds, leader, leaderEpoch, partitionEpoch, isr, elr, lastKnownElr,
     leaderRecoveryState, brokerEpoch, brokerState,
     \* brokers (kraft/replication)
     running, cleanShutdown, replayedOffset, log, highWatermark,
@@ -120,7 +125,7 @@ VARIABLES
     \* bound counters (spec only)
     restarts, controlledShutdowns, uncleanShutdowns, diskLosses, shrinks, fences
 
-ctlVars == <<metadataLog, leader, leaderEpoch, partitionEpoch, isr, elr, lastKnownElr,
+ctlVars == <<metadataLog, metadataBatchEnds, leader, leaderEpoch, partitionEpoch, isr, elr, lastKnownElr,
              leaderRecoveryState, brokerEpoch, brokerState>>
 partVars == <<leader, leaderEpoch, partitionEpoch, isr, elr, lastKnownElr, leaderRecoveryState>>
 localVars == <<localLeader, localLeaderEpoch, localPartitionEpoch, localIsr,
@@ -128,7 +133,7 @@ localVars == <<localLeader, localLeaderEpoch, localPartitionEpoch, localIsr,
                followerEndOffset, followerBrokerEpoch>>
 clientVars == <<nextValue, pendingProduce, acked, exposed, uncleanBrokers>>
 countVars == <<restarts, controlledShutdowns, uncleanShutdowns, diskLosses, shrinks, fences>>
-vars == <<metadataLog, leader, leaderEpoch, partitionEpoch, isr, elr, lastKnownElr,
+vars == <<metadataLog, metadataBatchEnds, leader, leaderEpoch, partitionEpoch, isr, elr, lastKnownElr,
           leaderRecoveryState, brokerEpoch, brokerState,
           running, cleanShutdown, replayedOffset, log, highWatermark,
           localLeader, localLeaderEpoch, localPartitionEpoch, localIsr,
@@ -211,6 +216,15 @@ SetImg(p) ==
 
 \* The PartitionChange record for p, if p differs from the current image.
 ChangeRecords(p) == IF p = Img THEN <<>> ELSE <<PartitionRecord(p)>>
+
+\* A controller action appends its records as one batch (QuorumController
+\* writes an operation's records atomically); metadataBatchEnds (a ghost: spec
+\* only, not projected) remembers where each batch ends, because a broker
+\* applies only whole committed batches (ReplayTargets).
+AppendMetadata(recs) ==
+    /\ metadataLog' = metadataLog \o recs
+    /\ metadataBatchEnds' = IF recs = <<>> THEN metadataBatchEnds
+                            ELSE metadataBatchEnds \cup {Len(metadataLog) + Len(recs)}
 
 ElectionBoundOk(p) == p.leaderEpoch <= MaxLeaderEpoch
 
@@ -301,6 +315,7 @@ Init ==
     IN
     /\ metadataLog = [i \in 1..N |-> [type |-> "RegisterBroker", broker |-> i, fenced |-> FALSE]]
                      \o <<PartitionRecord(p0)>>
+    /\ metadataBatchEnds = {N + 1}   \* the bootstrap records every node is formatted with
     /\ leader = first /\ leaderEpoch = 0 /\ partitionEpoch = 0 /\ isr = Brokers
     /\ elr = {} /\ lastKnownElr = {} /\ leaderRecoveryState = Recovered
     /\ brokerEpoch = [b \in Brokers |-> b]
@@ -340,7 +355,7 @@ FenceBroker(b) ==
     /\ running[b] => fences < MaxFences
     /\ LET r == FenceRecords(b) IN
        /\ ElectionBoundOk(r[1])
-       /\ metadataLog' = metadataLog \o r[2]
+       /\ AppendMetadata(r[2])
        /\ SetImg(r[1])
     /\ brokerState' = [brokerState EXCEPT ![b] = "Fenced"]
     /\ fences' = IF running[b] THEN fences + 1 ELSE fences
@@ -357,7 +372,7 @@ UnfenceBroker(b) ==
     /\ LET p == IF leader = NoLeader THEN Build(Img, isr, Active \cup {b}, {}, leaderRecoveryState)
                 ELSE Img
        IN /\ ElectionBoundOk(p)
-          /\ metadataLog' = metadataLog \o <<[type |-> "UnfenceBroker", broker |-> b]>> \o ChangeRecords(p)
+          /\ AppendMetadata(<<[type |-> "UnfenceBroker", broker |-> b]>> \o ChangeRecords(p))
           /\ SetImg(p)
     /\ brokerState' = [brokerState EXCEPT ![b] = "Unfenced"]
     /\ UNCHANGED <<brokerEpoch, running, cleanShutdown, replayedOffset, log, highWatermark>>
@@ -370,7 +385,7 @@ ControlledShutdown(b) ==
     /\ controlledShutdowns < MaxControlledShutdowns
     /\ LET p == IF b \in isr THEN Build(Img, isr \ {b}, Active \ {b}, {}, leaderRecoveryState) ELSE Img
        IN /\ ElectionBoundOk(p)
-          /\ metadataLog' = metadataLog \o <<[type |-> "ControlledShutdown", broker |-> b]>> \o ChangeRecords(p)
+          /\ AppendMetadata(<<[type |-> "ControlledShutdown", broker |-> b]>> \o ChangeRecords(p))
           /\ SetImg(p)
     /\ brokerState' = [brokerState EXCEPT ![b] = "ControlledShutdown"]
     /\ controlledShutdowns' = controlledShutdowns + 1
@@ -412,9 +427,9 @@ HandleAlterPartitionRequest(m) ==
                          mleader |-> -1, mleaderEpoch |-> -1, mpartitionEpoch |-> -1, misr |-> {},
                          mleaderRecoveryState |-> Recovered] @@ echo
        IN /\ ok => ElectionBoundOk(p)
-          /\ IF ok THEN /\ metadataLog' = metadataLog \o ChangeRecords(p)
+          /\ IF ok THEN /\ AppendMetadata(ChangeRecords(p))
                         /\ SetImg(p)
-                   ELSE UNCHANGED <<metadataLog, partVars>>
+                   ELSE UNCHANGED <<metadataLog, metadataBatchEnds, partVars>>
           \* the response reaches a running broker (a stopped one lost the connection)
           /\ Deliver(m, IF running[m.msource] THEN {resp} ELSE {})
     /\ UNCHANGED <<brokerEpoch, brokerState, running, cleanShutdown, replayedOffset, log, highWatermark>>
@@ -432,9 +447,9 @@ CleanShutdown(b) ==
        \/ brokerState[b] = "Fenced"
     /\ LET r == FenceRecords(b) IN
        IF brokerState[b] = "Fenced"
-       THEN UNCHANGED <<metadataLog, partVars>>
+       THEN UNCHANGED <<metadataLog, metadataBatchEnds, partVars>>
        ELSE /\ ElectionBoundOk(r[1])
-            /\ metadataLog' = metadataLog \o r[2]
+            /\ AppendMetadata(r[2])
             /\ SetImg(r[1])
     /\ brokerState' = [brokerState EXCEPT ![b] = "Fenced"]
     /\ running' = [running EXCEPT ![b] = FALSE]
@@ -473,7 +488,7 @@ Register(b, unclean) ==
                 THEN ChangeRecords(p1) \o (IF p2 = p1 THEN <<>> ELSE <<PartitionRecord(p2)>>)
                 ELSE <<>>
     IN /\ ElectionBoundOk(p)
-       /\ metadataLog' = metadataLog \o <<reg>> \o recs
+       /\ AppendMetadata(<<reg>> \o recs)
        /\ brokerEpoch' = [brokerEpoch EXCEPT ![b] = Len(metadataLog) + 1]
        /\ brokerState' = [brokerState EXCEPT ![b] = "Fenced"]
        /\ SetImg(p)
@@ -508,64 +523,91 @@ RestartBrokerWithDiskLoss(b) ==
 ----------------------------------------------------------------------------
 (* Brokers: metadata replay (kraft/replication)                            *)
 
-\* Apply the committed metadata log to its end. If the partition changed in
-\* the replayed range: makeLeader / makeFollower (a partition epoch older
+\* The partition registration after the first k metadata records: the last
+\* PartitionChange record at or before offset k (a record holds the whole
+\* image). Defined only when there is one.
+ImgAt(k) ==
+    LET r == metadataLog[SetMax({i \in 1..k : metadataLog[i].type = "PartitionChange"})]
+    IN [leader |-> r.leader, leaderEpoch |-> r.leaderEpoch, partitionEpoch |-> r.partitionEpoch,
+        isr |-> r.isr, elr |-> r.elr, lastKnownElr |-> r.lastKnownElr,
+        leaderRecoveryState |-> r.leaderRecoveryState]
+
+\* How far a replay may go. Brokers are observers of __cluster_metadata: a
+\* broker applies the committed batches it has fetched so far, so it may stop
+\* at the end of any committed batch beyond what it applied (KafkaRaftClient
+\* hands the MetadataLoader committed batches as its fetches bring them;
+\* MetadataLoader.handleCommit publishes the image after them), not
+\* necessarily at the end of the committed log. Never inside a batch: an
+\* operation's records are applied together. At start-up, a (re)started
+\* broker's first replay reaches at least its own registration record
+\* (offset brokerEpoch[b]; the batch it ends): the loader publishes nothing
+\* before its first catch-up to the quorum's high watermark
+\* (MetadataLoader.stillNeedToCatchUp), and BrokerServer.startup serves
+\* nothing before the controller saw the broker's metadata offset reach its
+\* registration (isCaughtUp in ReplicationControlManager.processBrokerHeartbeat).
+ReplayTargets(b) ==
+    {k \in Max(replayedOffset[b], brokerEpoch[b] - 1) + 1..Len(metadataLog) : k \in metadataBatchEnds}
+
+\* Apply the committed metadata log up to offset k (any committed prefix
+\* beyond what b applied). If the partition changed in the replayed range:
+\* makeLeader / makeFollower with the image at k (a partition epoch older
 \* than the local one is skipped).
 ReplayMetadata(b) ==
     /\ running[b]
     /\ replayedOffset[b] < Len(metadataLog)
-    /\ replayedOffset' = [replayedOffset EXCEPT ![b] = Len(metadataLog)]
-    /\ LET changed == \E i \in replayedOffset[b] + 1..Len(metadataLog) :
-                         metadataLog[i].type = "PartitionChange"
-           p == Img
-           newEpoch == p.leaderEpoch > localLeaderEpoch[b]
-           \* Partition.makeLeader / makeFollower skip only an OLDER partition epoch:
-           \* an equal one (already learnt from the AlterPartition response) is
-           \* applied again, and resets a pending ISR change to the committed ISR
-           \* ("Partition state changes are expected to have a partition epoch
-           \* larger or equal to the current partition epoch"); the implementation
-           \* does the same, so trace conformance sets ReplayEqualEpoch. Model
-           \* checking does not: with it TLC finds a StrongIsr race (the replay
-           \* drops a pending expansion the controller then applies, and the HW
-           \* passes the new member's LEO before the leader learns of it;
-           \* docs/replication-spec.md, "Equal partition epoch on replay").
-           known == /\ ~ReplayEqualEpoch
-                    /\ p.partitionEpoch = localPartitionEpoch[b] /\ p.leaderEpoch = localLeaderEpoch[b]
-       IN IF ~changed \/ p.partitionEpoch < localPartitionEpoch[b] \/ known
-          THEN UNCHANGED <<localVars, log, highWatermark, pendingProduce, exposed>>
-          ELSE IF p.leader = b
-          THEN \* makeLeader
-               LET leso == IF newEpoch THEN Len(log[b]) ELSE leaderEpochStartOffset[b]
-                   fe == IF newEpoch THEN NoBrokerInfo ELSE followerEndOffset[b]
-                   fbe == IF newEpoch THEN NoBrokerInfo ELSE followerBrokerEpoch[b]
-               IN \E hw \in HwChoices(b, Len(log[b]), fe, fbe, p.isr, p.isr) :
-                  /\ localLeader' = [localLeader EXCEPT ![b] = b]
+    /\ \E k \in ReplayTargets(b) :
+       /\ replayedOffset' = [replayedOffset EXCEPT ![b] = k]
+       /\ LET changed == \E i \in replayedOffset[b] + 1..k : metadataLog[i].type = "PartitionChange"
+              p == ImgAt(k)
+              newEpoch == p.leaderEpoch > localLeaderEpoch[b]
+              \* Partition.makeLeader / makeFollower skip only an OLDER partition epoch:
+              \* an equal one (already learnt from the AlterPartition response) is
+              \* applied again, and resets a pending ISR change to the committed ISR
+              \* ("Partition state changes are expected to have a partition epoch
+              \* larger or equal to the current partition epoch"). With that rule
+              \* (ReplayEqualEpoch) TLC finds a StrongIsr race: the replay drops a
+              \* pending expansion the controller then applies, and the HW passes the
+              \* new member's LEO before the leader learns of it. The spec and the
+              \* implementation therefore skip a registration with the partition and
+              \* leader epoch already known (docs/replication-spec.md, "Equal
+              \* partition epoch on replay"); ReplayEqualEpoch is FALSE everywhere.
+              known == /\ ~ReplayEqualEpoch
+                       /\ p.partitionEpoch = localPartitionEpoch[b] /\ p.leaderEpoch = localLeaderEpoch[b]
+          IN IF ~changed \/ p.partitionEpoch < localPartitionEpoch[b] \/ known
+             THEN UNCHANGED <<localVars, log, highWatermark, pendingProduce, exposed>>
+             ELSE IF p.leader = b
+             THEN \* makeLeader
+                  LET leso == IF newEpoch THEN Len(log[b]) ELSE leaderEpochStartOffset[b]
+                      fe == IF newEpoch THEN NoBrokerInfo ELSE followerEndOffset[b]
+                      fbe == IF newEpoch THEN NoBrokerInfo ELSE followerBrokerEpoch[b]
+                  IN \E hw \in HwChoices(b, Len(log[b]), fe, fbe, p.isr, p.isr) :
+                     /\ localLeader' = [localLeader EXCEPT ![b] = b]
+                     /\ localLeaderEpoch' = [localLeaderEpoch EXCEPT ![b] = p.leaderEpoch]
+                     /\ localPartitionEpoch' = [localPartitionEpoch EXCEPT ![b] = p.partitionEpoch]
+                     /\ localIsr' = [localIsr EXCEPT ![b] = p.isr]
+                     /\ alterPartitionInFlight' = [alterPartitionInFlight EXCEPT ![b] = FALSE]
+                     /\ pendingIsr' = [pendingIsr EXCEPT ![b] = {}]
+                     /\ leaderEpochStartOffset' = [leaderEpochStartOffset EXCEPT ![b] = leso]
+                     /\ followerEndOffset' = [followerEndOffset EXCEPT ![b] = fe]
+                     /\ followerBrokerEpoch' = [followerBrokerEpoch EXCEPT ![b] = fbe]
+                     /\ highWatermark' = [highWatermark EXCEPT ![b] = hw]
+                     /\ Expose(b, log[b], hw)
+                     /\ UNCHANGED <<log, pendingProduce>>
+             ELSE \* makeFollower (TruncateToHighWatermark: pre-KIP-101 truncation to the HW)
+                  /\ localLeader' = [localLeader EXCEPT ![b] = p.leader]
                   /\ localLeaderEpoch' = [localLeaderEpoch EXCEPT ![b] = p.leaderEpoch]
                   /\ localPartitionEpoch' = [localPartitionEpoch EXCEPT ![b] = p.partitionEpoch]
-                  /\ localIsr' = [localIsr EXCEPT ![b] = p.isr]
+                  /\ localIsr' = [localIsr EXCEPT ![b] = {}]
                   /\ alterPartitionInFlight' = [alterPartitionInFlight EXCEPT ![b] = FALSE]
                   /\ pendingIsr' = [pendingIsr EXCEPT ![b] = {}]
-                  /\ leaderEpochStartOffset' = [leaderEpochStartOffset EXCEPT ![b] = leso]
-                  /\ followerEndOffset' = [followerEndOffset EXCEPT ![b] = fe]
-                  /\ followerBrokerEpoch' = [followerBrokerEpoch EXCEPT ![b] = fbe]
-                  /\ highWatermark' = [highWatermark EXCEPT ![b] = hw]
-                  /\ Expose(b, log[b], hw)
-                  /\ UNCHANGED <<log, pendingProduce>>
-          ELSE \* makeFollower (TruncateToHighWatermark: pre-KIP-101 truncation to the HW)
-               /\ localLeader' = [localLeader EXCEPT ![b] = p.leader]
-               /\ localLeaderEpoch' = [localLeaderEpoch EXCEPT ![b] = p.leaderEpoch]
-               /\ localPartitionEpoch' = [localPartitionEpoch EXCEPT ![b] = p.partitionEpoch]
-               /\ localIsr' = [localIsr EXCEPT ![b] = {}]
-               /\ alterPartitionInFlight' = [alterPartitionInFlight EXCEPT ![b] = FALSE]
-               /\ pendingIsr' = [pendingIsr EXCEPT ![b] = {}]
-               /\ leaderEpochStartOffset' = [leaderEpochStartOffset EXCEPT ![b] = -1]
-               /\ followerEndOffset' = [followerEndOffset EXCEPT ![b] = NoBrokerInfo]
-               /\ followerBrokerEpoch' = [followerBrokerEpoch EXCEPT ![b] = NoBrokerInfo]
-               /\ IF TruncateToHighWatermark /\ newEpoch
-                  THEN log' = [log EXCEPT ![b] = Prefix(@, highWatermark[b])]
-                  ELSE UNCHANGED log
-               /\ pendingProduce' = {x \in pendingProduce : x.leader # b}
-               /\ UNCHANGED <<highWatermark, exposed>>
+                  /\ leaderEpochStartOffset' = [leaderEpochStartOffset EXCEPT ![b] = -1]
+                  /\ followerEndOffset' = [followerEndOffset EXCEPT ![b] = NoBrokerInfo]
+                  /\ followerBrokerEpoch' = [followerBrokerEpoch EXCEPT ![b] = NoBrokerInfo]
+                  /\ IF TruncateToHighWatermark /\ newEpoch
+                     THEN log' = [log EXCEPT ![b] = Prefix(@, highWatermark[b])]
+                     ELSE UNCHANGED log
+                  /\ pendingProduce' = {x \in pendingProduce : x.leader # b}
+                  /\ UNCHANGED <<highWatermark, exposed>>
     /\ UNCHANGED <<ctlVars, running, cleanShutdown, messages>>
     /\ UNCHANGED <<nextValue, acked, uncleanBrokers, countVars>>
 
@@ -866,6 +908,7 @@ AckedEventuallyReplicated ==
 Offsets == -1..MaxProduce
 TypeOK ==
     /\ leader \in Brokers \cup {NoLeader}
+    /\ metadataBatchEnds \subseteq 1..Len(metadataLog) /\ Len(metadataLog) \in metadataBatchEnds
     /\ leaderEpoch \in 0..MaxLeaderEpoch
     /\ isr \subseteq Brokers /\ elr \subseteq Brokers /\ lastKnownElr \subseteq Brokers
     /\ leaderRecoveryState \in {Recovered, Recovering}

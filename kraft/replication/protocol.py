@@ -59,6 +59,7 @@ VARIABLES = (
     *(Variable(name, fn) for name, fn in proj.PER_BROKER.items()),
     Variable("messages", proj.messages, doc="the network: spec messages in flight"),
     *(Variable(name, fn) for name, fn in proj.GHOST.items()),
+    Variable("metadataBatchEnds", spec_only=True, doc="ghost: the offsets where committed metadata batches end"),
     *(Variable(name, spec_only=True, doc="model bound counter")
       for name in ("restarts", "controlledShutdowns", "uncleanShutdowns", "diskLosses", "shrinks", "fences")),
 )

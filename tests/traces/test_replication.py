@@ -29,17 +29,73 @@ DROP = PROTOCOL.drop_message
 
 def test_all_fault_traces_are_accepted(tmp_path):
     """Every fault on (loss, duplication, partitions, crashes, disk loss, controlled shutdowns):
-    the correct implementation's traces conform, and they exercise what the glue has to map."""
+    the correct implementation's traces conform, and they exercise what the glue has to map.
+    Seed 7 (500 events) has a broker replay a committed metadata prefix, not the whole committed
+    log (line 126, ReplayMetadata(1) to offset 6 of 8): the spec's ReplayMetadata takes any
+    committed prefix (docs/replication-spec.md, "Metadata replay")."""
     paths, actions = [], set()
-    for seed in (0, 5):
-        lines = simulate(tmp_path / f"s{seed}", seed, 400)
+    for seed, steps in ((0, 400), (5, 400), (7, 500)):
+        lines = simulate(tmp_path / f"s{seed}", seed, steps)
         actions |= {json.loads(x)["action"] for x in lines[1:]}
         paths.append(write(tmp_path / f"s{seed}.ndjson", lines))
     res = check_paths(paths, OPTS)
-    assert [r.verdict for r in res] == ["accepted"] * 2, [r.message[:800] for r in res]
+    assert [r.verdict for r in res] == ["accepted"] * 3, [r.message[:800] for r in res]
     assert all(r.events == r.checked > 60 for r in res)
     assert {DROP, PROTOCOL.spec_name(Broker.handle_fetch_response),
             PROTOCOL.spec_name(Broker.produce)} <= actions
+    # a replay that stopped short of the committed log's end was checked
+    replay = PROTOCOL.spec_name(Broker.replay_metadata)
+    seven = [json.loads(x) for x in (tmp_path / "s7.ndjson").read_text().splitlines()[1:]]
+    assert any(ev["action"] == replay and
+               ev["state"]["replayedOffset"][str(ev["node"])] < len(ev["state"]["metadataLog"])
+               for ev in seven)
+
+
+# Seeds whose correct-implementation trace (--faults all, 600 events) is rejected at a step where
+# the implementation, not the spec, differs (reported to the implementation's owner, 2026-11-26; the
+# simulator's trajectory changes with any implementation change, so this list is a snapshot):
+#  - a message to a stopped broker leaves the projected network in a non-spec event (no
+#    DropMessage recorded): a fetch to a stopped leader, an answer to a stopped follower;
+#  - CleanShutdown under the metadata quorum leaves the messages to the stopped broker in flight
+#    (the spec's stop drops them: the broker's connections close);
+#  - a restart after a disk loss whose first registration was cut short by a second crash is
+#    recorded as RestartBroker (the log is empty: RestartBrokerWithDiskLoss);
+#  - an UnfenceBroker of a broker that had stopped after its controlled shutdown;
+#  - an AlterPartition request the network lost is recorded as a spec DropMessage although the
+#    broker's channel still holds it and re-sends it (AlterPartitionRetry).
+IMPLEMENTATION_DIFFERENCES = {
+    1: "UnfenceBroker of a stopped broker (line 305; appended at 299, after its CleanShutdown at 265)",
+    4: "an answer to a stopped follower leaves the network without DropMessage (line 306)",
+    11: "a disk-loss restart recorded as RestartBroker (line 246); a fetch to a stopped leader lost "
+        "without DropMessage (line 245)",
+    13: "a lost AlterPartition request recorded as DropMessage (line 239) is re-sent (line 356)",
+    15: "CleanShutdown keeps a fetch answer to the stopped broker in flight (line 376)",
+    16: "CleanShutdown keeps messages to the stopped broker in flight (line 339)",
+    17: "a fetch to a stopped leader leaves the network without DropMessage (line 214)",
+}
+
+
+@pytest.mark.slow
+def test_all_fault_traces_of_many_seeds_are_accepted(tmp_path):
+    """20 seeds x 600 events, every fault on: each trace is accepted, or (seeds listed above) is
+    rejected at an implementation difference that has been reported; no trace is rejected at a
+    metadata replay (the spec replays any committed prefix)."""
+    paths = [write(tmp_path / f"s{seed}.ndjson", simulate(tmp_path / f"run{seed}", seed, 600))
+             for seed in range(20)]
+    res = check_paths(paths, OPTS)
+    replay = PROTOCOL.spec_name(Broker.replay_metadata)
+    unexpected = []
+    for seed, r in enumerate(res):
+        assert r.verdict in ("accepted", "rejected"), r.message[:800]
+        if r.verdict == "accepted":
+            assert r.events == r.checked
+            continue
+        assert r.action != replay, r.message[:1500]
+        if seed not in IMPLEMENTATION_DIFFERENCES:
+            unexpected.append(r.message[:1500])
+    assert not unexpected, unexpected
+    accepted = sum(r.verdict == "accepted" for r in res)
+    assert accepted >= 20 - len(IMPLEMENTATION_DIFFERENCES)
 
 
 def test_a_changed_value_is_rejected_at_its_line(tmp_path):
@@ -62,29 +118,42 @@ def test_a_changed_value_is_rejected_at_its_line(tmp_path):
     assert r.line == n and r.action == fetched and "log" in r.disagree
 
 
+def _first_spec_difference(good: list[str], bad: list[str]) -> int | None:
+    """The first line where the two traces differ, moved on to the next spec step of the buggy
+    trace when that line is not one (a controller decides at append time, a non-spec event, and
+    the spec step is recorded when the batch commits)."""
+    line = first_difference(good, bad)
+    while line is not None and line <= len(bad) and json.loads(bad[line - 1]).get("spec") is False:
+        line += 1
+    return line
+
+
 def _first_run_where_the_bug_acts(tmp_path, variant, seeds, steps):
     """The first seed whose run with ``variant`` differs from the correct run: both traces and the
-    first differing line (the simulator, not the test, decides which seeds reach a bug)."""
+    first differing spec line (the simulator, not the test, decides which seeds reach a bug)."""
     for seed in seeds:
         good = simulate(tmp_path / f"good{seed}", seed, steps)
         bad = simulate(tmp_path / f"bad{seed}", seed, steps, variant=variant)
-        line = first_difference(good, bad)
+        line = _first_spec_difference(good, bad)
         if line is not None:
             return good, bad, line
     pytest.fail(f"{variant}: the bug never acted in seeds {list(seeds)} ({steps} events)")
 
 
-# variant, seeds tried, events: runs in which the simulator reached the bug (LastReplicaStanding re-measured
-# 2026-11-26: seeds 2, 4, 6, 7, 8, 11 of 0-11 at 600 events, none at 300; seed 7 reaches it after
-# a replay of a committed metadata prefix, which the spec cannot take yet; others 2026-11-24, seed 0-11,
-# 600 events: docs/contracts.md, "Replication conformance", lists how many seeds reach each variant)
+# variant, seeds tried, events: runs in which the simulator reached the bug, re-measured 2026-11-26
+# (seeds 0-11; docs/contracts.md, "Replication conformance"). LastReplicaStanding: seeds 2, 6, 7, 8
+# at 500 events (seed 7 reaches it after a broker replayed a committed metadata prefix, which the
+# spec takes since ReplayMetadata replays any committed prefix); Kip320FirstTry: seed 2 only (seed 1
+# also reaches it, after an implementation difference the correct run is rejected at);
+# UncleanElection: seeds 6 and 7, where the controller's unclean choice is a MetadataAppend and the
+# spec step (UnfenceBroker) is recorded when it commits.
 @pytest.mark.parametrize("variant,seeds,steps", [
-    ("LastReplicaStanding", (6, 2, 8), 500),
+    ("LastReplicaStanding", (6, 2, 8, 7), 500),
     pytest.param("StaleAlterPartitionRejoin", (0, 3, 2), 250, marks=pytest.mark.slow),
     pytest.param("TruncateToHighWatermark", (2, 7, 4), 250, marks=pytest.mark.slow),
     pytest.param("HwAdvanceUnderMinIsr", (3, 2, 7), 250, marks=pytest.mark.slow),
-    pytest.param("Kip320FirstTry", (10, 6), 600, marks=pytest.mark.slow),
-    pytest.param("UncleanElection", (4, 1, 8), 600, marks=pytest.mark.slow),
+    pytest.param("Kip320FirstTry", (2,), 600, marks=pytest.mark.slow),
+    pytest.param("UncleanElection", (7, 6), 600, marks=pytest.mark.slow),
     pytest.param("IsrJoinBeforeEpochStart", (1,), 600, marks=pytest.mark.slow),
 ])
 def test_variant_rejected_where_the_bug_acts(tmp_path, variant, seeds, steps):
