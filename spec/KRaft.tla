@@ -534,11 +534,16 @@ SendFetchRequest(n) ==
           /\ Send({msg})
     /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, diskVars, elections>>
 
+\* The answer echoes the request's position (fetch offset and last fetched
+\* epoch), so the follower can tell an answer to its current position from a
+\* stale or duplicated one (Kafka pairs them by correlation id:
+\* KafkaRaftClient.handleResponse, RequestManager.isResponseExpected).
 FetchResponse(n, m, result, entries, hw, divEpoch, divEnd) ==
     [mtype |-> "FetchResponse", msource |-> n, mdest |-> m.msource,
      mepoch |-> currentEpoch[n], mresult |-> result, mentries |-> entries,
      mhighWatermark |-> hw, mdivergingEpoch |-> divEpoch,
-     mdivergingEndOffset |-> divEnd, mfetchOffset |-> m.mfetchOffset]
+     mdivergingEndOffset |-> divEnd, mfetchOffset |-> m.mfetchOffset,
+     mlastFetchedEpoch |-> m.mlastFetchedEpoch]
 
 \* The leader validates (fetchOffset, lastFetchedEpoch) against its log
 \* (ReplicatedLog.validateOffsetAndEpoch): if the follower's last fetched
@@ -573,7 +578,8 @@ HandleFetchRequest(n, m) ==
                    elected, coverage, restarts, diskVars, elections>>
 
 \* The follower handles the answer to its outstanding fetch (the response
-\* echoes mfetchOffset; one for another log end offset is stale: ignored).
+\* echoes mfetchOffset and mlastFetchedEpoch; one for another log position is
+\* stale: ignored).
 \*  - Ok: append the records (at the fetch offset = log end), flush, and take
 \*    min(leader HW, log end) as its HW (a lower value is ignored: the HW of
 \*    a follower never goes back, FollowerState.updateHighWatermark).
@@ -591,7 +597,12 @@ HandleFetchResponse(n, m) ==
             THEN /\ Deliver(m, {})
                  /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, logVars, coverage>>
             ELSE /\ UNCHANGED <<quorumVars, votesGranted, leaderVars>>
-                 /\ CASE m.mresult = "Ok" /\ m.mfetchOffset = Len(log[n]) ->
+                 \* an answer to a fetch from the log n holds now: its offset and the
+                 \* epoch of the record before it (after a truncation and a re-fetch the
+                 \* log can end at the same offset in another epoch; a duplicated
+                 \* Diverging answer of the old position must not truncate it again)
+                 /\ CASE m.mresult = "Ok" /\ m.mfetchOffset = Len(log[n])
+                                          /\ m.mlastFetchedEpoch = LastEpoch(log[n]) ->
                            LET l2 == log[n] \o m.mentries
                            IN /\ log' = [log EXCEPT ![n] = l2]
                               /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Len(l2)]
@@ -600,7 +611,8 @@ HandleFetchResponse(n, m) ==
                               /\ Deliver(m, {})
                               /\ UNCHANGED coverage
                       [] m.mresult = "Ok" /\ NoTruncateOnDivergence
-                                          /\ m.mfetchOffset < Len(log[n]) ->
+                                          /\ m.mfetchOffset < Len(log[n])
+                                          /\ m.mlastFetchedEpoch = LastEpoch(Prefix(log[n], m.mfetchOffset)) ->
                            \* BUG: the fetcher rewound its position after a
                            \* Diverging answer without truncating; the records
                            \* are appended after the stale suffix.
@@ -612,7 +624,8 @@ HandleFetchResponse(n, m) ==
                                      Max(@, Min(m.mhighWatermark, Len(l2)))]
                               /\ Deliver(m, {})
                               /\ Note("buggyAppend")
-                      [] m.mresult = "Diverging" /\ m.mfetchOffset = Len(log[n]) ->
+                      [] m.mresult = "Diverging" /\ m.mfetchOffset = Len(log[n])
+                                                 /\ m.mlastFetchedEpoch = LastEpoch(log[n]) ->
                            LET t == Min(m.mdivergingEndOffset,
                                         EndOffsetForEpoch(log[n], m.mdivergingEpoch))
                            IN IF NoTruncateOnDivergence
@@ -620,7 +633,7 @@ HandleFetchResponse(n, m) ==
                                    LET req == [mtype |-> "FetchRequest", msource |-> n,
                                                mdest |-> m.msource, mepoch |-> currentEpoch[n],
                                                mfetchOffset |-> t,
-                                               mlastFetchedEpoch |-> LargestEpochAtMost(log[n], m.mdivergingEpoch)]
+                                               mlastFetchedEpoch |-> LastEpoch(Prefix(log[n], t))]
                                    IN /\ Deliver(m, {req})
                                       /\ UNCHANGED <<logVars, coverage>>
                               ELSE /\ log' = [log EXCEPT ![n] = SubSeq(@, 1, t)]

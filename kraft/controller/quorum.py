@@ -333,8 +333,8 @@ class MetadataFetcher:
             self._next_target()
             self.next_fetch_at = now + self.qconfig.fetch_interval_ms
             return False, None
-        if m.fetchOffset != len(self.log):
-            return False, None       # stale
+        if m.fetchOffset != len(self.log) or m.lastFetchedEpoch != (self.log[-1].epoch if self.log else 0):
+            return False, None       # stale: not an answer to a fetch from this log (kraft.quorum.messages)
         self.leader = m.source
         if m.result == FETCH_DIVERGING:
             end = 0

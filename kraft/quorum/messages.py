@@ -79,8 +79,13 @@ FETCH_FENCED = "FencedEpoch"
 
 @attrs.frozen
 class FetchResponse:
-    """``fetchOffset`` echoes the request (where ``entries`` start): Kafka's batches carry their base
-    offsets, so a follower can discard a stale or duplicated response; see docs/quorum.md."""
+    """``fetchOffset`` and ``lastFetchedEpoch`` echo the request: the follower handles a response only
+    if it answers a fetch from the log position it holds now (offset and the epoch of the record
+    before it), and discards a stale or duplicated one.  Kafka matches a response to its one
+    in-flight request by correlation id (KafkaRaftClient.handleResponse through
+    RequestManager.isResponseExpected); the offset alone is not enough: after a truncation and a
+    re-fetch the log can end at the same offset again, in another epoch, and a duplicated Diverging
+    answer of the old position would truncate committed records (docs/quorum.md)."""
 
     source: int
     dest: int
@@ -91,6 +96,7 @@ class FetchResponse:
     divergingEpoch: int
     divergingEndOffset: int
     fetchOffset: int
+    lastFetchedEpoch: int
     mtype = "FetchResponse"
 
 

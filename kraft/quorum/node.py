@@ -430,7 +430,7 @@ class QuorumNode:
             # not the leader of the fetcher's epoch: FencedEpoch carrying our epoch (a fetcher in a
             # higher epoch ignores it and retries, one in a lower epoch moves to ours)
             self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_FENCED, (), 0, 0, 0,
-                                     m.fetchOffset))
+                                     m.fetchOffset, m.lastFetchedEpoch))
             return
         if m.source in self.voters:
             self.fetched_voters.add(m.source)
@@ -443,7 +443,7 @@ class QuorumNode:
         div_epoch, div_end = self.storage.end_offset_for_epoch(m.lastFetchedEpoch)
         if div_epoch != m.lastFetchedEpoch or m.fetchOffset > div_end:
             self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_DIVERGING, (),
-                                     self.high_watermark, div_epoch, div_end, m.fetchOffset))
+                                     self.high_watermark, div_epoch, div_end, m.fetchOffset, m.lastFetchedEpoch))
             return
         if m.source in self.end_offsets:
             self.end_offsets[m.source] = m.fetchOffset
@@ -453,7 +453,7 @@ class QuorumNode:
             stop = min(stop, m.fetchOffset + self.config.max_fetch_entries)
         entries = tuple(self.storage.entries[m.fetchOffset:stop])
         self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_OK, entries,
-                                 self.high_watermark, 0, 0, m.fetchOffset))
+                                 self.high_watermark, 0, 0, m.fetchOffset, m.lastFetchedEpoch))
 
     def handle_fetch_response(self, m: FetchResponse, now: int) -> None:
         """Spec action HandleFetchResponse(n, m): truncate on Diverging; append, flush, adopt the HWM on Ok."""
@@ -463,6 +463,12 @@ class QuorumNode:
         if m.epoch < self.current_epoch or self.role is not Role.FOLLOWER or m.source != self.leader_id:
             return
         end = self.storage.end_offset
+        at = m.fetchOffset
+        if not 0 <= at <= end or m.lastFetchedEpoch != (self.storage.entries[at - 1].epoch if at else 0):
+            # not an answer to a fetch from the log this follower holds now (stale or duplicated:
+            # Kafka discards it by correlation id), e.g. a Diverging answer to an offset the log
+            # has since reached again in a later epoch
+            return
         if m.result == FETCH_OK and (m.fetchOffset == end or
                                      (self.config.NoTruncateOnDivergence and m.fetchOffset < end)):
             # (bug variant: a response for a rewound position is appended after the stale suffix)
