@@ -664,45 +664,39 @@ OP_IN = ("history", "line", "index", "process", "type", "f", "key", "value")  # 
 
 def _cycle_rows(hs: list, lines: list, idxs: list, procs: list, types: list, fs: list, keys: list,
                 values: list) -> Any:
-    """The cycle rows (an Arrow table in ``ROW_COLUMNS``) of op rows given as columns."""
+    """The cycle rows (an Arrow table in ``ROW_COLUMNS``) of op rows given as columns. Per
+    micro-op only what differs within an op is collected; the op's own fields are taken from its
+    row at the end."""
     import pyarrow as pa
 
-    H, SQ, OP, P, T, MOP, K, OFF, V, POS = ([] for _ in range(10))
-
-    def add(h: Any, sq: Any, op: Any, p: Any, t: Any, mop: str, k: Any, off: Any, v: Any, pos: int) -> None:
-        H.append(h)
-        SQ.append(sq)
-        OP.append(op)
-        P.append(p)
-        T.append(t)
-        MOP.append(mop)
-        K.append(k)
-        OFF.append(off)
-        V.append(v)
-        POS.append(pos)
-
+    R: list[int] = []  # the op row of each cycle row
+    MOP: list[str] = []
+    K: list = []
+    OFF: list = []
+    V: list = []
+    POS: list[int] = []
+    r_a, m_a, k_a, o_a, v_a, p_a = R.append, MOP.append, K.append, OFF.append, V.append, POS.append
     stride = kafka_ref.POS_STRIDE
     kafka_fs = kafka_ref.KAFKA_FS
-    for h, sq, op, p, t, f, key, value in zip(hs, lines, idxs, procs, types, fs, keys, values):
+    for n, (t, f, key, value) in enumerate(zip(types, fs, keys, values)):
         if f not in kafka_fs:
             continue
-        add(h, sq, op, p, t, "op", None, None, None, -1)
+        r_a(n), m_a("op"), k_a(None), o_a(None), v_a(None), p_a(-1)
         if t not in COMPLETIONS:
             continue
         if key is not None and f != "txn":
-            k = key
             if f == "send":
                 if value is not None:
                     x = parse_text(value)
                     off, v = (_int(x[0]), _text(x[1])) if isinstance(x, list) and len(x) == 2 else (None, _text(x))
                     if v is not None:
-                        add(h, sq, op, p, t, "send", k, off, v, 0)
+                        r_a(n), m_a("send"), k_a(key), o_a(off), v_a(v), p_a(0)
             else:
                 pairs = parse_text(value)
                 if isinstance(pairs, list):
                     for j, pair in enumerate(pairs):
                         if isinstance(pair, list) and len(pair) >= 2 and pair[1] is not None:
-                            add(h, sq, op, p, t, "poll", k, _int(pair[0]), _text(pair[1]), j)
+                            r_a(n), m_a("poll"), k_a(key), o_a(_int(pair[0])), v_a(_text(pair[1])), p_a(j)
             continue
         mops = parse_text(value)
         if not isinstance(mops, list):
@@ -716,17 +710,22 @@ def _cycle_rows(hs: list, lines: list, idxs: list, procs: list, types: list, fs:
                 x = m[2]
                 off, v = (_int(x[0]), _text(x[1])) if isinstance(x, list) and len(x) == 2 else (None, _text(x))
                 if k is not None and v is not None:
-                    add(h, sq, op, p, t, "send", k, off, v, i * stride)
+                    r_a(n), m_a("send"), k_a(k), o_a(off), v_a(v), p_a(i * stride)
             elif name == "poll" and len(m) >= 2 and isinstance(m[1], dict):
                 for kk, pairs in m[1].items():
                     if not isinstance(pairs, list):
                         continue
                     k = _text(kk)
+                    if k is None:
+                        continue
                     for j, pair in enumerate(pairs):
-                        if isinstance(pair, list) and len(pair) >= 2 and k is not None and pair[1] is not None:
-                            add(h, sq, op, p, t, "poll", k, _int(pair[0]), _text(pair[1]), i * stride + j)
-    return pa.table({c: pa.array(x, ty) for c, x, ty in zip(ROW_COLUMNS, (H, SQ, OP, P, T, MOP, K, OFF, V, POS),
-                                                           _row_types())})
+                        if isinstance(pair, list) and len(pair) >= 2 and pair[1] is not None:
+                            r_a(n), m_a("poll"), k_a(k), o_a(_int(pair[0])), v_a(_text(pair[1])), p_a(i * stride + j)
+    take = pa.array(np.asarray(R, dtype=np.int64), pa.int64())
+    ty = _row_types()
+    op_cols = [pa.array(c, t).take(take) for c, t in zip((hs, lines, idxs, procs, types), ty[:5])]
+    return pa.Table.from_arrays(op_cols + [pa.array(c, t) for c, t in zip((MOP, K, OFF, V, POS), ty[5:])],
+                                names=list(ROW_COLUMNS))
 
 
 def _row_types() -> list:
