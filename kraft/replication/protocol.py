@@ -99,10 +99,7 @@ VARIANTS = (
                         "at offsets consumers had read"),)),
     Variant("IsrJoinBeforeEpochStart", "ReplicationQuorumSuperset",
             "KAFKA-7128: a follower joins the ISR once past the HW without reaching the leader-epoch "
-            "start offset",
-            not_caught_by_tlc="no exhaustive size that allows its scenario finished (150 s, 300,000+ distinct "
-                              "states) and three seeded simulations found nothing (docs/replication-spec.md); "
-                              "the implementation's story and Hypothesis machine catch it"),
+            "start offset", size="epochstart"),
     Variant("HwAdvanceUnderMinIsr", "MinIsrRecoveryQuorum",
             "before KAFKA-15583: the HW advances while the committed ISR is below min.insync.replicas", size="minisr",
             sim=(SimRun(5, 1000, MIN_ISR, 500, ("inconsistent-offsets", "nonmonotonic-poll"),
