@@ -9,7 +9,7 @@ spec), and would make the spec everyone reads longer for the sake of a test; a m
 the copy. Each mutation must match the spec text exactly once, so a change to the spec that moves
 the rule makes the test fail loudly rather than test nothing.
 
-Each run checks TypeOK and the target only (HighWatermarkMonotonic: the property only): the
+Each run checks TypeOK and the target only (HighWatermarkMonotonic: TypeOK and the property): the
 invariants overlap (a record lost by a broken rule usually breaks ReplicationQuorumSuperset or
 StrongIsr in the same state), so the question asked is whether each one can fail at all, not which
 fires first; TypeOK stays in so a mutation that merely produces ill-typed states is not counted.
