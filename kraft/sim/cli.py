@@ -48,7 +48,10 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
         sim.run(steps)
     except InvariantViolation as exc:
         violation = exc
-    sim.finish()
+    try:
+        sim.finish()
+    except InvariantViolation as exc:  # broken during the final phase (heal, quiesce, final reads)
+        violation = violation or exc
     violation = violation or sim.first_violation
     seconds = time.perf_counter() - started
     summary: dict[str, Any] = {

@@ -646,6 +646,8 @@ class Simulator:
         """End of run: with ``after_violation`` set, or for a protocol with ``final_phase_always``
         whose run did not stop at a violation, first the final phase (:meth:`quiesce`); then the
         protocol closes open client operations."""
-        if self.after_violation is not None or (self.protocol.final_phase_always and not self.stopped_at_violation):
-            self.quiesce()
-        self.protocol.finish(self)
+        try:
+            if self.after_violation is not None or (self.protocol.final_phase_always and not self.stopped_at_violation):
+                self.quiesce()  # a violation in the final phase of a run without after_violation raises
+        finally:
+            self.protocol.finish(self)
