@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -225,7 +224,9 @@ def child(args: argparse.Namespace) -> None:
         kinds[a["kind"]] = kinds.get(a["kind"], 0) + 1
     out = {"total": total, "stages": stages, "kinds": kinds,
            "g1c": [a["evidence"]["cycle"] for a in cyc if a["kind"] == "G1c"],
-           "driver_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+           # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so it would count the parent's
+           # memory (the generated history) as this process's
+           "driver_rss": _status_bytes(os.getpid(), "VmHWM"),
            "jvm_rss": _status_bytes(jvm_pid, "VmHWM") if jvm_pid else 0, "worker_rss": workers["peak"],
            "cycle_stats": [(a["kind"], a["evidence"].get("scc_size"), len(a["evidence"].get("steps", [])))
                            for a in cyc][:8]}
