@@ -64,9 +64,9 @@ class AuditOptions:
     store_kafka: bool = False  # also write OUT/kafka_rows.parquet (+ .json) for later audits of OUT/ops.parquet
     nil_reads: str = "auto"  # register models: "knossos" (nil read = unknown), "strict", auto = knossos for .edn
     ww_deps: bool = False  # Kafka cycles: ww edges from the version order (Jepsen's :ww-deps)
-    rw_deps: bool = False  # Kafka cycles: rw (anti-dependency) edges, for G-single / G2-item
+    rw_deps: bool = False  # Kafka cycles: rw (anti-dependency) edges, for G-single-item / G2-item / ...
     process_order: bool = False  # Kafka cycles: Elle's process-order edges (G0-process, G1c-process)
-    realtime: bool = False  # Kafka cycles: Elle's realtime edges (G0-realtime, G1c-realtime)
+    realtime: bool = True  # Kafka cycles: Elle's realtime edges, on as in Jepsen's Kafka checker (-realtime variants)
     allow_unseen: bool = False  # acknowledged sends never polled are informational (Jepsen: invalid)
 
     @property
