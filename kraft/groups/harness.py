@@ -55,6 +55,10 @@ class GroupWorld:
     steps: list[str] = attrs.field(factory=list)
     faults: int = 0
     _prev: dict[str, Any] | None = attrs.field(default=None, init=False)
+    # the history keeps Jepsen's shape (one open op per process, every completion after its
+    # invocation): a process's open invocation, and assignment changes waiting for it to complete
+    _open_op: dict[str, dict[str, Any]] = attrs.field(factory=dict, init=False)
+    _held_assign: dict[str, list[Any]] = attrs.field(factory=dict, init=False)
     _seen_transitions: int = attrs.field(default=0, init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -69,13 +73,42 @@ class GroupWorld:
 
     # ------------------------------------------------------------------ history
     def _hist(self, process: str, typ: str, f: str, value: Any) -> None:
+        """Append one op, keeping the history well formed as Jepsen writes one: an invocation
+        while the process still waits on an asynchronous commit ends that commit as ``info`` (the
+        client stopped waiting: its outcome is unknown), and a completion that answers no open
+        invocation of that op (the answer to an abandoned or duplicated commit) is not written."""
+        if typ == "invoke":
+            held = self._open_op.pop(process, None)
+            if held is not None:
+                self._append(process, "info", held["f"], held["value"])
+                self._release_assignments(process)
+            self._open_op[process] = {"f": f, "value": value}
+        else:
+            held = self._open_op.get(process)
+            if held is None or held["f"] != f or (f == "commit" and held["value"] != value):
+                return   # (a commit's answer names its offsets: an older commit's is not this one's)
+            del self._open_op[process]
+        self._append(process, typ, f, value)
+        if typ != "invoke":
+            self._release_assignments(process)
+
+    def _append(self, process: str, typ: str, f: str, value: Any) -> None:
         self.history.append({"process": process, "type": typ, "f": f, "value": value,
                              "time": self.now * 1_000_000, "index": len(self.history)})
 
     def _note_assignment(self, cid: str, before: frozenset[TopicPartition]) -> None:
+        """The consumer's assignment changed (its rebalance listener ran): an ``assign`` op, as
+        Jepsen's Kafka workload records one, once no op of the process is open."""
         after = self.consumers[cid].owned
         if after != before:
-            self._hist(cid, "info", "assign", sorted(map(str, after)))
+            self._held_assign.setdefault(cid, []).append(sorted(map(str, after)))
+            if cid not in self._open_op:
+                self._release_assignments(cid)
+
+    def _release_assignments(self, cid: str) -> None:
+        for value in self._held_assign.pop(cid, []):
+            self._append(cid, "invoke", "assign", value)
+            self._append(cid, "ok", "assign", value)
 
     # ------------------------------------------------------------------ plumbing
     def _send(self, msgs: Any) -> None:
@@ -221,6 +254,9 @@ class GroupWorld:
             r = c.step(Trigger(GroupConsumer.crash), self.now)
             self.faults += 1
             self.steps.append(f"crash {cid}")
+            held = self._open_op.pop(cid, None)
+            if held is not None:   # the client died waiting: its open op's outcome is unknown
+                self._append(cid, "info", held["f"], held["value"])
             self._note_assignment(cid, before)
             self._closed_if_changed(cid, old_conn)
         self._check()
@@ -261,7 +297,9 @@ class GroupWorld:
         if read:
             self.steps.append(f"poll {cid}")
             self._hist(cid, "invoke", "poll", None)
-            self._hist(cid, "ok", "poll", {str(p): [o] for p, o in read.items()})
+            # Jepsen's poll shape {key: [[offset, value], ...]}: the world's topics are
+            # append-only and never truncated, the record at offset o holding the value o
+            self._hist(cid, "ok", "poll", {str(p): [[o, o]] for p, o in read.items()})
         self._check()
         return r
 

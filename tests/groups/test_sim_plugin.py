@@ -42,3 +42,25 @@ def test_variant_caught_in_simulation() -> None:
 def test_unknown_variant_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown variant"):
         GroupsProtocol(3, "NoSuchBug")
+
+
+@pytest.mark.parametrize("seed", range(1, 7))
+def test_history_is_well_formed_and_decided_by_the_audit(seed: int, tmp_path) -> None:
+    """The client history is shaped as Jepsen writes one (every completion after its invocation,
+    one open op per process, an abandoned asynchronous commit ended as ``info``; polls as
+    ``{key: [[offset, value]]}``), so the audit's Kafka rules decide it (valid, not unknown). It
+    had ``info`` assigns with no invocation and polls without values: the zoo's control audit
+    was undecided."""
+    from spark_validation.audit import AuditOptions, run
+    from spark_validation.history import read_history
+
+    rec = Recorder({}, {"model": "consumer-group"}, states=False, trace=False)
+    sim = Simulator(GroupsProtocol(3, None), seed, Faults.parse(FAULTS), recorder=rec)
+    sim.run(1500)
+    path = rec.write(tmp_path / "run")[1]
+    h = read_history(path)
+    assert not h.structure_errors and not h.malformed, (h.structure_errors[:3], h.malformed[:3])
+    report = run(AuditOptions(paths=(str(path),), no_spark=True, checks=frozenset({"kafka"}), out=tmp_path / "a"),
+                 progress=lambda m: None)
+    (res,) = report.results
+    assert res["valid"] is True, res
