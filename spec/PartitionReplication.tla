@@ -228,20 +228,24 @@ AppendMetadata(recs) ==
 
 ElectionBoundOk(p) == p.leaderEpoch <= MaxLeaderEpoch
 
-\* A broker's metadata view: the last record about f it has replayed.
-BrokerRecs(b, f) == {i \in 1..replayedOffset[b] :
+\* A metadata view: the last record about f among the first k records of the
+\* metadata log (the ...At forms); a broker's view is the one at what it has
+\* replayed.
+BrokerRecsAt(k, f) == {i \in 1..k :
                         metadataLog[i].type # "PartitionChange" /\ metadataLog[i].broker = f}
-ViewBrokerEpoch(b, f) ==
-    LET S == {i \in BrokerRecs(b, f) : metadataLog[i].type = "RegisterBroker"}
+ViewBrokerEpochAt(k, f) ==
+    LET S == {i \in BrokerRecsAt(k, f) : metadataLog[i].type = "RegisterBroker"}
     IN IF S = {} THEN -1 ELSE SetMax(S)
-ViewBrokerState(b, f) ==
-    LET S == BrokerRecs(b, f)
+ViewBrokerEpoch(b, f) == ViewBrokerEpochAt(replayedOffset[b], f)
+ViewBrokerStateAt(k, f) ==
+    LET S == BrokerRecsAt(k, f)
     IN IF S = {} THEN "Fenced"
        ELSE LET r == metadataLog[SetMax(S)]
             IN CASE r.type = "RegisterBroker" -> IF r.fenced THEN "Fenced" ELSE "Unfenced"
                  [] r.type = "FenceBroker" -> "Fenced"
                  [] r.type = "UnfenceBroker" -> "Unfenced"
                  [] OTHER -> "ControlledShutdown"
+ViewBrokerState(b, f) == ViewBrokerStateAt(replayedOffset[b], f)
 
 IsLeader(b) == running[b] /\ localLeader[b] = b
 MaximalIsr(b) == localIsr[b] \cup (IF alterPartitionInFlight[b] THEN pendingIsr[b] ELSE {})
@@ -258,11 +262,12 @@ LeaderHw(b, leo, fe, ci, maxIsr) ==
 \* Partition.isReplicaIsrEligible (KRaft): not fenced, not shutting down, and
 \* the broker epoch of its fetch unknown (-1) or the one in the metadata
 \* (KIP-903); StaleAlterPartitionRejoin: no broker-epoch comparison.
-IsrEligible(l, f, fetchEpoch) ==
-    /\ ViewBrokerState(l, f) = "Unfenced"
+IsrEligibleAt(k, f, fetchEpoch) ==
+    /\ ViewBrokerStateAt(k, f) = "Unfenced"
     /\ \/ StaleAlterPartitionRejoin
-       \/ fetchEpoch = -1 \/ ViewBrokerEpoch(l, f) = -1
-       \/ fetchEpoch = ViewBrokerEpoch(l, f)
+       \/ fetchEpoch = -1 \/ ViewBrokerEpochAt(k, f) = -1
+       \/ fetchEpoch = ViewBrokerEpochAt(k, f)
+IsrEligible(l, f, fetchEpoch) == IsrEligibleAt(replayedOffset[l], f, fetchEpoch)
 
 \* maybeIncrementLeaderHW also waits for a follower outside the maximal ISR
 \* that is caught up (isCaughtUp: its LEO reached the leader's within
@@ -271,10 +276,14 @@ IsrEligible(l, f, fetchEpoch) ==
 \* by the HW. Time is not modelled: any subset of the eligible followers whose
 \* LEO the leader knows may count (a lower HW; the caught-up ones the
 \* implementation counts are one of them).
-CaughtUpOutside(b, fe, fbe, maxIsr) ==
-    {r \in Brokers \ (maxIsr \cup {b}) : fe[r] # -1 /\ IsrEligible(b, r, fbe[r])}
-HwChoices(b, leo, fe, fbe, ci, maxIsr) ==
-    {LeaderHw(b, leo, fe, ci, maxIsr \cup W) : W \in SUBSET CaughtUpOutside(b, fe, fbe, maxIsr)}
+\* (At the metadata view of the first k records: makeLeader on a replay reads
+\* the image being applied, BrokerMetadataPublisher publishes it to the
+\* metadata cache before ReplicaManager.applyDelta.)
+CaughtUpOutsideAt(k, b, fe, fbe, maxIsr) ==
+    {r \in Brokers \ (maxIsr \cup {b}) : fe[r] # -1 /\ IsrEligibleAt(k, r, fbe[r])}
+HwChoicesAt(k, b, leo, fe, fbe, ci, maxIsr) ==
+    {LeaderHw(b, leo, fe, ci, maxIsr \cup W) : W \in SUBSET CaughtUpOutsideAt(k, b, fe, fbe, maxIsr)}
+HwChoices(b, leo, fe, fbe, ci, maxIsr) == HwChoicesAt(replayedOffset[b], b, leo, fe, fbe, ci, maxIsr)
 
 \* Ghost: records that become readable when leader b's HW moves to hw.
 Expose(b, l, hw) == exposed' = exposed \cup Entries(l, hw)
@@ -364,9 +373,13 @@ FenceBroker(b) ==
 
 \* handleBrokerUnfenced: a running broker that registered and replayed the
 \* metadata up to its registration heartbeats; then partitions without a
-\* leader elect (b acceptable).
+\* leader elect (b acceptable). With NetworkFaults the broker may have stopped
+\* since: its heartbeat was delayed, or the record appended on it committed
+\* only after the stop (the metadata quorum's commit latency, atomic in the
+\* model-checking sizes); the controller fences it again when its session
+\* expires (FenceBroker).
 UnfenceBroker(b) ==
-    /\ running[b]
+    /\ running[b] \/ NetworkFaults
     /\ brokerState[b] = "Fenced"
     /\ replayedOffset[b] >= brokerEpoch[b]
     /\ LET p == IF leader = NoLeader THEN Build(Img, isr, Active \cup {b}, {}, leaderRecoveryState)
@@ -520,6 +533,18 @@ RestartBrokerWithDiskLoss(b) ==
     /\ UNCHANGED <<messages, nextValue, pendingProduce, acked, exposed>>
     /\ UNCHANGED <<restarts, controlledShutdowns, uncleanShutdowns, shrinks, fences>>
 
+\* With NetworkFaults, a registration can take effect while its broker is
+\* stopped: the request was delayed, or the broker crashed between sending it
+\* and the commit of its record (the metadata quorum's commit latency). The
+\* controller registers the broker (new epoch, fenced; unclean: out of ISR and
+\* ELR); it stays stopped and registers again when it next starts.
+RegisterStopped(b) ==
+    /\ NetworkFaults
+    /\ ~running[b]
+    /\ Register(b, ~cleanShutdown[b])
+    /\ UNCHANGED <<running, cleanShutdown, replayedOffset, log, highWatermark>>
+    /\ UNCHANGED <<localVars, messages, clientVars, countVars>>
+
 ----------------------------------------------------------------------------
 (* Brokers: metadata replay (kraft/replication)                            *)
 
@@ -580,7 +605,7 @@ ReplayMetadata(b) ==
                   LET leso == IF newEpoch THEN Len(log[b]) ELSE leaderEpochStartOffset[b]
                       fe == IF newEpoch THEN NoBrokerInfo ELSE followerEndOffset[b]
                       fbe == IF newEpoch THEN NoBrokerInfo ELSE followerBrokerEpoch[b]
-                  IN \E hw \in HwChoices(b, Len(log[b]), fe, fbe, p.isr, p.isr) :
+                  IN \E hw \in HwChoicesAt(k, b, Len(log[b]), fe, fbe, p.isr, p.isr) :
                      /\ localLeader' = [localLeader EXCEPT ![b] = b]
                      /\ localLeaderEpoch' = [localLeaderEpoch EXCEPT ![b] = p.leaderEpoch]
                      /\ localPartitionEpoch' = [localPartitionEpoch EXCEPT ![b] = p.partitionEpoch]
@@ -867,6 +892,7 @@ Next ==
     \/ \E b \in Brokers :
           \/ FenceBroker(b) \/ UnfenceBroker(b) \/ ControlledShutdown(b)
           \/ CleanShutdown(b) \/ RestartBroker(b) \/ RestartBrokerWithDiskLoss(b)
+          \/ RegisterStopped(b)
           \/ \E k \in 0..Len(log[b]) : UncleanShutdown(b, k)
           \/ ReplayMetadata(b) \/ SendFetchRequest(b)
           \/ \E f \in Brokers : ShrinkIsr(b, f)

@@ -70,6 +70,7 @@ from kraft.quorum.projection import project_cluster
 from kraft.replication.config import ReplicationConfig
 from kraft.replication.messages import (
     CONTROLLER,
+    SPEC_MESSAGES,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
@@ -131,9 +132,11 @@ class ControllerNode:
             if not self.active:
                 # not the active controller: Kafka answers NOT_CONTROLLER and the sender's
                 # NodeToControllerChannelManager retries at the active one; here it is dropped
-                if isinstance(inp, AlterPartitionRequest):
-                    self.mq.undelivered.add(attrs.evolve(inp, dest=CONTROLLER))
-                return Ready(note=SpecStep("NotController", self.id, {"m": inp}))
+                # (an AlterPartition request stays in flight for the spec while the broker's
+                # channel holds it, BrokerNode.held; one no channel holds any more and of which no
+                # other copy is on its way is lost for the spec here: DropMessage)
+                drops = self.mq.lost_from_flight([inp]) if isinstance(inp, AlterPartitionRequest) else ()
+                return Ready(steps=drops, note=SpecStep("NotController", self.id, {"m": inp}))
             return self._run(inp, now)
         raise TypeError(f"controller {self.id}: unexpected input {inp!r}")
 
@@ -186,7 +189,6 @@ class ControllerNode:
             self.mq.register(self.pending[-1], _Op(self.id, self.qnode.current_epoch, r.steps, msgs,
                                                    None, request))
             return Ready(note=SpecStep("AnswerDeferred", self.id, {"until": self.pending[-1][1]}))
-        self.mq.mark_answered(r.steps)
         if r.note is not None and r.note.action == Controller.shutdown_now.__name__ \
                 and self.mq.broker_step is not None:
             # SHUTDOWN_NOW for a broker that was already fenced: nothing to commit, it stops now
@@ -394,10 +396,11 @@ class MetadataQuorum:
         # (broker, STOP): the broker's step, joined to the committing controller's Ready
         self.broker_step: Callable[[int, int, int], Ready] | None = None
         self.problems: list[Violation] = []
-        # AlterPartition requests the spec has handled (their HandleAlterPartitionRequest was
-        # recorded): a broker's channel holding one no longer keeps it in flight for the spec
-        self.answered: set[Any] = set()
-        self.undelivered: set[Any] = set()   # ... and ones a non-active controller dropped
+        # the brokers' controller channels (BrokerNode registers itself), and the driver's test
+        # whether a copy of an AlterPartition request is on its network: together with the
+        # requests awaiting a commit, what keeps a request in the spec's ``messages``
+        self.channels: dict[int, "BrokerNode"] = {}
+        self.on_network: Callable[[Any], bool] = lambda key: False
         self.monitor = Monitor()
         self.active_log: list[tuple[int, int, int]] = []   # (time, controller, epoch) of each claim
         self.stats = {"active_controller_changes": 0, "committed_batches": 0, "committed_records": 0,
@@ -411,16 +414,31 @@ class MetadataQuorum:
     def register(self, key: tuple[int, int], op: _Op) -> None:
         self.ops.setdefault(key, []).append(op)
 
-    def mark_answered(self, steps: Iterable[SpecStep]) -> None:
-        for st in steps:
-            m = st.args.get("m")
-            if isinstance(m, AlterPartitionRequest):
-                self.answered.add(attrs.evolve(m, dest=CONTROLLER))
-
     def awaiting_requests(self) -> list[Any]:
         """AlterPartition requests taken by a controller whose answer waits for a commit (the spec
         still has them in ``messages``)."""
         return [op.request for key in sorted(self.ops) for op in self.ops[key] if op.request is not None]
+
+    def alter_in_flight(self, m: AlterPartitionRequest) -> bool:
+        """Is AlterPartition request ``m`` (whatever controller it went to) in the spec's
+        ``messages``: held by its broker's channel, taken by a controller and awaiting a commit,
+        or a copy on the network?  The spec's messages form a set: any one copy keeps it there."""
+        key = attrs.evolve(m, dest=CONTROLLER)
+        channel = self.channels.get(m.source)
+        return (channel is not None and any(attrs.evolve(h, dest=CONTROLLER) == key for h in channel.held())) \
+            or any(attrs.evolve(r, dest=CONTROLLER) == key for r in self.awaiting_requests()) \
+            or self.on_network(key)
+
+    def lost_from_flight(self, requests: Iterable[AlterPartitionRequest]) -> tuple[SpecStep, ...]:
+        """The spec's ``DropMessage`` of each request that left every place keeping it in flight
+        without a controller handling it (a channel gave it up, its operation was lost)."""
+        from kraft.replication.protocol import PROTOCOL
+
+        out: list[SpecStep] = []
+        for m in requests:
+            if not self.alter_in_flight(m) and all(s.args["m"] != m for s in out):
+                out.append(SpecStep(PROTOCOL.drop_message, None, {"m": attrs.evolve(m, dest=CONTROLLER)}))
+        return tuple(out)
 
     def on_commit(self, node: ControllerNode, off: int, entry: Entry, now: int) -> Ready:
         """Controller ``node`` learnt that quorum entry ``off`` is committed.  The first time any
@@ -441,18 +459,24 @@ class MetadataQuorum:
             self.view.replay_committed(records)
             self.stats["committed_batches"] += 1
             self.stats["committed_records"] += len(records)
-        # operations appended at this offset in another epoch were truncated: lost
+        # operations appended at this offset in another epoch were truncated: lost; an
+        # AlterPartition request no channel holds any more is lost for the spec with them (the
+        # drops come first: a copy handled in this step is then consumed by the handling)
+        lost: list[Any] = []
         for key in [k for k in self.ops if k[1] <= off and k != (entry.epoch, off)]:
-            self.stats["lost_operations"] += len(self.ops.pop(key))
-        out = Ready()
-        for op in self.ops.pop((entry.epoch, off), []):
+            ops = self.ops.pop(key)
+            self.stats["lost_operations"] += len(ops)
+            lost += [op.request for op in ops if op.request is not None]
+        done = self.ops.pop((entry.epoch, off), [])
+        handled = {attrs.evolve(op.request, dest=CONTROLLER) for op in done if op.request is not None}
+        out = Ready(steps=self.lost_from_flight(m for m in lost if attrs.evolve(m, dest=CONTROLLER) not in handled))
+        for op in done:
             msgs: tuple[Any, ...] = ()
             if op.messages:
                 if self.nodes[op.node] is node and node.active and node.active_epoch == op.epoch:
                     msgs = op.messages
                 else:
                     self.stats["lost_answers"] += len(op.messages)
-            self.mark_answered(op.steps)
             out = out.then(Ready(steps=op.steps, messages=msgs))
             # the broker half of a composite spec action, in commit order
             if op.start is not None and self.broker_step is not None:
@@ -532,13 +556,15 @@ class BrokerNode:
         self.ghost = ghost
         self.id = broker.id
         self.registering: BrokerRegistrationRequest | None = None
+        # the start being registered follows a disk loss: kept until a registration commits (a
+        # crash that cuts the registration short does not give the broker its disk back)
         self.register_disk_lost = False
         self.retry_at = 0
         self.incarnations = 0
         self.alters: list[AlterPartitionRequest] = []   # the channel: the request sent, not answered
-        self.alter_lost = False        # the network lost a copy the channel held (not a spec drop)
         self.alter_retry_at = 0
         self._now = 0
+        mq.channels[self.id] = self
 
     def step(self, inp: Any, now: int) -> Ready:
         from kraft.replication.cluster import route
@@ -549,10 +575,23 @@ class BrokerNode:
             if problem is not None:
                 self.mq.problems.append(Violation("BrokerMetadataCommitted", problem))
             return Ready()
+        if isinstance(inp, SPEC_MESSAGES) and not self.broker.running:
+            # the broker process is not serving (it is registering: Kafka's BrokerServer enables
+            # request processing only once started), and the connection an answer was meant for
+            # died with the process that sent the request: the network lost it (the spec's
+            # DropMessage; HandleFetchRequest and the other handlers need a running broker)
+            from kraft.replication.protocol import PROTOCOL
+
+            return Ready(steps=(SpecStep(PROTOCOL.drop_message, None, {"m": inp}),))
         if isinstance(inp, AlterPartitionResponse):
-            self.alters = [a for a in self.alters if not (
-                a.partitionEpoch == inp.requestPartitionEpoch
-                and frozenset(x.broker for x in a.newIsrWithEpochs) == inp.requestIsr)]
+            # the channel forgets the request this answers (Kafka's per-request callback); the
+            # spec's messages lose it now unless a copy is still on its way somewhere
+            answered = [a for a in self.alters if a.partitionEpoch == inp.requestPartitionEpoch
+                        and frozenset(x.broker for x in a.newIsrWithEpochs) == inp.requestIsr]
+            self.alters = [a for a in self.alters if a not in answered]
+            r = self._out(route(_NO_CONTROLLER, self.id, self.broker.step(inp, now), now, self.ghost))
+            drops = self.mq.lost_from_flight(answered)
+            return attrs.evolve(r, steps=r.steps + drops) if drops else r
         if isinstance(inp, StartBroker):
             return self._register(inp.disk_lost, now)
         if isinstance(inp, Tick):
@@ -567,10 +606,10 @@ class BrokerNode:
                 self.alters = []   # the process stopped: its channel is gone
             if self.alters and not self._wanted(self.alters[0]):
                 # the partition no longer waits for it (a metadata update reset it): the channel
-                # gives up; a copy the network lost while held is lost for the spec now
-                drop = self._give_up()
-                if drop is not None:
-                    return Ready(steps=(drop,))
+                # gives up; unless a copy is still on its way, the spec's network loses it now
+                drops = self._give_up()
+                if drops:
+                    return Ready(steps=drops)
             if self.alters and now >= self.alter_retry_at:
                 dest = self.fetcher.controller()
                 self.alters = [attrs.evolve(a, dest=dest) for a in self.alters]
@@ -590,11 +629,13 @@ class BrokerNode:
         msgs = tuple(attrs.evolve(m, dest=dest) if isinstance(m, TO_CONTROLLER) else m for m in r.messages)
         for m in msgs:
             if isinstance(m, AlterPartitionRequest):
-                drop = self._give_up()            # one in flight per partition: the newest
-                if drop is not None:
-                    r = attrs.evolve(r, steps=r.steps + (drop,))
-                self.alters, self.alter_lost = [m], False
+                # one in flight per partition: the newest replaces the one held (the same request
+                # sent again stays in flight)
+                old, self.alters = self.alters, [m]
                 self.alter_retry_at = self._now + ALTER_PARTITION_RETRY_MS
+                drops = self.mq.lost_from_flight(old)
+                if drops:
+                    r = attrs.evolve(r, steps=r.steps + drops)
         return attrs.evolve(r, messages=msgs)
 
     def _register(self, disk_lost: bool, now: int) -> Ready:
@@ -611,7 +652,9 @@ class BrokerNode:
         self.incarnations += 1
         self.registering = BrokerRegistrationRequest(self.id, previous, self.fetcher.controller(),
                                                      incarnationId=self.id * 1000 + self.incarnations)
-        self.register_disk_lost = disk_lost
+        # a start whose registration a crash cut short may have lost the disk before: the spec
+        # saw no start in between, so the start that registers is still one with an empty disk
+        self.register_disk_lost = self.register_disk_lost or disk_lost
         self.retry_at = now + REGISTRATION_RETRY_MS
         self.fetcher.hold = self.registering.incarnationId
         return Ready(messages=(self.registering,),
@@ -639,9 +682,16 @@ class BrokerNode:
         from kraft.replication.cluster import route
 
         if self.registering is None or self.registering.incarnationId != incarnation or self.broker.running:
+            if not self.broker.running:
+                # the broker crashed after sending this registration (and may be registering
+                # again): it is registered, stopped and fenced (the spec's RegisterStopped)
+                from kraft.replication.protocol import REGISTER_STOPPED
+
+                return Ready(steps=(SpecStep(REGISTER_STOPPED, CONTROLLER, {"b": self.id}),))
             return Ready()
         handler = Broker.restart_broker_with_disk_loss if self.register_disk_lost else Broker.restart_broker
         self.registering = None
+        self.register_disk_lost = False
         return route(_NO_CONTROLLER, self.id, self.broker.step(Trigger(handler), now), now, self.ghost)
 
     def crash(self, now: int) -> None:
@@ -650,24 +700,16 @@ class BrokerNode:
         self.fetcher.crash(now)
 
     def held(self) -> list[AlterPartitionRequest]:
-        """The AlterPartition requests the broker's channel holds until answered (for the spec, in
-        flight until a controller handled them)."""
-        if not self.broker.running:
-            return []
-        return [a for a in self.alters if attrs.evolve(a, dest=CONTROLLER) not in self.mq.answered]
+        """The AlterPartition request the broker's channel holds until answered: for the spec in
+        flight all that time (the channel may send it again, also after a controller handled it
+        and the answer was lost: the spec's delivery that keeps a copy)."""
+        return list(self.alters) if self.broker.running else []
 
-    def _give_up(self) -> SpecStep | None:
-        """The channel forgets its request; if the network or a non-active controller lost the
-        copy it held and no controller handled it, the spec's network loses it now."""
-        if not self.alters:
-            return None
-        gone, lost = self.alters[0], self.alter_lost
-        self.alters, self.alter_lost = [], False
-        key = attrs.evolve(gone, dest=CONTROLLER)
-        if (lost or key in self.mq.undelivered) and key not in self.mq.answered:
-            from kraft.replication.protocol import PROTOCOL
-            return SpecStep(PROTOCOL.drop_message, None, {"m": gone})
-        return None
+    def _give_up(self) -> tuple[SpecStep, ...]:
+        """The channel forgets its request; unless a copy is still on its way (or awaits a
+        commit), the spec's network loses it now."""
+        gone, self.alters = self.alters, []
+        return self.mq.lost_from_flight(gone)
 
     def _wanted(self, a: AlterPartitionRequest) -> bool:
         """The partition still waits for exactly this change (AlterPartitionManager retries only

@@ -246,6 +246,11 @@ class Protocol(ABC):
     def can_lose_disk(self, sim: "Simulator", node: Any) -> bool:
         return False
 
+    def connections_reset(self, sim: "Simulator", node: Any) -> None:
+        """A disk loss restarts ``node``'s machine at once (after :meth:`crash`): its connections
+        reset.  A protocol whose ``crash`` already decides what the network keeps overrides this."""
+        sim.network.purge(node)
+
     def resign(self, sim: "Simulator", node: Any) -> None:  # optional fault
         return None
 
@@ -609,7 +614,7 @@ class Simulator:
         self.down.add(node)
         self._count("disk-loss")
         self.protocol.crash(self, node)
-        self.network.purge(node)
+        self.protocol.connections_reset(self, node)
         self.record("NodeDown", node, {"disk_lost": True}, spec=False)
         self.restart(node, disk_lost=True)
 

@@ -40,7 +40,7 @@ from kraft.controller.controller import Controller
 from kraft.controller.image import UNFENCED
 from kraft.controller.quorum import STOP, BrokerNode, MetadataQuorum, StartBroker
 from kraft.core.invariants import Violation
-from kraft.core.step import Ready, Trigger
+from kraft.core.step import Ready, SpecStep, Trigger
 from kraft.quorum.node import QuorumNode
 from kraft.log import MemoryFS
 from kraft.replication.broker import Broker, ProduceResult
@@ -50,6 +50,7 @@ from kraft.replication.invariants import Ghost, check_all
 from kraft.replication.messages import (
     CONTROLLER,
     AlterPartitionRequest,
+    BrokerHeartbeatRequest,
     FetchRequest,
     AlterPartitionResponse,
     NONE,
@@ -98,10 +99,18 @@ class _Routed:
                     ready = attrs.evolve(ready, messages=tuple(
                         m for m in ready.messages
                         if not (isinstance(m, AlterPartitionResponse) and not plugin.brokers[m.dest].running)))
-                return ready
-            return plugin.broker_nodes[self.id].step(inp, now)
-        node = plugin.controller if self.id == CONTROLLER else plugin.brokers[self.id]
-        return route(plugin.controller, self.id, node.step(inp, now), now, plugin.ghost)
+            else:
+                ready = plugin.broker_nodes[self.id].step(inp, now)
+        elif self.id != CONTROLLER and isinstance(inp, SPEC_MESSAGES) and not plugin.brokers[self.id].running:
+            # a stopped broker takes no message: the network lost it (the spec's DropMessage)
+            ready = Ready(steps=(SpecStep(PROTOCOL.drop_message, None, {"m": inp}),))
+        else:
+            node = plugin.controller if self.id == CONTROLLER else plugin.brokers[self.id]
+            ready = route(plugin.controller, self.id, node.step(inp, now), now, plugin.ghost)
+        for s in ready.steps:
+            if s.action == CLEAN_SHUTDOWN:
+                plugin.connections_closed(s.node)
+        return ready
 
 
 class ReplicationProtocol(Protocol):
@@ -125,12 +134,10 @@ class ReplicationProtocol(Protocol):
         """A lost spec message is the spec's ``DropMessage`` (enabled by ``NetworkFaults``, which
         trace conformance sets; the model-checking sizes keep Kafka's TCP connections lossless);
         a lost heartbeat is not a spec message.  Under the metadata quorum, a lost AlterPartition
-        request that the broker's channel still holds (and will resend) stays in flight."""
+        request that the broker's channel still holds (and will resend), or that a controller
+        took and answers at commit, stays in flight."""
         if self.mq is not None and isinstance(msg, AlterPartitionRequest):
-            bn = self.broker_nodes[msg.source]
-            if any(attrs.evolve(h, dest=msg.dest) == msg for h in bn.held()):
-                bn.alter_lost = True
-                return False
+            return not self.mq.alter_in_flight(msg)
         return isinstance(msg, SPEC_MESSAGES)
 
     def __init__(self, brokers: int = 3, config: ReplicationConfig | None = None, processes: int = 4,
@@ -162,6 +169,7 @@ class ReplicationProtocol(Protocol):
 
     # -- setup -------------------------------------------------------------------------------
     def setup(self, sim: Simulator) -> None:
+        self.network = sim.network
         self.fs = {b: MemoryFS() for b in self.ids}
         self.ghost = Ghost()
         if self.metadata_quorum:
@@ -177,12 +185,30 @@ class ReplicationProtocol(Protocol):
             for br in self.brokers.values():
                 br.stops_on_its_own = False   # it stops when the controller's fencing commits
             self.mq.broker_step = self._broker_half
+            net = sim.network
+            self.mq.on_network = lambda key: any(
+                isinstance(m, AlterPartitionRequest) and attrs.evolve(m, dest=CONTROLLER) == key
+                for m in net.pending.values())
             self._routed = {n: _Routed(self, n) for n in (*self.mq.ids, *self.ids)}
             return
         self.controller = Controller(self.ids, self.config, now=sim.now)
         self.brokers = {b: Broker(b, self.ids, self.config, self.fs[b], self.controller.records, now=sim.now)
                         for b in self.ids}
         self._routed = {n: _Routed(self, n) for n in (CONTROLLER, *self.ids)}
+
+    def connections_closed(self, b: int) -> None:
+        """Broker ``b`` stopped cleanly (CleanShutdown, in the step being taken): its connections
+        close.  What was in flight to it is lost, as the spec's stop drops every message to b
+        (``DropTo``), and so are its heartbeats: Kafka's BrokerLifecycleManager sends one
+        heartbeat at a time over its controller channel, the ones of a broker in controlled
+        shutdown ask to shut down, and the channel closes with the process, so no heartbeat of a
+        stopped broker reaches the controller afterwards (a delayed or duplicated one that did not
+        ask to shut down would unfence it: BrokerHeartbeatManager.calculateNextBrokerState).  Its
+        other requests may still arrive (the spec's stop may keep them, ``LostFrom``)."""
+        pending = self.network.pending
+        for k in [k for k, m in pending.items()
+                  if m.dest == b or (m.source == b and isinstance(m, BrokerHeartbeatRequest))]:
+            pending.pop(k)
 
     def _broker_half(self, b: int, incarnation: int, now: int) -> Ready:
         """The broker half of a controller operation that just committed: a registration starts
@@ -433,6 +459,13 @@ class ReplicationProtocol(Protocol):
                     if m.dest == node_id or (m.source == node_id and not isinstance(m, FetchRequest))]
             for k in gone:
                 sim.network.pending.pop(k)
+        elif self.mq is not None and node_id in self.mq.nodes:
+            # a controller loses power: the same, and an AlterPartition answer it already sent
+            # still arrives (the spec's messages keep it: only DropMessage loses a message)
+            gone = [k for k, m in sim.network.pending.items()
+                    if m.dest == node_id or (m.source == node_id and not isinstance(m, AlterPartitionResponse))]
+            for k in gone:
+                sim.network.pending.pop(k)
         else:
             sim.network.purge(node_id)  # its connections are reset
         if node_id == CONTROLLER:
@@ -443,6 +476,11 @@ class ReplicationProtocol(Protocol):
             self.broker_nodes[node_id].crash(sim.now)
         self.fs[node_id].crash(rng=sim.rng)
         sim.step_node(node_id, Trigger(Broker.unclean_shutdown))
+
+    def connections_reset(self, sim: Simulator, node_id: int) -> None:
+        """:meth:`crash` already emptied the network of what the crash loses (the spec's
+        UncleanShutdown takes those losses in its own step): purging again here removed, in a
+        non-spec step, a fetch it had kept on the wire."""
 
     def restart(self, sim: Simulator, node_id: int, disk_lost: bool) -> None:
         if node_id == CONTROLLER:
