@@ -102,7 +102,10 @@ VARIANTS = (
                         "at offsets consumers had read"),)),
     Variant("IsrJoinBeforeEpochStart", "ReplicationQuorumSuperset",
             "KAFKA-7128: a follower joins the ISR once past the HW without reaching the leader-epoch "
-            "start offset", size="epochstart"),
+            "start offset", size="epochstart",
+            trace=SimRun(1, 600, ALL, 200, (), "the bug acts: conformance rejects the trace where a leader "
+                                              "takes a follower below its epoch start offset into the ISR "
+                                              "(HandleFetchRequest, line 279 on 2026-11-26)")),
     Variant("HwAdvanceUnderMinIsr", "MinIsrRecoveryQuorum",
             "before KAFKA-15583: the HW advances while the committed ISR is below min.insync.replicas", size="minisr",
             sim=(SimRun(5, 1000, MIN_ISR, 500, ("inconsistent-offsets", "nonmonotonic-poll"),

@@ -318,6 +318,10 @@ class Plan:
     # runs (a run of variant V: V's cell; a run of a spec's ``small`` size without variant: its control)
     reuse_tlc: tuple[Path, ...] = ()
     workers: int = 2
+    # seconds of linearizability search per history in the zoo's audit: a variant's history that
+    # the search cannot refute quickly (an append-log with divergent offsets: minutes) is decided
+    # by its Kafka anomalies, and the control's valid histories are decided in milliseconds
+    lin_budget: float = 20.0
 
     @classmethod
     def for_budget(cls, budget: float | None, **kw: Any) -> "Plan":
@@ -328,7 +332,8 @@ class Plan:
         if budget >= 900:
             return cls(max_examples=1000, **kw)
         if budget >= 300:
-            return cls(seeds=1, max_examples=300, shrink=False, **kw)
+            # 600 examples: StaleAlterPartitionRejoin's search needs about 550
+            return cls(seeds=1, max_examples=600, shrink=False, **kw)
         return cls(seeds=1, steps=500, after_violation=100, max_examples=100, shrink=False, **kw)
 
 
@@ -494,7 +499,7 @@ class Zoo:
 
     def simulate_all(self) -> dict[tuple[str, str | None], Path]:
         """Simulate every variant (and the correct protocol) with all faults, a variant with its first
-        pinned run (``Variant.sim``) where it declares one; a run that violates an invariant keeps
+        pinned run (``Variant.sim``, else ``Variant.trace``) where it declares one; a run that violates an invariant keeps
         going (``--after-violation``) so its client history shows the damage."""
         sims: dict[tuple[str, str | None], Path] = {}
         after = _simulate_has_after_violation()
@@ -505,6 +510,8 @@ class Zoo:
                     break
                 d = self._sim_dir(p, name)
                 pins = tuple(getattr(v, "sim", ())) if v is not None else ()
+                if not pins and v is not None and getattr(v, "trace", None) is not None:
+                    pins = (v.trace,)   # a run in which the bug acts (conformance sees it)
                 if pins and after:
                     # the variant's first pinned run (Variant.sim): a seed and fault mix in which the
                     # simulator reaches the bug and its client history shows it
@@ -621,7 +628,8 @@ class Zoo:
                 self.set(*key, Cell("audit", INCONCLUSIVE, detail="the simulator wrote no history"))
             return
         # client histories only (lin, kafka): the metadata check reads simulator traces, not clients
-        argv = [*_launcher(), "audit", *files, "--checks", "lin,kafka", "--out", str(d)]
+        argv = [*_launcher(), "audit", *files, "--checks", "lin,kafka", "--budget", str(self.plan.lin_budget),
+                "--out", str(d)]
         if not self.plan.spark:
             argv.append("--no-spark")
         code, secs = run_process(argv, d / "audit.log", self.budget)
@@ -887,7 +895,7 @@ def zoo_document(rows: list[Row], verdict: Verdict, summary: str, budget: Budget
         "seconds": round(budget.elapsed(), 1),
         "budget": budget.seconds,
         "budget_exhausted": budget.exhausted,
-        "plan": {"seeds": plan.seeds, "steps": plan.steps, "after_violation": plan.after_violation,
+        "plan": {"seeds": plan.seeds, "steps": plan.steps, "after_violation": plan.after_violation, "lin_budget": plan.lin_budget,
                  "max_examples": plan.max_examples, "shrink": plan.shrink, "spark": plan.spark},
         "checks": [{"id": c, "title": CHECK_TITLES[c], "unit": UNITS[c]} for c in CHECKS],
         "statuses": {"variant": list(VARIANT_STATUSES), "control": list(CONTROL_STATUSES)},
