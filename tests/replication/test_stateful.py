@@ -23,12 +23,13 @@ TestReplication.settings = settings(max_examples=60, stateful_step_count=40, dea
 
 # The derandomized search's budget per variant.  What it generates depends on max_examples (and on
 # the shrink phase: SHRINK_SECONDS), so the budget is the one the first counterexample was measured
-# with (bench/replication.py runs the same search): 3000, except IsrJoinBeforeEpochStart (found at
-# 1500: 1839 test cases counting the discarded ones; not within 3000).  Measured 2026-11-26 (test
+# with (bench/replication.py runs the same search): 3000, except IsrJoinBeforeEpochStart (5000:
+# found after 1839 test cases counting the discarded ones, 49 s, after the implementation changes
+# of 2026-11-26 made the budget of 1500 it was first found with miss it).  Measured 2026-11-26 (test
 # cases to the first failure, CPU seconds with the shrink): StaleAlterPartitionRejoin 545-558,
 # 14 s; EpochLookupKip101 101, Kip320FirstTry 88, HwAdvanceUnderMinIsr 87, TruncateToHighWatermark
 # 30, the others 2.  SLOW: IsrJoinBeforeEpochStart, about 380 s at load average 13.
-BUDGET = {v: 3000 for v in PROTOCOL.variant_names} | {"IsrJoinBeforeEpochStart": 1500}
+BUDGET = {v: 3000 for v in PROTOCOL.variant_names} | {"IsrJoinBeforeEpochStart": 5000}
 SLOW = {"IsrJoinBeforeEpochStart"}
 
 

@@ -37,7 +37,7 @@ VARIANTS = {
     "UncleanElection",
 }
 
-# The small model has 44,508 distinct states (docs/replication-spec.md); a spec that became
+# The small model has 43,356 distinct states (docs/replication-spec.md); a spec that became
 # vacuous (a guard that can never hold) falls far below.
 SMALL_DISTINCT_FLOOR = 30_000
 
