@@ -41,6 +41,7 @@ tool names clients ``"c1"``, ``"c2"``.)
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from decimal import Decimal
@@ -375,9 +376,9 @@ def _op_from_mapping(raw: Any, position: int) -> Op | str:
         return f"bad index {index!r}"
     time = fields.get("time")
     if time is not None and (not isinstance(time, int) or isinstance(time, bool)):
-        if isinstance(time, float):
+        if isinstance(time, float) and math.isfinite(time):
             time = int(time)
-        else:
+        else:  # (a JSON Infinity or NaN, which Python's reader accepts, is no time either)
             return f"bad time {time!r}"
     return Op(
         index=index,

@@ -408,3 +408,20 @@ def test_a_file_of_malformed_lines_is_one_skipped_file(tmp_path):
     _, _, malformed = _audit(tmp_path, d)
     assert [(m["scope"], m["line"], m["reason"]) for m in malformed] == \
         [("file", 1, "no operation could be read (2 malformed lines, the first at line 1)")]
+
+
+@pytest.mark.parametrize("bad", ["Infinity", "-Infinity", "NaN"])
+def test_a_time_of_infinity_or_nan_is_a_malformed_line(tmp_path, bad):
+    """Found by the long fuzz run (HOSTILE_EXAMPLES=1500) on 2026-11-26: Python's JSON reader takes
+    ``Infinity`` and ``NaN``, and ``int()`` of them was an OverflowError/ValueError traceback."""
+    d = tmp_path / "corpus"
+    d.mkdir()
+    lines = GOOD.read_text().splitlines()
+    op = json.loads(lines[1])
+    lines[1] = json.dumps(op)[:-1] + f', "time": {bad}}}' if "time" not in op else \
+        json.dumps({**op, "time": 0}).replace('"time": 0', f'"time": {bad}')
+    (d / "h.ndjson").write_text("\n".join(lines) + "\n")
+    res, results, malformed = _audit(tmp_path, d)
+    bad_lines = [m for m in malformed if m["scope"] == "line"]
+    assert len(bad_lines) == 1 and bad_lines[0]["line"] == 2 and "bad time" in bad_lines[0]["reason"], malformed
+    assert results[0]["malformed_lines"] == 1
