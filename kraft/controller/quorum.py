@@ -70,7 +70,6 @@ from kraft.quorum.projection import project_cluster
 from kraft.replication.config import ReplicationConfig
 from kraft.replication.messages import (
     CONTROLLER,
-    SPEC_MESSAGES,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
@@ -575,14 +574,6 @@ class BrokerNode:
             if problem is not None:
                 self.mq.problems.append(Violation("BrokerMetadataCommitted", problem))
             return Ready()
-        if isinstance(inp, SPEC_MESSAGES) and not self.broker.running:
-            # the broker process is not serving (it is registering: Kafka's BrokerServer enables
-            # request processing only once started), and the connection an answer was meant for
-            # died with the process that sent the request: the network lost it (the spec's
-            # DropMessage; HandleFetchRequest and the other handlers need a running broker)
-            from kraft.replication.protocol import PROTOCOL
-
-            return Ready(steps=(SpecStep(PROTOCOL.drop_message, None, {"m": inp}),))
         if isinstance(inp, AlterPartitionResponse):
             # the channel forgets the request this answers (Kafka's per-request callback); the
             # spec's messages lose it now unless a copy is still on its way somewhere

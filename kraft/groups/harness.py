@@ -78,9 +78,7 @@ class GroupWorld:
         client stopped waiting: its outcome is unknown), and a completion that answers no open
         invocation of that op (the answer to an abandoned or duplicated commit) is not written."""
         if typ == "invoke":
-            held = self._open_op.pop(process, None)
-            if held is not None:
-                self._append(process, "info", held["f"], held["value"])
+            if self._abandon(process):
                 self._release_assignments(process)
             self._open_op[process] = {"f": f, "value": value}
         else:
@@ -91,6 +89,14 @@ class GroupWorld:
         self._append(process, typ, f, value)
         if typ != "invoke":
             self._release_assignments(process)
+
+    def _abandon(self, process: str) -> bool:
+        """The process stops waiting for its open op (a new invocation, a crash): it ends as
+        ``info``, its outcome unknown.  False if none was open."""
+        held = self._open_op.pop(process, None)
+        if held is not None:
+            self._append(process, "info", held["f"], held["value"])
+        return held is not None
 
     def _append(self, process: str, typ: str, f: str, value: Any) -> None:
         self.history.append({"process": process, "type": typ, "f": f, "value": value,
@@ -254,9 +260,7 @@ class GroupWorld:
             r = c.step(Trigger(GroupConsumer.crash), self.now)
             self.faults += 1
             self.steps.append(f"crash {cid}")
-            held = self._open_op.pop(cid, None)
-            if held is not None:   # the client died waiting: its open op's outcome is unknown
-                self._append(cid, "info", held["f"], held["value"])
+            self._abandon(cid)   # the client died waiting: its open op's outcome is unknown
             self._note_assignment(cid, before)
             self._closed_if_changed(cid, old_conn)
         self._check()

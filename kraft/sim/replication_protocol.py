@@ -89,6 +89,11 @@ class _Routed:
 
     def step(self, inp: Any, now: int) -> Ready:
         plugin = self.plugin
+        if self.id in plugin.brokers and isinstance(inp, SPEC_MESSAGES) and not plugin.brokers[self.id].running:
+            # a stopped broker, or one still registering (Kafka's BrokerServer serves requests only
+            # once started), takes no replication message, and the connection an answer was meant
+            # for died with the process that sent the request: the network lost it (DropMessage)
+            return Ready(steps=(SpecStep(PROTOCOL.drop_message, None, {"m": inp}),))
         if plugin.mq is not None:
             if self.id in plugin.mq.nodes:
                 ready = plugin.mq.nodes[self.id].step(inp, now)
@@ -101,9 +106,6 @@ class _Routed:
                         if not (isinstance(m, AlterPartitionResponse) and not plugin.brokers[m.dest].running)))
             else:
                 ready = plugin.broker_nodes[self.id].step(inp, now)
-        elif self.id != CONTROLLER and isinstance(inp, SPEC_MESSAGES) and not plugin.brokers[self.id].running:
-            # a stopped broker takes no message: the network lost it (the spec's DropMessage)
-            ready = Ready(steps=(SpecStep(PROTOCOL.drop_message, None, {"m": inp}),))
         else:
             node = plugin.controller if self.id == CONTROLLER else plugin.brokers[self.id]
             ready = route(plugin.controller, self.id, node.step(inp, now), now, plugin.ghost)

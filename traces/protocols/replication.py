@@ -30,9 +30,8 @@ Translation choices (docs/contracts.md, "Replication conformance"):
   --steps 500``: line 126, broker 1 replays to offset 6 of 8).  The spec's ``ReplayMetadata``
   replays to the end of any committed batch beyond what the broker applied (a (re)started broker
   at least to its own registration), always, not behind a CONSTANT: it is what Kafka's brokers
-  do, and it leaves the model-checked state spaces unchanged (small: 44,508 distinct states
-  before and after, 2026-11-26; docs/replication-spec.md, "Metadata replay to a committed
-  prefix").  The ghost ``metadataBatchEnds`` (where each batch ends) is spec only: the trace does
+  do, and it left the model-checked state spaces unchanged when it came (docs/replication-spec.md,
+  "Metadata replay to a committed prefix").  The ghost ``metadataBatchEnds`` (where each batch ends) is spec only: the trace does
   not log it and TLC computes it; the logged ``replayedOffset`` decides where the step stopped.
 * ``NetworkFaults`` is TRUE: the simulator's network loses messages (``DropMessage``) and may
   deliver a copy and keep another (the spec's delivery may keep a copy).
