@@ -36,7 +36,9 @@ the per-history facts the audit's result needs.
 
 from __future__ import annotations
 
+import gc
 import re
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -251,16 +253,27 @@ def _ndjson(data: bytes, path: str, rows: Rows) -> tuple[list[MalformedLine], di
     """NDJSON bytes -> rows (appended to ``rows``), malformed lines, header."""
     if data.startswith(_BOM):
         data = data[3:]
-    lines = data.split(b"\n") if b"\r" not in data else _LINE_BREAK_B.split(data)
     sink = _RowSink(path, rows)
+    if b"\r" not in data:
+        header = _ndjson_uniform(data, path, rows, sink)
+        if header is not None:
+            return sink.malformed, header
+    lines = data.split(b"\n") if b"\r" not in data else _LINE_BREAK_B.split(data)
+    return sink.malformed, _ndjson_lines(lines, 1, path, rows, sink, True)
+
+
+def _ndjson_lines(lines: list[bytes], first_lineno: int, path: str, rows: Rows, sink: _RowSink,
+                  first: bool) -> dict:
+    """NDJSON lines, one at a time (the fast subset with ``orjson``, any other line by the
+    history reader's code) -> rows; returns the header if ``first`` and the first non-blank line
+    is one."""
     header: dict = {}
-    first = True
     line_a, index_a, proc_a, type_a = rows.line.append, rows.index.append, rows.process.append, rows.type.append
     f_a, key_a, value_a, time_a = rows.f.append, rows.key.append, rows.value.append, rows.time.append
     parsed_a = rows.parsed.append
     loads = _loads
     space = _JSON_SPACE.encode()
-    for lineno, raw in enumerate(lines, 1):
+    for lineno, raw in enumerate(lines, first_lineno):
         s = raw.strip(space)
         if not s:
             continue
@@ -289,7 +302,170 @@ def _ndjson(data: bytes, path: str, rows: Rows) -> tuple[list[MalformedLine], di
         first = False
         if h is not None:
             header = h
-    return sink.malformed, header
+    return header
+
+
+# The uniform fast path: a file whose op lines all have the same keys in the same order, written
+# compactly (no white space), as a program writes them (Jepsen's and our own writers, the bench's
+# corpus), is read by one regular-expression pass over the whole text instead of line by line.
+# The op fields other than the value are matched exactly by the expression, only in the forms
+# the per-line fast path accepts (a 64-bit integer of at most 18 digits without a sign other
+# than '-' or leading zeros, a string without escapes or control characters, null where allowed),
+# so each field's text is what ``_fast_op`` would give; each value is parsed alone by ``orjson``
+# (so it is one JSON value) and the whole list printed back once must equal the text byte for
+# byte (so each value's text is its compact JSON, ``records.to_text``), with no float in it.
+# Anything else (another key order on some line, white space, escapes, a float, a line that is
+# not an op, an odd byte) and the file is read by the per-line loop above, which gives the same
+# rows (tests/audit_core/test_oprows.py compares both with the history reader).
+_U_INT = r"(?:0|-?[1-9][0-9]{0,17})"
+_U_STR = r'"([^"\\\x00-\x1f]*)"'
+_U_FIELD = {  # key -> (pattern, group count)
+    "index": (f"({_U_INT})", 1),
+    "time": (f"({_U_INT})", 1),
+    "type": ('"(invoke|ok|fail|info)"', 1),
+    "process": (f"({_U_INT})|{_U_STR}", 2),
+    "f": (f"({_U_INT})|{_U_STR}|(null)", 3),
+    "key": (f"({_U_INT})|{_U_STR}|(null)", 3),
+    "value": ("(.*)", 1),
+}
+_U_CACHE: dict[tuple[str, ...], Any] = {}
+# a '.', 'e' or 'E' after a digit: a float (or such text inside a string: then only slower);
+# the rarer character is searched for first
+_FLOAT_MARK = re.compile(r"[.eE](?<=[0-9][.eE])")
+_NOT_BRACKET = bytes(c for c in range(256) if c not in b"[]{}")
+
+
+def _too_deep(joined: str, max_depth: int) -> bool:
+    """Might ``joined`` (``[v1,v2,...]``, as deep as an op line holding the deepest value) nest
+    deeper than ``max_depth``? Each pass removes the innermost bracket pairs, one or two
+    levels, so after k passes nothing is left only if the depth is at most 2k; brackets inside
+    strings count too: the answer errs towards yes (then the per-line reader decides)."""
+    b = joined.encode().translate(None, _NOT_BRACKET)
+    for _ in range(max_depth // 2):
+        if not b:
+            return False
+        b = b.replace(b"[]", b"").replace(b"{}", b"")
+    return True
+
+
+def _uniform_pattern(keys: tuple[str, ...]) -> Any:
+    pat = _U_CACHE.get(keys)
+    if pat is None:
+        body = ",".join(f'"{k}":(?:{_U_FIELD[k][0]})' for k in keys)
+        # one alternative or the other takes every line, so the scan never retries a position
+        pat = _U_CACHE[keys] = re.compile(r"\{" + body + r"\}\n|([^\n]*)\n")
+    return pat
+
+
+def _ndjson_uniform(data: bytes, path: str, rows: Rows, sink: _RowSink) -> dict | None:
+    """The whole file by the uniform fast path (above): its header ({} if none), or None (and
+    nothing read) when the file is not uniform."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    # the first non-blank line (a header or an op) goes through the per-line reader
+    pos, lineno = 0, 1
+    while True:
+        nl = text.find("\n", pos)
+        if nl < 0:
+            return None  # at most one non-blank line: nothing to gain
+        if text[pos:nl].strip(_JSON_SPACE):
+            break
+        pos, lineno = nl + 1, lineno + 1
+    u = _uniform(text[nl + 1:], lineno + 1, MAX_DEPTH)
+    if u is None:
+        return None
+    header = _ndjson_lines([text[pos:nl].encode()], lineno, path, rows, sink, True)
+    _append_uniform(rows, u)
+    return header
+
+
+def _uniform(text: str, first_lineno: int, max_depth: int) -> dict | None:
+    """The columns of ``text`` (op lines, the first at ``first_lineno``) if every non-blank line
+    is an op in the uniform subset with the key order of the first, nested at most
+    ``max_depth`` deep (the line's own object counted); else None."""
+    start = len(text) - len(text.lstrip("\n"))
+    end = text.find("\n", start)
+    try:
+        sample = _loads(text[start: end if end >= 0 else len(text)])
+    except Exception:  # noqa: BLE001
+        return None
+    if type(sample) is not dict:
+        return None
+    keys = tuple(sample)
+    if (not set(keys) <= _U_FIELD.keys() or "type" not in keys or "process" not in keys
+            or ("value" in keys and keys[-1] != "value")):
+        return None
+    cols = list(zip(*_uniform_pattern(keys).findall(text if text.endswith("\n") else text + "\n")))
+    if not cols or any(cols[-1]):
+        return None  # a line the expression does not take (or no line at all)
+    at, starts = 0, {}  # each key's first group
+    for k in keys:
+        starts[k] = at
+        at += _U_FIELD[k][1]
+    t_at = starts["type"]
+    n = len(cols[t_at])
+    while n and not cols[t_at][n - 1]:
+        n -= 1  # blank lines at the end (after the final newline, at least)
+    linenos: Any = range(first_lineno, first_lineno + n)
+    if "" in cols[t_at][:n]:  # blank lines in between: left out
+        keep = [j for j, t in enumerate(cols[t_at][:n]) if t]
+        cols = [[c[j] for j in keep] for c in cols]
+        linenos = [first_lineno + j for j in keep]
+        n = len(keep)
+    elif n < len(cols[t_at]):
+        cols = [c[:n] for c in cols]
+    col = {k: cols[starts[k]:starts[k] + _U_FIELD[k][1]] for k in keys}
+    if "value" in keys:
+        texts = col["value"][0]
+        try:
+            parsed = list(map(_loads, texts))
+        except Exception:  # noqa: BLE001 - not one JSON value each: the per-line reader decides
+            return None
+        joined = "[" + ",".join(texts) + "]"
+        try:
+            printed = _dumps(parsed).decode()
+        except Exception:  # noqa: BLE001 - e.g. an integer orjson cannot print
+            return None
+        # the joined list is one level deeper than a value, as deep as the line
+        if printed != joined or _FLOAT_MARK.search(joined) or _too_deep(joined, max_depth):
+            # not compact JSON as records.to_text writes it (a huge integer orjson read as a
+            # float prints differently too), a float, or a value nested too deep: the per-line
+            # reader decides and words it
+            return None
+        values: Any = texts
+        pv: Any = parsed
+        if not all(map(str.startswith, texts, repeat(("[", "{")))):  # scalars: their text as _scalar_text gives it
+            pv = [v if type(v) is list or type(v) is dict else _UNPARSED for v in parsed]
+            values = [t if t[:1] in "[{" else _scalar_text(v) for t, v in zip(texts, parsed)]
+    else:
+        values, pv = [None] * n, [_UNPARSED] * n
+    return {"n": n, "line": linenos, "index": map(int, col["index"][0]) if "index" in keys else None,
+            "time": map(int, col["time"][0]) if "time" in keys else repeat(None, n), "type": col["type"][0],
+            "process": _strint(col["process"]), "f": _strint(col["f"]) if "f" in keys else repeat(None, n),
+            "key": _strint(col["key"]) if "key" in keys else repeat(None, n), "value": values, "parsed": pv}
+
+
+def _strint(c: list) -> Any:
+    """An integer, string (or null) field's column from its groups, as _fast_op gives it."""
+    ints, strs = c[0], c[1]
+    nulls = c[2] if len(c) > 2 else ()
+    if not any(nulls):
+        if not any(strs) and "" not in ints:
+            return ints
+        if not any(ints):
+            return strs
+        return [a if a else b for a, b in zip(ints, strs)]
+    return [a if a else (None if z else b) for a, b, z in zip(ints, strs, nulls)]
+
+
+def _append_uniform(rows: Rows, u: dict) -> None:
+    base, n = len(rows.line), u["n"]
+    rows.line.extend(u["line"])
+    rows.index.extend(u["index"] if u["index"] is not None else range(base, base + n))
+    for name in ("time", "type", "process", "f", "key", "value", "parsed"):
+        getattr(rows, name).extend(u[name])
 
 
 # --------------------------------------------------------------------------------------------
@@ -343,6 +519,32 @@ def _edn_to_json(text: str) -> str:
     return "".join(parts).replace(", ", ",").replace(" ", ",")
 
 
+# the op maps' own keys as Clojure prints them, and their JSON (the first of each line follows '{')
+_OP_KEYS = tuple((f"{lead}:{k} ", f'{lead.rstrip()[:1]}"{k}":') for k in ("index", "time", "type", "process", "f",
+                                                                         "key", "value") for lead in ("{", ", "))
+_MAP_KEY_TOK = re.compile(rf"((?:\{{|, )(?:{_KWD}|-?(?:0|[1-9][0-9]*)) )")
+_KWD_NAME = re.compile(rf"{_KWD}")
+
+
+def _edn_to_json_quick(text: str) -> str | None:
+    """:func:`_edn_to_json` for text without ``nil`` (None for text with it), in fewer passes:
+    the op keys by plain replacement, the map keys inside values by one expression, then each
+    distinct keyword once, longest first (so a keyword is never cut by a shorter one that
+    starts it). Only the uniform path uses it: its result must be compact JSON printed back
+    byte for byte, so a spelling it gets wrong sends the file to the per-line reader."""
+    if "nil" in text:
+        return None
+    for a, b in _OP_KEYS:
+        text = text.replace(a, b)
+    if ", " in text or "{:" in text or any(f"{{{d}" in text for d in "-0123456789"):
+        parts = _MAP_KEY_TOK.split(text)
+        parts[1::2] = map(_CONV.__getitem__, parts[1::2])
+        text = "".join(parts)
+    for kw in sorted(set(_KWD_NAME.findall(text)), key=len, reverse=True):
+        text = text.replace(kw, f'"{kw[1:]}"')
+    return text.translate(_PARENS).replace(", ", ",").replace(" ", ",")
+
+
 def _edn(text: str, path: str, rows: Rows) -> list[MalformedLine] | None:
     """EDN text -> rows and malformed lines, or None when the file must be read whole by the
     history reader (a form over several lines, a top-level vector or list, a bad line)."""
@@ -351,8 +553,15 @@ def _edn(text: str, path: str, rows: Rows) -> list[MalformedLine] | None:
     start = text.lstrip(" \t\r\n,\ufeff")[:1]
     if start in ("[", "(") or "\r" in text:
         return None  # a vector or list of ops; \r: the EDN reader counts lines at \n only
+    risky = _risky(text)
+    if not risky:  # every line might be an op map of the fast subset: first the uniform path
+        src = _REC_TAG.sub("{", text) if "#" in text else text
+        u = _uniform(_edn_to_json_quick(src) or _edn_to_json(src), 1, MAX_DEPTH - 2)
+        if u is not None:
+            _append_uniform(rows, u)
+            return []
     orig = text.split("\n")
-    if _risky(text):  # some lines need the safe reader: only the others go to the fast path
+    if risky:  # some lines need the safe reader: only the others go to the fast path
         easy = [i for i, ln in enumerate(orig) if ln and not _EDN_RISKY.search(ln)]
     else:
         easy = [i for i, ln in enumerate(orig) if ln]
@@ -414,6 +623,23 @@ def read_rows(path: str | Path, model: str | None = None, hid: str | None = None
     what :func:`records.read_any` gives, as columns, without building ops. Raises
     :class:`HistoryFormatError` exactly when the history reader does. ``fast=False`` uses the
     history reader for everything (the reference the fast paths are tested against)."""
+    from spark_validation.history import read_history
+    from spark_validation.records import history_rows
+
+    # the rows hold a decoded value per op (lists and dicts without cycles): the cyclic garbage
+    # collector, set off every few hundred allocations and walking every live object, would
+    # take as long as the reading itself on a large file; reference counting frees them anyway
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_rows(path, model, hid, fast)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_rows(path: str | Path, model: str | None, hid: str | None,
+               fast: bool) -> tuple[Rows, list[MalformedLine], str | None, Any]:
     from spark_validation.history import read_history
     from spark_validation.records import history_rows
 

@@ -134,6 +134,52 @@ def test_edn_fast_reader_equals_history_reader(tmp_path, lines, opener) -> None:
     _same(p)
 
 
+# values as Clojure prints them: mostly what a Jepsen history holds, sometimes a trap
+_EDN_CLEAN_SCALAR = st.one_of(st.sampled_from([":send", ":poll", ":sender", ":r", ":append", ":a/b", ":x-y?", "true",
+                                                "false"]), st.integers(-5, 2**62).map(str))
+_EDN_CLEAN = st.recursive(_EDN_CLEAN_SCALAR, lambda c: st.one_of(
+    st.builds(_edn_vec, st.lists(c, max_size=3), st.just(" ")),
+    st.builds(lambda kv: "{" + ", ".join(f"{k} {v}" for k, v in kv) + "}",
+              st.lists(st.tuples(st.one_of(st.integers(-3, 30).map(str), st.sampled_from([":k", ":send", ":a/b"])), c),
+                       max_size=3, unique_by=lambda kv: kv[0]))), max_leaves=8)
+
+
+@st.composite
+def edn_uniform_file(draw) -> str:
+    keys = draw(st.permutations([":index", ":time", ":type", ":process", ":f", ":key"]))
+    keys = [k for k in keys if k in (":type", ":process") or draw(st.integers(0, 3))] + \
+        ([":value"] if draw(st.integers(0, 5)) else [])
+    hostile = draw(st.sampled_from([0, 0, 1, 3]))
+    good = {":type": st.sampled_from([":invoke", ":ok", ":fail", ":info"]), ":process": st.integers(0, 3).map(str),
+            ":f": st.sampled_from([":send", ":poll", ":txn"]), ":key": st.sampled_from([":k1", "3", ":x/y"]),
+            ":value": _EDN_CLEAN}
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        fields = []
+        for k in keys:
+            if hostile and draw(st.integers(0, 9)) == 0:
+                hostile -= 1
+                t = draw(EDN_VALUE if k == ":value" else EDN_SCALAR)
+            else:
+                t = draw(good.get(k, st.integers(0, 2**62).map(str)))
+            fields.append(f"{k} {t}")
+        line = "{" + ", ".join(fields) + "}"
+        lines.append(draw(st.sampled_from([line, line, line, "#jepsen.history.Op" + line])))
+        if draw(st.integers(0, 9)) == 0:
+            lines.append("")
+    return "\n" * draw(st.integers(0, 1)) + "\n".join(lines) + "\n" * draw(st.integers(0, 2))
+
+
+@SETTINGS
+@given(edn_uniform_file())
+def test_edn_uniform_files_read_as_the_history_reader_reads_them(tmp_path, text) -> None:
+    """EDN files of one key order (the uniform path's case, after the quick rewrite to JSON),
+    with traps among the values: the same rows and malformed lines as the history reader."""
+    p = tmp_path / "h.edn"
+    p.write_text(text)
+    _same(p)
+
+
 TRAPS = ["{:index -0, :type :ok, :process 0, :f :w}", "{:index 1, :index 2, :type :ok, :process 0, :f :w}",
          "{:type :ok, :process 0, :f :w, :value [1e16 1.5 2.0]}", "{:type :ok, :process 0, :f :w, :value null}",
          "{:type :ok, :process 0, :f :w, :value 18446744073709551616}", "{:type :ok, :process 0, :f :w, :value :a:b}",
@@ -157,6 +203,82 @@ def test_ndjson_traps(tmp_path) -> None:
               '"\\ud800"', "[NaN]", '{"a": 1, "a": 2}', '["\\u0001\\n\\"é\u2028"]', "[-0]", "-0.0"]:
         p = tmp_path / "h.ndjson"
         p.write_text('{"type": "invoke", "process": 0, "f": "w"}\n' + base % v + "\n")
+        _same(p)
+
+
+# the uniform fast path: every op line with the same keys in the same order, compact
+
+_U_KEYS = ["index", "time", "type", "process", "f", "key"]
+# a field's text: mostly what a writer prints, sometimes what only a hostile file holds
+_U_TEXT = st.one_of(
+    st.integers(-3, 60).map(str), st.integers(-2**70, 2**70).map(str),
+    st.sampled_from(['"invoke"', '"ok"', '"fail"', '"info"', '"send"', '"x"', '""', "null", "true", "1.5", "-0",
+                     "007", '"\\u0041"', '"a\\"b"', '"é"', '"\t"', "[1]", "{}", '"\x01"']))
+_U_VALUE = st.one_of(
+    VALUES.map(lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)),
+    st.sampled_from(["[1", "2],3", "[[1", "[2]]],[3", "1,2", "[1,2] ", "[1 ,2]", "[1.0]", "[1e5]", '["\\u00e9"]',
+                     "[18446744073709551616]", "[9223372036854775808]", "[-0]", '{"a":1,"a":2}', "[NaN]", "",
+                     "[" * 99 + "]" * 99, "[" * 100 + "]" * 100, "{\"k\":" * 60 + "1" + "}" * 60,
+                     '[["send",1,[0,5]],["poll",{"1":[[0,5]]}]]', "null", '"v"', "7", "false"]))
+
+
+@st.composite
+def uniform_file(draw) -> bytes:
+    keys = draw(st.permutations(_U_KEYS).flatmap(lambda ks: st.integers(1, 6).map(lambda n: ks[:n])))
+    keys = [k for k in keys if draw(st.integers(0, 4))] + (["value"] if draw(st.integers(0, 5)) else [])
+    hostile = draw(st.sampled_from([0, 0, 1, 3]))  # how many fields in the file may be odd
+    good = {"type": st.sampled_from(['"invoke"', '"ok"', '"fail"', '"info"']),
+            "process": st.one_of(st.integers(0, 3).map(str), st.sampled_from(['"p1"', '"nemesis"'])),
+            "f": st.sampled_from(['"send"', '"poll"', '"txn"', "null", "3"]),
+            "key": st.sampled_from(['"k1"', "null", "12", '"é"']),
+            "value": VALUES.filter(lambda v: "1e" not in repr(v)).map(
+                lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False))}
+    ops = []
+    for _ in range(draw(st.integers(1, 8))):
+        fields = []
+        for k in keys:
+            if hostile and draw(st.integers(0, 9)) == 0:
+                hostile -= 1
+                t = draw(_U_VALUE if k == "value" else _U_TEXT)
+            else:
+                t = draw(good.get(k, st.integers(0, 2**62).map(str)))
+            fields.append(f'"{k}":{t}')
+        ops.append("{" + ",".join(fields) + "}")
+    lines = [draw(st.sampled_from(['{"v":1,"kind":"history","model":"append-log"}', ops[0]]))] + ops
+    lines = [ln for ln in lines for ln in ([ln, ""] if draw(st.integers(0, 9)) == 0 else [ln])]
+    return ("\n" * draw(st.integers(0, 1)) + "\n".join(lines) + "\n" * draw(st.integers(0, 2))).encode()
+
+
+@SETTINGS
+@given(uniform_file())
+def test_ndjson_uniform_files_read_as_the_history_reader_reads_them(tmp_path, data) -> None:
+    """Files whose lines share one key order (the uniform path's case), with hostile field texts
+    and values among them (a value split over two lines' texts, floats, escapes, deep nesting):
+    the same rows and malformed lines as the history reader."""
+    p = tmp_path / "h.ndjson"
+    p.write_bytes(data)
+    _same(p)
+
+
+def test_ndjson_uniform_path_reads_a_writers_file_and_declines_the_rest(tmp_path) -> None:
+    from spark_validation.oprows import _RowSink, _ndjson_uniform
+
+    def uniform(text: str) -> bool:
+        rows = Rows("h")
+        return _ndjson_uniform(text.encode(), "h", rows, _RowSink("h", rows)) is not None
+
+    head = '{"v":1,"kind":"history","model":"append-log"}\n'
+    op = '{"index":%d,"time":5,"type":"ok","process":1,"f":"txn","value":%s}\n'
+    good = head + "".join(op % (i, '[["send",1,[0,%d]]]' % i) for i in range(5))
+    assert uniform(good) and uniform(good + "\n\n") and uniform(good.replace("\n{", "\n\n{", 2))
+    for bad in ('[1', '[["send",1.5,[0,1]]]', '[["send",1,[0,1]]] ', '["\\u00e9"]', "[" * 100 + "]" * 100):
+        assert not uniform(good + op % (9, bad)), bad
+    # a value split over two lines is not two values
+    assert not uniform(head + op % (0, "[[1") + op % (1, "[2]]],[3"))
+    assert not uniform(good.replace('"process":1,"f"', '"f"', 1))  # another key order on one line
+    for text in (good, good + op % (9, "[1"), head + op % (0, "[[1") + op % (1, "[2]]],[3")):
+        p = tmp_path / "h.ndjson"
+        p.write_text(text)
         _same(p)
 
 
