@@ -335,6 +335,14 @@ def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str |
     "history_bad", "ops", "secs"}``. With ``ops_dir`` its op rows are written there as a Parquet
     file (``model=M/part-UNIT-...``), with ``krows_dir`` its Kafka kernel rows (one history per
     file, so the files are clustered by history as ``--store-kafka-rows`` promises)."""
+    from spark_validation.oprows import no_cyclic_gc
+
+    with no_cyclic_gc():
+        return _check_file(path, opts, kafka, ops_dir, krows_dir, unit, keep_rows)
+
+
+def _check_file(path: str, opts: AuditOptions, kafka: str, ops_dir: str | None, krows_dir: str | None, unit: int,
+                keep_rows: bool) -> dict:
     from spark_validation.history import HistoryFormatError
     from spark_validation.oprows import read_rows
 

@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import gc
 import re
+from contextlib import contextmanager
 from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -626,13 +628,21 @@ def read_rows(path: str | Path, model: str | None = None, hid: str | None = None
     from spark_validation.history import read_history
     from spark_validation.records import history_rows
 
-    # the rows hold a decoded value per op (lists and dicts without cycles): the cyclic garbage
-    # collector, set off every few hundred allocations and walking every live object, would
-    # take as long as the reading itself on a large file; reference counting frees them anyway
+    with no_cyclic_gc():
+        return _read_rows(path, model, hid, fast)
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """The cyclic garbage collector off for a while (then back as it was). The rows of a file
+    hold a decoded value per op (lists and dicts, no cycles): the collector, set off every few
+    hundred allocations and walking every live object, took a third of the time of reading and
+    checking a 10,000-op history (bench/audit_speed.py); reference counting frees them anyway,
+    and what cyclic garbage a check leaves is collected once the collector is back on."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _read_rows(path, model, hid, fast)
+        yield
     finally:
         if enabled:
             gc.enable()
@@ -710,6 +720,28 @@ def _ti(x: Any) -> int | None:
     return x if type(x) is int else to_int(x)
 
 
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_INT, _STR, _LIST = frozenset((int,)), frozenset((str,)), frozenset((list,))
+
+
+def _int_pairs(pairs: list) -> tuple[list, list] | None:
+    """(offsets, value texts) of a poll's ``[[offset, value], ...]`` when every pair is a list
+    of two with an integer offset and an integer or string value (what ``_ti``/``_tt`` give
+    them, none None), with C-level passes; None otherwise (the caller goes pair by pair)."""
+    if not pairs or set(map(type, pairs)) != _LIST or set(map(len, pairs)) != {2}:
+        return None
+    offs = list(map(_FIRST, pairs))
+    if set(map(type, offs)) != _INT:
+        return None
+    vals = list(map(_SECOND, pairs))
+    kinds = set(map(type, vals))
+    if kinds == _INT:
+        return offs, list(map(str, vals))
+    if kinds == _STR:
+        return offs, vals
+    return None
+
+
 def kernel_columns(rows: Rows) -> dict[str, Any]:
     """The Kafka kernel rows of ``rows`` (:data:`kafka_arrow.ROW_COLUMNS`), in the order
     :func:`kafka_arrow.input_table` builds them, with ``kafka_ref.micro_ops``'s rules. Per
@@ -724,6 +756,7 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
     val: list = []
     pos: list = []
     ri_a, mop_a, key_a, off_a, val_a, pos_a = ri.append, mop.append, key.append, off.append, val.append, pos.append
+    ri_x, mop_x, key_x, off_x, val_x, pos_x = ri.extend, mop.extend, key.extend, off.extend, val.extend, pos.extend
     fp = fast_parse_text
     unparsed = _UNPARSED
     parsed = rows.parsed if len(rows.parsed) == len(rows.line) else [unparsed] * len(rows.line)
@@ -777,6 +810,12 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
                             continue
                         kk = _tt(kk)
                         if kk is None:
+                            continue
+                        cols = _int_pairs(pairs)
+                        if cols is not None:  # the usual case, a column at a time
+                            npairs = len(pairs)
+                            ri_x(repeat(n, npairs)); mop_x(repeat("poll", npairs)); key_x(repeat(kk, npairs))  # noqa: E702
+                            off_x(cols[0]); val_x(cols[1]); pos_x(range(base, base + npairs))  # noqa: E702
                             continue
                         for j, pair in enumerate(pairs):
                             if type(pair) is list and len(pair) >= 2:
