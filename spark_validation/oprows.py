@@ -811,8 +811,8 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
                         kk = _tt(kk)
                         if kk is None:
                             continue
-                        cols = _int_pairs(pairs)
-                        if cols is not None:  # the usual case, a column at a time
+                        cols = _int_pairs(pairs) if len(pairs) > 8 else None
+                        if cols is not None:  # a long poll, the usual shape: a column at a time
                             npairs = len(pairs)
                             ri_x(repeat(n, npairs)); mop_x(repeat("poll", npairs)); key_x(repeat(kk, npairs))  # noqa: E702
                             off_x(cols[0]); val_x(cols[1]); pos_x(range(base, base + npairs))  # noqa: E702

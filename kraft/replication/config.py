@@ -31,8 +31,8 @@ class ReplicationConfig:
     flush_interval_ms: int = attrs.field(default=100, validator=_positive)
     # metadata propagation delay: a broker replays the committed metadata log this often
     metadata_replay_ms: int = attrs.field(default=20, validator=_positive)
-    # replica.fetch.max.bytes, counted in entries (None: everything from the fetch offset)
-    max_fetch_entries: int | None = 8
+    # (replica.fetch.max.bytes is not modelled: a fetch response carries every entry from the
+    # fetch offset to the leader's log end, as the spec's HandleFetchRequest sends them)
     # --- bug variants (spec CONSTANTS, default FALSE) ---
     TruncateToHighWatermark: bool = False
     EpochLookupKip101: bool = False
