@@ -787,20 +787,29 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
                                 if vv is not None:
                                     ri_a(n); mop_a("poll"); key_a(k); off_a(_ti(pair[0])); val_a(vv); pos_a(j)  # noqa: E702
                 continue
-            mops = parse(v)
+            mops = pv if pv is not unparsed else fp(v)
             if type(mops) is not list:
                 continue
             for i, m in enumerate(mops):
                 if type(m) is not list or not m:
                     continue
-                name = _tt(m[0])
+                name = m[0]  # _tt inlined for the usual types (here and below): the loop is hot
+                if type(name) is not str:
+                    name = _tt(name)
                 if name == "send" and len(m) >= 3:
-                    kk = _tt(m[1])
-                    x = m[2]
+                    kk, x = m[1], m[2]
+                    tk = type(kk)
+                    if tk is not str:
+                        kk = str(kk) if tk is int else _tt(kk)
                     if type(x) is list and len(x) == 2:
-                        o, vv = _ti(x[0]), _tt(x[1])
+                        o, vv = x
+                        if type(o) is not int:
+                            o = to_int(o)
                     else:
-                        o, vv = None, _tt(x)
+                        o, vv = None, x
+                    tv = type(vv)
+                    if tv is not str:
+                        vv = str(vv) if tv is int else _tt(vv)
                     if kk is not None and vv is not None:
                         ri_a(n); mop_a("send"); key_a(kk); off_a(o); val_a(vv); pos_a(i * POS_STRIDE)  # noqa: E702
                 elif name == "poll" and len(m) >= 2 and type(m[1]) is dict:
@@ -808,9 +817,10 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
                     for kk, pairs in m[1].items():
                         if type(pairs) is not list:
                             continue
-                        kk = _tt(kk)
-                        if kk is None:
-                            continue
+                        if type(kk) is not str:
+                            kk = _tt(kk)
+                            if kk is None:
+                                continue
                         cols = _int_pairs(pairs) if len(pairs) > 8 else None
                         if cols is not None:  # a long poll, the usual shape: a column at a time
                             npairs = len(pairs)
@@ -819,9 +829,14 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
                             continue
                         for j, pair in enumerate(pairs):
                             if type(pair) is list and len(pair) >= 2:
-                                vv = _tt(pair[1])
+                                o, vv = pair[0], pair[1]
+                                tv = type(vv)
+                                if tv is not str:
+                                    vv = str(vv) if tv is int else _tt(vv)
                                 if vv is not None:
-                                    ri_a(n); mop_a("poll"); key_a(kk); off_a(_ti(pair[0])); val_a(vv)  # noqa: E702
+                                    if type(o) is not int:
+                                        o = to_int(o)
+                                    ri_a(n); mop_a("poll"); key_a(kk); off_a(o); val_a(vv)  # noqa: E702
                                     pos_a(base + j)
         elif (f == "assign" or f == "subscribe") and (t == "ok" or t == "info"):
             ks = parse(v)
