@@ -544,7 +544,8 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
 
     stage: dict[str, float] = {}
     t0 = time.perf_counter()
-    spark = get_session(opts.master)
+    # history files with the arrow engine: the work is in the Python workers (a light JVM)
+    spark = get_session(opts.master, light_jvm=opts.engine == "arrow" and not tables)
     stage["session"] = time.perf_counter() - t0
     progress(f"spark: session on {spark.sparkContext.master} ({stage['session']:.1f}s)")
     direct = list(histories) if opts.engine == "arrow" else []

@@ -40,11 +40,20 @@ def java_problem() -> str | None:
 
 
 def get_session(master: str | None = None, *, shuffle_partitions: int | None = None,
-                app_name: str = "kraft-audit", executor_cores: int | None = None) -> "SparkSession":
+                app_name: str = "kraft-audit", executor_cores: int | None = None,
+                light_jvm: bool = False) -> "SparkSession":
     """The process's SparkSession, created on first use.
 
     ``master`` None means ``local[*]``. Asking for a different master than the live session's
     stops the old one first (a process audits against one cluster at a time).
+
+    ``light_jvm``: the caller's work runs in the Python workers and the JVM only schedules tasks
+    and carries their results (the audit of history files, conformance). A local driver JVM then
+    starts with the client JIT compiler only (``-XX:TieredStopAtLevel=1``) and the serial
+    collector: on two cores the optimising compiler's threads compete with the start itself
+    (the session took 11 s instead of 6-7 s with one core busy, 2026-11-26), and its code would
+    only pay off in long JVM work (the DataFrame engine, Parquet tables), which keeps the default.
+    ``KRAFT_SPARK_JIT=full`` turns this off.
     """
     global _SESSION, _MASTER
     master = master or "local[*]"
@@ -74,7 +83,9 @@ def get_session(master: str | None = None, *, shuffle_partitions: int | None = N
          .config("spark.sql.session.timeZone", "UTC")
          .config("spark.driver.memory", os.environ.get("KRAFT_SPARK_DRIVER_MEMORY", "2g"))
          .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_conf}")
+         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_conf}" + (
+             " -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+             if light_jvm and master.startswith("local") and os.environ.get("KRAFT_SPARK_JIT") != "full" else ""))
          .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_conf}"))
     if executor_cores:
         b = b.config("spark.executor.cores", str(executor_cores)).config("spark.cores.max", str(executor_cores))

@@ -97,7 +97,7 @@ def _session(master: str) -> Any:
     except ImportError:  # pragma: no cover - the audit package is part of the same distribution
         get_session = None
     if get_session is not None:
-        return get_session(master, app_name="kraft-conform")
+        return get_session(master, app_name="kraft-conform", light_jvm=True)  # TLC runs in the workers
     import os
 
     from pyspark.sql import SparkSession
