@@ -8,6 +8,10 @@ history reader's own per-line code. The rows, the malformed lines (file, line, r
 the files rejected whole are exactly the history reader's (``tests/audit_core/test_oprows.py``
 checks it on random and hostile lines):
 
+* **Uniform files** first (NDJSON, and EDN after its rewrite to JSON): when every op line has
+  the key order of the first and is written compactly, the whole file is read by one
+  regular-expression pass plus one ``orjson`` call per value (``_uniform``, whose comment says
+  what it accepts); any other file goes line by line as below.
 * **NDJSON** (``.ndjson``/``.jsonl``): each line is parsed with ``orjson`` (C, several times
   faster than ``json``). A line takes the fast path only if it is a JSON object whose ``type``
   is one of the four op types, whose ``process`` is an integer or a string, whose ``index`` and
@@ -625,9 +629,6 @@ def read_rows(path: str | Path, model: str | None = None, hid: str | None = None
     what :func:`records.read_any` gives, as columns, without building ops. Raises
     :class:`HistoryFormatError` exactly when the history reader does. ``fast=False`` uses the
     history reader for everything (the reference the fast paths are tested against)."""
-    from spark_validation.history import read_history
-    from spark_validation.records import history_rows
-
     with no_cyclic_gc():
         return _read_rows(path, model, hid, fast)
 
