@@ -149,21 +149,11 @@ def edn_uniform_file(draw) -> str:
     keys = draw(st.permutations([":index", ":time", ":type", ":process", ":f", ":key"]))
     keys = [k for k in keys if k in (":type", ":process") or draw(st.integers(0, 3))] + \
         ([":value"] if draw(st.integers(0, 5)) else [])
-    hostile = draw(st.sampled_from([0, 0, 1, 3]))
     good = {":type": st.sampled_from([":invoke", ":ok", ":fail", ":info"]), ":process": st.integers(0, 3).map(str),
             ":f": st.sampled_from([":send", ":poll", ":txn"]), ":key": st.sampled_from([":k1", "3", ":x/y"]),
             ":value": _EDN_CLEAN}
     lines = []
-    for _ in range(draw(st.integers(1, 8))):
-        fields = []
-        for k in keys:
-            if hostile and draw(st.integers(0, 9)) == 0:
-                hostile -= 1
-                t = draw(EDN_VALUE if k == ":value" else EDN_SCALAR)
-            else:
-                t = draw(good.get(k, st.integers(0, 2**62).map(str)))
-            fields.append(f"{k} {t}")
-        line = "{" + ", ".join(fields) + "}"
+    for line in _uniform_ops(draw, keys, good, lambda k: EDN_VALUE if k == ":value" else EDN_SCALAR, "{} {}", ", "):
         lines.append(draw(st.sampled_from([line, line, line, "#jepsen.history.Op" + line])))
         if draw(st.integers(0, 9)) == 0:
             lines.append("")
@@ -222,28 +212,36 @@ _U_VALUE = st.one_of(
                      '[["send",1,[0,5]],["poll",{"1":[[0,5]]}]]', "null", '"v"', "7", "false"]))
 
 
-@st.composite
-def uniform_file(draw) -> bytes:
-    keys = draw(st.permutations(_U_KEYS).flatmap(lambda ks: st.integers(1, 6).map(lambda n: ks[:n])))
-    keys = [k for k in keys if draw(st.integers(0, 4))] + (["value"] if draw(st.integers(0, 5)) else [])
-    hostile = draw(st.sampled_from([0, 0, 1, 3]))  # how many fields in the file may be odd
-    good = {"type": st.sampled_from(['"invoke"', '"ok"', '"fail"', '"info"']),
-            "process": st.one_of(st.integers(0, 3).map(str), st.sampled_from(['"p1"', '"nemesis"'])),
-            "f": st.sampled_from(['"send"', '"poll"', '"txn"', "null", "3"]),
-            "key": st.sampled_from(['"k1"', "null", "12", '"é"']),
-            "value": VALUES.filter(lambda v: "1e" not in repr(v)).map(
-                lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False))}
+def _uniform_ops(draw, keys: list[str], good: dict, odd, field: str, sep: str) -> list[str]:
+    """1-8 op lines with ``keys`` in that order: each field's text drawn from ``good[key]``
+    (an integer if absent), except up to 0, 1 or 3 fields in the file drawn from ``odd(key)``;
+    ``field`` formats a key and its text, ``sep`` joins the fields."""
+    hostile = draw(st.sampled_from([0, 0, 1, 3]))
     ops = []
     for _ in range(draw(st.integers(1, 8))):
         fields = []
         for k in keys:
             if hostile and draw(st.integers(0, 9)) == 0:
                 hostile -= 1
-                t = draw(_U_VALUE if k == "value" else _U_TEXT)
+                t = draw(odd(k))
             else:
                 t = draw(good.get(k, st.integers(0, 2**62).map(str)))
-            fields.append(f'"{k}":{t}')
-        ops.append("{" + ",".join(fields) + "}")
+            fields.append(field.format(k, t))
+        ops.append("{" + sep.join(fields) + "}")
+    return ops
+
+
+@st.composite
+def uniform_file(draw) -> bytes:
+    keys = draw(st.permutations(_U_KEYS).flatmap(lambda ks: st.integers(1, 6).map(lambda n: ks[:n])))
+    keys = [k for k in keys if draw(st.integers(0, 4))] + (["value"] if draw(st.integers(0, 5)) else [])
+    good = {"type": st.sampled_from(['"invoke"', '"ok"', '"fail"', '"info"']),
+            "process": st.one_of(st.integers(0, 3).map(str), st.sampled_from(['"p1"', '"nemesis"'])),
+            "f": st.sampled_from(['"send"', '"poll"', '"txn"', "null", "3"]),
+            "key": st.sampled_from(['"k1"', "null", "12", '"é"']),
+            "value": VALUES.filter(lambda v: "1e" not in repr(v)).map(
+                lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False))}
+    ops = _uniform_ops(draw, keys, good, lambda k: _U_VALUE if k == "value" else _U_TEXT, '"{}":{}', ",")
     lines = [draw(st.sampled_from(['{"v":1,"kind":"history","model":"append-log"}', ops[0]]))] + ops
     lines = [ln for ln in lines for ln in ([ln, ""] if draw(st.integers(0, 9)) == 0 else [ln])]
     return ("\n" * draw(st.integers(0, 1)) + "\n".join(lines) + "\n" * draw(st.integers(0, 2))).encode()
