@@ -18,6 +18,7 @@ Numbers measured on a shared 2-core machine are pessimistic: print ``uptime`` be
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -111,7 +112,6 @@ def hypothesis_row(variant: str, examples: int | None) -> tuple[str, str, str, s
     on what ran before it there (IsrJoinBeforeEpochStart: found after 1,839 test cases alone,
     nothing in 7,290 after three other searches), and the suite runs each variant's search
     first in its own test, so a fresh process is the number a user gets."""
-    import json
     import subprocess
 
     argv = [sys.executable, __file__, "--one-hypothesis", variant] + ([] if examples is None else
@@ -156,8 +156,6 @@ def main() -> None:
     ap.add_argument("--one-hypothesis", metavar="VARIANT", help=argparse.SUPPRESS)  # the child of hypothesis_row
     args = ap.parse_args()
     if args.one_hypothesis:
-        import json
-
         print(json.dumps(hypothesis_row_here(args.one_hypothesis, args.examples)))
         return
     unknown = [v for v in args.variants if v not in PROTOCOL.variant_names]

@@ -44,7 +44,6 @@ import gc
 import re
 from contextlib import contextmanager
 from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -83,8 +82,11 @@ __all__ = ["Rows", "read_rows", "kernel_table", "structure_problem", "fast_parse
 _OP_TYPES = frozenset(("invoke", "ok", "fail", "info"))
 _I64 = 1 << 63
 # a float in compact JSON text: a digit followed by '.', 'e' or 'E' (a string holding such text
-# also matches: that line then takes the safe path, which is only slower)
-_FLOATY = re.compile(rb"[0-9][.eE]")
+# also matches: that line then takes the safe path, which is only slower); the rarer character
+# is searched for first. Bytes (one value's text) and str (a whole file's values) forms.
+_FLOAT_MARK_PATTERN = r"[.eE](?<=[0-9][.eE])"
+_FLOATY = re.compile(_FLOAT_MARK_PATTERN.encode())
+_FLOAT_MARK = re.compile(_FLOAT_MARK_PATTERN)
 # in JSON text: a float, or an integer of 20 digits or more (orjson reads those above 2**64 as floats)
 _NUMBERISH = re.compile(r"[0-9][.eE]|[0-9]{20}")
 _BOM = b"\xef\xbb\xbf"
@@ -335,9 +337,6 @@ _U_FIELD = {  # key -> (pattern, group count)
     "value": ("(.*)", 1),
 }
 _U_CACHE: dict[tuple[str, ...], Any] = {}
-# a '.', 'e' or 'E' after a digit: a float (or such text inside a string: then only slower);
-# the rarer character is searched for first
-_FLOAT_MARK = re.compile(r"[.eE](?<=[0-9][.eE])")
 _NOT_BRACKET = bytes(c for c in range(256) if c not in b"[]{}")
 
 
@@ -721,28 +720,6 @@ def _ti(x: Any) -> int | None:
     return x if type(x) is int else to_int(x)
 
 
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
-_INT, _STR, _LIST = frozenset((int,)), frozenset((str,)), frozenset((list,))
-
-
-def _int_pairs(pairs: list) -> tuple[list, list] | None:
-    """(offsets, value texts) of a poll's ``[[offset, value], ...]`` when every pair is a list
-    of two with an integer offset and an integer or string value (what ``_ti``/``_tt`` give
-    them, none None), with C-level passes; None otherwise (the caller goes pair by pair)."""
-    if not pairs or set(map(type, pairs)) != _LIST or set(map(len, pairs)) != {2}:
-        return None
-    offs = list(map(_FIRST, pairs))
-    if set(map(type, offs)) != _INT:
-        return None
-    vals = list(map(_SECOND, pairs))
-    kinds = set(map(type, vals))
-    if kinds == _INT:
-        return offs, list(map(str, vals))
-    if kinds == _STR:
-        return offs, vals
-    return None
-
-
 def kernel_columns(rows: Rows) -> dict[str, Any]:
     """The Kafka kernel rows of ``rows`` (:data:`kafka_arrow.ROW_COLUMNS`), in the order
     :func:`kafka_arrow.input_table` builds them, with ``kafka_ref.micro_ops``'s rules. Per
@@ -757,7 +734,6 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
     val: list = []
     pos: list = []
     ri_a, mop_a, key_a, off_a, val_a, pos_a = ri.append, mop.append, key.append, off.append, val.append, pos.append
-    ri_x, mop_x, key_x, off_x, val_x, pos_x = ri.extend, mop.extend, key.extend, off.extend, val.extend, pos.extend
     fp = fast_parse_text
     unparsed = _UNPARSED
     parsed = rows.parsed if len(rows.parsed) == len(rows.line) else [unparsed] * len(rows.line)
@@ -822,12 +798,6 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
                             kk = _tt(kk)
                             if kk is None:
                                 continue
-                        cols = _int_pairs(pairs) if len(pairs) > 8 else None
-                        if cols is not None:  # a long poll, the usual shape: a column at a time
-                            npairs = len(pairs)
-                            ri_x(repeat(n, npairs)); mop_x(repeat("poll", npairs)); key_x(repeat(kk, npairs))  # noqa: E702
-                            off_x(cols[0]); val_x(cols[1]); pos_x(range(base, base + npairs))  # noqa: E702
-                            continue
                         for j, pair in enumerate(pairs):
                             if type(pair) is list and len(pair) >= 2:
                                 o, vv = pair[0], pair[1]
