@@ -76,10 +76,7 @@ def audit_table(variants: list[str]) -> str:
     for name in variants:
         v = PROTOCOL.variant(name)
         if not v.sim:
-            from tests.replication.test_audit import UNPINNED
-
-            why = (f"not observable: {v.unobservable['audit']}" if "audit" in v.unobservable
-                   else "not pinned (a declared gap: docs/replication.md)" if name in UNPINNED else "not pinned")
+            why = f"not observable: {v.unobservable['audit']}" if "audit" in v.unobservable else "not pinned"
             rows.append((name, "-", "-", "-", why, "-", "-", "-"))
         for i, r in enumerate(v.sim):
             print(f"audit {name} {' '.join(r.argv())} ...", file=sys.stderr, flush=True)

@@ -101,9 +101,6 @@ class Variant:
     # simulator runs whose client histories the audit flags for this variant (empty: none pinned;
     # a variant the audit cannot see says why in ``unobservable["audit"]`` instead)
     sim: tuple[SimRun, ...] = ()
-    # a simulator run in which the bug acts, so conformance rejects its trace, for a variant with
-    # no ``sim`` pin (its client history need not show anything); `kraft zoo` simulates it
-    trace: SimRun | None = None
 
 
 @attrs.define

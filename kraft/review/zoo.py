@@ -499,7 +499,7 @@ class Zoo:
 
     def simulate_all(self) -> dict[tuple[str, str | None], Path]:
         """Simulate every variant (and the correct protocol) with all faults, a variant with its first
-        pinned run (``Variant.sim``, else ``Variant.trace``) where it declares one; a run that violates an invariant keeps
+        pinned run (``Variant.sim``) where it declares one; a run that violates an invariant keeps
         going (``--after-violation``) so its client history shows the damage."""
         sims: dict[tuple[str, str | None], Path] = {}
         after = _simulate_has_after_violation()
@@ -510,8 +510,6 @@ class Zoo:
                     break
                 d = self._sim_dir(p, name)
                 pins = tuple(getattr(v, "sim", ())) if v is not None else ()
-                if not pins and v is not None and getattr(v, "trace", None) is not None:
-                    pins = (v.trace,)   # a run in which the bug acts (conformance sees it)
                 if pins and after:
                     # the variant's first pinned run (Variant.sim): a seed and fault mix in which the
                     # simulator reaches the bug and its client history shows it

@@ -153,7 +153,8 @@ def _print_summary(s: dict[str, Any]) -> None:
 @click.option("--faults", default="none", show_default=True,
               help="all, none, or a comma list of drop,dup,delay,reorder,partition,crash,disk-loss,resign "
                    "and the targeted faults a protocol offers (replication: kill-leader, isolate-leader, "
-                   "isolate-followers), e.g. all,kill-leader")
+                   "isolate-follower, isolate-followers, isolate-on-isr-shrink, isr-join-race, stale-fetch; "
+                   "NAME:MS sets the mean interval), e.g. all,kill-leader")
 @click.option("--variant", default=None, help="switch on one bug variant (e.g. VoteWithoutLogCheck)")
 @click.option("--voters", type=click.IntRange(min=1, max=9), default=3, show_default=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("sim-out"),

@@ -24,7 +24,8 @@ FAULT_NAMES: tuple[str, ...] = ("drop", "dup", "delay", "reorder", "partition", 
 # ``--faults`` beside the random ones (``all,kill-leader``), never part of ``all``; a protocol
 # implements the ones it lists in ``Protocol.nemeses`` (``Protocol.nemesis``). Each fires at
 # exponential intervals of mean ``Faults.nemesis_every_ms`` from the run's one seeded RNG.
-NEMESIS_NAMES: tuple[str, ...] = ("kill-leader", "isolate-leader", "isolate-followers", "isolate-follower")
+NEMESIS_NAMES: tuple[str, ...] = ("kill-leader", "isolate-leader", "isolate-followers", "isolate-follower",
+                                  "isr-join-race", "isolate-on-isr-shrink", "stale-fetch")
 
 
 class SimulationError(Exception):
@@ -179,6 +180,16 @@ class Network:
         if msg is not None:
             self.stats["dropped"] += 1
         return msg
+
+    def defer(self, mid: int, at: int) -> int:
+        """Keep in-flight message ``mid`` on the wire until ``at`` (a nemesis holding it back, as a
+        connection whose retransmission outlives a partition); it stays in ``pending`` (the spec
+        sees it in flight) under a new id, delivered at ``at``.  Returns the new id."""
+        msg = self.pending.pop(mid)
+        self._next_id += 1
+        self.pending[self._next_id] = msg
+        self.clock.schedule(at, "deliver", self._next_id)
+        return self._next_id
 
     def purge(self, node: Any) -> list[Any]:
         """Forget every in-flight message from or to ``node`` (its connections were reset)."""

@@ -130,6 +130,16 @@ class ReplicationProtocol(Protocol):
         "isolate-followers": "cut the partition leader off from the other brokers (not from the controllers) "
                              "for 0.7-3 s: the ISR shrinks to the leader",
         "isolate-follower": "cut one follower off from the partition leader only for 0.7-3 s: it leaves the ISR",
+        "isr-join-race": "arm; the next time the partition leader asks to add a replica to the ISR, cut that "
+                         "replica off from it for 0.7-3 s (the fetch answer that let it join is lost), and once "
+                         "the controller commits the larger ISR, cut the leader off from every node for 1-3 s "
+                         "(it is fenced and the new member may be elected): KAFKA-7128's window",
+        "isolate-on-isr-shrink": "arm; the next time the partition leader applies a committed ISR shrink (its HW "
+                                 "may jump and acknowledge waiting produces), cut it off from every node for "
+                                 "1-3 s before any follower learns that HW",
+        "stale-fetch": "a follower's fetch on the wire to the partition leader is held back; the follower loses "
+                       "its disk, restarts empty at once and is cut off from the leader for 1-3 s; the held "
+                       "fetch of its previous incarnation arrives just after the cut heals (KIP-903)",
     }
 
     def drop_is_spec_step(self, sim: Simulator, msg: Any) -> bool:
@@ -168,6 +178,16 @@ class ReplicationProtocol(Protocol):
         self.next_client_value = 1
         self.next_reader = 2000
         self._last_leader = 1
+        # isr-join-race: armed by its interval; then (leader, leader epoch, the committed partition
+        # epoch, proposed ISR) of the expansion it struck, until a later partition epoch commits
+        # it (or the leader changes)
+        self._race_armed = False
+        self._race_watch: tuple[int, int, int, frozenset[int]] | None = None
+        # isolate-on-isr-shrink: armed by its interval; (leader, leader epoch, ISR) last seen
+        self._shrink_armed = False
+        self._shrink_seen: tuple[int, int, frozenset[int]] | None = None
+        # stale-fetch: the network ids of the fetches it holds back (never held twice)
+        self._held: set[int] = set()
 
     # -- setup -------------------------------------------------------------------------------
     def setup(self, sim: Simulator) -> None:
@@ -268,6 +288,51 @@ class ReplicationProtocol(Protocol):
                 self._last_leader = leader
         if isinstance(ready.reply, ProduceResult) and ready.reply.acks == -1 and ready.reply.error != "PENDING":
             self._answer(sim, ready.reply)
+        if self._race_armed or self._race_watch is not None:
+            self._isr_join_race(sim, node)
+        if self._shrink_armed:
+            self._isolate_on_isr_shrink(sim, node)
+
+    def _isolate_on_isr_shrink(self, sim: Simulator, node: Any) -> None:
+        """The ``isolate-on-isr-shrink`` nemesis after a step of ``node``: if it is the leader and
+        its committed ISR just lost a member, isolate it."""
+        br = self.brokers.get(node)
+        if br is None or not br.is_leader() or sim.calm:
+            return
+        seen, self._shrink_seen = self._shrink_seen, (node, br.local_leader_epoch, br.local_isr)
+        if seen is not None and seen[:2] == (node, br.local_leader_epoch) and br.local_isr < seen[2]:
+            self._shrink_armed, self._shrink_seen = False, None
+            sim._count("isolate-on-isr-shrink")
+            sim.isolate(node, self.node_ids(), sim.rng.randint(1000, 3000))
+
+    def _isr_join_race(self, sim: Simulator, node: Any) -> None:
+        """The ``isr-join-race`` nemesis after a step of ``node``: strike an ISR expansion the
+        leader just proposed, then isolate the leader once the controller committed it."""
+        if sim.calm:
+            self._race_armed, self._race_watch = False, None
+            return
+        if self._race_watch is None:
+            br = self.brokers.get(node)
+            if br is None or not br.is_leader() or not br.alter_partition_in_flight:
+                return
+            joiners = sorted(br.pending_isr - br.local_isr)
+            if not joiners:
+                return  # a shrink
+            self._race_armed = False
+            sim._count("isr-join-race")
+            # the fetch answer that let the joiner in is in flight: the cut drops it at delivery
+            sim.isolate(node, joiners, sim.rng.randint(700, 3000))
+            self._race_watch = (node, br.local_leader_epoch, self.controller.partition.partitionEpoch, br.pending_isr)
+            return
+        lid, epoch, partition_epoch, isr = self._race_watch
+        p = self.controller.partition
+        if p.leaderEpoch != epoch or p.leader != lid:
+            self._race_watch = None
+        elif p.partitionEpoch > partition_epoch and isr <= set(p.isr):
+            self._race_watch = None
+            sim.isolate(lid, self.node_ids(), sim.rng.randint(1000, 3000))
+        elif not self.brokers[lid].alter_partition_in_flight:
+            self._race_watch = None  # the controller refused it
 
     # -- clients -----------------------------------------------------------------------------
     def _leader_guess(self, sim: Simulator) -> int | None:
@@ -522,8 +587,17 @@ class ReplicationProtocol(Protocol):
     def nemesis(self, sim: Simulator, name: str) -> None:
         """One strike of a targeted fault (``nemeses``) at the partition leader of the committed
         metadata, if it is a running broker; no leader: no strike."""
+        if name == "isr-join-race":
+            self._race_armed = self._race_watch is None  # it strikes at the next expansion (after())
+            return
+        if name == "isolate-on-isr-shrink":
+            self._shrink_armed = True  # it strikes at the next committed shrink (after())
+            return
         lid = self.controller.partition.leader
         if lid not in self.ids or lid in sim.down or not self.brokers[lid].running:
+            return
+        if name == "stale-fetch":
+            self._stale_fetch(sim, lid)
             return
         sim._count(name)
         if name == "kill-leader":
@@ -536,6 +610,24 @@ class ReplicationProtocol(Protocol):
             sim.isolate(lid, [sim.rng.choice([b for b in self.ids if b != lid])], sim.rng.randint(700, 3000))
         else:
             raise ValueError(name)
+
+    def _stale_fetch(self, sim: Simulator, lid: int) -> None:
+        """The ``stale-fetch`` nemesis: a fetch of a running follower on its way to leader ``lid``
+        stays on the wire (``Network.defer``) while its sender loses its disk and is cut off from
+        the leader; it arrives a few ms after the cut heals, from a broker epoch that is no more."""
+        pending = sim.network.pending
+        held = sorted(k for k, m in pending.items() if isinstance(m, FetchRequest) and m.dest == lid
+                      and m.source in self.ids and m.source not in sim.down and self.brokers[m.source].running
+                      and k not in self._held)
+        if not held:
+            return
+        sim._count("stale-fetch")
+        mid = sim.rng.choice(held)
+        f = pending[mid].source
+        ms = sim.rng.randint(1000, 3000)
+        self._held.add(sim.network.defer(mid, sim.now + ms + sim.rng.randint(1, 5)))
+        sim.isolate(f, [lid], ms)
+        sim.lose_disk(f)
 
     # -- checking ----------------------------------------------------------------------------
     def project(self, sim: Simulator) -> dict[str, Any]:

@@ -104,38 +104,10 @@ def losses(sim: Simulator) -> set[str]:
     return ({x.invariant for x in v.violations} | set(sim.later_violations)) & LOSS_INVARIANTS
 
 
-# Variants whose loss a client could see (KAFKA-7128 and KIP-903 lost acknowledged records in real
-# clusters), but for which no simulator run found so far shows it: a known gap, declared here and in
-# docs/replication.md with what was tried, not hidden.  Their invariant violations need a chain of
-# timing coincidences the simulator's schedules have not produced (the stories and the Hypothesis
-# machine reach them); the loss then needs yet another (the new leader failing within one fetch
-# round trip of the bad ISR change).
-UNPINNED = {
-    "IsrJoinBeforeEpochStart": "the bug acts when a replica rejoins a new leader whose HW lags its epoch start; "
-                               "records are at risk only while the rejoined replica lacks them, and the fetch whose "
-                               "offset let it join is answered with every record up to the leader's log end, tens of "
-                               "ms before the AlterPartition that adds it commits (KRaft's round trip): the "
-                               "window is open only if that one response is delayed past the commit and the leader "
-                               "then fails before it arrives. Tried (2026-11-26): 75 runs of up to 22,833 events and "
-                               "534 runs of 4,000 steps under leader and follower isolations (one invariant "
-                               "violation, no loss), and 200 runs under a nemesis that isolated the leader the "
-                               "moment the committed ISR grew (one violation, no loss; not kept)",
-    "StaleAlterPartitionRejoin": "a fetch or AlterPartition of a replica's previous incarnation must reach the "
-                                 "leader / controller after the replica restarted, re-registered and was unfenced "
-                                 "(at least ~0.4 s), longer than any message stays in flight here; no violation in "
-                                 "55 runs with crashes, delays and leader isolation, nor in 150 runs of "
-                                 "all,isolate-leader:1500 (4,000 steps)",
-}
-
-
 def test_every_variant_is_pinned_or_declared_not_observable() -> None:
-    """A variant either has simulator runs the audit flags, or says why no client can see it, or
-    is a declared gap (UNPINNED)."""
+    """A variant either has simulator runs the audit flags, or says why no client can see it."""
     for v in REPLICATION.variants:
         why = v.unobservable.get("audit", "")
-        if v.name in UNPINNED:
-            assert not v.sim and not why, f"{v.name} is pinned or declared now: take it out of UNPINNED"
-            continue
         assert bool(v.sim) != bool(why), f"{v.name}: pinned runs {v.sim}, declared not observable: {why!r}"
         for r in v.sim:
             assert r.anomalies, f"{v.name}: a pinned run names the anomaly kinds it shows"
