@@ -540,16 +540,20 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
     """On Spark: history files go straight to the checks in the Python workers
     (:func:`_spark_files`; the arrow engine), Parquet tables (and every input with ``--engine
     dataframe``) through the op table as DataFrames (:func:`_spark_tables`)."""
-    from spark_validation.session import get_session
+    from spark_validation.session import get_context, get_session
 
     stage: dict[str, float] = {}
     t0 = time.perf_counter()
-    # history files with the arrow engine: the work is in the Python workers (a light JVM)
-    spark = get_session(opts.master, light_jvm=opts.engine == "arrow" and not tables)
-    stage["session"] = time.perf_counter() - t0
-    progress(f"spark: session on {spark.sparkContext.master} ({stage['session']:.1f}s)")
     direct = list(histories) if opts.engine == "arrow" else []
     rest = [] if direct else list(histories)
+    # history files with the arrow engine: the work is in the Python workers (a light JVM), and
+    # a SparkContext is all they need; the DataFrame paths (tables, the other engine, metadata
+    # traces) add a SparkSession over it
+    light = opts.engine == "arrow" and not tables
+    sc = get_context(opts.master, light_jvm=light)
+    spark = get_session(opts.master, light_jvm=light) if rest or tables else None
+    stage["session"] = time.perf_counter() - t0
+    progress(f"spark: {'session' if spark else 'context'} on {sc.master} ({stage['session']:.1f}s)")
     results: list[dict] = []
     anomalies: list[dict] = []
     malformed: list[dict] = []
@@ -563,7 +567,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         results, anomalies, malformed, ops_total, kafka_engine, extra = rep
         traces = sorted(set(traces) | set(extra))
     if direct:
-        res2, an2, mal2, n2, info2, extra = _spark_files(opts, spark, direct, ops_out, progress, stage)
+        res2, an2, mal2, n2, info2, extra = _spark_files(opts, sc, direct, ops_out, progress, stage)
         results += res2
         anomalies += an2
         malformed += mal2
@@ -577,7 +581,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         from spark_validation.metadata import check_traces_spark
 
         t = time.perf_counter()
-        steps, an, bad_t = check_traces_spark(spark, [str(p) for p in traces])
+        steps, an, bad_t = check_traces_spark(get_session(opts.master, light_jvm=light), [str(p) for p in traces])
         stage["metadata"] = time.perf_counter() - t
         malformed.extend({"scope": "line", "path": p, "line": ln, "reason": why, "text": ""} for p, ln, why in bad_t)
         mres = _metadata_results(steps, an, stage["metadata"])
@@ -586,7 +590,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         ops_total += sum(steps.values())
         progress(f"metadata: {len(steps)} traces ({stage['metadata']:.1f}s)")
     return AuditReport(results, anomalies, malformed, stage, ops_total, kafka_engine=kafka_engine,
-                       engine=f"spark {spark.sparkContext.master}")
+                       engine=f"spark {sc.master}")
 
 
 def _units(files: list[Path], n: int) -> list[tuple[int, list[str]]]:
@@ -603,7 +607,7 @@ def _units(files: list[Path], n: int) -> list[tuple[int, list[str]]]:
     return [(u, sorted(fs)) for u, fs in sorted(groups.items())]
 
 
-def _spark_files(opts: AuditOptions, spark: Any, files: list[Path], ops_out: Path | None, progress: Progress,
+def _spark_files(opts: AuditOptions, sc: Any, files: list[Path], ops_out: Path | None, progress: Progress,
                  stage: dict[str, float]) -> tuple[list[dict], list[dict], list[dict], int, dict, list[Path]]:
     """Every history file read and checked inside one Spark task (:func:`check_file`: the fast
     row readers of :mod:`oprows`, the Kafka kernel, the cycle search, linearizability): no op row
@@ -612,7 +616,6 @@ def _spark_files(opts: AuditOptions, spark: Any, files: list[Path], ops_out: Pat
     themselves, one Parquet file per history file. Files are grouped into about three tasks per
     core, balanced by size."""
     t = time.perf_counter()
-    sc = spark.sparkContext
     units = _units(files, sc.defaultParallelism * 3)
     ops_dir = str(ops_out / "ops.parquet") if ops_out is not None else None
     krows_dir = str(ops_out / KAFKA_ROWS) if ops_out is not None and opts.store_kafka else None

@@ -157,6 +157,7 @@ def test_missing_java_is_a_clear_exit_2(corpus, tmp_path, monkeypatch) -> None:
 
     root, _ = corpus
     monkeypatch.setattr(session, "_SESSION", None)
+    monkeypatch.setattr(session, "_SC", None)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
     res = CliRunner().invoke(audit, [str(root / "kafka" / "valid.ndjson"), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2, res.output
