@@ -4,7 +4,9 @@
     python bench/audit_speed.py --ops 1000000 --skip e2e10m      # a quicker run
     KRAFT_PORCUPINE=/path/to/driver python bench/audit_speed.py --etcd DIR
 
-Rows (every number is one run of this command; the load average is printed beside each):
+Rows (every number is one run of this command; the load average is printed beside each, and
+the first and last lines time one core on a fixed Python loop, since a shared VM's host can slow
+every core by half with no load showing here):
 
 * ``ingest: ndjson`` / ``ingest: edn``: history files to op rows (:func:`oprows.read_rows`,
   what ``kraft audit`` runs first in its Spark tasks), on Spark ``local[N]``, files grouped into
@@ -12,8 +14,10 @@ Rows (every number is one run of this command; the load average is printed besid
   Corpus: Jepsen's Kafka workload in its micro-op form (``:send``/``:poll`` micro-ops, 4 keys,
   4 producers/consumers, a final poll), one history of ``--per-file`` ops per file, written
   once as NDJSON and as EDN (Clojure-printed op maps, one per line) under ``--dir``.
-  Under the NDJSON row, the same files through Spark's text reader and ``from_json`` (the ingest
-  of ``--engine dataframe``, and of every audit before issue 17), in the same run. ``task CPU``
+  Spark starts as ``kraft audit`` starts it for history files (a SparkContext on a light local
+  driver JVM, ``session.get_context``). Under the NDJSON row, the same files through Spark's
+  text reader and ``from_json`` (the ingest of ``--engine dataframe``, and of every audit before
+  issue 17), in the same run, on that same JVM. ``task CPU``
   is the CPU time the tasks spent reading, per op, and what it comes to on idle cores: on a
   shared machine that is the number that does not depend on the neighbours.
 * ``kraft audit DIR (N ops, ndjson)``: the command itself, end to end (Spark start included),
@@ -62,6 +66,17 @@ sys.path.insert(0, str(HERE.parent))
 
 def load() -> str:
     return "load " + "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def core_speed() -> str:
+    """Seconds of one core for 10M additions in a Python loop: how fast this machine's cores are
+    right now (a shared VM's host may slow them down without any load showing here). Compare
+    runs only where it is about the same."""
+    t = time.perf_counter()
+    x = 0
+    for i in range(10_000_000):
+        x += i
+    return f"core speed: 10M Python adds in {time.perf_counter() - t:.2f}s"
 
 
 # ------------------------------------------------------------------------------------- corpora
@@ -163,11 +178,11 @@ def row(name: str, ops: int, secs: float, extra: str = "") -> None:
     print(f"{name:<44} {ops:>12,} {secs:>9.2f} {ops / secs:>12,.0f}  {extra}", flush=True)
 
 
-def spark_ingest(spark, files: list[Path]) -> tuple[int, float, float]:
+def spark_ingest(sc, files: list[Path]) -> tuple[int, float, float]:
     """(ops, first seconds, second seconds) of reading ``files`` into op rows on Spark."""
     from spark_validation.audit import _units
 
-    units = _units(files, spark.sparkContext.defaultParallelism * 3)
+    units = _units(files, sc.defaultParallelism * 3)
 
     def read(it):
         from spark_validation.oprows import no_cyclic_gc, read_rows
@@ -185,7 +200,7 @@ def spark_ingest(spark, files: list[Path]) -> tuple[int, float, float]:
     n = cpu = 0
     for _ in range(2):
         t = time.perf_counter()
-        got = spark.sparkContext.parallelize(units, len(units)).mapPartitions(read).collect()
+        got = sc.parallelize(units, len(units)).mapPartitions(read).collect()
         times.append(time.perf_counter() - t)
         n, cpu = sum(x for x, _ in got), sum(c for _, c in got)
     return n, times[0], times[1], cpu
@@ -354,26 +369,28 @@ def main() -> None:
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     sizes = [int(x) for x in args.ops.split(",") if x]
-    print(f"start: {load()}, {os.cpu_count()} cpus, local[{args.cores}]")
+    print(f"start: {load()}, {os.cpu_count()} cpus, local[{args.cores}]; {core_speed()}")
     hdr = f"{'row':<44} {'ops':>12} {'seconds':>9} {'ops/s':>12}  notes"
     print(hdr)
     print("-" * (len(hdr) + 30))
     if "ingest" not in skip:
         nd = corpus(d, args.ingest_ops, args.per_file, "ndjson")
         ed = corpus(d, args.ingest_ops, args.per_file, "edn")
-        from spark_validation.session import get_session, stop_session
+        from spark_validation.session import get_context, get_session, stop_session
 
-        spark = get_session(f"local[{args.cores}]", app_name="kraft-bench-ingest")
+        # the Spark start `kraft audit` makes for history files: a context, a light driver JVM
+        master = f"local[{args.cores}]"
+        sc = get_context(master, app_name="kraft-bench-ingest", light_jvm=True)
         for name, root, fmt in (("ingest: ndjson (Jepsen Kafka micro-ops)", nd, "ndjson"),
                                 ("ingest: edn (Jepsen op maps)", ed, "edn")):
             files = sorted(root.glob(f"*.{fmt}"))
             mb = sum(f.stat().st_size for f in files) / 2**20
-            n, first, second, cpu = spark_ingest(spark, files)
+            n, first, second, cpu = spark_ingest(sc, files)
             row(name, n, second, f"{mb / second:.0f} MB/s; first run (workers starting) {first:.1f}s; "
                 f"task CPU {cpu * 1e6 / n:.2f} us/op = {n / cpu * args.cores:,.0f} ops/s on {args.cores} idle cores; "
                 f"{load()}")
             if fmt == "ndjson" and "before" not in skip:
-                n2, secs2 = spark_reader_ingest(spark, files)
+                n2, secs2 = spark_reader_ingest(get_session(master, light_jvm=True), files)
                 row("  the same, Spark's reader (as before)", n2, secs2, f"{second / secs2:.3f}x the time; {load()}")
         stop_session()
     if "e2e" not in skip:
@@ -401,7 +418,7 @@ def main() -> None:
             etcd_rows(Path(args.etcd), args.repeat)
         else:
             print("lin: etcd corpus: no --etcd directory (Porcupine's test_data/jepsen); rows skipped")
-    print(f"end: {load()}")
+    print(f"end: {load()}; {core_speed()}")
 
 
 if __name__ == "__main__":

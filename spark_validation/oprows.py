@@ -539,8 +539,13 @@ def _edn_to_json_quick(text: str) -> str | None:
     byte for byte, so a spelling it gets wrong sends the file to the per-line reader."""
     if "nil" in text:
         return None
+    head = text[:4096]
     for a, b in _OP_KEYS:
-        text = text.replace(a, b)
+        # a key spelled one way in the first lines is spelled so throughout a uniform file: a
+        # spelling absent there is not looked for (a file that has it further down is not
+        # uniform, and its unconverted line sends the file to the per-line reader)
+        if a in head:
+            text = text.replace(a, b)
     if ", " in text or "{:" in text or any(f"{{{d}" in text for d in "-0123456789"):
         parts = _MAP_KEY_TOK.split(text)
         parts[1::2] = map(_CONV.__getitem__, parts[1::2])

@@ -187,6 +187,25 @@ def test_edn_traps_each_read_as_the_history_reader_reads_them(tmp_path) -> None:
         _same(p)
 
 
+def test_edn_key_spellings_past_the_head_are_not_missed(tmp_path) -> None:
+    """The quick EDN rewrite looks for each op-key spelling only if the first 4 kB have it: a
+    line further down that spells a key otherwise (another order, so another lead) is read as
+    the history reader reads it, and the uniform path declines the file."""
+    from spark_validation.oprows import _edn_to_json_quick, _uniform
+
+    good = "{:index %d, :time 5, :type :ok, :process 0, :f :send, :value [[:send 1 [%d 7]]]}"
+    lines = [good % (i, i) for i in range(200)]
+    assert len("\n".join(lines)) > 4096
+    odd = "{:time 9, :index 200, :type :ok, :process 1, :f :poll, :value [[:poll {1 [[0 7]]}]]}"
+    text = "\n".join(lines + [odd, good % (201, 201)]) + "\n"
+    assert _uniform(_edn_to_json_quick(text), 1, 30) is None
+    p = tmp_path / "h.edn"
+    p.write_text(text)
+    _same(p)
+    rows = _read(p, True)[0]
+    assert len(rows) == 202 and rows[200]["process"] == "1" and rows[200]["index"] == 200
+
+
 def test_ndjson_traps(tmp_path) -> None:
     base = '{"type": "ok", "process": 0, "f": "w", "value": %s}'
     for v in ["1e16", "[1e16]", "[1.0e-7]", "18446744073709551616", "[18446744073709551616]", "[9223372036854775808]",
