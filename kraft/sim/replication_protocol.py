@@ -586,7 +586,9 @@ class ReplicationProtocol(Protocol):
 
     def nemesis(self, sim: Simulator, name: str) -> None:
         """One strike of a targeted fault (``nemeses``) at the partition leader of the committed
-        metadata, if it is a running broker; no leader: no strike."""
+        metadata, if it is a running broker; no leader: no strike. The reactive ones
+        (``isr-join-race``, ``isolate-on-isr-shrink``) only arm here: they strike in
+        :meth:`after`, at the next step of a leader that does what they wait for."""
         if name == "isr-join-race":
             self._race_armed = self._race_watch is None  # it strikes at the next expansion (after())
             return
