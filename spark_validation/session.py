@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,7 +54,6 @@ def cds_archive() -> str:
     classes from it instead of from the jars shortened a light local start from 2.4-2.6 s to
     1.7 s (2026-11-26, 2 cores). Absent or stale: Spark starts without it."""
     import hashlib
-    import sys
 
     import pyspark
 
@@ -67,9 +68,6 @@ def train_cds() -> str | None:
     run a small job of Python tasks (the classes an audit's start loads), stop; the JVM writes
     the archive as it exits. Returns its path, or None (and says why on stderr) if it could not
     be written; nothing depends on it."""
-    import subprocess
-    import sys
-
     problem = java_problem()
     path = cds_archive()
     if problem:
@@ -87,8 +85,6 @@ def train_cds() -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         print(f"kraft: no Spark class archive: {exc}", file=sys.stderr)
         return None
-    import time
-
     size = -1
     for _ in range(100):  # the JVM may still be writing it as the Python side returns
         now = os.path.getsize(tmp) if os.path.exists(tmp) else -1
@@ -226,8 +222,6 @@ def _quiet_log4j() -> str:
 
 
 def _python() -> str:
-    import sys
-
     return sys.executable
 
 
@@ -241,11 +235,17 @@ def stop_session() -> None:
     _SC, _SESSION, _MASTER = None, None, None
 
 
-if __name__ == "__main__":  # python -m spark_validation.session --train-cds (./kraft.sh, after installing)
-    import sys
-
-    if sys.argv[1:] != ["--train-cds"]:
-        raise SystemExit("usage: python -m spark_validation.session --train-cds")
+def _main(argv: list[str]) -> int:
+    """``python -m spark_validation.session --train-cds`` (./kraft.sh, after installing): 0 with
+    the archive written, 2 if not (train_cds said why) or on a usage error."""
+    if argv != ["--train-cds"]:
+        print("usage: python -m spark_validation.session --train-cds", file=sys.stderr)
+        return 2
     written = train_cds()
-    print(f"kraft: Spark class archive {written}" if written else "kraft: no Spark class archive (Spark starts without)",
-          file=sys.stderr)
+    if written:
+        print(f"kraft: Spark class archive {written}", file=sys.stderr)
+    return 0 if written else 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

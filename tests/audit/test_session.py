@@ -66,3 +66,12 @@ def test_training_writes_an_archive_a_later_start_loads(tmp_path: Path, monkeypa
             "session.stop_session()\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip().endswith("12"), out.stderr[-2000:]
+
+
+def test_the_training_command_keeps_the_exit_code_contract(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """Usage error: 2; no archive written (train_cds said why): 2; written: 0."""
+    assert session._main(["--bogus"]) == 2 and "usage" in capsys.readouterr().err
+    monkeypatch.setattr(session, "train_cds", lambda: None)
+    assert session._main(["--train-cds"]) == 2
+    monkeypatch.setattr(session, "train_cds", lambda: "/x/a.jsa")
+    assert session._main(["--train-cds"]) == 0 and "/x/a.jsa" in capsys.readouterr().err
