@@ -5,9 +5,11 @@
 #   ./kraft.sh test [ARGS]     the test suite (pytest ARGS)
 #   ./kraft.sh <cmd> ...       any other kraft subcommand (check, simulate, conform, audit, ...)
 #
-# The first run (and any run after pyproject.toml changes) creates .venv, installs the project and its
-# Python dependencies into it, and installs a Java runtime (>= 17, for TLC and Spark) if none is found;
-# `./kraft.sh test` also installs chromium if missing (the report's browser test).
+# The first run (and any run after pyproject.toml, setup.py or the C source change) creates .venv,
+# installs the project and its Python dependencies into it (building the compiled linearizability
+# search and row loops, spark_validation/_*.c; gcc and the Python headers are installed if missing), and
+# installs a Java runtime (>= 17, for TLC and Spark) if none is found; `./kraft.sh test` also installs
+# chromium if missing (the report's browser test).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -51,8 +53,21 @@ ensure_chromium() {  # for the report's browser test (tests/review/test_browser.
   fi
 }
 
+ensure_cc() {
+  # the compiled parts are optional (setup.py), so a failed install here only costs speed
+  local inc
+  inc=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)
+  if command -v cc >/dev/null 2>&1 && [ -f "$inc/Python.h" ]; then return; fi
+  say "no C compiler or Python headers; installing gcc and python3-dev with apt-get (for the compiled parts, spark_validation/_*.c)"
+  { as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends gcc libc6-dev python3-dev; } \
+    || say "gcc/python3-dev could not be installed: the linearizability checker will use its Python search"
+}
+
 ensure_venv() {
-  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ ! "$here/pyproject.toml" -nt "$stamp" ]; then return; fi
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ ! "$here/pyproject.toml" -nt "$stamp" ] \
+    && [ ! "$here/setup.py" -nt "$stamp" ] && [ ! "$here/spark_validation/_linkernel.c" -nt "$stamp" ] \
+    && [ ! "$here/spark_validation/_rowkernel.c" -nt "$stamp" ]; then return; fi
   if [ ! -x "$venv/bin/python" ]; then
     say "creating $venv"
     if ! "$python" -m venv --system-site-packages "$venv" 2>/dev/null; then
@@ -63,8 +78,12 @@ ensure_venv() {
       "$python" -m venv --system-site-packages "$venv"
     fi
   fi
+  ensure_cc
   say "installing kraft and its dependencies into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here"
+  # setup.py builds the compiled parts with the machine's C compiler; they are optional
+  "$venv/bin/python" -c 'import spark_validation._linkernel, spark_validation._rowkernel' 2>/dev/null \
+    || say "the compiled search and row loops were not built (no C compiler or Python headers?): the same code runs in Python, slower, with the same results"
   # Spark's local driver starts about 0.8 s sooner with its classes in a class-data-sharing archive
   # (spark_validation/session.py cds_archive); best effort: Spark runs without one
   "$venv/bin/python" -m spark_validation.session --train-cds || say "no Spark class archive (Spark starts without it)"

@@ -32,7 +32,9 @@ every core by half with no load showing here):
   committed), read from Jepsen's log lines into ops (cas-register, ``nil`` = absent as in
   Porcupine's etcd model, i.e. ``nil_reads="strict"``; a timed-out read is an ``info`` read), each
   history checked ``--repeat`` times and the best time kept: median and total over the corpus.
-  With ``KRAFT_PORCUPINE`` set, the same files are given to Porcupine in the same run and the
+  ``ours`` is what ``check_history`` runs: the compiled search (spark_validation/_linkernel.c)
+  where the install built it, and the row says which; a row above it times the Python search on
+  the same histories (what runs without a C compiler). With ``KRAFT_PORCUPINE`` set, the same files are given to Porcupine in the same run and the
   ratios (ours / Porcupine's) printed; otherwise "Porcupine not installed".
 
 ``KRAFT_PORCUPINE`` names a command (split like a shell would) that the bench runs as
@@ -264,12 +266,9 @@ def etcd_ops(path: Path) -> list:
     return ops
 
 
-def etcd_rows(etcd: Path, repeat: int) -> None:
+def _time_histories(hs: list, repeat: int) -> dict[str, tuple[float, object]]:
     from spark_validation.linearizability import check_history
 
-    files = sorted(etcd.glob("etcd_*.log"))
-    hs = [(f, etcd_ops(f)) for f in files]
-    hs = [(f, ops) for f, ops in hs if ops]  # etcd_095.log is empty (the cluster did not start)
     ours: dict[str, tuple[float, object]] = {}
     for f, ops in hs:
         best, verdict = float("inf"), None
@@ -279,11 +278,32 @@ def etcd_rows(etcd: Path, repeat: int) -> None:
             best = min(best, time.perf_counter() - t)
             verdict = r.valid
         ours[str(f)] = (best, verdict)
-    ts = sorted(t for t, _ in ours.values())
+    return ours
+
+
+def etcd_rows(etcd: Path, repeat: int) -> None:
+    from spark_validation import linearizability
+
+    files = sorted(etcd.glob("etcd_*.log"))
+    hs = [(f, etcd_ops(f)) for f in files]
+    hs = [(f, ops) for f, ops in hs if ops]  # etcd_095.log is empty (the cluster did not start)
     n_ops = sum(len(ops) for _, ops in hs)
+    kernel = linearizability.KERNEL
+    if kernel is not None:  # the Python search too, for reference (what runs without a C compiler)
+        linearizability.KERNEL = None
+        try:
+            py = _time_histories(hs, repeat)
+        finally:
+            linearizability.KERNEL = kernel
+        pts = sorted(t for t, _ in py.values())
+        print(f"{'lin: etcd corpus, ours, Python search (median)':<44} {len(hs):>12,} "
+              f"{statistics.median(pts) * 1e3:>8.3f}ms  {'':>12}  total {sum(pts):.3f} s")
+    ours = _time_histories(hs, repeat)
+    ts = sorted(t for t, _ in ours.values())
     med, total = statistics.median(ts), sum(ts)
+    search = "compiled search" if kernel is not None else "Python search (the compiled one is not built)"
     print(f"{'lin: etcd corpus, ours (median history)':<44} {len(hs):>12,} {med * 1e3:>8.3f}ms  "
-          f"{'':>12}  {load()}")
+          f"{'':>12}  {search}; {load()}")
     row("lin: etcd corpus, ours (total)", n_ops, total,
         f"valid {sum(v is True for _, v in ours.values())}/{len(hs)}, max {ts[-1] * 1e3:.1f} ms; {load()}")
     cmd = os.environ.get("KRAFT_PORCUPINE")

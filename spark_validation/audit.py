@@ -276,7 +276,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     ``"kernel"`` with the numpy kernel (:mod:`kafka_arrow`, the Spark workers); a test holds the
     two to the same anomalies and evidence."""
     from spark_validation.linearizability import check_history
-    from spark_validation.oprows import cycle_table, kernel_columns, kernel_table, structure_problem
+    from spark_validation.oprows import cycle_table, kernel_table, structure_problem
     from spark_validation.records import rows_to_ops
 
     secs = secs if secs is not None else {}
@@ -300,12 +300,11 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
         if kafka == "kernel":
             from spark_validation import kafka_arrow
 
-            cols = kernel_columns(rows)
             try:
-                kt = kernel_table(cols)
+                kt = kernel_table(rows)
                 kafka_anoms = kafka_ref.sort_anomalies(kafka_arrow.check_table(kt))
                 # Elle's cycle search over the same rows: the elle kernel (elle.check_table)
-                cycles = elle.check_table(cycle_table(cols, kt), cycle_opts)
+                cycles = elle.check_table(cycle_table(rows, kt), cycle_opts)
             except (OverflowError, ValueError, TypeError):  # e.g. an offset beyond 64 bits: the reference decides
                 dicts = rows.dicts()
                 kafka_anoms = kafka_ref.check_rows(dicts)

@@ -328,16 +328,23 @@ def pair_ops(ops: Sequence[Op]) -> tuple[list[Operation], list[StructureError]]:
                 )
             completions[j] = (pos, op)
     result = []
-    new, put = object.__new__, object.__setattr__  # Operation without attrs' __init__ (hot path)
     for j, (pos, inv) in enumerate(invokes):
         c = completions.get(j)
-        o = new(Operation)
-        put(o, "invoke", inv)
-        put(o, "complete", c[1] if c else None)
-        put(o, "invoke_pos", pos)
-        put(o, "complete_pos", c[0] if c else None)
-        result.append(o)
+        result.append(make_operation(inv, c[1], pos, c[0]) if c else make_operation(inv, None, pos, None))
     return result, errors
+
+
+_new, _put = object.__new__, object.__setattr__
+
+
+def make_operation(invoke: Op, complete: Op | None, invoke_pos: int, complete_pos: int | None) -> Operation:
+    """``Operation(...)`` without attrs' ``__init__`` (the hot path of :func:`pair_ops`)."""
+    o = _new(Operation)
+    _put(o, "invoke", invoke)
+    _put(o, "complete", complete)
+    _put(o, "invoke_pos", invoke_pos)
+    _put(o, "complete_pos", complete_pos)
+    return o
 
 
 # --------------------------------------------------------------------------------------------

@@ -34,13 +34,38 @@ come next, whether the model accepted it from that state (``candidates``).
 
 from __future__ import annotations
 
+import os
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import attrs
 
-from spark_validation.history import NEMESIS, History, Op, Operation, pair_ops, to_jsonable
-from spark_validation.models import NIL_READS, UNKNOWN, Call, Model, ModelError, freeze, get_model, with_nil_reads
+from spark_validation.history import NEMESIS, History, Op, Operation, make_operation, pair_ops, to_jsonable
+from spark_validation.models import (
+    CAS,
+    NIL_READS,
+    READ,
+    UNKNOWN,
+    WRITE,
+    Call,
+    CasRegisterModel,
+    Model,
+    ModelError,
+    RegisterModel,
+    describe_io,
+    freeze,
+    get_model,
+    make_call,
+    with_nil_reads,
+)
+
+try:  # the compiled search for register histories (setup.py builds it; optional)
+    from spark_validation import _linkernel as _compiled
+except ImportError:  # not built: the Python search decides every history
+    _compiled = None
+KERNEL: Any = None if os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no") else _compiled
+"""The compiled search in use (``None``: the Python search decides everything).
+``KRAFT_COMPILED=off`` does without every compiled part."""
 
 __all__ = ["LinResult", "check_history", "check_calls", "default_nil_reads", "DEFAULT_MAX_CACHE", "CACHE_BYTES"]
 
@@ -90,9 +115,8 @@ class LinResult:
 _PLAIN = frozenset((int, str, bool, type(None)))
 
 
-def _op_json(operation: Operation) -> dict[str, Any]:
-    inv = operation.invoke
-    c = operation.complete
+def _op_json(inv: Op, c: Op | None) -> dict[str, Any]:
+    """An operation (invocation ``inv``, completion ``c`` or None) as evidence lists it."""
     v = inv.value
     d: dict[str, Any] = {
         "index": inv.index,
@@ -112,8 +136,19 @@ def _op_json(operation: Operation) -> dict[str, Any]:
 
 
 def _call_json(model: Model, call: Call) -> dict[str, Any]:
-    d = _op_json(call.operation)
+    d = _op_json(call.operation.invoke, call.operation.complete)
     d["call"] = model.describe_call(call)
+    return d
+
+
+def _register_call_json(inv: Op, c: Op | None) -> dict[str, Any]:
+    """:func:`_call_json` of the register call an operation makes (``RegisterModel.calls``),
+    straight from its ops: the compiled search's evidence, without Call objects."""
+    d = _op_json(inv, c)
+    if inv.f == READ:
+        d["call"] = describe_io(READ, None, c.value)  # type: ignore[union-attr]
+    else:
+        d["call"] = describe_io(inv.f, inv.value, None if c is not None and c.type == "ok" else UNKNOWN)
     return d
 
 
@@ -420,37 +455,58 @@ def _evidence(
         nodes.append(top[0])
         top = top[-1]
     nodes.reverse()
-    done = {events[node][2] for node in nodes}
-    prefix = [calls[events[node][2]] for node in nodes]
+    prefix = [events[node][2] for node in nodes]
+    done = set(prefix)
     limit = len(events) if stuck >= len(events) else stuck
+    candidates = [cid for pos, kind, cid in events[:limit] if kind == 0 and cid not in done]
+    stuck_cid = events[stuck][2] if stuck < len(events) else -1
+    return _build_evidence(
+        model, calls.__getitem__, lambda cid: _call_json(model, calls[cid]), prefix, state, stuck_cid, candidates, stuck_states
+    )
+
+
+def _build_evidence(
+    model: Model,
+    call_of: Callable[[int], Call],
+    call_json: Callable[[int], dict[str, Any]],
+    prefix_ids: list[int],
+    state: Any,
+    stuck_id: int,
+    candidate_ids: list[int],
+    stuck_states: list[Any],
+) -> dict[str, Any]:
+    """The evidence of a failed search (module doc): the deepest linearized prefix (call ids, in
+    order), the model state after it, the call whose return the search could not pass (-1: the
+    end of the history), the calls that could have come next, and the distinct stuck states.
+    ``call_of`` gives a call by id, ``call_json`` its :func:`_call_json`."""
     candidates = []
-    for node in range(limit):
-        pos, kind, cid = events[node]
-        if kind == 0 and cid not in done:
-            ok, new_state = model.step(state, calls[cid].input, calls[cid].output)
-            d = _call_json(model, calls[cid])
-            d["accepted"] = ok
-            if ok:
-                d["state_after"] = model.describe(new_state)
-            candidates.append(d)
+    for cid in candidate_ids:
+        call = call_of(cid)
+        ok, new_state = model.step(state, call.input, call.output)
+        d = call_json(cid)
+        d["accepted"] = ok
+        if ok:
+            d["state_after"] = model.describe(new_state)
+        candidates.append(d)
+    n = len(prefix_ids)
     evidence: dict[str, Any] = {
-        "prefix_length": len(prefix),
-        "linearized_prefix": [_call_json(model, c) for c in prefix[-_PREFIX_CAP:]],
+        "prefix_length": n,
+        "linearized_prefix": [call_json(c) for c in prefix_ids[-_PREFIX_CAP:]],
         "state": model.describe(state),
         "state_value": model.state_json(state),
         "states": [model.describe(s) for s in stuck_states],
         "candidates": candidates,
     }
-    if stuck < len(events):
-        evidence["stuck_op"] = _call_json(model, calls[events[stuck][2]])
+    if stuck_id >= 0:
+        stuck_op = evidence["stuck_op"] = call_json(stuck_id)
         evidence["explanation"] = (
-            f"after the {len(prefix)} ops of linearized_prefix the model is in {model.describe(state)}; "
-            f"op index {calls[events[stuck][2]].operation.invoke.index} must take effect before it "
+            f"after the {n} ops of linearized_prefix the model is in {model.describe(state)}; "
+            f"op index {stuck_op['index']} must take effect before it "
             f"returned, but no order of the ops that could come next lets it"
         )
     else:
         evidence["explanation"] = (
-            f"after the {len(prefix)} ops of linearized_prefix the model is in {model.describe(state)}; "
+            f"after the {n} ops of linearized_prefix the model is in {model.describe(state)}; "
             f"the remaining ops with observed outcomes cannot be linearized in any order"
         )
     return evidence
@@ -471,19 +527,78 @@ def _impossible_evidence(model: Model, impossible: list[tuple[Call, str]]) -> di
     }
 
 
-def _to_operations(history_or_ops: Any) -> tuple[list[Operation], list, int, int, str | None, Any]:
-    """(operations, structure errors, op count, nemesis ops, model name, initial) from the input."""
-    if isinstance(history_or_ops, History):
-        ops = history_or_ops.ops
-        model_name, initial = history_or_ops.model, history_or_ops.initial
-    else:
-        ops = list(history_or_ops)
-        model_name, initial = None, None
+def _to_operations(ops: Sequence[Any]) -> tuple[list[Operation], list, int, int]:
+    """(operations, structure errors, op count, nemesis ops) of a history's ops."""
     if ops and isinstance(ops[0], Operation):
-        return list(ops), [], len(ops), 0, model_name, initial  # already paired
+        return list(ops), [], len(ops), 0  # already paired
     operations, errors = pair_ops(ops)
     nemesis = sum(1 for op in ops if type(op.process) is not int and op.process == NEMESIS)
-    return operations, errors, len(ops), nemesis, model_name, initial
+    return operations, errors, len(ops), nemesis
+
+
+def _kernel_check(
+    ops: Sequence[Any], m: Model, initial: Any, deadline: float | None, max_cache: int, info: dict[str, Any]
+) -> tuple[Any, list] | None:
+    """(verdict, anomalies) of a register history by the compiled search (spark_validation/
+    _linkernel.c), filling ``info`` as the Python path does; ``None`` when the kernel is not built,
+    is switched off (``KRAFT_COMPILED=off``), or declines the history (a structure error, a
+    value that is not None/int/str, a key with too many calls): the Python path then decides it."""
+    if KERNEL is None or type(m) not in (RegisterModel, CasRegisterModel) or (ops and type(ops[0]) is not Op):
+        return None
+    r = KERNEL.check_register_ops(
+        ops, type(m) is CasRegisterModel, m.nil_reads == "knossos", initial,
+        -1.0 if deadline is None else deadline, max_cache, CACHE_BYTES,
+    )
+    if r is None:
+        return None
+    (nemesis, failed, n_calls, n_parts, unchecked, inv_pos, comp_pos), parts = r
+    info["nemesis_ops"] = nemesis
+    info["failed_ops_dropped"] = failed
+    info["calls"] = n_calls
+    info["partitions"] = n_parts
+
+    def call_of(cid: int) -> Call:
+        ip, cp = inv_pos[cid], comp_pos[cid]
+        inv = ops[ip]
+        c = ops[cp] if cp >= 0 else None
+        operation = make_operation(inv, c, ip, cp if cp >= 0 else None)
+        f = inv.f
+        if f == READ:
+            return make_call(inv.key, (READ, None), c.value, operation)  # type: ignore[union-attr]
+        out = None if c is not None and c.type == "ok" else UNKNOWN
+        return make_call(inv.key, (WRITE if f == WRITE else CAS, inv.value), out, operation)
+
+    def call_json(cid: int) -> dict[str, Any]:
+        cp = comp_pos[cid]
+        return _register_call_json(ops[inv_pos[cid]], ops[cp] if cp >= 0 else None)
+
+    anomalies: list[dict[str, Any]] = []
+    unknown: list[dict[str, Any]] = []
+    explored = 0
+    for key, verdict, steps, _cache, n_part, payload in parts:
+        if verdict == 3:  # impossible reads: no search
+            impossible = [(c, m.impossible_reason(c)) for c in map(call_of, payload)]
+            anomalies.append(
+                {"kind": "nonlinearizable", "key": to_jsonable(key), "evidence": _impossible_evidence(m, impossible)}
+            )
+            continue
+        explored += steps
+        if verdict == 0:
+            evidence = _build_evidence(m, call_of, call_json, *payload)
+            anomalies.append({"kind": "nonlinearizable", "key": to_jsonable(key), "evidence": evidence})
+        elif verdict == 2:
+            reason, best_prefix = payload
+            unknown.append(
+                {"key": to_jsonable(key), "reason": reason, "calls": n_part, "best_prefix": best_prefix, "explored": steps}
+            )
+    if unchecked:
+        info["unchecked_partitions"] = unchecked
+    info["explored"] = explored
+    if unknown:
+        info["unknown_partitions"] = unknown
+    if anomalies:
+        return False, anomalies
+    return ("unknown", []) if unknown else (True, [])
 
 
 def check_history(
@@ -509,13 +624,20 @@ def check_history(
     """
     t0 = time.perf_counter()
     deadline = t0 + budget_seconds if budget_seconds is not None else None
-    operations, errors, n_ops, nemesis, h_model, h_initial = _to_operations(history_or_ops)
-    info: dict[str, Any] = {"nemesis_ops": nemesis}
+    if isinstance(history_or_ops, History):
+        raw: Sequence[Any] = history_or_ops.ops
+        h_model, h_initial = history_or_ops.model, history_or_ops.initial
+    else:
+        raw = history_or_ops if isinstance(history_or_ops, list) else list(history_or_ops)
+        h_model = h_initial = None
+    info: dict[str, Any] = {"nemesis_ops": 0}
     if isinstance(history_or_ops, History):
         info["history"] = history_or_ops.id
         if history_or_ops.malformed:
             info["malformed_lines"] = len(history_or_ops.malformed)
             info["scope"] = "verdict covers the readable ops only"
+
+    n_ops = len(raw)
 
     def done(valid: Any, anomalies: list | None = None) -> LinResult:
         return LinResult(valid, n_ops, time.perf_counter() - t0, anomalies or [], info)
@@ -540,12 +662,16 @@ def check_history(
     info["model"] = m.name
     if hasattr(m, "nil_reads"):
         info["nil_reads"] = mode
+    if initial is None:
+        initial = h_initial
+    fast = _kernel_check(raw, m, initial, deadline, max_cache, info)
+    if fast is not None:
+        return done(*fast)
+    operations, errors, n_ops, info["nemesis_ops"] = _to_operations(raw)
     if errors:
         info["error"] = "malformed history: operations do not pair up"
         info["structure_errors"] = [e.to_dict() for e in errors]
         return done("unknown")
-    if initial is None:
-        initial = h_initial
     live = [o for o in operations if o.complete is None or o.complete.type != "fail"]
     info["failed_ops_dropped"] = len(operations) - len(live)
     try:

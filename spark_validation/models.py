@@ -213,16 +213,22 @@ class Model:
 
     def describe_call(self, call: Call) -> str:
         f, arg = call.input
-        if call.output is UNKNOWN:
-            out = "? (outcome unknown)"
-        elif call.output is None and arg is not None:
-            out = "ok"
-        else:
-            out = repr(call.output)
-        return f"{f}({'' if arg is None else repr(arg)}) -> {out}"
+        return describe_io(f, arg, call.output)
 
     def state_json(self, state: Any) -> Any:
         return to_jsonable(state)
+
+
+def describe_io(f: Any, arg: Any, output: Any) -> str:
+    """``f(arg) -> output`` for people: ``ok`` for an acknowledged write, ``?`` for an unknown
+    outcome (:meth:`Model.describe_call` of a call with input ``(f, arg)``)."""
+    if output is UNKNOWN:
+        out = "? (outcome unknown)"
+    elif output is None and arg is not None:
+        out = "ok"
+    else:
+        out = repr(output)
+    return f"{f}({'' if arg is None else repr(arg)}) -> {out}"
 
 
 def _output(operation: Operation) -> Any:
@@ -321,11 +327,11 @@ class RegisterModel(Model):
                 written.add(arg)
             elif f == CAS:
                 written.add(arg[1])
-        return [
-            (c, f"the value {c.output!r}, which no write or cas ever wrote")
-            for c in calls
-            if c.input[0] == READ and c.output not in written
-        ]
+        return [(c, self.impossible_reason(c)) for c in calls if c.input[0] == READ and c.output not in written]
+
+    @staticmethod
+    def impossible_reason(call: Call) -> str:
+        return f"the value {call.output!r}, which no write or cas ever wrote"
 
     def step(self, state: Any, op_input: tuple, op_output: Any) -> tuple[bool, Any]:
         f, arg = op_input

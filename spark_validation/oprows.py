@@ -41,6 +41,7 @@ the per-history facts the audit's result needs.
 from __future__ import annotations
 
 import gc
+import os
 import re
 from contextlib import contextmanager
 from itertools import repeat
@@ -221,6 +222,14 @@ def _scalar_text(v: Any) -> Any:
 
 _SLOW: Any = object()
 _UNPARSED: Any = object()
+
+try:  # compiled per-op loops (setup.py builds them; optional)
+    from spark_validation import _rowkernel as _compiled_rows
+except ImportError:  # not built: the Python loops run
+    _compiled_rows = None
+ROW_KERNEL: Any = None if os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no") else _compiled_rows
+"""The compiled loops of :func:`kernel_columns` and :func:`structure_problem` in use (``None``: the
+Python loops). ``KRAFT_COMPILED=off`` does without every compiled part."""
 
 
 def _fast_op(o: Any, position: int) -> tuple | None:
@@ -738,9 +747,21 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
     """The Kafka kernel rows of ``rows`` (:data:`kafka_arrow.ROW_COLUMNS`), in the order
     :func:`kafka_arrow.input_table` builds them, with ``kafka_ref.micro_ops``'s rules. Per
     micro-op only what differs within an op is collected; ``seq``/``op``/``process``/``type``
-    come from the op row (``row``: its position in ``rows``)."""
+    come from the op row (``row``: its position in ``rows``). The loop runs compiled
+    (spark_validation/_rowkernel.c) where the install built it, with the same rows."""
     from spark_validation.kafka_ref import POS_STRIDE
 
+    if ROW_KERNEL is not None:
+        n = len(rows.line)
+        parsed = rows.parsed if len(rows.parsed) == n else None
+        ri, mop, key, off, val, pos = ROW_KERNEL.kernel_columns(
+            rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
+        return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val,
+                "pos": pos, "rows": rows}
+    return _kernel_columns_py(rows, POS_STRIDE)
+
+
+def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
     ri: list[int] = []
     mop: list[str] = []
     key: list = []
@@ -839,6 +860,8 @@ def kernel_table(rows: Rows | dict):
 
     from spark_validation.kafka_arrow import row_schema
 
+    if isinstance(rows, Rows) and ROW_KERNEL is not None:
+        return _kernel_table_compiled(rows)
     c = kernel_columns(rows) if isinstance(rows, Rows) else rows
     r = c["rows"]
     n = len(c["row"])
@@ -851,18 +874,61 @@ def kernel_table(rows: Rows | dict):
         pa.array(c["pos"], i64)], schema=row_schema())
 
 
-def cycle_table(c: dict, kt=None):
+def _kernel_table_compiled(rows: Rows):
+    """:func:`kernel_table` from the compiled loop's Arrow buffers (``_rowkernel.kernel_arrays``):
+    the same table, without a Python object per value."""
+    import numpy as np
+    import pyarrow as pa
+
+    from spark_validation.kafka_arrow import row_schema
+    from spark_validation.kafka_ref import POS_STRIDE
+
+    parsed = rows.parsed if len(rows.parsed) == len(rows.line) else None
+    n, ri, mop, key, off, val, pos = ROW_KERNEL.kernel_arrays(
+        rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
+    buf = pa.py_buffer
+
+    def strings(v: tuple, offsets: bytes, data: bytes):
+        (bitmap, nulls) = v
+        return pa.Array.from_buffers(pa.string(), n, [bitmap and buf(bitmap), buf(offsets), buf(data)], null_count=nulls)
+
+    def ints(v: tuple, data: bytes):
+        (bitmap, nulls) = v
+        return pa.Array.from_buffers(pa.int64(), n, [bitmap and buf(bitmap), buf(data)], null_count=nulls)
+
+    take = pa.array(np.frombuffer(ri, np.int64), pa.int64())
+    mops = _MOP_NAMES().take(pa.Array.from_buffers(pa.uint8(), n, [None, buf(mop)]))
+    return pa.Table.from_arrays([
+        _const(rows.history, n, pa.string()),
+        rows.col("line").take(take), rows.col("index").take(take), rows.col("process").take(take),
+        rows.col("type").take(take), mops, strings(*key), ints(*off), strings(*val),
+        pa.Array.from_buffers(pa.int64(), n, [None, buf(pos)])], schema=row_schema())
+
+
+def _MOP_NAMES():
+    import pyarrow as pa
+
+    return pa.array(["send", "poll", "assign"], pa.string())  # the codes of _rowkernel.kernel_arrays
+
+
+def cycle_table(c: dict | Rows, kt=None):
     """The cycle rows of :mod:`elle` (``elle.ROW_COLUMNS``, what ``elle.input_table`` builds with
     one row per op): one ``op`` row (``pos`` -1) per send/poll/txn op row, invocations included,
-    and the send/poll micro-ops of :func:`kernel_columns` (the assign rows left out)."""
+    and the send/poll micro-ops of :func:`kernel_columns` (the assign rows left out). ``c`` is
+    :func:`kernel_columns`'s result, or the rows themselves."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(c, Rows):
+        c = {"rows": c, "history": c.history}
     rows = c["rows"]
     kt = kernel_table(c) if kt is None else kt
     kt = kt.filter(pc.not_equal(kt.column("mop"), "assign"))
-    idx = np.fromiter((n for n, f in enumerate(rows.f) if f in _KAFKA_FS), dtype=np.int64)
+    if ROW_KERNEL is not None:
+        idx = np.frombuffer(ROW_KERNEL.rows_with_f(rows.f, _KAFKA_FS), dtype=np.int64)
+    else:
+        idx = np.fromiter((n for n, f in enumerate(rows.f) if f in _KAFKA_FS), dtype=np.int64)
     take = pa.array(idx, pa.int64())
     m, i64, st = len(idx), pa.int64(), pa.string()
     ops = pa.Table.from_arrays([
@@ -875,7 +941,14 @@ def cycle_table(c: dict, kt=None):
 
 def structure_problem(rows: Rows) -> tuple[int, str] | None:
     """The first pairing error of :func:`history.pair_ops` over these rows (in line order) as
-    ``(position, reason)``, or None: the same words, computed without building ops."""
+    ``(position, reason)``, or None: the same words, computed without building ops. Where the
+    compiled loop is built it says whether there is one; the words then come from the Python loop."""
+    if ROW_KERNEL is not None and ROW_KERNEL.structure_problem(rows.process, rows.type, rows.f, to_int) < 0:
+        return None
+    return _structure_problem_py(rows)
+
+
+def _structure_problem_py(rows: Rows) -> tuple[int, str] | None:
     open_: dict[Any, int] = {}
     inv_index: list[int] = []
     inv_f: list[Any] = []

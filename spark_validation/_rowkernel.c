@@ -1,0 +1,488 @@
+/*
+ * Two per-op loops of spark_validation/oprows.py, compiled: kernel_columns (the Kafka kernel rows
+ * of a history's op rows: one row per send/poll micro-op and per assigned key) and
+ * structure_problem (the first pairing error, or none). Built by the project's install (setup.py,
+ * optional: without it the Python loops run).
+ *
+ * Both follow the Python functions line for line. Every conversion the Python code makes with a
+ * helper for an uncommon type (a value that is neither str nor int, an offset that is not an int,
+ * a value not decoded yet) calls that same Python helper, passed in by the caller, so the rows are
+ * the same objects (tests/audit_core/test_rowkernel.py compares both on the bench's corpus and on
+ * random values).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static PyObject *s_invoke, *s_ok, *s_fail, *s_info, *s_send, *s_poll, *s_txn, *s_assign, *s_subscribe,
+    *s_nemesis;
+
+static int eq(PyObject *o, PyObject *interned) {
+    if (o == interned) return 1;
+    if (!PyUnicode_Check(o)) return 0;
+    return PyUnicode_Compare(o, interned) == 0;
+}
+
+/* a growable byte buffer */
+typedef struct { char *p; size_t len, cap; } Buf;
+
+static int buf_put(Buf *b, const void *x, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t nc = b->cap ? b->cap : 4096;
+        while (nc < b->len + n) nc *= 2;
+        char *np_ = PyMem_Realloc(b->p, nc);
+        if (!np_) { PyErr_NoMemory(); return -1; }
+        b->p = np_;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->len, x, n);
+    b->len += n;
+    return 0;
+}
+
+/* an Arrow column being built: values (int64s, or UTF-8 bytes with int32 offsets), one validity
+   byte per row (packed into a bitmap at the end) */
+typedef struct { Buf data, offsets, valid; Py_ssize_t nulls; } Col;
+
+static int col_str(Col *c, PyObject *s) {
+    int32_t end;
+    uint8_t ok = s != Py_None;
+    if (ok) {
+        Py_ssize_t n;
+        const char *u = PyUnicode_AsUTF8AndSize(s, &n); /* a lone surrogate: UnicodeEncodeError */
+        if (!u || buf_put(&c->data, u, (size_t)n) < 0) return -1;
+        if (c->data.len > INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "string column over 2 GB"); return -1; }
+    } else {
+        c->nulls++;
+    }
+    end = (int32_t)c->data.len;
+    if (c->offsets.len == 0) { int32_t z = 0; if (buf_put(&c->offsets, &z, 4) < 0) return -1; }
+    return buf_put(&c->offsets, &end, 4) < 0 || buf_put(&c->valid, &ok, 1) < 0 ? -1 : 0;
+}
+
+static int col_int(Col *c, PyObject *x) {
+    long long v = 0;
+    uint8_t ok = x != Py_None;
+    if (ok) {
+        v = PyLong_AsLongLong(x); /* beyond 64 bits: OverflowError, as pyarrow raises */
+        if (v == -1 && PyErr_Occurred()) return -1;
+    } else {
+        c->nulls++;
+    }
+    return buf_put(&c->data, &v, 8) < 0 || buf_put(&c->valid, &ok, 1) < 0 ? -1 : 0;
+}
+
+static void col_free(Col *c) {
+    PyMem_Free(c->data.p); PyMem_Free(c->offsets.p); PyMem_Free(c->valid.p);
+}
+
+typedef struct {
+    PyObject *fp, *tt, *ti, *unparsed;
+    long long stride;
+    int arrays; /* 0: Python lists below; 1: Arrow buffers */
+    PyObject *ri, *mop, *key, *off, *val, *pos;
+    Buf a_ri, a_mop, a_pos;
+    Col a_key, a_off, a_val;
+} Ctx;
+
+/* _tt: str as is, int as str(), anything else through the Python helper (new reference) */
+static PyObject *text_of(Ctx *c, PyObject *x) {
+    if (PyUnicode_CheckExact(x)) { Py_INCREF(x); return x; }
+    if (PyLong_CheckExact(x)) return PyObject_Str(x);
+    return PyObject_CallOneArg(c->tt, x);
+}
+
+/* _ti / to_int: an int as is, anything else through the Python helper (new reference) */
+static PyObject *int_of(Ctx *c, PyObject *x) {
+    if (PyLong_CheckExact(x)) { Py_INCREF(x); return x; }
+    return PyObject_CallOneArg(c->ti, x);
+}
+
+/* append one kernel row; steals key, off and val */
+static int emit(Ctx *c, Py_ssize_t n, PyObject *mop, PyObject *key, PyObject *off, PyObject *val, long long pos) {
+    int rc = -1;
+    if (c->arrays) {
+        long long ln = (long long)n;
+        uint8_t code = mop == s_send ? 0 : mop == s_poll ? 1 : 2;
+        if (buf_put(&c->a_ri, &ln, 8) == 0 && buf_put(&c->a_mop, &code, 1) == 0 && col_str(&c->a_key, key) == 0 &&
+            col_int(&c->a_off, off) == 0 && col_str(&c->a_val, val) == 0 && buf_put(&c->a_pos, &pos, 8) == 0)
+            rc = 0;
+        Py_DECREF(key); Py_DECREF(off); Py_DECREF(val);
+        return rc;
+    }
+    PyObject *pn = PyLong_FromSsize_t(n), *pp = PyLong_FromLongLong(pos);
+    if (pn && pp && PyList_Append(c->ri, pn) == 0 && PyList_Append(c->mop, mop) == 0 &&
+        PyList_Append(c->key, key) == 0 && PyList_Append(c->off, off) == 0 &&
+        PyList_Append(c->val, val) == 0 && PyList_Append(c->pos, pp) == 0)
+        rc = 0;
+    Py_XDECREF(pn); Py_XDECREF(pp);
+    Py_DECREF(key); Py_DECREF(off); Py_DECREF(val);
+    return rc;
+}
+
+/* the value of a row: its decoded form if the reader kept one, else fast_parse_text (new ref) */
+static PyObject *parse(Ctx *c, PyObject *v, PyObject *pv) {
+    if (pv != c->unparsed) { Py_INCREF(pv); return pv; }
+    return PyObject_CallOneArg(c->fp, v);
+}
+
+static int micro_ops(Ctx *c, Py_ssize_t n, PyObject *mops) {
+    Py_ssize_t nm = PyList_GET_SIZE(mops);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(mops) && i < nm; i++) {
+        PyObject *m = PyList_GET_ITEM(mops, i);
+        if (!PyList_CheckExact(m) || PyList_GET_SIZE(m) == 0) continue;
+        Py_INCREF(m);
+        PyObject *name = text_of(c, PyList_GET_ITEM(m, 0));
+        if (!name) { Py_DECREF(m); return -1; }
+        int rc = 0;
+        Py_ssize_t lm = PyList_GET_SIZE(m);
+        if (eq(name, s_send) && lm >= 3) {
+            PyObject *kk = PyList_GET_ITEM(m, 1), *x = PyList_GET_ITEM(m, 2), *o, *vv;
+            kk = (kk == Py_None) ? (Py_INCREF(Py_None), Py_None) : text_of(c, kk);
+            if (!kk) { rc = -1; goto next; }
+            if (PyList_CheckExact(x) && PyList_GET_SIZE(x) == 2) {
+                o = int_of(c, PyList_GET_ITEM(x, 0));
+                vv = PyList_GET_ITEM(x, 1);
+            } else {
+                o = Py_None; Py_INCREF(o);
+                vv = x;
+            }
+            if (!o) { Py_DECREF(kk); rc = -1; goto next; }
+            vv = (vv == Py_None) ? (Py_INCREF(Py_None), Py_None) : text_of(c, vv);
+            if (!vv) { Py_DECREF(kk); Py_DECREF(o); rc = -1; goto next; }
+            if (kk != Py_None && vv != Py_None) {
+                rc = emit(c, n, s_send, kk, o, vv, (long long)i * c->stride);
+            } else {
+                Py_DECREF(kk); Py_DECREF(o); Py_DECREF(vv);
+            }
+        } else if (eq(name, s_poll) && lm >= 2 && PyDict_CheckExact(PyList_GET_ITEM(m, 1))) {
+            PyObject *d = PyList_GET_ITEM(m, 1), *kk, *pairs;
+            Py_ssize_t it = 0;
+            long long base = (long long)i * c->stride;
+            Py_INCREF(d);
+            while (rc == 0 && PyDict_Next(d, &it, &kk, &pairs)) {
+                if (!PyList_CheckExact(pairs)) continue;
+                Py_INCREF(pairs);
+                PyObject *k2;
+                if (PyUnicode_CheckExact(kk)) { k2 = kk; Py_INCREF(k2); }
+                else {
+                    k2 = PyObject_CallOneArg(c->tt, kk);
+                    if (!k2) { Py_DECREF(pairs); rc = -1; break; }
+                    if (k2 == Py_None) { Py_DECREF(k2); Py_DECREF(pairs); continue; }
+                }
+                for (Py_ssize_t j = 0; j < PyList_GET_SIZE(pairs); j++) {
+                    PyObject *pair = PyList_GET_ITEM(pairs, j);
+                    if (!PyList_CheckExact(pair) || PyList_GET_SIZE(pair) < 2) continue;
+                    Py_INCREF(pair);
+                    PyObject *vv = PyList_GET_ITEM(pair, 1);
+                    vv = (vv == Py_None) ? (Py_INCREF(Py_None), Py_None) : text_of(c, vv);
+                    if (!vv) { Py_DECREF(pair); rc = -1; break; }
+                    if (vv != Py_None) {
+                        PyObject *o = int_of(c, PyList_GET_ITEM(pair, 0));
+                        if (!o) { Py_DECREF(vv); Py_DECREF(pair); rc = -1; break; }
+                        Py_INCREF(k2);
+                        rc = emit(c, n, s_poll, k2, o, vv, base + j);
+                    } else {
+                        Py_DECREF(vv);
+                    }
+                    Py_DECREF(pair);
+                    if (rc) break;
+                }
+                Py_DECREF(k2);
+                Py_DECREF(pairs);
+            }
+            Py_DECREF(d);
+        }
+    next:
+        Py_DECREF(name);
+        Py_DECREF(m);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+static int one_row(Ctx *c, Py_ssize_t n, PyObject *t, PyObject *f, PyObject *k, PyObject *v, PyObject *pv) {
+    if (!(eq(t, s_ok) || eq(t, s_fail) || eq(t, s_info))) return 0; /* invocations, odd types */
+    int is_send = eq(f, s_send), is_poll = !is_send && eq(f, s_poll);
+    if (is_send || is_poll || eq(f, s_txn)) {
+        if (k != Py_None && (is_send || is_poll)) {
+            if (is_send) {
+                if (v == Py_None) return 0;
+                PyObject *x = parse(c, v, pv), *o, *vv;
+                if (!x) return -1;
+                if (PyList_CheckExact(x) && PyList_GET_SIZE(x) == 2) {
+                    o = int_of(c, PyList_GET_ITEM(x, 0));
+                    vv = o ? text_of(c, PyList_GET_ITEM(x, 1)) : NULL;
+                } else {
+                    o = Py_None; Py_INCREF(o);
+                    vv = (x == Py_None) ? (Py_INCREF(Py_None), Py_None) : text_of(c, x);
+                }
+                Py_DECREF(x);
+                if (!o || !vv) { Py_XDECREF(o); Py_XDECREF(vv); return -1; }
+                if (vv == Py_None) { Py_DECREF(o); Py_DECREF(vv); return 0; }
+                Py_INCREF(k);
+                return emit(c, n, s_send, k, o, vv, 0);
+            }
+            PyObject *pairs = parse(c, v, pv);
+            if (!pairs) return -1;
+            int rc = 0;
+            if (PyList_CheckExact(pairs)) {
+                for (Py_ssize_t j = 0; rc == 0 && j < PyList_GET_SIZE(pairs); j++) {
+                    PyObject *pair = PyList_GET_ITEM(pairs, j);
+                    if (!PyList_CheckExact(pair) || PyList_GET_SIZE(pair) < 2) continue;
+                    Py_INCREF(pair);
+                    PyObject *p1 = PyList_GET_ITEM(pair, 1);
+                    PyObject *vv = (p1 == Py_None) ? (Py_INCREF(Py_None), Py_None) : text_of(c, p1);
+                    if (!vv) rc = -1;
+                    else if (vv == Py_None) Py_DECREF(vv);
+                    else {
+                        PyObject *o = int_of(c, PyList_GET_ITEM(pair, 0));
+                        if (!o) { Py_DECREF(vv); rc = -1; }
+                        else { Py_INCREF(k); rc = emit(c, n, s_poll, k, o, vv, j); }
+                    }
+                    Py_DECREF(pair);
+                }
+            }
+            Py_DECREF(pairs);
+            return rc;
+        }
+        PyObject *mops = parse(c, v, pv);
+        if (!mops) return -1;
+        int rc = PyList_CheckExact(mops) ? micro_ops(c, n, mops) : 0;
+        Py_DECREF(mops);
+        return rc;
+    }
+    if ((eq(f, s_assign) || eq(f, s_subscribe)) && (eq(t, s_ok) || eq(t, s_info))) {
+        PyObject *ks = parse(c, v, pv);
+        if (!ks) return -1;
+        Py_INCREF(Py_None); Py_INCREF(Py_None); Py_INCREF(Py_None);
+        int rc = emit(c, n, s_assign, Py_None, Py_None, Py_None, 0);
+        if (rc == 0 && PyList_CheckExact(ks)) {
+            /* names first (all of them, as the Python list comprehension), then the rows */
+            Py_ssize_t nk = PyList_GET_SIZE(ks);
+            PyObject *names = PyList_New(0);
+            if (!names) rc = -1;
+            for (Py_ssize_t j = 0; rc == 0 && j < nk && j < PyList_GET_SIZE(ks); j++) {
+                PyObject *x = PyList_GET_ITEM(ks, j);
+                PyObject *name = (x == Py_None) ? (Py_INCREF(Py_None), Py_None) : text_of(c, x);
+                if (!name || PyList_Append(names, name) < 0) rc = -1;
+                Py_XDECREF(name);
+            }
+            for (Py_ssize_t j = 0; rc == 0 && j < PyList_GET_SIZE(names); j++) {
+                PyObject *name = PyList_GET_ITEM(names, j);
+                if (name == Py_None) continue;
+                Py_INCREF(name); Py_INCREF(Py_None); Py_INCREF(Py_None);
+                rc = emit(c, n, s_assign, name, Py_None, Py_None, 0);
+            }
+            Py_XDECREF(names);
+        }
+        Py_DECREF(ks);
+        return rc;
+    }
+    return 0;
+}
+
+/* the loop over the rows, shared by both entry points */
+static int all_rows(Ctx *c, PyObject *args) {
+    PyObject *types, *fs, *keys, *values, *parsed;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOL", &PyList_Type, &types, &PyList_Type, &fs, &PyList_Type, &keys,
+                          &PyList_Type, &values, &parsed, &c->fp, &c->tt, &c->ti, &c->unparsed, &c->stride))
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(types);
+    if (PyList_GET_SIZE(fs) != n || PyList_GET_SIZE(keys) != n || PyList_GET_SIZE(values) != n ||
+        (parsed != Py_None && (!PyList_Check(parsed) || PyList_GET_SIZE(parsed) != n))) {
+        PyErr_SetString(PyExc_ValueError, "kernel_columns: columns of different lengths");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* the rows' lists may not change under us: hold what this row uses */
+        PyObject *t = PyList_GET_ITEM(types, i), *f = PyList_GET_ITEM(fs, i), *k = PyList_GET_ITEM(keys, i),
+                 *v = PyList_GET_ITEM(values, i), *pv = parsed == Py_None ? c->unparsed : PyList_GET_ITEM(parsed, i);
+        Py_INCREF(t); Py_INCREF(f); Py_INCREF(k); Py_INCREF(v); Py_INCREF(pv);
+        int rc = one_row(c, i, t, f, k, v, pv);
+        Py_DECREF(t); Py_DECREF(f); Py_DECREF(k); Py_DECREF(v); Py_DECREF(pv);
+        if (rc < 0) return -1;
+        if (PyList_GET_SIZE(types) != n || PyList_GET_SIZE(fs) != n || PyList_GET_SIZE(keys) != n ||
+            PyList_GET_SIZE(values) != n || (parsed != Py_None && PyList_GET_SIZE(parsed) != n)) {
+            PyErr_SetString(PyExc_RuntimeError, "kernel_columns: a column changed size");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(kc_doc,
+"kernel_columns(types, fs, keys, values, parsed, fast_parse_text, to_text, to_int, unparsed, stride)\n--\n\n"
+"(row, mop, key, offset, value, pos) lists: oprows.kernel_columns's loop. ``parsed`` is None when\n"
+"no value was decoded by the reader.");
+
+static PyObject *kernel_columns(PyObject *self, PyObject *args) {
+    Ctx c = {0};
+    PyObject *result = NULL;
+    c.ri = PyList_New(0); c.mop = PyList_New(0); c.key = PyList_New(0);
+    c.off = PyList_New(0); c.val = PyList_New(0); c.pos = PyList_New(0);
+    if (c.ri && c.mop && c.key && c.off && c.val && c.pos && all_rows(&c, args) == 0)
+        result = PyTuple_Pack(6, c.ri, c.mop, c.key, c.off, c.val, c.pos);
+    Py_XDECREF(c.ri); Py_XDECREF(c.mop); Py_XDECREF(c.key);
+    Py_XDECREF(c.off); Py_XDECREF(c.val); Py_XDECREF(c.pos);
+    return result;
+}
+
+static PyObject *bytes_of(const Buf *b) {
+    return PyBytes_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->len);
+}
+
+/* (validity bitmap or None, null count) of a column */
+static PyObject *bitmap_of(const Col *c) {
+    if (!c->nulls) return Py_BuildValue("(On)", Py_None, (Py_ssize_t)0);
+    size_t n = c->valid.len, nb = (n + 7) / 8;
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)nb);
+    if (!b) return NULL;
+    uint8_t *bits = (uint8_t *)PyBytes_AS_STRING(b);
+    memset(bits, 0, nb);
+    for (size_t i = 0; i < n; i++)
+        if (c->valid.p[i]) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+    return Py_BuildValue("(Nn)", b, c->nulls);
+}
+
+PyDoc_STRVAR(ka_doc,
+"kernel_arrays(types, fs, keys, values, parsed, fast_parse_text, to_text, to_int, unparsed, stride)\n--\n\n"
+"The rows of kernel_columns as Arrow buffers: (n, row int64s, mop codes (uint8: send 0, poll 1,\n"
+"assign 2), (key validity, null count, int32 offsets, UTF-8), (offset validity, null count,\n"
+"int64s), (value validity, null count, offsets, UTF-8), pos int64s). Raises OverflowError for an\n"
+"offset beyond 64 bits and UnicodeEncodeError for a lone surrogate, as pyarrow does.");
+
+static PyObject *kernel_arrays(PyObject *self, PyObject *args) {
+    Ctx c = {0};
+    c.arrays = 1;
+    PyObject *result = NULL;
+    if (all_rows(&c, args) == 0) {
+        PyObject *kb = bitmap_of(&c.a_key), *ob = bitmap_of(&c.a_off), *vb = bitmap_of(&c.a_val);
+        Py_ssize_t n = (Py_ssize_t)(c.a_ri.len / 8);
+        if (n == 0) { /* offsets of an empty string column: one zero */
+            int32_t z = 0;
+            if (buf_put(&c.a_key.offsets, &z, 4) < 0 || buf_put(&c.a_val.offsets, &z, 4) < 0) goto out;
+        }
+        if (kb && ob && vb)
+            result = Py_BuildValue("(nNN(ONN)(ON)(ONN)N)", n, bytes_of(&c.a_ri), bytes_of(&c.a_mop),
+                                   kb, bytes_of(&c.a_key.offsets), bytes_of(&c.a_key.data),
+                                   ob, bytes_of(&c.a_off.data),
+                                   vb, bytes_of(&c.a_val.offsets), bytes_of(&c.a_val.data),
+                                   bytes_of(&c.a_pos));
+    out:
+        Py_XDECREF(kb); Py_XDECREF(ob); Py_XDECREF(vb);
+    }
+    PyMem_Free(c.a_ri.p); PyMem_Free(c.a_mop.p); PyMem_Free(c.a_pos.p);
+    col_free(&c.a_key); col_free(&c.a_off); col_free(&c.a_val);
+    return result;
+}
+
+PyDoc_STRVAR(sp_doc,
+"structure_problem(processes, types, fs, to_int)\n--\n\n"
+"The position of the first pairing error (oprows.structure_problem), or -1.");
+
+static PyObject *structure_problem(PyObject *self, PyObject *args) {
+    PyObject *procs_in, *types, *fs, *ti;
+    if (!PyArg_ParseTuple(args, "O!O!O!O", &PyList_Type, &procs_in, &PyList_Type, &types, &PyList_Type, &fs, &ti))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(procs_in);
+    if (PyList_GET_SIZE(types) != n || PyList_GET_SIZE(fs) != n) {
+        PyErr_SetString(PyExc_ValueError, "structure_problem: columns of different lengths");
+        return NULL;
+    }
+    PyObject *procs = PyDict_New(), *open = PyDict_New(), *inv_f = PyList_New(0);
+    Py_ssize_t found = -1;
+    int err = 0;
+    if (!procs || !open || !inv_f) { err = 1; goto done; }
+    for (Py_ssize_t pos = 0; pos < n && pos < PyList_GET_SIZE(procs_in); pos++) {
+        PyObject *p = PyList_GET_ITEM(procs_in, pos);
+        Py_INCREF(p);
+        PyObject *proc = PyDict_GetItemWithError(procs, p);
+        if (proc) Py_INCREF(proc);
+        else if (PyErr_Occurred()) { Py_DECREF(p); err = 1; goto done; }
+        else {
+            PyObject *pi = PyObject_CallOneArg(ti, p);
+            if (!pi) { Py_DECREF(p); err = 1; goto done; }
+            if (pi == Py_None) { Py_DECREF(pi); proc = p; Py_INCREF(proc); }
+            else proc = pi;
+            if (PyDict_SetItem(procs, p, proc) < 0) { Py_DECREF(p); Py_DECREF(proc); err = 1; goto done; }
+        }
+        Py_DECREF(p);
+        int r = PyObject_RichCompareBool(proc, s_nemesis, Py_EQ);
+        if (r != 0) { Py_DECREF(proc); if (r < 0) { err = 1; goto done; } continue; }
+        PyObject *t = PyList_GET_ITEM(types, pos), *f = PyList_GET_ITEM(fs, pos);
+        if (eq(t, s_invoke)) {
+            r = PyDict_Contains(open, proc);
+            if (r) { Py_DECREF(proc); if (r < 0) err = 1; else found = pos; goto done; }
+            PyObject *j = PyLong_FromSsize_t(PyList_GET_SIZE(inv_f));
+            if (!j || PyDict_SetItem(open, proc, j) < 0 || PyList_Append(inv_f, f) < 0) {
+                Py_XDECREF(j); Py_DECREF(proc); err = 1; goto done;
+            }
+            Py_DECREF(j);
+        } else {
+            PyObject *j = PyDict_GetItemWithError(open, proc);
+            if (!j) { Py_DECREF(proc); if (PyErr_Occurred()) err = 1; else found = pos; goto done; }
+            PyObject *jf = PyList_GET_ITEM(inv_f, PyLong_AsSsize_t(j));
+            Py_INCREF(jf);
+            if (PyDict_DelItem(open, proc) < 0) { Py_DECREF(jf); Py_DECREF(proc); err = 1; goto done; }
+            Py_INCREF(f);
+            r = PyObject_RichCompareBool(jf, f, Py_NE);
+            Py_DECREF(jf); Py_DECREF(f);
+            if (r) { Py_DECREF(proc); if (r < 0) err = 1; else found = pos; goto done; }
+        }
+        Py_DECREF(proc);
+    }
+done:
+    Py_XDECREF(procs); Py_XDECREF(open); Py_XDECREF(inv_f);
+    if (err) return NULL;
+    return PyLong_FromSsize_t(found);
+}
+
+PyDoc_STRVAR(rw_doc,
+"rows_with_f(fs, names)\n--\n\n"
+"The positions (native int64s, as bytes) of the rows whose f is one of the strings ``names``.");
+
+static PyObject *rows_with_f(PyObject *self, PyObject *args) {
+    PyObject *fs, *names;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &fs, &PyTuple_Type, &names)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(fs), nn = PyTuple_GET_SIZE(names);
+    for (Py_ssize_t j = 0; j < nn; j++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(names, j))) {
+            PyErr_SetString(PyExc_TypeError, "rows_with_f: names must be strings");
+            return NULL;
+        }
+    long long *out = PyMem_Malloc(sizeof(long long) * (size_t)(n ? n : 1));
+    if (!out) return PyErr_NoMemory();
+    Py_ssize_t m = 0;
+    for (Py_ssize_t i = 0; i < n && i < PyList_GET_SIZE(fs); i++) {
+        PyObject *f = PyList_GET_ITEM(fs, i);
+        if (!PyUnicode_Check(f)) continue; /* None, or anything not a string: never one of names */
+        for (Py_ssize_t j = 0; j < nn; j++)
+            if (PyUnicode_Compare(f, PyTuple_GET_ITEM(names, j)) == 0) { out[m++] = i; break; }
+    }
+    PyObject *b = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(m * (Py_ssize_t)sizeof(long long)));
+    PyMem_Free(out);
+    return b;
+}
+
+static PyMethodDef methods[] = {
+    {"rows_with_f", rows_with_f, METH_VARARGS, rw_doc},
+    {"kernel_columns", kernel_columns, METH_VARARGS, kc_doc},
+    {"kernel_arrays", kernel_arrays, METH_VARARGS, ka_doc},
+    {"structure_problem", structure_problem, METH_VARARGS, sp_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_rowkernel", "Compiled per-op loops of spark_validation.oprows.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__rowkernel(void) {
+#define INTERN(v, s) if (!(v = PyUnicode_InternFromString(s))) return NULL
+    INTERN(s_invoke, "invoke"); INTERN(s_ok, "ok"); INTERN(s_fail, "fail"); INTERN(s_info, "info");
+    INTERN(s_send, "send"); INTERN(s_poll, "poll"); INTERN(s_txn, "txn"); INTERN(s_assign, "assign");
+    INTERN(s_subscribe, "subscribe"); INTERN(s_nemesis, "nemesis");
+    return PyModule_Create(&module);
+}

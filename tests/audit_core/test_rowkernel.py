@@ -1,0 +1,202 @@
+"""The compiled row loops (spark_validation/_rowkernel.c) against the Python ones in oprows.
+
+``kernel_columns`` must give the same rows, value for value and type for type (``True`` is not
+``1``, ``"1"`` is not ``1``), on the bench's Kafka corpus and on rows whose values are anything JSON
+or EDN can carry, decoded by the reader or left as text; ``structure_problem`` must find the same
+first pairing error. (tests/audit_core/test_oprows.py checks both against the reference checks,
+on whichever loop is built.)
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spark_validation import oprows
+from spark_validation.oprows import Rows
+
+pytestmark = pytest.mark.skipif(oprows._compiled_rows is None, reason="the compiled row loops are not built (setup.py)")
+
+
+def _typed(xs: list) -> list:
+    return [(type(x).__name__, x) for x in xs]
+
+
+def _both(rows: Rows, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
+    fast = oprows.kernel_columns(rows)
+    monkeypatch.setattr(oprows, "ROW_KERNEL", None)
+    slow = oprows.kernel_columns(rows)
+    monkeypatch.setattr(oprows, "ROW_KERNEL", oprows._compiled_rows)
+    return fast, slow
+
+
+def _assert_same(rows: Rows, monkeypatch: pytest.MonkeyPatch) -> int:
+    fast, slow = _both(rows, monkeypatch)
+    for name in ("row", "mop", "key", "offset", "value", "pos"):
+        assert _typed(fast[name]) == _typed(slow[name]), name
+    return len(fast["row"])
+
+
+def test_kernel_columns_on_the_bench_corpus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from audit_speed import edn_line, kafka_ops
+    finally:
+        sys.path.pop(0)
+    rng = random.Random(3)
+    total = 0
+    for i, anomaly in enumerate((None, "skip", "inconsistent")):
+        h = kafka_ops(2000, rng, anomaly)
+        nd = tmp_path / f"h{i}.ndjson"
+        nd.write_text("".join(json.dumps(o) + "\n" for o in h))
+        ed = tmp_path / f"h{i}.edn"
+        ed.write_text("".join(edn_line(o) + "\n" for o in h))
+        for p in (nd, ed):
+            rows = oprows.read_rows(str(p))[0]
+            total += _assert_same(rows, monkeypatch)
+            rows.parsed = []  # nothing decoded by the reader: every value parsed from its text
+            total += _assert_same(rows, monkeypatch)
+    assert total > 10_000
+
+
+scalar = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.integers(2**63 - 2, 2**64),
+                   st.floats(allow_nan=False, allow_infinity=False, width=32), st.sampled_from(["a", "1", "", "k0"]))
+value = st.recursive(scalar, lambda inner: st.one_of(
+    st.lists(inner, max_size=4),
+    st.dictionaries(st.sampled_from(["k0", "1", "x"]), inner, max_size=3)), max_leaves=12)
+micro = st.one_of(
+    st.tuples(st.sampled_from(["send", "poll", 1, None, "x"]), value, value).map(list),
+    st.tuples(st.just("poll"), st.dictionaries(st.sampled_from(["k0", "1"]), value, max_size=3)).map(list),
+    st.tuples(st.just("send"), scalar, st.tuples(scalar, scalar).map(list)).map(list),
+    value,
+)
+row_value = st.one_of(value, st.lists(micro, max_size=4), st.lists(st.tuples(scalar, scalar).map(list), max_size=3))
+
+
+@st.composite
+def odd_rows(draw: Any) -> Rows:
+    rows = Rows("h")
+    for n in range(draw(st.integers(0, 12))):
+        v = draw(row_value)
+        text = None if v is None else json.dumps(v)
+        rows.line.append(n + 1)
+        rows.index.append(n)
+        rows.process.append(draw(st.sampled_from(["0", "1", "nemesis", None])))
+        rows.type.append(draw(st.sampled_from(["invoke", "ok", "fail", "info", "odd"])))
+        rows.f.append(draw(st.sampled_from(["send", "poll", "txn", "assign", "subscribe", "read", None])))
+        rows.key.append(draw(st.sampled_from([None, "k0", "1"])))
+        rows.value.append(text)
+        rows.time.append(None)
+        decoded = draw(st.booleans()) and type(v) in (list, dict)
+        rows.parsed.append(v if decoded else oprows._UNPARSED)
+    if draw(st.booleans()):
+        rows.parsed = []
+    return rows
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(odd_rows())
+def test_kernel_columns_on_odd_values(rows: Rows) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        _assert_same(rows, mp)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["0", "1", " 1", "01", "nemesis", "c", None]),
+                          st.sampled_from(["invoke", "ok", "fail", "info"]), st.sampled_from(["r", "w", None])),
+                max_size=14))
+def test_structure_problem_compiled_equals_python(ops: list) -> None:
+    rows = Rows("h")
+    for n, (p, t, f) in enumerate(ops):
+        rows.process.append(p)
+        rows.type.append(t)
+        rows.f.append(f)
+        rows.index.append(n)
+    got = oprows._compiled_rows.structure_problem(rows.process, rows.type, rows.f, oprows.to_int)
+    want = oprows._structure_problem_py(rows)
+    assert got == (want[0] if want else -1)
+
+
+def test_compiled_loops_reject_ragged_columns() -> None:
+    k = oprows._compiled_rows
+    with pytest.raises(ValueError):
+        k.kernel_columns(["ok"], [], [None], [None], None, oprows.fast_parse_text, oprows._tt, oprows.to_int,
+                         oprows._UNPARSED, 1)
+    with pytest.raises(ValueError):
+        k.structure_problem(["0"], [], ["r"], oprows.to_int)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["send", "poll", "txn", "read", "sen", "", None, "assign"]), max_size=30))
+def test_rows_with_f_compiled_equals_python(fs: list) -> None:
+    import numpy as np
+
+    got = np.frombuffer(oprows._compiled_rows.rows_with_f(fs, oprows._KAFKA_FS), dtype=np.int64).tolist()
+    assert got == [n for n, f in enumerate(fs) if f in oprows._KAFKA_FS]
+
+
+def _table_or_error(rows: Rows) -> Any:
+    try:
+        return oprows.kernel_table(rows).to_pylist()
+    except (OverflowError, ValueError, TypeError) as exc:  # what check_rows hands to the reference
+        return type(exc)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(odd_rows())
+def test_kernel_table_from_arrow_buffers_equals_python(rows: Rows) -> None:
+    """The Arrow buffers of ``kernel_arrays`` make the table the Python lists make, and fail the
+    way pyarrow fails on them (an offset beyond 64 bits: OverflowError)."""
+    with pytest.MonkeyPatch.context() as mp:
+        fast = _table_or_error(rows)
+        mp.setattr(oprows, "ROW_KERNEL", None)
+        slow = _table_or_error(rows)
+    assert fast == slow
+
+
+def test_kernel_table_from_arrow_buffers_on_the_bench_corpus(tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from audit_speed import kafka_ops
+    finally:
+        sys.path.pop(0)
+    p = tmp_path / "h.ndjson"
+    p.write_text("".join(json.dumps(o) + "\n" for o in kafka_ops(3000, random.Random(5), "inconsistent")))
+    rows = oprows.read_rows(str(p))[0]
+    with pytest.MonkeyPatch.context() as mp:
+        fast = oprows.kernel_table(rows)
+        mp.setattr(oprows, "ROW_KERNEL", None)
+        slow = oprows.kernel_table(rows)
+    assert fast.num_rows > 3000 and fast.equals(slow)
+    fast.validate(full=True)
+
+
+@pytest.mark.parametrize("mops", [
+    [["send", "k", [2**63, "v"]]],  # an offset beyond int64
+    [["poll", {"k": [[2**64, "v"]]}]],
+    [["send", "k", [1, "\ud800"]]],  # a lone surrogate: not UTF-8
+])
+def test_kernel_table_fails_as_pyarrow_fails(mops: list) -> None:
+    rows = Rows("h")
+    for n, t in enumerate(("invoke", "ok")):
+        rows.line.append(n + 1)
+        rows.index.append(n)
+        rows.process.append("0")
+        rows.type.append(t)
+        rows.f.append("txn")
+        rows.key.append(None)
+        rows.value.append(None)
+        rows.time.append(None)
+        rows.parsed.append(mops)
+    with pytest.MonkeyPatch.context() as mp:
+        fast = _table_or_error(rows)
+        mp.setattr(oprows, "ROW_KERNEL", None)
+        slow = _table_or_error(rows)
+    assert isinstance(fast, type) and fast is slow
