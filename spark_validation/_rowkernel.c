@@ -466,7 +466,178 @@ static PyObject *rows_with_f(PyObject *self, PyObject *args) {
     return b;
 }
 
+/* ------------------------------------------------------------------ the uniform NDJSON scan */
+
+/* field kinds, as oprows._U_FIELD spells them */
+enum { F_INT, F_TYPE, F_STRINT, F_STRINTNULL, F_VALUE };
+
+static PyObject *s_types[4];
+
+/* oprows._U_INT: 0, or an optional '-' and 1 to 18 digits without a leading zero */
+static int scan_int(const char *s, Py_ssize_t *q, Py_ssize_t e) {
+    Py_ssize_t i = *q;
+    if (i < e && s[i] == '0') { *q = i + 1; return 1; }
+    if (i < e && s[i] == '-') i++;
+    if (!(i < e && s[i] >= '1' && s[i] <= '9')) return 0;
+    Py_ssize_t d0 = i;
+    while (i < e && s[i] >= '0' && s[i] <= '9' && i - d0 < 18) i++;
+    *q = i;
+    return 1;
+}
+
+/* oprows._U_STR: a string without escapes or control characters; *a, *b: its content */
+static int scan_str(const char *s, Py_ssize_t *q, Py_ssize_t e, Py_ssize_t *a, Py_ssize_t *b) {
+    Py_ssize_t i = *q;
+    if (!(i < e && s[i] == '"')) return 0;
+    i++;
+    *a = i;
+    while (i < e && s[i] != '"' && s[i] != '\\' && (unsigned char)s[i] >= 0x20) i++;
+    if (!(i < e && s[i] == '"')) return 0;
+    *b = i;
+    *q = i + 1;
+    return 1;
+}
+
+static int lit(const char *s, Py_ssize_t *q, Py_ssize_t e, const char *w, Py_ssize_t n) {
+    if (e - *q < n || memcmp(s + *q, w, (size_t)n) != 0) return 0;
+    *q += n;
+    return 1;
+}
+
+static long long parse_ll(const char *s, Py_ssize_t a, Py_ssize_t b) {
+    int neg = s[a] == '-';
+    long long v = 0;
+    for (Py_ssize_t i = a + neg; i < b; i++) v = v * 10 + (s[i] - '0');
+    return neg ? -v : v;
+}
+
+static int append_new(PyObject *list, PyObject *x) {
+    if (!x) return -1;
+    int rc = PyList_Append(list, x);
+    Py_DECREF(x);
+    return rc;
+}
+
+PyDoc_STRVAR(su_doc,
+"scan_uniform(text, keys, kinds, first_lineno)\n--\n\n"
+"The columns of an ASCII ``text`` of op lines in oprows' uniform subset, with the key order\n"
+"``keys`` (field kinds ``kinds``, 0 int, 1 type, 2 int|string, 3 int|string|null, 4 value),\n"
+"what the regular expression of oprows._uniform_pattern takes line by line: (linenos, one list\n"
+"per key), or None when some line is not such an op (nor blank). Blank lines are left out.");
+
+static PyObject *scan_uniform(PyObject *self, PyObject *args) {
+    PyObject *text, *keys, *kinds;
+    Py_ssize_t first;
+    if (!PyArg_ParseTuple(args, "UO!O!n", &text, &PyTuple_Type, &keys, &PyTuple_Type, &kinds, &first)) return NULL;
+    if (!PyUnicode_IS_ASCII(text)) Py_RETURN_NONE;
+    Py_ssize_t nk = PyTuple_GET_SIZE(keys);
+    if (PyTuple_GET_SIZE(kinds) != nk || nk == 0 || nk > 16) {
+        PyErr_SetString(PyExc_ValueError, "scan_uniform: keys and kinds differ, or too many keys");
+        return NULL;
+    }
+    const char *kname[16];
+    Py_ssize_t klen[16];
+    int kind[16];
+    for (Py_ssize_t j = 0; j < nk; j++) {
+        PyObject *k = PyTuple_GET_ITEM(keys, j);
+        if (!PyUnicode_Check(k) || !PyUnicode_IS_ASCII(k)) {
+            PyErr_SetString(PyExc_TypeError, "scan_uniform: keys must be ASCII strings");
+            return NULL;
+        }
+        kname[j] = (const char *)PyUnicode_DATA(k);
+        klen[j] = PyUnicode_GET_LENGTH(k);
+        kind[j] = (int)PyLong_AsLong(PyTuple_GET_ITEM(kinds, j));
+        if (kind[j] < F_INT || kind[j] > F_VALUE || (kind[j] == F_VALUE && j != nk - 1)) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "scan_uniform: bad field kind");
+            return NULL;
+        }
+    }
+    const char *s = (const char *)PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    PyObject *cols[17] = {0}, *result = NULL;
+    PyObject *linenos = PyList_New(0);
+    int ok = linenos != NULL;
+    for (Py_ssize_t j = 0; ok && j < nk; j++) ok = (cols[j] = PyList_New(0)) != NULL;
+    Py_ssize_t pos = 0, lineno = first;
+    while (ok && pos < len) {
+        const char *nl = memchr(s + pos, '\n', (size_t)(len - pos));
+        Py_ssize_t e = nl ? nl - s : len; /* a last line without its newline: as if it had one */
+        Py_ssize_t q = pos;
+        if (e == pos) { pos = e + 1; lineno++; continue; } /* a blank line */
+        if (!lit(s, &q, e, "{", 1)) goto decline;
+        for (Py_ssize_t j = 0; j < nk; j++) {
+            if (j && !lit(s, &q, e, ",", 1)) goto decline;
+            if (!lit(s, &q, e, "\"", 1) || !lit(s, &q, e, kname[j], klen[j]) || !lit(s, &q, e, "\":", 2)) goto decline;
+            Py_ssize_t a = q, b;
+            PyObject *x = NULL;
+            switch (kind[j]) {
+            case F_INT:
+                if (!scan_int(s, &q, e)) goto decline;
+                x = PyLong_FromLongLong(parse_ll(s, a, q));
+                break;
+            case F_TYPE: {
+                Py_ssize_t sa, sb;
+                if (!scan_str(s, &q, e, &sa, &sb)) goto decline;
+                static const char *names[4] = {"invoke", "ok", "fail", "info"};
+                for (int t = 0; t < 4 && !x; t++)
+                    if ((Py_ssize_t)strlen(names[t]) == sb - sa && memcmp(s + sa, names[t], (size_t)(sb - sa)) == 0) {
+                        x = s_types[t];
+                        Py_INCREF(x);
+                    }
+                if (!x) goto decline;
+                break;
+            }
+            case F_STRINT:
+            case F_STRINTNULL:
+                if (a < e && (s[a] == '-' || (s[a] >= '0' && s[a] <= '9'))) {
+                    if (!scan_int(s, &q, e)) goto decline;
+                    x = PyUnicode_FromStringAndSize(s + a, q - a); /* the integer's text */
+                } else if (a < e && s[a] == '"') {
+                    Py_ssize_t sa, sb;
+                    if (!scan_str(s, &q, e, &sa, &sb)) goto decline;
+                    x = PyUnicode_FromStringAndSize(s + sa, sb - sa);
+                } else if (kind[j] == F_STRINTNULL && lit(s, &q, e, "null", 4)) {
+                    x = Py_None;
+                    Py_INCREF(x);
+                } else {
+                    goto decline;
+                }
+                break;
+            case F_VALUE: /* (.*) then the closing brace: everything up to the line's last character */
+                b = e - 1;
+                if (b < q || s[b] != '}') goto decline;
+                x = PyUnicode_FromStringAndSize(s + q, b - q);
+                q = b;
+                break;
+            }
+            if (append_new(cols[j], x) < 0) { ok = 0; break; }
+        }
+        if (!ok) break;
+        if (!lit(s, &q, e, "}", 1) || q != e) goto decline;
+        if (append_new(linenos, PyLong_FromSsize_t(lineno)) < 0) { ok = 0; break; }
+        pos = e + 1;
+        lineno++;
+    }
+    if (ok) {
+        result = PyTuple_New(nk + 1);
+        if (result) {
+            PyTuple_SET_ITEM(result, 0, linenos);
+            linenos = NULL;
+            for (Py_ssize_t j = 0; j < nk; j++) { PyTuple_SET_ITEM(result, j + 1, cols[j]); cols[j] = NULL; }
+        }
+    }
+    goto done;
+decline:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    Py_XDECREF(linenos);
+    for (Py_ssize_t j = 0; j < nk; j++) Py_XDECREF(cols[j]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"scan_uniform", scan_uniform, METH_VARARGS, su_doc},
     {"rows_with_f", rows_with_f, METH_VARARGS, rw_doc},
     {"kernel_columns", kernel_columns, METH_VARARGS, kc_doc},
     {"kernel_arrays", kernel_arrays, METH_VARARGS, ka_doc},
@@ -484,5 +655,6 @@ PyMODINIT_FUNC PyInit__rowkernel(void) {
     INTERN(s_invoke, "invoke"); INTERN(s_ok, "ok"); INTERN(s_fail, "fail"); INTERN(s_info, "info");
     INTERN(s_send, "send"); INTERN(s_poll, "poll"); INTERN(s_txn, "txn"); INTERN(s_assign, "assign");
     INTERN(s_subscribe, "subscribe"); INTERN(s_nemesis, "nemesis");
+    s_types[0] = s_invoke; s_types[1] = s_ok; s_types[2] = s_fail; s_types[3] = s_info;
     return PyModule_Create(&module);
 }

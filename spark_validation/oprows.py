@@ -354,6 +354,7 @@ _U_FIELD = {  # key -> (pattern, group count)
     "key": (f"({_U_INT})|{_U_STR}|(null)", 3),
     "value": ("(.*)", 1),
 }
+_U_KIND = {"index": 0, "time": 0, "type": 1, "process": 2, "f": 3, "key": 3, "value": 4}  # _rowkernel.scan_uniform's
 _U_CACHE: dict[tuple[str, ...], Any] = {}
 _NOT_BRACKET = bytes(c for c in range(256) if c not in b"[]{}")
 
@@ -420,28 +421,21 @@ def _uniform(text: str, first_lineno: int, max_depth: int) -> dict | None:
     if (not set(keys) <= _U_FIELD.keys() or "type" not in keys or "process" not in keys
             or ("value" in keys and keys[-1] != "value")):
         return None
-    cols = list(zip(*_uniform_pattern(keys).findall(text if text.endswith("\n") else text + "\n")))
-    if not cols or any(cols[-1]):
-        return None  # a line the expression does not take (or no line at all)
-    at, starts = 0, {}  # each key's first group
-    for k in keys:
-        starts[k] = at
-        at += _U_FIELD[k][1]
-    t_at = starts["type"]
-    n = len(cols[t_at])
-    while n and not cols[t_at][n - 1]:
-        n -= 1  # blank lines at the end (after the final newline, at least)
-    linenos: Any = range(first_lineno, first_lineno + n)
-    if "" in cols[t_at][:n]:  # blank lines in between: left out
-        keep = [j for j, t in enumerate(cols[t_at][:n]) if t]
-        cols = [[c[j] for j in keep] for c in cols]
-        linenos = [first_lineno + j for j in keep]
-        n = len(keep)
-    elif n < len(cols[t_at]):
-        cols = [c[:n] for c in cols]
-    col = {k: cols[starts[k]:starts[k] + _U_FIELD[k][1]] for k in keys}
+    if ROW_KERNEL is not None and text.isascii():
+        # the same lines taken the same way, scanned in C (_rowkernel.scan_uniform)
+        got = ROW_KERNEL.scan_uniform(text, keys, tuple(_U_KIND[k] for k in keys), first_lineno)
+        if got is None:
+            return None
+        linenos, *fields = got
+        n = len(linenos)
+        col = dict(zip(keys, fields))
+    else:
+        got = _uniform_columns(text, keys, first_lineno)
+        if got is None:
+            return None
+        n, linenos, col = got
     if "value" in keys:
-        texts = col["value"][0]
+        texts = col["value"]
         try:
             parsed = list(map(_loads, texts))
         except Exception:  # noqa: BLE001 - not one JSON value each: the per-line reader decides
@@ -464,10 +458,39 @@ def _uniform(text: str, first_lineno: int, max_depth: int) -> dict | None:
             values = [t if t[:1] in "[{" else _scalar_text(v) for t, v in zip(texts, parsed)]
     else:
         values, pv = [None] * n, [_UNPARSED] * n
-    return {"n": n, "line": linenos, "index": map(int, col["index"][0]) if "index" in keys else None,
-            "time": map(int, col["time"][0]) if "time" in keys else repeat(None, n), "type": col["type"][0],
-            "process": _strint(col["process"]), "f": _strint(col["f"]) if "f" in keys else repeat(None, n),
-            "key": _strint(col["key"]) if "key" in keys else repeat(None, n), "value": values, "parsed": pv}
+    return {"n": n, "line": linenos, "index": col.get("index"), "time": col.get("time", repeat(None, n)),
+            "type": col["type"], "process": col["process"], "f": col.get("f", repeat(None, n)),
+            "key": col.get("key", repeat(None, n)), "value": values, "parsed": pv}
+
+
+def _uniform_columns(text: str, keys: tuple[str, ...], first_lineno: int) -> tuple[int, Any, dict] | None:
+    """(op lines, their line numbers, each key's column) of ``text`` by the expression of
+    :func:`_uniform_pattern`, or None when a line is neither such an op nor blank."""
+    cols = list(zip(*_uniform_pattern(keys).findall(text if text.endswith("\n") else text + "\n")))
+    if not cols or any(cols[-1]):
+        return None  # a line the expression does not take (or no line at all)
+    at, starts = 0, {}  # each key's first group
+    for k in keys:
+        starts[k] = at
+        at += _U_FIELD[k][1]
+    t_at = starts["type"]
+    n = len(cols[t_at])
+    while n and not cols[t_at][n - 1]:
+        n -= 1  # blank lines at the end (after the final newline, at least)
+    linenos: Any = range(first_lineno, first_lineno + n)
+    if "" in cols[t_at][:n]:  # blank lines in between: left out
+        keep = [j for j, t in enumerate(cols[t_at][:n]) if t]
+        cols = [[c[j] for j in keep] for c in cols]
+        linenos = [first_lineno + j for j in keep]
+        n = len(keep)
+    elif n < len(cols[t_at]):
+        cols = [c[:n] for c in cols]
+    g = {k: cols[starts[k]:starts[k] + _U_FIELD[k][1]] for k in keys}
+    col: dict[str, Any] = {}
+    for k in keys:
+        kind = _U_KIND[k]
+        col[k] = (map(int, g[k][0]) if kind == 0 else _strint(g[k]) if kind in (2, 3) else g[k][0])
+    return n, linenos, col
 
 
 def _strint(c: list) -> Any:

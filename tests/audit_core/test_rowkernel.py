@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from spark_validation import oprows
 from spark_validation.oprows import Rows
+from tests.audit_core.test_oprows import uniform_file
 
 pytestmark = pytest.mark.skipif(oprows._compiled_rows is None, reason="the compiled row loops are not built (setup.py)")
 
@@ -200,3 +201,90 @@ def test_kernel_table_fails_as_pyarrow_fails(mops: list) -> None:
         mp.setattr(oprows, "ROW_KERNEL", None)
         slow = _table_or_error(rows)
     assert isinstance(fast, type) and fast is slow
+
+
+def _scan_both(text: str) -> tuple[Any, Any]:
+    start = len(text) - len(text.lstrip("\n"))
+    end = text.find("\n", start)
+    try:
+        keys = tuple(json.loads(text[start: end if end >= 0 else len(text)]))
+    except (ValueError, TypeError):
+        return None, None
+    if not set(keys) <= oprows._U_FIELD.keys() or "type" not in keys or "process" not in keys:
+        return None, None
+    if "value" in keys and keys[-1] != "value":
+        return None, None
+    fast = oprows._compiled_rows.scan_uniform(text, keys, tuple(oprows._U_KIND[k] for k in keys), 7)
+    slow = oprows._uniform_columns(text, keys, 7)
+    if slow is not None:
+        n, linenos, col = slow
+        slow = (list(linenos), *[_typed(list(col[k])) for k in keys])
+    if fast is not None:
+        fast = (fast[0], *[_typed(c) for c in fast[1:]])
+    return fast, slow
+
+
+_GOOD = {"index": st.integers(0, 10**17).map(str), "time": st.integers(-(10**17), 10**17).map(str),
+         "type": st.sampled_from(['"invoke"', '"ok"', '"fail"', '"info"']),
+         "process": st.sampled_from(["0", "3", "-2", '"p1"', '"nemesis"', '""']),
+         "f": st.sampled_from(['"send"', '"poll"', '"txn"', "null", "3"]), "key": st.sampled_from(['"k1"', "null", "12"]),
+         "value": st.sampled_from(["[1]", '[["send",1,[0,5]]]', "{}", "null", '"v"', "7", "[[1,2],[3]]"])}
+_ODD = st.sampled_from(["01", "-0", "1.5", "1e3", "+1", "1234567890123456789", '"a\\"', '"a\tb"', '"\x01"', "nul",
+                        "NULL", "true", '"ok', "ok", "", " 1", "1 ", '"invoke" ', "[1", "}", "{", '"ok","x":1', "\r"])
+
+
+@st.composite
+def ascii_uniform_text(draw: Any) -> str:
+    keys = draw(st.permutations(["index", "time", "type", "process", "f", "key"]))
+    keys = [k for k in keys if k in ("type", "process") or draw(st.booleans())]
+    if draw(st.booleans()):
+        keys.append("value")
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        fields = []
+        for k in keys:
+            t = draw(_ODD) if draw(st.integers(0, 14)) == 0 else draw(_GOOD[k])
+            fields.append(f'"{k}":{t}')
+        line = "{" + ",".join(fields) + "}"
+        if draw(st.integers(0, 19)) == 0:
+            line = draw(st.sampled_from([line + " ", line + "\r", " " + line, line[:-1], line + "}", ""]))
+        lines.append(line)
+    return "\n" * draw(st.integers(0, 1)) + "\n".join(lines) + "\n" * draw(st.integers(0, 2))
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ascii_uniform_text())
+def test_scan_uniform_takes_the_lines_the_expression_takes(text: str) -> None:
+    """The C scan of the uniform NDJSON subset against the regular expression it replaces, on
+    files of one key order with an odd field text or line now and then."""
+    fast, slow = _scan_both(text)
+    assert fast == slow
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(uniform_file())
+def test_scan_uniform_on_the_reader_tests_files(data: bytes) -> None:
+    """tests/audit_core/test_oprows.py's hostile uniform files: the same answer as the expression
+    (text that is not ASCII is left to the expression)."""
+    text = data.decode()
+    if not text.isascii():
+        assert oprows._compiled_rows.scan_uniform(text, ("type", "process"), (1, 2), 1) is None
+        return
+    fast, slow = _scan_both(text)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("text", [
+    '{"type":"ok","process":1}\n', '{"type":"ok","process":1}', '{"type":"ok","process":1}\n\n\n',
+    '\n{"type":"ok","process":1}\n\n{"type":"ok","process":"a"}\n', '{"type":"ok","process":01}\n',
+    '{"type":"ok","process":-0}\n', '{"type":"ok","process":-1}\n', '{"type":"oki","process":1}\n',
+    '{"type":"ok","process":1}\r\n', '{"type":"ok","process":1} \n', ' \n{"type":"ok","process":1}\n',
+    '{"type":"ok","process":1234567890123456789}\n', '{"type":"ok","process":123456789012345678}\n',
+    '{"type":"ok","process":"a\\"b"}\n', '{"type":"ok","process":"a\tb"}\n', '{"type":"ok","process":null}\n',
+    '{"type":"ok","process":1,"f":null,"key":"k","value":[1,{"a":"}"}]}\n', '{"type":"ok","process":1,"value":}\n',
+    '{"type":"ok","process":1,"value":1}}\n', '{"type":"ok","process":1,"value":\n',
+    '{"index":0,"type":"ok","process":1,"time":-5}\n', '{"index":00,"type":"ok","process":1}\n',
+])
+def test_scan_uniform_edge_lines(text: str) -> None:
+    fast, slow = _scan_both(text)
+    assert fast == slow
