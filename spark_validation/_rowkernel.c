@@ -511,6 +511,24 @@ static long long parse_ll(const char *s, Py_ssize_t a, Py_ssize_t b) {
     return neg ? -v : v;
 }
 
+/* the short field texts of a file (processes, fs, keys) repeat: one str object per distinct text,
+   from a small direct-mapped cache (new reference) */
+#define TEXT_CACHE 256
+static PyObject *cached_text(PyObject **cache, const char *s, Py_ssize_t n) {
+    if (n > 32) return PyUnicode_FromStringAndSize(s, n);
+    uint32_t h = 2166136261u;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    PyObject **slot = cache + (h & (TEXT_CACHE - 1));
+    PyObject *x = *slot;
+    if (x && PyUnicode_GET_LENGTH(x) == n && memcmp(PyUnicode_DATA(x), s, (size_t)n) == 0) {
+        Py_INCREF(x);
+        return x;
+    }
+    x = PyUnicode_FromStringAndSize(s, n);
+    if (x) { Py_XSETREF(*slot, x); Py_INCREF(x); }
+    return x;
+}
+
 static int append_new(PyObject *list, PyObject *x) {
     if (!x) return -1;
     int rc = PyList_Append(list, x);
@@ -554,7 +572,7 @@ static PyObject *scan_uniform(PyObject *self, PyObject *args) {
     }
     const char *s = (const char *)PyUnicode_DATA(text);
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
-    PyObject *cols[17] = {0}, *result = NULL;
+    PyObject *cols[17] = {0}, *result = NULL, *cache[TEXT_CACHE] = {0};
     PyObject *linenos = PyList_New(0);
     int ok = linenos != NULL;
     for (Py_ssize_t j = 0; ok && j < nk; j++) ok = (cols[j] = PyList_New(0)) != NULL;
@@ -591,11 +609,11 @@ static PyObject *scan_uniform(PyObject *self, PyObject *args) {
             case F_STRINTNULL:
                 if (a < e && (s[a] == '-' || (s[a] >= '0' && s[a] <= '9'))) {
                     if (!scan_int(s, &q, e)) goto decline;
-                    x = PyUnicode_FromStringAndSize(s + a, q - a); /* the integer's text */
+                    x = cached_text(cache, s + a, q - a); /* the integer's text */
                 } else if (a < e && s[a] == '"') {
                     Py_ssize_t sa, sb;
                     if (!scan_str(s, &q, e, &sa, &sb)) goto decline;
-                    x = PyUnicode_FromStringAndSize(s + sa, sb - sa);
+                    x = cached_text(cache, s + sa, sb - sa);
                 } else if (kind[j] == F_STRINTNULL && lit(s, &q, e, "null", 4)) {
                     x = Py_None;
                     Py_INCREF(x);
@@ -633,10 +651,65 @@ decline:
 done:
     Py_XDECREF(linenos);
     for (Py_ssize_t j = 0; j < nk; j++) Py_XDECREF(cols[j]);
+    for (int j = 0; j < TEXT_CACHE; j++) Py_XDECREF(cache[j]);
     return result;
 }
 
+PyDoc_STRVAR(vc_doc,
+"value_checks(texts, max_depth)\n--\n\n"
+"For the JSON texts ``texts`` joined as ``[t1,t2,...]``: (does a '.', 'e' or 'E' follow a digit\n"
+"somewhere (oprows._FLOAT_MARK), oprows._too_deep(joined, max_depth)), computed the same way;\n"
+"None when a text is not an ASCII string (the caller then runs the Python checks).");
+
+static PyObject *value_checks(PyObject *self, PyObject *args) {
+    PyObject *texts;
+    int max_depth;
+    if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &max_depth)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(texts), total = 2;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(texts, i);
+        if (!PyUnicode_CheckExact(t) || !PyUnicode_IS_ASCII(t)) Py_RETURN_NONE;
+        total += PyUnicode_GET_LENGTH(t);
+    }
+    /* the brackets of the joined text, in order (its '[' and ']' around the texts included) */
+    char *b = PyMem_Malloc((size_t)total), *w = b;
+    if (!b) return PyErr_NoMemory();
+    int float_mark = 0;
+    *w++ = '[';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(texts, i);
+        const char *s = (const char *)PyUnicode_DATA(t);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(t);
+        for (Py_ssize_t j = 0; j < len; j++) {
+            char c = s[j];
+            if (c == '[' || c == ']' || c == '{' || c == '}') *w++ = c;
+            /* the texts are joined with ',' and wrapped in '[': a mark never spans two of them */
+            else if ((c == '.' || c == 'e' || c == 'E') && j > 0 && s[j - 1] >= '0' && s[j - 1] <= '9') float_mark = 1;
+        }
+    }
+    *w++ = ']';
+    Py_ssize_t m = w - b;
+    /* _too_deep: each pass removes every "[]" and then every "{}" (left to right, as
+       bytes.replace does); too deep unless nothing is left within max_depth // 2 passes */
+    int deep = 1;
+    for (int pass = 0; pass < max_depth / 2; pass++) {
+        if (m == 0) { deep = 0; break; }
+        for (int k = 0; k < 2; k++) {
+            char open = k ? '{' : '[', close = k ? '}' : ']';
+            Py_ssize_t r = 0, o = 0;
+            while (r < m) {
+                if (r + 1 < m && b[r] == open && b[r + 1] == close) { r += 2; continue; }
+                b[o++] = b[r++];
+            }
+            m = o;
+        }
+    }
+    PyMem_Free(b);
+    return Py_BuildValue("(OO)", float_mark ? Py_True : Py_False, deep ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
+    {"value_checks", value_checks, METH_VARARGS, vc_doc},
     {"scan_uniform", scan_uniform, METH_VARARGS, su_doc},
     {"rows_with_f", rows_with_f, METH_VARARGS, rw_doc},
     {"kernel_columns", kernel_columns, METH_VARARGS, kc_doc},

@@ -446,7 +446,7 @@ def _uniform(text: str, first_lineno: int, max_depth: int) -> dict | None:
         except Exception:  # noqa: BLE001 - e.g. an integer orjson cannot print
             return None
         # the joined list is one level deeper than a value, as deep as the line
-        if printed != joined or _FLOAT_MARK.search(joined) or _too_deep(joined, max_depth):
+        if printed != joined or _floaty_or_deep(texts, joined, max_depth):
             # not compact JSON as records.to_text writes it (a huge integer orjson read as a
             # float prints differently too), a float, or a value nested too deep: the per-line
             # reader decides and words it
@@ -461,6 +461,16 @@ def _uniform(text: str, first_lineno: int, max_depth: int) -> dict | None:
     return {"n": n, "line": linenos, "index": col.get("index"), "time": col.get("time", repeat(None, n)),
             "type": col["type"], "process": col["process"], "f": col.get("f", repeat(None, n)),
             "key": col.get("key", repeat(None, n)), "value": values, "parsed": pv}
+
+
+def _floaty_or_deep(texts: Any, joined: str, max_depth: int) -> bool:
+    """Does ``joined`` (the value ``texts`` as ``[t1,t2,...]``) hold a float mark, or might it nest
+    deeper than ``max_depth`` (:func:`_too_deep`)? One compiled pass where it is built (ASCII text)."""
+    if ROW_KERNEL is not None and type(texts) is list:
+        checks = ROW_KERNEL.value_checks(texts, max_depth)
+        if checks is not None:
+            return checks[0] or checks[1]
+    return _FLOAT_MARK.search(joined) is not None or _too_deep(joined, max_depth)
 
 
 def _uniform_columns(text: str, keys: tuple[str, ...], first_lineno: int) -> tuple[int, Any, dict] | None:

@@ -288,3 +288,21 @@ def test_scan_uniform_on_the_reader_tests_files(data: bytes) -> None:
 def test_scan_uniform_edge_lines(text: str) -> None:
     fast, slow = _scan_both(text)
     assert fast == slow
+
+
+texts_st = st.lists(st.one_of(
+    st.sampled_from(["1", "1.5", "1e3", "2E", "e1", "[1]", "[[2]]", '"a]"', '"[["', "{}", '{"a":[1,{"b":{}}]}', "[1.0]",
+                     "0.", '"x.5"', '"5e"', "[" * 49 + "]" * 49, "[" * 50 + "]" * 50, "{" * 30 + "}" * 30, "[}", "]["]),
+    value.map(lambda v: json.dumps(v, separators=(",", ":")))), max_size=6)
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts_st, st.sampled_from([2, 5, 100, 101]))
+def test_value_checks_compiled_equals_python(texts: list, max_depth: int) -> None:
+    joined = "[" + ",".join(texts) + "]"
+    got = oprows._compiled_rows.value_checks(texts, max_depth)
+    assert got == (oprows._FLOAT_MARK.search(joined) is not None, oprows._too_deep(joined, max_depth))
+
+
+def test_value_checks_leave_other_text_to_python() -> None:
+    assert oprows._compiled_rows.value_checks(["1", '"é"'], 100) is None
