@@ -77,6 +77,8 @@ static void col_free(Col *c) {
     PyMem_Free(c->data.p); PyMem_Free(c->offsets.p); PyMem_Free(c->valid.p);
 }
 
+#define INT_TEXTS 4096
+
 typedef struct {
     PyObject *fp, *tt, *ti, *unparsed;
     long long stride;
@@ -84,12 +86,29 @@ typedef struct {
     PyObject *ri, *mop, *key, *off, *val, *pos;
     Buf a_ri, a_mop, a_pos;
     Col a_key, a_off, a_val;
+    /* str() of small non-negative ints, made once per call: keys and values repeat (a value is
+       sent once and polled again and again) */
+    PyObject *int_text[INT_TEXTS];
 } Ctx;
+
+static void ctx_free_texts(Ctx *c) {
+    for (int i = 0; i < INT_TEXTS; i++) Py_CLEAR(c->int_text[i]);
+}
 
 /* _tt: str as is, int as str(), anything else through the Python helper (new reference) */
 static PyObject *text_of(Ctx *c, PyObject *x) {
     if (PyUnicode_CheckExact(x)) { Py_INCREF(x); return x; }
-    if (PyLong_CheckExact(x)) return PyObject_Str(x);
+    if (PyLong_CheckExact(x)) {
+        int overflow;
+        long v = PyLong_AsLongAndOverflow(x, &overflow);
+        if (!overflow && v >= 0 && v < INT_TEXTS) {
+            PyObject *t = c->int_text[v];
+            if (!t && !(t = c->int_text[v] = PyObject_Str(x))) return NULL;
+            Py_INCREF(t);
+            return t;
+        }
+        return PyObject_Str(x);
+    }
     return PyObject_CallOneArg(c->tt, x);
 }
 
@@ -326,6 +345,7 @@ static PyObject *kernel_columns(PyObject *self, PyObject *args) {
         result = PyTuple_Pack(6, c.ri, c.mop, c.key, c.off, c.val, c.pos);
     Py_XDECREF(c.ri); Py_XDECREF(c.mop); Py_XDECREF(c.key);
     Py_XDECREF(c.off); Py_XDECREF(c.val); Py_XDECREF(c.pos);
+    ctx_free_texts(&c);
     return result;
 }
 
@@ -375,6 +395,7 @@ static PyObject *kernel_arrays(PyObject *self, PyObject *args) {
     }
     PyMem_Free(c.a_ri.p); PyMem_Free(c.a_mop.p); PyMem_Free(c.a_pos.p);
     col_free(&c.a_key); col_free(&c.a_off); col_free(&c.a_val);
+    ctx_free_texts(&c);
     return result;
 }
 
