@@ -315,69 +315,55 @@ static int search(const Part *P, int init_state, double deadline, long long max_
             }
             if (PyErr_CheckSignals() < 0) goto done;
         }
+        /* the call to lift next, if any: a forced read (an accepted read-only call, scanned for
+           in each new configuration), or the next call the model accepts */
+        int lift = -1, ns = state, forced = 0;
         if (fresh) {
             fresh = 0;
-            int e = nxt[HEAD], found = -1;
+            int e = nxt[HEAD];
             while (e != TAIL && !ev_kind[e]) {
                 int c = ev_cid[e];
-                if (kind[c] == K_READ && va[c] == state) { found = e; break; }
+                if (kind[c] == K_READ && va[c] == state) { lift = e; forced = 1; break; }
                 e = nxt[e];
             }
-            if (found >= 0) {
-                int cid = ev_cid[found], bi = bitidx[cid];
-                cur[bi >> 6] |= 1ULL << (bi & 63);
-                uint64_t nh = h ^ zob[cid];
-                int added = cache_add(&cache, KEYHASH(nh, state, !must[cid]), state, !must[cid], cur);
-                if (added < 0) { PyErr_NoMemory(); goto done; }
-                if (added) {
-                    fr_node[depth] = found; fr_state[depth] = state; depth++;
-                    h = nh;
-                    if (must[cid]) remaining--;
-                    UNLINK(found);
-                    if (node_ret[found] >= 0) UNLINK(node_ret[found]);
-                    fresh = 1;
-                    continue;
-                }
-                cur[bi >> 6] &= ~(1ULL << (bi & 63));
-                entry = -1; /* explored before and failed: so does this configuration */
-            } else {
-                entry = nxt[HEAD];
-            }
+            if (!forced) entry = nxt[HEAD];
         }
-        if (entry >= 0) {
-            if (entry != TAIL && !ev_kind[entry]) {
-                int cid = ev_cid[entry];
-                if (kind[cid] == K_READ) { entry = nxt[entry]; continue; }
-                int ps = prev_same[cid];
-                if ((ps >= 0 && !BIT(cur, bitidx[ps])) ||
-                    (kind[cid] == K_WRITE && depth > 0 && !must[ev_cid[fr_node[depth - 1]]])) {
-                    entry = nxt[entry];
-                    continue;
-                }
-                int ok, ns;
-                if (kind[cid] == K_WRITE) { ok = 1; ns = va[cid]; }
-                else { ok = (state == va[cid]); ns = ok ? vb[cid] : state; }
-                if (ok) {
-                    int bi = bitidx[cid];
-                    cur[bi >> 6] |= 1ULL << (bi & 63);
-                    uint64_t nh = h ^ zob[cid];
-                    int added = cache_add(&cache, KEYHASH(nh, ns, !must[cid]), ns, !must[cid], cur);
-                    if (added < 0) { PyErr_NoMemory(); goto done; }
-                    if (added) {
-                        fr_node[depth] = entry; fr_state[depth] = state; depth++;
-                        state = ns;
-                        h = nh;
-                        if (must[cid]) remaining--;
-                        UNLINK(entry);
-                        if (node_ret[entry] >= 0) UNLINK(node_ret[entry]);
-                        fresh = 1;
-                        continue;
-                    }
-                    cur[bi >> 6] &= ~(1ULL << (bi & 63));
-                }
+        if (!forced && entry >= 0 && entry != TAIL && !ev_kind[entry]) {
+            int cid = ev_cid[entry];
+            if (kind[cid] == K_READ) { entry = nxt[entry]; continue; }
+            int ps = prev_same[cid];
+            if ((ps >= 0 && !BIT(cur, bitidx[ps])) ||
+                (kind[cid] == K_WRITE && depth > 0 && !must[ev_cid[fr_node[depth - 1]]])) {
                 entry = nxt[entry];
                 continue;
             }
+            int ok;
+            if (kind[cid] == K_WRITE) { ok = 1; ns = va[cid]; }
+            else { ok = (state == va[cid]); ns = ok ? vb[cid] : state; }
+            if (!ok) { entry = nxt[entry]; continue; }
+            lift = entry;
+        }
+        if (lift >= 0) {
+            int cid = ev_cid[lift], bi = bitidx[cid];
+            cur[bi >> 6] |= 1ULL << (bi & 63);
+            uint64_t nh = h ^ zob[cid];
+            int added = cache_add(&cache, KEYHASH(nh, ns, !must[cid]), ns, !must[cid], cur);
+            if (added < 0) { PyErr_NoMemory(); goto done; }
+            if (added) { /* lift the call and its return out of the list */
+                fr_node[depth] = lift; fr_state[depth] = state; depth++;
+                state = ns;
+                h = nh;
+                if (must[cid]) remaining--;
+                UNLINK(lift);
+                if (node_ret[lift] >= 0) UNLINK(node_ret[lift]);
+                fresh = 1;
+                continue;
+            }
+            cur[bi >> 6] &= ~(1ULL << (bi & 63));
+            if (!forced) { entry = nxt[entry]; continue; }
+            entry = -1; /* a forced read explored before and failed: so does this configuration */
+        }
+        if (entry >= 0) {
             /* a return of an op not linearized yet (or the end of the list with ops left) */
             if (depth >= best_len) {
                 if (depth > best_len) {
@@ -762,6 +748,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_linkernel",
     "Compiled linearizability search for register histories (see linearizability.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__linkernel(void) {
