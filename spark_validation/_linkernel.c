@@ -504,7 +504,6 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
         *p_b = NULL, *p_must = NULL;
     Py_ssize_t *p_inv = NULL, *p_comp = NULL;
     uint8_t *written = NULL;
-    int fatal = 0; /* an exception to propagate (memory, a signal) rather than a bail-out */
     long nemesis = 0, failed = 0;
     Py_ssize_t n_inv = 0;
     int n_calls = 0;
@@ -512,7 +511,7 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
     open = PyDict_New(); vals_d = PyDict_New(); vals_l = PyList_New(0);
     keys_d = PyDict_New(); keys_l = PyList_New(0);
     inv_pos = malloc(sizeof(Py_ssize_t) * (n + 1)); comp_pos = malloc(sizeof(Py_ssize_t) * (n + 1));
-    if (!open || !vals_d || !vals_l || !keys_d || !keys_l || !inv_pos || !comp_pos) { fatal = 1; goto bail; }
+    if (!open || !vals_d || !vals_l || !keys_d || !keys_l || !inv_pos || !comp_pos) goto bail;
 
     Slots sl = {NULL};
     if (n) slots_for(items[0], &sl);
@@ -561,7 +560,7 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
     c_b = malloc(sizeof(int) * (n_inv + 1)); c_must = malloc(sizeof(int) * (n_inv + 1));
     c_key = malloc(sizeof(int) * (n_inv + 1));
     c_inv = malloc(sizeof(Py_ssize_t) * (n_inv + 1)); c_comp = malloc(sizeof(Py_ssize_t) * (n_inv + 1));
-    if (!c_kind || !c_a || !c_b || !c_must || !c_key || !c_inv || !c_comp) { fatal = 1; goto bail; }
+    if (!c_kind || !c_a || !c_b || !c_must || !c_key || !c_inv || !c_comp) goto bail;
     if (!is_atom(initial)) goto bail;
     int init_id = intern_value(vals_d, vals_l, initial);
     if (init_id < 0) goto bail;
@@ -617,13 +616,13 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
     part_len = calloc((size_t)n_keys + 1, sizeof(int)); part_start = calloc((size_t)n_keys + 1, sizeof(int));
     order = malloc(sizeof(int) * (n_calls + 1)); local = malloc(sizeof(int) * (n_calls + 1));
     written = malloc((size_t)n_vals + 1);
-    if (!part_len || !part_start || !order || !local || !written) { fatal = 1; goto bail; }
+    if (!part_len || !part_start || !order || !local || !written) goto bail;
     for (int i = 0; i < n_calls; i++) part_len[c_key[i]]++;
     for (int p = 0; p < n_keys; p++) if (part_len[p] > MAX_PART) goto bail;
     for (int p = 1; p < n_keys; p++) part_start[p] = part_start[p - 1] + part_len[p - 1];
     {
         int *fill = calloc((size_t)n_keys + 1, sizeof(int));
-        if (!fill) { fatal = 1; goto bail; }
+        if (!fill) goto bail;
         for (int i = 0; i < n_calls; i++) order[part_start[c_key[i]] + fill[c_key[i]]++] = i;
         free(fill);
     }
@@ -631,7 +630,7 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
     p_b = malloc(sizeof(int) * (MAX_PART + 1)); p_must = malloc(sizeof(int) * (MAX_PART + 1));
     p_inv = malloc(sizeof(Py_ssize_t) * (MAX_PART + 1)); p_comp = malloc(sizeof(Py_ssize_t) * (MAX_PART + 1));
     parts_out = PyList_New(0);
-    if (!p_kind || !p_a || !p_b || !p_must || !p_inv || !p_comp || !parts_out) { fatal = 1; goto bail; }
+    if (!p_kind || !p_a || !p_b || !p_must || !p_inv || !p_comp || !parts_out) goto bail;
 
     long unchecked = 0;
     for (int p = 0; p < n_keys; p++) {
@@ -653,7 +652,7 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
         }
         if (n_imp) {
             PyObject *l = int_list(local, n_imp, NULL);
-            if (!l) { fatal = 1; goto bail; }
+            if (!l) goto bail;
             entry = Py_BuildValue("(OiLnnN)", key, V_IMPOSSIBLE, 0LL, (Py_ssize_t)0, (Py_ssize_t)k, l);
         } else {
             for (int i = 0; i < k; i++) {
@@ -663,7 +662,7 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
             }
             Part P = {k, p_kind, p_a, p_b, p_must, p_inv, p_comp};
             Outcome o;
-            if (search(&P, init_id, deadline, max_cache, cache_bytes, &o) < 0) { fatal = 1; goto bail; }
+            if (search(&P, init_id, deadline, max_cache, cache_bytes, &o) < 0) goto bail;
             if (o.verdict == V_TRUE) {
                 entry = Py_BuildValue("(OiLnnO)", key, V_TRUE, o.explored, (Py_ssize_t)o.cache, (Py_ssize_t)k, Py_None);
             } else if (o.verdict == V_FALSE) {
@@ -694,25 +693,26 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
             if (entry && o.verdict == V_UNKNOWN && deadline >= 0 && now_monotonic() > deadline) {
                 int r = PyList_Append(parts_out, entry);
                 Py_DECREF(entry);
-                if (r < 0) { fatal = 1; goto bail; }
+                if (r < 0) goto bail;
                 unchecked = n_keys - (p + 1);
                 break;
             }
         }
-        if (!entry) { fatal = 1; goto bail; }
+        if (!entry) goto bail;
         int r = PyList_Append(parts_out, entry);
         Py_DECREF(entry);
-        if (r < 0) { fatal = 1; goto bail; }
+        if (r < 0) goto bail;
     }
     {
         PyObject *ip = PyList_New(n_calls), *cp = PyList_New(n_calls);
-        if (!ip || !cp) { Py_XDECREF(ip); Py_XDECREF(cp); fatal = 1; goto bail; }
+        if (!ip || !cp) { Py_XDECREF(ip); Py_XDECREF(cp); goto bail; }
         for (int i = 0; i < n_calls; i++) {
-            PyList_SET_ITEM(ip, i, PyLong_FromSsize_t(c_inv[i]));
-            PyList_SET_ITEM(cp, i, PyLong_FromSsize_t(c_comp[i]));
+            PyObject *a = PyLong_FromSsize_t(c_inv[i]), *b = PyLong_FromSsize_t(c_comp[i]);
+            if (!a || !b) { Py_XDECREF(a); Py_XDECREF(b); Py_DECREF(ip); Py_DECREF(cp); goto bail; }
+            PyList_SET_ITEM(ip, i, a);
+            PyList_SET_ITEM(cp, i, b);
         }
         result = Py_BuildValue("(llinlNN)", nemesis, failed, n_calls, (Py_ssize_t)n_keys, unchecked, ip, cp);
-        if (!result) fatal = 1;
     }
     if (result) {
         PyObject *t = Py_BuildValue("(NO)", result, parts_out);
@@ -720,9 +720,10 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
     }
 bail:
     if (!result) {
-        if (fatal && PyErr_Occurred() &&
-            (PyErr_ExceptionMatches(PyExc_MemoryError) || PyErr_ExceptionMatches(PyExc_KeyboardInterrupt) ||
-             !PyErr_ExceptionMatches(PyExc_Exception))) {
+        /* out of memory, or a signal (Ctrl-C: not an Exception): raised; anything else (a
+           history the kernel does not take, an odd object's __eq__ failing): the Python path */
+        if (PyErr_Occurred() &&
+            (PyErr_ExceptionMatches(PyExc_MemoryError) || !PyErr_ExceptionMatches(PyExc_Exception))) {
             /* propagate */
         } else {
             PyErr_Clear();
