@@ -102,7 +102,7 @@ def odd_rows(draw: Any) -> Rows:
     return rows
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_rows())
 def test_kernel_columns_on_odd_values(rows: Rows) -> None:
     with pytest.MonkeyPatch.context() as mp:
@@ -150,7 +150,7 @@ def _table_or_error(rows: Rows) -> Any:
         return type(exc)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_rows())
 def test_kernel_table_from_arrow_buffers_equals_python(rows: Rows) -> None:
     """The Arrow buffers of ``kernel_arrays`` make the table the Python lists make, and fail the
@@ -252,7 +252,7 @@ def ascii_uniform_text(draw: Any) -> str:
     return "\n" * draw(st.integers(0, 1)) + "\n".join(lines) + "\n" * draw(st.integers(0, 2))
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ascii_uniform_text())
 def test_scan_uniform_takes_the_lines_the_expression_takes(text: str) -> None:
     """The C scan of the uniform NDJSON subset against the regular expression it replaces, on
