@@ -65,9 +65,11 @@ ensure_cc() {
 }
 
 ensure_venv() {
-  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ ! "$here/pyproject.toml" -nt "$stamp" ] \
-    && [ ! "$here/setup.py" -nt "$stamp" ] && [ ! "$here/spark_validation/_linkernel.c" -nt "$stamp" ] \
-    && [ ! "$here/spark_validation/_rowkernel.c" -nt "$stamp" ]; then return; fi
+  local f stale=
+  for f in "$here/pyproject.toml" "$here/setup.py" "$here"/spark_validation/*.c; do
+    [ "$f" -nt "$stamp" ] && stale=1
+  done
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ -z "$stale" ]; then return; fi
   if [ ! -x "$venv/bin/python" ]; then
     say "creating $venv"
     if ! "$python" -m venv --system-site-packages "$venv" 2>/dev/null; then

@@ -42,11 +42,9 @@ import attrs
 
 from spark_validation.history import NEMESIS, History, Op, Operation, make_operation, pair_ops, to_jsonable
 from spark_validation.models import (
-    CAS,
     NIL_READS,
     READ,
     UNKNOWN,
-    WRITE,
     Call,
     CasRegisterModel,
     Model,
@@ -55,7 +53,6 @@ from spark_validation.models import (
     describe_io,
     freeze,
     get_model,
-    make_call,
     with_nil_reads,
 )
 
@@ -557,16 +554,9 @@ def _kernel_check(
     info["calls"] = n_calls
     info["partitions"] = n_parts
 
-    def call_of(cid: int) -> Call:
+    def call_of(cid: int) -> Call:  # the model's own call for the operation (one per register op)
         ip, cp = inv_pos[cid], comp_pos[cid]
-        inv = ops[ip]
-        c = ops[cp] if cp >= 0 else None
-        operation = make_operation(inv, c, ip, cp if cp >= 0 else None)
-        f = inv.f
-        if f == READ:
-            return make_call(inv.key, (READ, None), c.value, operation)  # type: ignore[union-attr]
-        out = None if c is not None and c.type == "ok" else UNKNOWN
-        return make_call(inv.key, (WRITE if f == WRITE else CAS, inv.value), out, operation)
+        return m.calls_for(make_operation(ops[ip], ops[cp] if cp >= 0 else None, ip, cp if cp >= 0 else None))[0]
 
     def call_json(cid: int) -> dict[str, Any]:
         cp = comp_pos[cid]
