@@ -4,6 +4,10 @@
  * structure_problem (the first pairing error, or none). Built by the project's install (setup.py,
  * optional: without it the Python loops run).
  *
+ * kernel_arrays also walks a value still in its JSON text (the uniform NDJSON reader leaves plain
+ * arrays and objects undecoded, see plain_values) straight from the text, with no Python object per
+ * value; any text or leaf outside that plain subset is decoded and walked as an object instead.
+ *
  * Both follow the Python functions line for line. Every conversion the Python code makes with a
  * helper for an uncommon type (a value that is neither str nor int, an offset that is not an int,
  * a value not decoded yet) calls that same Python helper, passed in by the caller, so the rows are
@@ -77,7 +81,148 @@ static void col_free(Col *c) {
     PyMem_Free(c->data.p); PyMem_Free(c->offsets.p); PyMem_Free(c->valid.p);
 }
 
+
+/* ------------------------------------------------------------------------------------------
+ * Values read straight from their JSON text (no Python objects), for the texts of a plain subset
+ * of JSON: no whitespace, strings of printable ASCII with no escape (0x20-0x7e but '"' and '\'),
+ * integers of at most 18 digits with no leading zero and no "-0", true, false, null, arrays, and
+ * objects with distinct keys (at most PLAIN_KEYS of them), nested at most PLAIN_DEPTH deep. Such a
+ * text is what orjson.dumps prints for what orjson.loads reads from it (and json.loads reads the
+ * same), so walking it gives the rows that walking fast_parse_text(text) gives. Anything else, and
+ * every leaf the Python loop would hand to a helper (a bool or a structure where a key or value
+ * text is wanted, an offset that is not an integer), declines: that row then takes the object
+ * path above, with the same result.
+ */
+#define PLAIN_DEPTH 64
+#define PLAIN_KEYS 32
+
+enum { J_NULL, J_BOOL, J_INT, J_STR, J_LIST, J_DICT };
+
+typedef struct {
+    uint8_t kind;
+    int32_t a, b;        /* J_STR: its characters (quotes excluded); J_INT: its digits */
+    int32_t child, next; /* first child and next sibling (-1: none); a dict's children are key, value, ... */
+    int32_t count;       /* children */
+    long long v;         /* J_INT */
+} Node;
+
+typedef struct { Node *p; Py_ssize_t len, cap; } Nodes;
+
+static int32_t node_new(Nodes *t, uint8_t kind, int32_t a) {
+    if (t->len == t->cap) {
+        Py_ssize_t nc = t->cap ? t->cap * 2 : 256;
+        Node *np_ = PyMem_Realloc(t->p, (size_t)nc * sizeof(Node));
+        if (!np_) return -2;
+        t->p = np_;
+        t->cap = nc;
+    }
+    Node *x = &t->p[t->len];
+    x->kind = kind; x->a = a; x->b = a; x->child = x->next = -1; x->count = 0; x->v = 0;
+    return (int32_t)t->len++;
+}
+
+/* one value at s[*q..e), appended to t: its node, -1 when the text is not plain, -2 out of memory */
+static int32_t plain_value(Nodes *t, const char *s, Py_ssize_t *q, Py_ssize_t e, int depth, int maxd) {
+    if (*q >= e) return -1;
+    char c = s[*q];
+    if (c == '"') {
+        Py_ssize_t i = *q + 1;
+        while (i < e && s[i] != '"') {
+            if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '\\') return -1;
+            i++;
+        }
+        if (i >= e) return -1;
+        int32_t x = node_new(t, J_STR, (int32_t)(*q + 1));
+        if (x < 0) return x;
+        t->p[x].b = (int32_t)i;
+        *q = i + 1;
+        return x;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        Py_ssize_t i = *q + (c == '-'), d0 = i;
+        while (i < e && s[i] >= '0' && s[i] <= '9') i++;
+        Py_ssize_t nd = i - d0;
+        if (nd == 0 || nd > 18 || (nd > 1 && s[d0] == '0') || (c == '-' && nd == 1 && s[d0] == '0')) return -1;
+        if (i < e && (s[i] == '.' || s[i] == 'e' || s[i] == 'E')) return -1;
+        long long v = 0;
+        for (Py_ssize_t j = d0; j < i; j++) v = v * 10 + (s[j] - '0');
+        int32_t x = node_new(t, J_INT, (int32_t)*q);
+        if (x < 0) return x;
+        t->p[x].b = (int32_t)i;
+        t->p[x].v = c == '-' ? -v : v;
+        *q = i;
+        return x;
+    }
+    if (c == 'n' || c == 't' || c == 'f') {
+        const char *w = c == 'n' ? "null" : c == 't' ? "true" : "false";
+        Py_ssize_t n = (Py_ssize_t)strlen(w);
+        if (e - *q < n || memcmp(s + *q, w, (size_t)n) != 0) return -1;
+        int32_t x = node_new(t, c == 'n' ? J_NULL : J_BOOL, (int32_t)*q);
+        if (x < 0) return x;
+        *q += n;
+        return x;
+    }
+    if ((c != '[' && c != '{') || depth > maxd) return -1; /* depth: of this collection */
+    int is_dict = c == '{';
+    char close = is_dict ? '}' : ']';
+    int32_t x = node_new(t, is_dict ? J_DICT : J_LIST, (int32_t)*q);
+    if (x < 0) return x;
+    (*q)++;
+    if (*q < e && s[*q] == close) { (*q)++; return x; }
+    int32_t last = -1;
+    int32_t keys[PLAIN_KEYS];
+    int nkeys = 0;
+    for (;;) {
+        int32_t k = -1;
+        if (is_dict) {
+            if (*q >= e || s[*q] != '"' || nkeys == PLAIN_KEYS) return -1;
+            k = plain_value(t, s, q, e, depth + 1, maxd);
+            if (k < 0) return k;
+            /* a repeated key: orjson keeps the last value, and prints the object otherwise */
+            Py_ssize_t kl = t->p[k].b - t->p[k].a;
+            for (int j = 0; j < nkeys; j++) {
+                Node *o = &t->p[keys[j]];
+                if (o->b - o->a == kl && memcmp(s + o->a, s + t->p[k].a, (size_t)kl) == 0) return -1;
+            }
+            keys[nkeys++] = k;
+            if (*q >= e || s[*q] != ':') return -1;
+            (*q)++;
+        }
+        int32_t v = plain_value(t, s, q, e, depth + 1, maxd);
+        if (v < 0) return v;
+        if (k >= 0) {
+            if (last >= 0) t->p[last].next = k; else t->p[x].child = k;
+            t->p[k].next = v;
+        } else if (last >= 0) {
+            t->p[last].next = v;
+        } else {
+            t->p[x].child = v;
+        }
+        last = v;
+        t->p[x].count++;
+        if (*q >= e) return -1;
+        if (s[*q] == ',') { (*q)++; continue; }
+        if (s[*q] == close) { (*q)++; return x; }
+        return -1;
+    }
+}
+
+/* the whole of s[0..e) as one plain value: its root node (0), -1 if not plain, -2 out of memory */
+static int32_t plain_text(Nodes *t, const char *s, Py_ssize_t e, int maxd) {
+    Py_ssize_t q = 0;
+    t->len = 0;
+    if (e > INT32_MAX) return -1;
+    int32_t r = plain_value(t, s, &q, e, 1, maxd);
+    if (r >= 0 && q != e) return -1;
+    return r;
+}
+
+
 #define INT_TEXTS 4096
+
+/* a key or value text: a str object (o), or characters of the text being walked (o NULL; small:
+   the int it spells when that is in 0..INT_TEXTS-1, else -1) */
+typedef struct { PyObject *o; const char *p; Py_ssize_t len; int small; } Txt;
 
 typedef struct {
     PyObject *fp, *tt, *ti, *unparsed;
@@ -89,10 +234,14 @@ typedef struct {
     /* str() of small non-negative ints, made once per call: keys and values repeat (a value is
        sent once and polled again and again) */
     PyObject *int_text[INT_TEXTS];
+    Nodes nodes; /* the parsed text of the value being walked (text_row) */
+    const char *text;
 } Ctx;
 
 static void ctx_free_texts(Ctx *c) {
     for (int i = 0; i < INT_TEXTS; i++) Py_CLEAR(c->int_text[i]);
+    PyMem_Free(c->nodes.p);
+    c->nodes.p = NULL;
 }
 
 /* _tt: str as is, int as str(), anything else through the Python helper (new reference) */
@@ -138,6 +287,180 @@ static int emit(Ctx *c, Py_ssize_t n, PyObject *mop, PyObject *key, PyObject *of
     Py_XDECREF(pn); Py_XDECREF(pp);
     Py_DECREF(key); Py_DECREF(off); Py_DECREF(val);
     return rc;
+}
+
+
+static int col_raw(Col *c, const char *p, Py_ssize_t n) {
+    int32_t end;
+    uint8_t ok = 1;
+    if (buf_put(&c->data, p, (size_t)n) < 0) return -1;
+    if (c->data.len > INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "string column over 2 GB"); return -1; }
+    end = (int32_t)c->data.len;
+    if (c->offsets.len == 0) { int32_t z = 0; if (buf_put(&c->offsets, &z, 4) < 0) return -1; }
+    return buf_put(&c->offsets, &end, 4) < 0 || buf_put(&c->valid, &ok, 1) < 0 ? -1 : 0;
+}
+
+static int col_ll(Col *c, int has, long long v) {
+    uint8_t ok = (uint8_t)has;
+    if (!has) { c->nulls++; v = 0; }
+    return buf_put(&c->data, &v, 8) < 0 || buf_put(&c->valid, &ok, 1) < 0 ? -1 : 0;
+}
+
+/* a Txt as the str the Python loop makes of it (new reference) */
+static PyObject *txt_obj(Ctx *c, Txt t) {
+    if (t.o) { Py_INCREF(t.o); return t.o; }
+    if (t.small >= 0) {
+        PyObject *s = c->int_text[t.small];
+        if (!s && !(s = c->int_text[t.small] = PyUnicode_FromStringAndSize(t.p, t.len))) return NULL;
+        Py_INCREF(s);
+        return s;
+    }
+    return PyUnicode_FromStringAndSize(t.p, t.len);
+}
+
+/* emit() for a row walked from its text */
+static int emit_txt(Ctx *c, Py_ssize_t n, PyObject *mop, Txt key, int has_off, long long off, Txt val, long long pos) {
+    if (c->arrays) {
+        long long ln = (long long)n;
+        uint8_t code = mop == s_send ? 0 : 1;
+        if (buf_put(&c->a_ri, &ln, 8) < 0 || buf_put(&c->a_mop, &code, 1) < 0) return -1;
+        if ((key.o ? col_str(&c->a_key, key.o) : col_raw(&c->a_key, key.p, key.len)) < 0) return -1;
+        if (col_ll(&c->a_off, has_off, off) < 0) return -1;
+        if ((val.o ? col_str(&c->a_val, val.o) : col_raw(&c->a_val, val.p, val.len)) < 0) return -1;
+        return buf_put(&c->a_pos, &pos, 8);
+    }
+    PyObject *k = txt_obj(c, key), *v = k ? txt_obj(c, val) : NULL;
+    PyObject *o = !v ? NULL : has_off ? PyLong_FromLongLong(off) : (Py_INCREF(Py_None), Py_None);
+    if (!o) { Py_XDECREF(k); Py_XDECREF(v); return -1; }
+    return emit(c, n, mop, k, o, v, pos);
+}
+#define NODE(i) (&c->nodes.p[i])
+#define NTH(x, i) nth_child(c, (x), (i))
+
+static int32_t nth_child(Ctx *c, int32_t x, int i) {
+    int32_t y = NODE(x)->child;
+    while (i-- > 0 && y >= 0) y = NODE(y)->next;
+    return y;
+}
+
+/* a text the Python loop would take with _tt: a str as is, an int's digits; 0 for anything else */
+static int leaf_text(Ctx *c, int32_t x, Txt *out) {
+    Node *n = NODE(x);
+    if (n->kind != J_STR && n->kind != J_INT) return 0;
+    out->o = NULL;
+    out->p = c->text + n->a;
+    out->len = n->b - n->a;
+    out->small = n->kind == J_INT && n->v >= 0 && n->v < INT_TEXTS ? (int)n->v : -1;
+    return 1;
+}
+
+/* emit when live, else only say the row can be taken (1), or not (0); -1 on an error */
+static int text_emit(Ctx *c, int live, Py_ssize_t n, PyObject *mop, Txt key, int has_off, long long off, Txt val,
+                     long long pos) {
+    return live ? (emit_txt(c, n, mop, key, has_off, off, val, pos) < 0 ? -1 : 1) : 1;
+}
+
+/* an offset as _ti gives it: an int, or null (to_int(None)); 0 for anything else (a helper's case) */
+static int leaf_off(Ctx *c, int32_t x, int *has, long long *v) {
+    Node *n = NODE(x);
+    if (n->kind == J_INT) { *has = 1; *v = n->v; return 1; }
+    if (n->kind == J_NULL) { *has = 0; *v = 0; return 1; }
+    return 0;
+}
+
+/* micro_ops over a plain list node: 1 done (or could be), 0 declined, -1 error */
+static int text_micro_ops(Ctx *c, int live, Py_ssize_t n, int32_t mops) {
+    long long i = 0;
+    for (int32_t m = NODE(mops)->child; m >= 0; m = NODE(m)->next, i++) {
+        if (NODE(m)->kind != J_LIST || NODE(m)->count == 0) continue;
+        Txt name;
+        if (!leaf_text(c, NODE(m)->child, &name)) return 0;
+        int lm = NODE(m)->count;
+        if (name.len == 4 && memcmp(name.p, "send", 4) == 0 && lm >= 3) {
+            int32_t kk = NTH(m, 1), x = NTH(m, 2), vv;
+            Txt kt, vt;
+            int has = 0;
+            long long o = 0;
+            int knull = NODE(kk)->kind == J_NULL;
+            if (!knull && !leaf_text(c, kk, &kt)) return 0;
+            if (NODE(x)->kind == J_LIST && NODE(x)->count == 2) {
+                if (!leaf_off(c, NODE(x)->child, &has, &o)) return 0;
+                vv = NTH(x, 1);
+            } else {
+                vv = x;
+            }
+            if (NODE(vv)->kind == J_NULL) continue;
+            if (!leaf_text(c, vv, &vt)) return 0;
+            if (knull) continue;
+            if (text_emit(c, live, n, s_send, kt, has, o, vt, i * c->stride) < 0) return -1;
+        } else if (name.len == 4 && memcmp(name.p, "poll", 4) == 0 && lm >= 2 && NODE(NTH(m, 1))->kind == J_DICT) {
+            long long base = i * c->stride;
+            for (int32_t kk = NODE(NTH(m, 1))->child; kk >= 0; kk = NODE(NODE(kk)->next)->next) {
+                int32_t pairs = NODE(kk)->next;
+                if (NODE(pairs)->kind != J_LIST) continue;
+                Txt kt;
+                leaf_text(c, kk, &kt); /* a key: always a string */
+                long long j = 0;
+                for (int32_t pair = NODE(pairs)->child; pair >= 0; pair = NODE(pair)->next, j++) {
+                    if (NODE(pair)->kind != J_LIST || NODE(pair)->count < 2) continue;
+                    int32_t vv = NTH(pair, 1);
+                    if (NODE(vv)->kind == J_NULL) continue;
+                    Txt vt;
+                    int has;
+                    long long o;
+                    if (!leaf_text(c, vv, &vt) || !leaf_off(c, NODE(pair)->child, &has, &o)) return 0;
+                    if (text_emit(c, live, n, s_poll, kt, has, o, vt, base + j) < 0) return -1;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* one_row's send/poll/txn case for a value still in its text v, walked once to see that every
+   leaf can be taken here and once more to emit: 1 done, 0 declined (nothing emitted), -1 error */
+static int text_row(Ctx *c, Py_ssize_t n, int is_send, int is_poll, PyObject *k, PyObject *v) {
+    if (!PyUnicode_CheckExact(v) || !PyUnicode_IS_ASCII(v)) return 0;
+    c->text = (const char *)PyUnicode_DATA(v);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(v);
+    if (len == 0 || (c->text[0] != '[' && c->text[0] != '{')) return 0; /* scalars: parse_text's */
+    int32_t r = plain_text(&c->nodes, c->text, len, PLAIN_DEPTH);
+    if (r == -2) { PyErr_NoMemory(); return -1; }
+    if (r < 0) return 0;
+    Txt kt = {k, NULL, 0, -1};
+    for (int live = 0; live < 2; live++) {
+        int rc = 1;
+        if (k != Py_None && (is_send || is_poll)) {
+            if (is_send) {
+                int has = 0;
+                long long o = 0;
+                int32_t vv = r;
+                if (NODE(r)->kind == J_LIST && NODE(r)->count == 2) {
+                    if (!leaf_off(c, NODE(r)->child, &has, &o)) return 0;
+                    vv = NTH(r, 1);
+                }
+                Txt vt;
+                if (!leaf_text(c, vv, &vt)) return 0; /* a null value goes to _tt too */
+                rc = text_emit(c, live, n, s_send, kt, has, o, vt, 0);
+            } else if (NODE(r)->kind == J_LIST) {
+                long long j = 0;
+                for (int32_t pair = NODE(r)->child; rc == 1 && pair >= 0; pair = NODE(pair)->next, j++) {
+                    if (NODE(pair)->kind != J_LIST || NODE(pair)->count < 2) continue;
+                    int32_t vv = NTH(pair, 1);
+                    if (NODE(vv)->kind == J_NULL) continue;
+                    Txt vt;
+                    int has;
+                    long long o;
+                    if (!leaf_text(c, vv, &vt) || !leaf_off(c, NODE(pair)->child, &has, &o)) return 0;
+                    rc = text_emit(c, live, n, s_poll, kt, has, o, vt, j);
+                }
+            }
+        } else if (NODE(r)->kind == J_LIST) {
+            rc = text_micro_ops(c, live, n, r);
+        }
+        if (rc <= 0) return rc;
+    }
+    return 1;
 }
 
 /* the value of a row: its decoded form if the reader kept one, else fast_parse_text (new ref) */
@@ -225,6 +548,10 @@ static int one_row(Ctx *c, Py_ssize_t n, PyObject *t, PyObject *f, PyObject *k, 
     if (!(eq(t, s_ok) || eq(t, s_fail) || eq(t, s_info))) return 0; /* invocations, odd types */
     int is_send = eq(f, s_send), is_poll = !is_send && eq(f, s_poll);
     if (is_send || is_poll || eq(f, s_txn)) {
+        if (pv == c->unparsed && v != Py_None) { /* still text: walked as it is where it is plain JSON */
+            int tr = text_row(c, n, is_send, is_poll, k, v);
+            if (tr != 0) return tr < 0 ? -1 : 0;
+        }
         if (k != Py_None && (is_send || is_poll)) {
             if (is_send) {
                 if (v == Py_None) return 0;
@@ -729,7 +1056,35 @@ static PyObject *value_checks(PyObject *self, PyObject *args) {
     return Py_BuildValue("(OO)", float_mark ? Py_True : Py_False, deep ? Py_True : Py_False);
 }
 
+
+PyDoc_STRVAR(pv_doc,
+"plain_values(texts, max_depth)\n--\n\n"
+"Is every text of ``texts`` an array or object in the plain subset of JSON (see text_row: what\n"
+"orjson prints back as it is), as deep as a line of at most ``max_depth`` levels allows (the\n"
+"line's own object counted)? Such values can stay text: kernel_arrays walks them from the text.");
+
+static PyObject *plain_values(PyObject *self, PyObject *args) {
+    PyObject *texts;
+    int max_depth;
+    if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &max_depth)) return NULL;
+    Nodes t = {0};
+    int ok = 1;
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(texts); i++) {
+        PyObject *x = PyList_GET_ITEM(texts, i);
+        if (!PyUnicode_CheckExact(x) || !PyUnicode_IS_ASCII(x)) { ok = 0; break; }
+        const char *s = (const char *)PyUnicode_DATA(x);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(x);
+        if (len == 0 || (s[0] != '[' && s[0] != '{')) { ok = 0; break; }
+        int32_t r = plain_text(&t, s, len, max_depth - 1);
+        if (r == -2) { PyMem_Free(t.p); return PyErr_NoMemory(); }
+        ok = r >= 0;
+    }
+    PyMem_Free(t.p);
+    return PyBool_FromLong(ok);
+}
+
 static PyMethodDef methods[] = {
+    {"plain_values", plain_values, METH_VARARGS, pv_doc},
     {"value_checks", value_checks, METH_VARARGS, vc_doc},
     {"scan_uniform", scan_uniform, METH_VARARGS, su_doc},
     {"rows_with_f", rows_with_f, METH_VARARGS, rw_doc},

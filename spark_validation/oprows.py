@@ -436,7 +436,13 @@ def _uniform(text: str, first_lineno: int, max_depth: int) -> dict | None:
         if got is None:
             return None
         n, linenos, col = got
-    if "value" in keys:
+    if "value" in keys and ROW_KERNEL is not None and type(col["value"]) is list and \
+            ROW_KERNEL.plain_values(col["value"], max_depth):
+        # arrays and objects of plain JSON (_rowkernel.plain_values): compact, printed as orjson
+        # prints them, no float, not too deep, so the checks below would pass; left as text
+        # (kernel_arrays walks them from it), with nothing decoded
+        values, pv = col["value"], repeat(_UNPARSED, n)
+    elif "value" in keys:
         texts = col["value"]
         try:
             parsed = list(map(_loads, texts))

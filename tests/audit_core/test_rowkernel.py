@@ -68,7 +68,8 @@ def test_kernel_columns_on_the_bench_corpus(monkeypatch: pytest.MonkeyPatch, tmp
 
 
 scalar = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.integers(2**63 - 2, 2**64),
-                   st.floats(allow_nan=False, allow_infinity=False, width=32), st.sampled_from(["a", "1", "", "k0"]))
+                   st.floats(allow_nan=False, allow_infinity=False, width=32),
+                   st.sampled_from(["a", "1", "", "k0", 'q"', "b\\", "\n", "é", "-0"]), st.integers(-(10**18), 10**18))
 value = st.recursive(scalar, lambda inner: st.one_of(
     st.lists(inner, max_size=4),
     st.dictionaries(st.sampled_from(["k0", "1", "x"]), inner, max_size=3)), max_leaves=12)
@@ -86,7 +87,8 @@ def odd_rows(draw: Any) -> Rows:
     rows = Rows("h")
     for n in range(draw(st.integers(0, 12))):
         v = draw(row_value)
-        text = None if v is None else json.dumps(v)
+        # compact (what the readers keep, walked from its text where plain: _rowkernel.text_row) or not
+        text = None if v is None else json.dumps(v, separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])))
         rows.line.append(n + 1)
         rows.index.append(n)
         rows.process.append(draw(st.sampled_from(["0", "1", "nemesis", None])))
@@ -306,3 +308,104 @@ def test_value_checks_compiled_equals_python(texts: list, max_depth: int) -> Non
 
 def test_value_checks_leave_other_text_to_python() -> None:
     assert oprows._compiled_rows.value_checks(["1", '"é"'], 100) is None
+
+
+def _plain(text: str, max_depth: int = 100) -> bool:
+    return oprows._compiled_rows.plain_values([text], max_depth)
+
+
+plain_leaf = st.one_of(st.none(), st.booleans(), st.integers(-(10**18) + 1, 10**18 - 1),
+                       st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E, blacklist_characters='"\\'),
+                               max_size=5))
+plain_value = st.recursive(plain_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text("abk0", max_size=2), inner, max_size=4)), max_leaves=15)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.lists(plain_value, max_size=4), st.dictionaries(st.text("ab", max_size=2), plain_value, max_size=3)))
+def test_plain_values_take_what_orjson_prints(v: Any) -> None:
+    """Every array or object of plain values, as orjson prints it, is plain (and so left as text
+    by the reader); a text the reader must decode (whitespace, an escape, a float, a repeated key,
+    "-0", a leading zero, a 19-digit integer, not ASCII) is not."""
+    import orjson
+
+    text = orjson.dumps(v).decode()
+    assert _plain(text)
+    assert oprows.fast_parse_text(text) == v
+
+
+@pytest.mark.parametrize("text", [
+    "[1, 2]", " [1]", "[1] ", '["a\\"b"]', '["a\\n"]', '["\\u0041"]', "[1.5]", "[1e3]", "[1E3]", "[-0]", "[01]",
+    "[1234567890123456789]", '{"a":1,"a":2}', '{"a":1,"b":{"a":1},"a":3}', '["é"]', '["\t"]', "[tru]", "[nul]",
+    "[1,]", "[,1]", "[1 2]", "[1][2]", '{"a"}', '{"a":}', "{1:2}", "[", "]", "", "1", '"a"', "null", "[1]]",
+    "[" * 100 + "]" * 100, "[--1]", "[-]", "[+1]", "[0x1]",
+])
+def test_plain_values_refuse(text: str) -> None:
+    assert not _plain(text)
+
+
+def test_plain_values_depth_counts_the_line() -> None:
+    text = "[" * 99 + "]" * 99  # 99 deep in a line's object: 100, the readers' limit
+    assert _plain(text, 100) and not _plain(text, 99)
+    assert _plain('[{"a":[1]}]', 4) and not _plain('[{"a":[1]}]', 3)
+    keys = "{" + ",".join(f'"k{i}":{i}' for i in range(33)) + "}"  # more keys than the walker compares
+    assert not _plain(keys) and _plain(keys.replace(',"k32":32', ""))
+
+
+def test_the_reader_leaves_plain_values_as_text(tmp_path: Path) -> None:
+    """The uniform NDJSON reader decodes no plain value (kernel_arrays walks them from the text),
+    and the kernel rows are the Python loop's (which decodes each)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from audit_speed import kafka_ops
+    finally:
+        sys.path.pop(0)
+    p = tmp_path / "h.ndjson"
+    p.write_text("".join(json.dumps(o, separators=(",", ":")) + "\n" for o in kafka_ops(2000, random.Random(8), "skip")))
+    rows = oprows.read_rows(str(p))[0]
+    assert all(x is oprows._UNPARSED for x in rows.parsed) and len(rows.parsed) == len(rows) == 2000
+    with pytest.MonkeyPatch.context() as mp:
+        assert _assert_same(rows, mp) > 2000
+        fast = oprows.kernel_table(rows)
+        mp.setattr(oprows, "ROW_KERNEL", None)
+        slow_rows = oprows.read_rows(str(p))[0]
+        assert any(type(x) is list for x in slow_rows.parsed)  # the Python reader decodes them
+        assert fast.equals(oprows.kernel_table(slow_rows))
+
+
+plain_micro = st.one_of(
+    st.tuples(st.sampled_from(["send", "poll", 1, None, True]), plain_value, plain_value).map(list),
+    st.tuples(st.just("send"), plain_leaf, st.tuples(plain_leaf, plain_leaf).map(list)).map(list),
+    st.tuples(st.just("poll"), st.dictionaries(st.sampled_from(["k0", "1", ""]), st.lists(
+        st.one_of(st.tuples(plain_leaf, plain_leaf).map(list), plain_value), max_size=3), max_size=3)).map(list),
+    plain_value)
+plain_row_value = st.one_of(st.lists(plain_micro, max_size=4), st.tuples(plain_leaf, plain_leaf).map(list),
+                            st.lists(st.one_of(st.tuples(plain_leaf, plain_leaf).map(list), plain_value), max_size=3),
+                            plain_value)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["send", "poll", "txn"]), st.sampled_from([None, "k0"]), plain_row_value),
+                max_size=8))
+def test_values_walked_from_their_text(ops: list) -> None:
+    """Plain values walked from their text give the rows their decoded form gives, through the
+    compiled loop and the Python one, as lists and as the Arrow table."""
+    import orjson
+
+    rows = Rows("h")
+    for n, (f, k, v) in enumerate(ops):
+        rows.line.append(n + 1)
+        rows.index.append(n)
+        rows.process.append("0")
+        rows.type.append("ok")
+        rows.f.append(f)
+        rows.key.append(k)
+        rows.value.append(orjson.dumps(v).decode())
+        rows.time.append(None)
+        rows.parsed.append(oprows._UNPARSED)
+    with pytest.MonkeyPatch.context() as mp:
+        _assert_same(rows, mp)
+        from_text = _table_or_error(rows)
+        rows.parsed = [oprows.fast_parse_text(t) for t in rows.value]
+        assert from_text == _table_or_error(rows)
+        _assert_same(rows, mp)
