@@ -1083,7 +1083,77 @@ static PyObject *plain_values(PyObject *self, PyObject *args) {
     return PyBool_FromLong(ok);
 }
 
+#define SMALL_CODES 16
+
+PyDoc_STRVAR(sc_doc,
+"small_codes(validity, offsets, data, offset, n)\n--\n\n"
+"Dictionary codes of an Arrow string array (its buffers, its offset and length) with at most\n"
+"SMALL_CODES distinct strings: (int64 codes as bytes, -1 for null; the strings in order of first\n"
+"appearance), what pyarrow.compute.dictionary_encode gives for it; None when it holds more.\n"
+"A few distinct strings are told apart by comparing with each, cheaper than hashing every row.");
+
+static PyObject *small_codes(PyObject *self, PyObject *args) {
+    Py_buffer vb = {0}, ob = {0}, db = {0};
+    PyObject *validity;
+    Py_ssize_t off, n;
+    if (!PyArg_ParseTuple(args, "Oy*y*nn", &validity, &ob, &db, &off, &n)) return NULL;
+    PyObject *result = NULL, *codes = NULL;
+    int has_valid = validity != Py_None;
+    if (has_valid && PyObject_GetBuffer(validity, &vb, PyBUF_SIMPLE) < 0) goto out;
+    if (off < 0 || n < 0 || (size_t)ob.len < (size_t)(off + n + 1) * 4 ||
+        (has_valid && (size_t)vb.len * 8 < (size_t)(off + n))) {
+        PyErr_SetString(PyExc_ValueError, "small_codes: buffers shorter than the array");
+        goto out;
+    }
+    const int32_t *o = (const int32_t *)ob.buf;
+    const uint8_t *bits = (const uint8_t *)vb.buf;
+    const char *d = (const char *)db.buf;
+    const char *name[SMALL_CODES];
+    int32_t len[SMALL_CODES];
+    int k = 0, last = -1;
+    codes = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (!codes) goto out;
+    int64_t *c = (int64_t *)PyBytes_AS_STRING(codes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t j = off + i;
+        if (has_valid && !(bits[j >> 3] & (1u << (j & 7)))) { c[i] = -1; continue; }
+        int32_t a = o[j], b = o[j + 1];
+        if (a < 0 || b < a || (Py_ssize_t)b > db.len) {
+            PyErr_SetString(PyExc_ValueError, "small_codes: offsets outside the data");
+            goto out;
+        }
+        const char *p = d + a;
+        int32_t l = b - a;
+        /* the previous row's string first: runs are common */
+        if (last >= 0 && len[last] == l && memcmp(name[last], p, (size_t)l) == 0) { c[i] = last; continue; }
+        int f = -1;
+        for (int q = 0; q < k; q++)
+            if (len[q] == l && memcmp(name[q], p, (size_t)l) == 0) { f = q; break; }
+        if (f < 0) {
+            if (k == SMALL_CODES) { result = Py_None; Py_INCREF(result); goto out; }
+            name[k] = p; len[k] = l; f = k++;
+        }
+        c[i] = last = f;
+    }
+    PyObject *names = PyList_New(k);
+    if (!names) goto out;
+    for (int q = 0; q < k; q++) {
+        PyObject *x = PyUnicode_DecodeUTF8(name[q], len[q], "strict");
+        if (!x) { Py_DECREF(names); goto out; }
+        PyList_SET_ITEM(names, q, x);
+    }
+    result = PyTuple_Pack(2, codes, names);
+    Py_DECREF(names);
+out:
+    Py_XDECREF(codes);
+    if (has_valid && vb.obj) PyBuffer_Release(&vb);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&db);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"small_codes", small_codes, METH_VARARGS, sc_doc},
     {"plain_values", plain_values, METH_VARARGS, pv_doc},
     {"value_checks", value_checks, METH_VARARGS, vc_doc},
     {"scan_uniform", scan_uniform, METH_VARARGS, su_doc},

@@ -243,8 +243,13 @@ def _codes(col: Any) -> tuple[np.ndarray, list]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from spark_validation.oprows import small_codes
+
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
+    few = small_codes(col)
+    if few is not None:
+        return few
     d = pc.dictionary_encode(col)
     return d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), d.dictionary.to_pylist()
 

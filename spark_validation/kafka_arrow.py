@@ -60,8 +60,13 @@ def _codes(col: "pa.ChunkedArray | pa.Array") -> tuple[np.ndarray, "pa.Array"]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from spark_validation.oprows import small_codes
+
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
+    few = small_codes(col)
+    if few is not None:
+        return few[0], pa.array(few[1], pa.string())
     d = pc.dictionary_encode(col)
     idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return idx, d.dictionary

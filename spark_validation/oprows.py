@@ -952,6 +952,25 @@ def _MOP_NAMES():
     return pa.array(["send", "poll", "assign"], pa.string())  # the codes of _rowkernel.kernel_arrays
 
 
+def small_codes(col: Any) -> tuple[Any, list] | None:
+    """(int64 codes, -1 for null; the strings in order of first appearance) of a pyarrow string
+    array holding at most a few distinct strings, as ``pyarrow.compute.dictionary_encode`` codes
+    it, from the compiled loop (``_rowkernel.small_codes``); None where that is not built, the
+    array is of another type, or it holds more strings (then the caller encodes it)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if ROW_KERNEL is None or col.type != pa.string():
+        return None
+    validity, offsets, data = col.buffers()
+    if offsets is None or data is None:
+        return None
+    got = ROW_KERNEL.small_codes(validity if col.null_count else None, offsets, data, col.offset, len(col))
+    if got is None:
+        return None
+    return np.frombuffer(got[0], np.int64), got[1]
+
+
 def cycle_table(c: dict | Rows, kt=None):
     """The cycle rows of :mod:`elle` (``elle.ROW_COLUMNS``, what ``elle.input_table`` builds with
     one row per op): one ``op`` row (``pos`` -1) per send/poll/txn op row, invocations included,

@@ -409,3 +409,38 @@ def test_values_walked_from_their_text(ops: list) -> None:
         rows.parsed = [oprows.fast_parse_text(t) for t in rows.value]
         assert from_text == _table_or_error(rows)
         _assert_same(rows, mp)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(["ok", "invoke", "", "é", "k1", "nemesis"]),
+                          st.text(max_size=3)), max_size=40), st.integers(0, 5), st.booleans())
+def test_small_codes_are_dictionary_encode_codes(xs: list, cut: int, chunked: bool) -> None:
+    """The compiled codes of a string column with a few distinct strings are pyarrow's
+    dictionary_encode codes (slices and nulls included); with more strings it declines."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = pa.array(xs, pa.string())[cut:]
+    if chunked:
+        col = pa.chunked_array([col[:len(col) // 2], col[len(col) // 2:]], pa.string()).combine_chunks()
+    d = pc.dictionary_encode(col)
+    want = (d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64).tolist(), d.dictionary.to_pylist())
+    got = oprows.small_codes(col)
+    if len(want[1]) > 16:
+        assert got is None
+    else:
+        assert got is not None and (got[0].tolist(), got[1]) == want
+    from spark_validation import elle, kafka_arrow
+
+    assert (elle._codes(col)[0].tolist(), elle._codes(col)[1]) == want
+    k = kafka_arrow._codes(col)
+    assert (k[0].tolist(), k[1].to_pylist()) == want
+
+
+def test_small_codes_decline_other_types() -> None:
+    import pyarrow as pa
+
+    assert oprows.small_codes(pa.array(["a"], pa.large_string())) is None
+    assert oprows.small_codes(pa.array([1, 2])) is None
+    assert oprows.small_codes(pa.nulls(3, pa.string()))[0].tolist() == [-1, -1, -1]
