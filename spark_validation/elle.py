@@ -347,9 +347,8 @@ def graph_of_table(t: Any, opts: CycleOptions) -> Graph:
     span = int(opn.max(initial=0)) - op0 + 1
     vk = hist * span + (opn - op0)
     done = (typ != INVOKE) & client
-    vkeys = np.unique(vk[done])
+    vkeys, vid = _sorted_keys(vk, done)
     n = len(vkeys)
-    vid = np.searchsorted(vkeys, vk)
     v_hist, v_op = vkeys // span, vkeys % span + op0
     v_proc = np.zeros(n, np.int64)
     v_proc[vid[done]] = proc[done]
@@ -469,12 +468,37 @@ def graph_of_table(t: Any, opts: CycleOptions) -> Graph:
     # one edge per (src, dst, kind), with the smallest (key, value, value2) as its example
     krank = np.append(_rank(key_s), -1)
     vr = np.append(_rank(val_s), -1)
-    o = np.lexsort((vr[ex[:, 2]], vr[ex[:, 1]], krank[ex[:, 0]], kind, dst, src))
+    o = _lexsort_edges(src, dst, kind, krank[ex[:, 0]], vr[ex[:, 1]], vr[ex[:, 2]], n, len(key_s), len(val_s))
     src, dst, kind, ex = src[o], dst[o], kind[o], ex[o]
     first = np.ones(len(src), bool)
     first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1]) | (kind[1:] != kind[:-1])
     return Graph(n, src[first], dst[first], kind[first], v_op, v_hist, v_proc, hist_s, proc_s, ex[first],
                  key_s, val_s)
+
+
+def _sorted_keys(vk: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(np.unique(vk[sel]), np.searchsorted of every vk in it): by a mask over the keys' range
+    where that is small (one history's op indices, or a few), else by sorting."""
+    top = int(vk.max(initial=0)) + 1
+    if len(vk) and int(vk.min()) >= 0 and top <= 4 * len(vk) + 1024:
+        m = np.zeros(top, bool)
+        m[vk[sel]] = True
+        below = np.cumsum(m) - m  # keys below each value: where searchsorted puts it
+        return np.flatnonzero(m), below[vk]
+    keys = np.unique(vk[sel])
+    return keys, np.searchsorted(keys, vk)
+
+
+def _lexsort_edges(src: np.ndarray, dst: np.ndarray, kind: np.ndarray, kr: np.ndarray, v1: np.ndarray,
+                   v2: np.ndarray, n: int, n_keys: int, n_vals: int) -> np.ndarray:
+    """The edge order by (src, dst, kind, key rank, value rank, value2 rank) (ranks -1 for none):
+    np.lexsort's, with the columns packed into two int64 keys where they fit (half the passes)."""
+    nk = max(int(kind.max(initial=0)) + 1, 1)
+    if n * n * nk < 2**62 and (n_keys + 1) * (n_vals + 1) ** 2 < 2**62:
+        major = (src * n + dst) * nk + kind
+        minor = ((kr + 1) * (n_vals + 1) + (v1 + 1)) * (n_vals + 1) + (v2 + 1)
+        return np.lexsort((minor, major))
+    return np.lexsort((v2, v1, kr, kind, dst, src))
 
 
 def _realtime(o: np.ndarray, same: np.ndarray, hist: np.ndarray, seq: np.ndarray, typ: np.ndarray,

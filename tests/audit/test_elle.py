@@ -10,6 +10,7 @@ import pytest
 
 from spark_validation import elle
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spark_validation.elle import CycleOptions, check_rows, check_rows_ref, edges_ref, edges_rows, strongly_connected
 from tests.audit.strategies import kafka_corpus
@@ -306,3 +307,34 @@ def test_kraft_audit_reports_cycles(tmp_path) -> None:
     r2 = runner.invoke(audit, [str(g2_item().write_ndjson(tmp_path / "g2.ndjson")), "--no-spark", "--rw-deps",
                                "--out", str(tmp_path / "c")])
     assert r2.exit_code == 1 and "G2-item" in r2.output
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_kernel_sorting_shortcuts_equal_numpy(data) -> None:
+    """graph_of_table's two shortcuts give numpy's answers: the vertex keys by a mask over their
+    range (np.unique and np.searchsorted) and the edge order by two packed keys (np.lexsort)."""
+    import numpy as np
+
+    from spark_validation.elle import _lexsort_edges, _sorted_keys
+
+    n = data.draw(st.integers(0, 40))
+    hi = data.draw(st.sampled_from([1, 6, 70, 10**6]))
+    vk = np.array(data.draw(st.lists(st.integers(data.draw(st.sampled_from([0, -2])), hi), min_size=n, max_size=n)),
+                  np.int64)
+    sel = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
+    keys, at = _sorted_keys(vk, sel)
+    want = np.unique(vk[sel])
+    assert keys.tolist() == want.tolist() and at.tolist() == np.searchsorted(want, vk).tolist()
+    nv, nk, m = data.draw(st.integers(1, 30)), data.draw(st.integers(0, 4)), data.draw(st.integers(0, 6))
+    e = data.draw(st.integers(0, 40))
+
+    def col(lo: int, hi: int) -> np.ndarray:
+        return np.array(data.draw(st.lists(st.integers(lo, hi), min_size=e, max_size=e)), np.int64)
+
+    src, dst, kind = col(0, nv - 1), col(0, nv - 1), col(0, 4)
+    kr, v1, v2 = col(-1, nk - 1), col(-1, m - 1), col(-1, m - 1)
+    got = _lexsort_edges(src, dst, kind, kr, v1, v2, nv, nk, m)
+    assert got.tolist() == np.lexsort((v2, v1, kr, kind, dst, src)).tolist()
+    big = _lexsort_edges(src, dst, kind, kr, v1, v2, 2**31, nk, m)  # too wide to pack: numpy's own
+    assert big.tolist() == got.tolist()
