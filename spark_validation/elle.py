@@ -275,8 +275,14 @@ def _dense(*cols: np.ndarray) -> tuple[np.ndarray, int]:
     g = np.zeros(len(cols[0]), np.int64) if len(cols[0]) else np.zeros(0, np.int64)
     n = 1
     for c in cols:
-        _, inv = np.unique(g * (int(c.max(initial=0)) + 1) + c, return_inverse=True)
-        g = inv.astype(np.int64).reshape(-1)
+        x = g * (int(c.max(initial=0)) + 1) + c
+        if len(x) and int(x.max()) <= 4 * len(x) + 1024:  # a small range: ids by a mask over it
+            m = np.zeros(int(x.max()) + 1, bool)
+            m[x] = True
+            g = (np.cumsum(m) - 1)[x]
+        else:
+            _, inv = np.unique(x, return_inverse=True)
+            g = inv.astype(np.int64).reshape(-1)
         n = int(g.max(initial=-1)) + 1
     return g, n
 

@@ -338,3 +338,17 @@ def test_kernel_sorting_shortcuts_equal_numpy(data) -> None:
     assert got.tolist() == np.lexsort((v2, v1, kr, kind, dst, src)).tolist()
     big = _lexsort_edges(src, dst, kind, kr, v1, v2, 2**31, nk, m)  # too wide to pack: numpy's own
     assert big.tolist() == got.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 9), st.integers(0, 10**6)), max_size=30), st.booleans())
+def test_dense_ids_equal_numpy_unique(tuples: list, wide: bool) -> None:
+    """_dense's ids (by a mask over a small range, or by sorting) are np.unique's inverse of the tuples."""
+    import numpy as np
+
+    from spark_validation.elle import _dense
+
+    cols = [np.array([t[i] for t in tuples], np.int64) for i in ((0, 1, 2) if wide else (0, 1))]
+    g, n = _dense(*cols)
+    want = {t: i for i, t in enumerate(sorted(set(zip(*(c.tolist() for c in cols)))))}
+    assert g.tolist() == [want[t] for t in zip(*(c.tolist() for c in cols))] and n == len(want)
