@@ -984,7 +984,9 @@ def cycle_table(c: dict | Rows, kt=None):
         c = {"rows": c, "history": c.history}
     rows = c["rows"]
     kt = kernel_table(c) if kt is None else kt
-    kt = kt.filter(pc.not_equal(kt.column("mop"), "assign"))
+    mop = kt.column("mop")
+    if mop.null_count or pc.any(pc.equal(mop, "assign")).as_py():  # else nothing to leave out (and no copy)
+        kt = kt.filter(pc.not_equal(mop, "assign"))
     if ROW_KERNEL is not None:
         idx = np.frombuffer(ROW_KERNEL.rows_with_f(rows.f, _KAFKA_FS), dtype=np.int64)
     else:

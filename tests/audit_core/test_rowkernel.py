@@ -444,3 +444,19 @@ def test_small_codes_decline_other_types() -> None:
     assert oprows.small_codes(pa.array(["a"], pa.large_string())) is None
     assert oprows.small_codes(pa.array([1, 2])) is None
     assert oprows.small_codes(pa.nulls(3, pa.string()))[0].tolist() == [-1, -1, -1]
+
+
+@pytest.mark.parametrize("xs", [
+    ["h0"] * 5, [""] * 3, ["x"], ["ab", "ab", "ab", "ba"], ["ab", "ab", "abab"], ["ab", "ab", ""], ["a", "a", None],
+    ["é/h", "é/h"], ["abc", "abc", "abd"], ["aa", "aa", "a", "a"],
+])
+def test_small_codes_of_one_repeated_string(xs: list) -> None:
+    """A column of one repeated string is told by one comparison of its data; what only looks
+    like one (same lengths, a different last row, a null) is coded row by row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for col in (pa.array(xs, pa.string()), pa.array(["z", *xs], pa.string())[1:]):
+        d = pc.dictionary_encode(col)
+        got = oprows.small_codes(col)
+        assert (got[0].tolist(), got[1]) == (d.indices.fill_null(-1).to_pylist(), d.dictionary.to_pylist())
