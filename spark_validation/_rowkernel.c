@@ -25,6 +25,7 @@ static PyObject *s_invoke, *s_ok, *s_fail, *s_info, *s_send, *s_poll, *s_txn, *s
 static int eq(PyObject *o, PyObject *interned) {
     if (o == interned) return 1;
     if (!PyUnicode_Check(o)) return 0;
+    if (PyUnicode_CheckExact(o) && PyUnicode_CHECK_INTERNED(o)) return 0; /* two interned strings: equal only if one */
     return PyUnicode_Compare(o, interned) == 0;
 }
 
@@ -873,7 +874,8 @@ static PyObject *cached_text(PyObject **cache, const char *s, Py_ssize_t n) {
         return x;
     }
     x = PyUnicode_FromStringAndSize(s, n);
-    if (x) { Py_XSETREF(*slot, x); Py_INCREF(x); }
+    /* interned: an f of "send" is then the very object the loops compare with (eq) */
+    if (x) { PyUnicode_InternInPlace(&x); Py_XSETREF(*slot, x); Py_INCREF(x); }
     return x;
 }
 
