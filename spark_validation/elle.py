@@ -276,7 +276,7 @@ def _dense(*cols: np.ndarray) -> tuple[np.ndarray, int]:
     n = 1
     for c in cols:
         x = g * (int(c.max(initial=0)) + 1) + c
-        if len(x) and int(x.max()) <= 4 * len(x) + 1024:  # a small range: ids by a mask over it
+        if len(x) and int(x.min()) >= 0 and int(x.max()) <= 4 * len(x) + 1024:  # a small range: by a mask
             m = np.zeros(int(x.max()) + 1, bool)
             m[x] = True
             g = (np.cumsum(m) - 1)[x]

@@ -341,7 +341,7 @@ def test_kernel_sorting_shortcuts_equal_numpy(data) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 9), st.integers(0, 10**6)), max_size=30), st.booleans())
+@given(st.lists(st.tuples(st.integers(-1, 3), st.integers(0, 9), st.integers(0, 10**6)), max_size=30), st.booleans())
 def test_dense_ids_equal_numpy_unique(tuples: list, wide: bool) -> None:
     """_dense's ids (by a mask over a small range, or by sorting) are np.unique's inverse of the tuples."""
     import numpy as np
