@@ -369,6 +369,23 @@ static int leaf_off(Ctx *c, int32_t x, int *has, long long *v) {
     return 0;
 }
 
+/* the [offset, value] pairs of a poll (a list node) read from key kt, at pos base + j:
+   1 done (or could be), 0 declined, -1 error */
+static int text_pairs(Ctx *c, int live, Py_ssize_t n, Txt kt, int32_t pairs, long long base) {
+    long long j = 0;
+    for (int32_t pair = NODE(pairs)->child; pair >= 0; pair = NODE(pair)->next, j++) {
+        if (NODE(pair)->kind != J_LIST || NODE(pair)->count < 2) continue;
+        int32_t vv = NTH(pair, 1);
+        if (NODE(vv)->kind == J_NULL) continue;
+        Txt vt;
+        int has;
+        long long o;
+        if (!leaf_text(c, vv, &vt) || !leaf_off(c, NODE(pair)->child, &has, &o)) return 0;
+        if (text_emit(c, live, n, s_poll, kt, has, o, vt, base + j) < 0) return -1;
+    }
+    return 1;
+}
+
 /* micro_ops over a plain list node: 1 done (or could be), 0 declined, -1 error */
 static int text_micro_ops(Ctx *c, int live, Py_ssize_t n, int32_t mops) {
     long long i = 0;
@@ -401,17 +418,8 @@ static int text_micro_ops(Ctx *c, int live, Py_ssize_t n, int32_t mops) {
                 if (NODE(pairs)->kind != J_LIST) continue;
                 Txt kt;
                 leaf_text(c, kk, &kt); /* a key: always a string */
-                long long j = 0;
-                for (int32_t pair = NODE(pairs)->child; pair >= 0; pair = NODE(pair)->next, j++) {
-                    if (NODE(pair)->kind != J_LIST || NODE(pair)->count < 2) continue;
-                    int32_t vv = NTH(pair, 1);
-                    if (NODE(vv)->kind == J_NULL) continue;
-                    Txt vt;
-                    int has;
-                    long long o;
-                    if (!leaf_text(c, vv, &vt) || !leaf_off(c, NODE(pair)->child, &has, &o)) return 0;
-                    if (text_emit(c, live, n, s_poll, kt, has, o, vt, base + j) < 0) return -1;
-                }
+                int rc = text_pairs(c, live, n, kt, pairs, base);
+                if (rc <= 0) return rc;
             }
         }
     }
@@ -444,17 +452,7 @@ static int text_row(Ctx *c, Py_ssize_t n, int is_send, int is_poll, PyObject *k,
                 if (!leaf_text(c, vv, &vt)) return 0; /* a null value goes to _tt too */
                 rc = text_emit(c, live, n, s_send, kt, has, o, vt, 0);
             } else if (NODE(r)->kind == J_LIST) {
-                long long j = 0;
-                for (int32_t pair = NODE(r)->child; rc == 1 && pair >= 0; pair = NODE(pair)->next, j++) {
-                    if (NODE(pair)->kind != J_LIST || NODE(pair)->count < 2) continue;
-                    int32_t vv = NTH(pair, 1);
-                    if (NODE(vv)->kind == J_NULL) continue;
-                    Txt vt;
-                    int has;
-                    long long o;
-                    if (!leaf_text(c, vv, &vt) || !leaf_off(c, NODE(pair)->child, &has, &o)) return 0;
-                    rc = text_emit(c, live, n, s_poll, kt, has, o, vt, j);
-                }
+                rc = text_pairs(c, live, n, kt, r, 0);
             }
         } else if (NODE(r)->kind == J_LIST) {
             rc = text_micro_ops(c, live, n, r);
