@@ -325,8 +325,7 @@ plain_value = st.recursive(plain_leaf, lambda inner: st.one_of(
 @given(st.one_of(st.lists(plain_value, max_size=4), st.dictionaries(st.text("ab", max_size=2), plain_value, max_size=3)))
 def test_plain_values_take_what_orjson_prints(v: Any) -> None:
     """Every array or object of plain values, as orjson prints it, is plain (and so left as text
-    by the reader); a text the reader must decode (whitespace, an escape, a float, a repeated key,
-    "-0", a leading zero, a 19-digit integer, not ASCII) is not."""
+    by the reader), and reads back as the value (the texts that are not plain: below)."""
     import orjson
 
     text = orjson.dumps(v).decode()
@@ -341,6 +340,8 @@ def test_plain_values_take_what_orjson_prints(v: Any) -> None:
     "[" * 100 + "]" * 100, "[--1]", "[-]", "[+1]", "[0x1]",
 ])
 def test_plain_values_refuse(text: str) -> None:
+    """Texts the reader must decode: whitespace, an escape, a float, a repeated key, "-0", a
+    leading zero, a 19-digit integer, not ASCII, not one value, too deep."""
     assert not _plain(text)
 
 
