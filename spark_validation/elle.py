@@ -239,28 +239,19 @@ def realtime_pairs(rows: Iterable[dict]) -> list[tuple[int, str, int, str]]:
 
 
 def _codes(col: Any) -> tuple[np.ndarray, list]:
-    """Dictionary codes (int64, -1 for null) and the dictionary (as Python values)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    """Dictionary codes (int64, -1 for null) and the dictionary (as Python values): the Kafka
+    kernel's (:func:`kafka_arrow._codes`)."""
+    from spark_validation import kafka_arrow
 
-    from spark_validation.oprows import small_codes
-
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    few = small_codes(col)
-    if few is not None:
-        return few
-    d = pc.dictionary_encode(col)
-    return d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), d.dictionary.to_pylist()
+    idx, d = kafka_arrow._codes(col)
+    return idx, d.to_pylist()
 
 
 def _ints(col: Any) -> tuple[np.ndarray, np.ndarray]:
-    import pyarrow as pa
+    """(values with nulls as 0, validity mask) of an integer column: :func:`kafka_arrow._ints`."""
+    from spark_validation import kafka_arrow
 
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    valid = ~col.is_null().to_numpy(zero_copy_only=False)
-    return col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), valid
+    return kafka_arrow._ints(col)
 
 
 def _rank(strings: list) -> np.ndarray:
@@ -275,15 +266,8 @@ def _dense(*cols: np.ndarray) -> tuple[np.ndarray, int]:
     g = np.zeros(len(cols[0]), np.int64) if len(cols[0]) else np.zeros(0, np.int64)
     n = 1
     for c in cols:
-        x = g * (int(c.max(initial=0)) + 1) + c
-        if len(x) and int(x.min()) >= 0 and int(x.max()) <= 4 * len(x) + 1024:  # a small range: by a mask
-            m = np.zeros(int(x.max()) + 1, bool)
-            m[x] = True
-            g = (np.cumsum(m) - 1)[x]
-        else:
-            _, inv = np.unique(x, return_inverse=True)
-            g = inv.astype(np.int64).reshape(-1)
-        n = int(g.max(initial=-1)) + 1
+        keys, g = _sorted_keys(g * (int(c.max(initial=0)) + 1) + c)
+        n = len(keys)
     return g, n
 
 
@@ -482,16 +466,17 @@ def graph_of_table(t: Any, opts: CycleOptions) -> Graph:
                  key_s, val_s)
 
 
-def _sorted_keys(vk: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(np.unique(vk[sel]), np.searchsorted of every vk in it): by a mask over the keys' range
-    where that is small (one history's op indices, or a few), else by sorting."""
+def _sorted_keys(vk: np.ndarray, sel: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(np.unique(vk[sel]), np.searchsorted of every vk in it; ``sel`` None: every vk, so the
+    second is each one's dense id): by a mask over the keys' range where that is small (one
+    history's op indices, or a few), else by sorting."""
     top = int(vk.max(initial=0)) + 1
     if len(vk) and int(vk.min()) >= 0 and top <= 4 * len(vk) + 1024:
         m = np.zeros(top, bool)
-        m[vk[sel]] = True
+        m[vk if sel is None else vk[sel]] = True
         below = np.cumsum(m) - m  # keys below each value: where searchsorted puts it
         return np.flatnonzero(m), below[vk]
-    keys = np.unique(vk[sel])
+    keys = np.unique(vk if sel is None else vk[sel])
     return keys, np.searchsorted(keys, vk)
 
 
