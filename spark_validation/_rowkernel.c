@@ -1,15 +1,21 @@
 /*
- * Two per-op loops of spark_validation/oprows.py, compiled: kernel_columns (the Kafka kernel rows
- * of a history's op rows: one row per send/poll micro-op and per assigned key) and
- * structure_problem (the first pairing error, or none). Built by the project's install (setup.py,
- * optional: without it the Python loops run).
+ * The per-op loops of spark_validation/oprows.py, compiled. Built by the project's install
+ * (setup.py, optional: without it the Python loops run, with the same results):
+ *   kernel_columns / kernel_arrays  the Kafka kernel rows of a history's op rows (one row per
+ *                                   send/poll micro-op and per assigned key), as lists or as
+ *                                   Arrow buffers;
+ *   structure_problem               the first pairing error, or none;
+ *   rows_with_f                     the positions of the send/poll/txn rows;
+ *   scan_uniform, value_checks,     the uniform NDJSON reader's scan and value checks;
+ *   plain_values
+ *   small_codes                     dictionary codes of a string column of a few strings.
  *
  * kernel_arrays also walks a value still in its JSON text (the uniform NDJSON reader leaves plain
  * arrays and objects undecoded, see plain_values) straight from the text, with no Python object per
  * value; any text or leaf outside that plain subset is decoded and walked as an object instead.
  *
- * Both follow the Python functions line for line. Every conversion the Python code makes with a
- * helper for an uncommon type (a value that is neither str nor int, an offset that is not an int,
+ * The loops follow the Python functions line for line. Every conversion the Python code makes with
+ * a helper for an uncommon type (a value that is neither str nor int, an offset that is not an int,
  * a value not decoded yet) calls that same Python helper, passed in by the caller, so the rows are
  * the same objects (tests/audit_core/test_rowkernel.py compares both on the bench's corpus and on
  * random values).

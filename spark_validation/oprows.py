@@ -228,10 +228,10 @@ try:  # compiled per-op loops (setup.py builds them; optional)
 except ImportError:  # not built: the Python loops run
     _compiled_rows = None
 ROW_KERNEL: Any = None if os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no") else _compiled_rows
-"""The compiled loops in use (spark_validation/_rowkernel.c: the uniform NDJSON scan and value
-checks, :func:`kernel_columns`, :func:`kernel_table`'s Arrow buffers, :func:`structure_problem`,
-the Kafka rows of :func:`cycle_table`), or ``None``: the Python code. ``KRAFT_COMPILED=off`` does
-without every compiled part."""
+"""The compiled loops in use (spark_validation/_rowkernel.c: the uniform NDJSON scan, value
+checks and plain-value test, :func:`kernel_columns`, :func:`kernel_table`'s Arrow buffers,
+:func:`structure_problem`, the Kafka rows of :func:`cycle_table`, :func:`small_codes`), or
+``None``: the Python code. ``KRAFT_COMPILED=off`` does without every compiled part."""
 
 
 def _fast_op(o: Any, position: int) -> tuple | None:
