@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import attrs
 
@@ -30,18 +30,24 @@ def snake(name: str) -> str:
 class Action:
     """One spec action.
 
-    ``handler``: the implementation function taking it (``None`` for an action of the environment,
-    e.g. the network losing a message); its ``__name__`` is ``snake(spec)``.  ``consumes``: the
-    message class it handles (dispatch by type), if any.  ``args``: the spec's parameters after the
-    acting node, which are also the keys of a trace step's ``args``.  ``actor``: which kind of node
-    takes it (a protocol with several kinds of node, e.g. ``coordinator``/``consumer``)."""
+    ``consumes``: the message class it handles (dispatch by type), if any.  ``args``: the spec's
+    parameters after the acting node, which are also the keys of a trace step's ``args``.
+    ``actor``: which kind of node takes it (a protocol with several kinds of node, e.g.
+    ``coordinator``/``consumer``); the node class that declares itself that actor of the protocol
+    (``kraft.core.node.Node``) implements it with the method named ``snake(spec)``.  ``handled``:
+    False for an action of the environment that no node takes (the network losing a message)."""
 
     spec: str
-    handler: Callable[..., Any] | None = None
     consumes: type | None = None
     args: tuple[str, ...] = ()
     actor: str = "node"
     doc: str = ""
+    handled: bool = True
+
+    @property
+    def handler_name(self) -> str:
+        """The name of the node method taking this action (the handler naming rule)."""
+        return snake(self.spec)
 
     @property
     def trace(self) -> str:
@@ -103,8 +109,18 @@ class Variant:
     sim: tuple[SimRun, ...] = ()
 
 
+class UnboundAction(LookupError):
+    """A handler was asked for before the node class implementing its actor was defined."""
+
+
 @attrs.define
 class Protocol:
+    """A protocol's vocabulary: its spec module, actions, variables, variants and invariants.
+
+    It names no implementation: each node class binds to it (``bind``, called by
+    ``kraft.core.node.Node`` when the class is defined), which ties every action of its actor to
+    the method of the same name in snake case, so dispatch goes by function objects."""
+
     name: str                        # the simulator's / trace header's protocol name
     spec_module: str                 # spec/<spec_module>.tla
     actions: tuple[Action, ...]
@@ -114,21 +130,35 @@ class Protocol:
     constants: tuple[str, ...] = ()  # CONSTANTS of the spec besides the variants
     history_model: str | None = None  # the audit model of its client histories
     _by_spec: dict[str, Action] = attrs.field(init=False, factory=dict)
+    _handlers: dict[str, Callable[..., Any]] = attrs.field(init=False, factory=dict)
     _by_handler: dict[Any, Action] = attrs.field(init=False, factory=dict)
     _by_message: dict[type, Action] = attrs.field(init=False, factory=dict)
+    _actors: dict[str, type] = attrs.field(init=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:
         for a in self.actions:
             if a.spec in self._by_spec:
                 raise ValueError(f"{self.name}: action {a.spec} declared twice")
             self._by_spec[a.spec] = a
-            if a.handler is not None:
-                if a.handler.__name__ != snake(a.spec):
-                    raise ValueError(f"{self.name}: handler {a.handler.__qualname__} of {a.spec} must be "
-                                     f"named {snake(a.spec)}")
-                self._by_handler[a.handler] = a
             if a.consumes is not None:
+                if a.consumes in self._by_message:
+                    raise ValueError(f"{self.name}: two actions consume {a.consumes.__name__}")
                 self._by_message[a.consumes] = a
+
+    def bind(self, actor: str, node_class: type) -> None:
+        """Tie every handled action of ``actor`` to ``node_class``'s method of its snake-case name."""
+        mine = [a for a in self.actions if a.actor == actor and a.handled]
+        if not mine:
+            raise ValueError(f"{self.name} declares no action of a {actor!r}")
+        missing = [a.handler_name for a in mine if not callable(getattr(node_class, a.handler_name, None))]
+        if missing:
+            raise TypeError(f"{node_class.__qualname__} implements the {actor} of {self.name} but lacks "
+                            f"{', '.join(missing)}")
+        self._actors[actor] = node_class
+        for a in mine:
+            fn = getattr(node_class, a.handler_name)
+            self._handlers[a.spec] = fn
+            self._by_handler[fn] = a
 
     @property
     def spec_path(self) -> Path:
@@ -140,9 +170,23 @@ class Protocol:
     def has_action(self, spec: str) -> bool:
         return spec in self._by_spec
 
+    def handler(self, action: Action | str) -> Callable[..., Any]:
+        """The node method taking ``action`` (its node class must be defined: imported)."""
+        spec = action if isinstance(action, str) else action.spec
+        try:
+            return self._handlers[spec]
+        except KeyError:
+            a = self._by_spec[spec]
+            raise UnboundAction(f"{self.name}: no node class implements the {a.actor} action {spec} "
+                                f"(import the module defining it)") from None
+
     def for_handler(self, handler: Callable[..., Any]) -> Action:
         """The action a handler function takes (bound methods are resolved to their function)."""
         return self._by_handler[getattr(handler, "__func__", handler)]
+
+    def takes(self, handler: Callable[..., Any]) -> bool:
+        """Is ``handler`` the handler of a declared action (not a helper outside the spec)?"""
+        return getattr(handler, "__func__", handler) in self._by_handler
 
     def for_message(self, message_type: type) -> Action:
         return self._by_message[message_type]
@@ -173,24 +217,3 @@ class Protocol:
             if a.actor == "network" and a.args == ("m",):
                 return a.spec
         raise KeyError(f"{self.name} declares no network action losing a message")
-
-
-def declarations() -> list[Protocol]:
-    """Every protocol declared in this build (imported lazily: protocol packages import this)."""
-    import importlib
-
-    out = []
-    for mod in ("kraft.quorum.protocol", "kraft.groups.protocol", "kraft.replication.protocol"):
-        try:
-            out.append(importlib.import_module(mod).PROTOCOL)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
-    return out
-
-
-def by_name(name: str, among: Iterable[Protocol] | None = None) -> Protocol:
-    for p in among if among is not None else declarations():
-        if p.name == name or p.spec_module == name:
-            return p
-    raise KeyError(name)

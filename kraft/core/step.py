@@ -87,7 +87,7 @@ class Ready:
 class ReadyBuilder:
     """A node's scratch space while it takes one step (reset at every ``step``)."""
 
-    __slots__ = ("steps", "messages", "writes", "committed", "synced")
+    __slots__ = ("steps", "messages", "writes", "committed", "synced", "note", "args")
 
     def __init__(self) -> None:
         self.steps: list[SpecStep] = []
@@ -95,6 +95,10 @@ class ReadyBuilder:
         self.writes: list[Write] = []
         self.committed: list[tuple[int, Any]] = []
         self.synced = True
+        self.note: SpecStep | None = None
+        # arguments of the step that the handler learnt while taking it (added to the recorded
+        # spec step when they are among the action's declared arguments)
+        self.args: dict[str, Any] = {}
 
     def wrote(self, kind: str, **detail: Any) -> None:
         """Report a storage write (appends stay unsynced until a flush in the same step)."""
@@ -104,6 +108,6 @@ class ReadyBuilder:
         elif kind == "flush":
             self.synced = True
 
-    def build(self, reply: Any = None, note: SpecStep | None = None) -> Ready:
+    def build(self, reply: Any = None) -> Ready:
         return Ready(tuple(self.steps), tuple(self.messages), tuple(self.writes), self.synced,
-                     tuple(self.committed), reply, note)
+                     tuple(self.committed), reply, self.note)

@@ -1,4 +1,4 @@
-"""Spec and declaration agree, in both directions (issue 12): every action of ``Next``, every
+"""Spec and declaration agree, in both directions: every action of ``Next``, every
 VARIABLE and every CONSTANT of each spec is declared once in ``kraft/<protocol>/protocol.py``, and
 nothing is declared that the spec lacks.  The checker is shown failing on a renamed action, a
 missing variable and a missing variant CONSTANT."""
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kraft.core.declaration import SPEC_DIR, declarations, snake
+from kraft.core.declaration import SPEC_DIR, snake
 from kraft.core.specparse import compare, compare_file
+from kraft.protocols import declarations
 from kraft.quorum.protocol import PROTOCOL as KRAFT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,10 +38,13 @@ def test_manifest_variants_are_the_declared_ones(decl) -> None:
 
 @pytest.mark.parametrize("decl", DECLS, ids=[d.name for d in DECLS])
 def test_handlers_are_named_after_their_actions(decl) -> None:
+    """Every handled action is bound to a node method of its snake-case name whose docstring
+    cites the spec action."""
     for a in decl.actions:
-        if a.handler is not None:
-            assert a.handler.__name__ == snake(a.spec)
-            assert f"{a.spec}" in (a.handler.__doc__ or ""), f"{a.handler.__qualname__}'s docstring cites {a.spec}"
+        if a.handled:
+            handler = decl.handler(a)
+            assert handler.__name__ == snake(a.spec)
+            assert f"{a.spec}" in (handler.__doc__ or ""), f"{handler.__qualname__}'s docstring cites {a.spec}"
 
 
 def test_every_spec_with_a_manifest_has_a_declaration() -> None:
@@ -111,3 +115,15 @@ def strip_docs(code: str) -> str:
         if tok.type not in (tokenize.NL, tokenize.COMMENT):
             prev = tok.type
     return " ".join(out)
+
+
+def test_a_node_class_missing_a_handler_is_refused_when_defined() -> None:
+    """Binding a node class to a declaration checks that every action of its actor has a method."""
+    from kraft.core.declaration import Action, Protocol
+    from kraft.core.node import Node
+
+    decl = Protocol("toy", "Toy", (Action("Ping"), Action("Pong")), (), ())
+    with pytest.raises(TypeError, match="lacks pong"):
+        class Half(Node, declaration=decl):  # noqa: F841
+            def ping(self, now: int) -> None:
+                """Spec action Ping."""
