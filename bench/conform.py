@@ -67,12 +67,12 @@ SIM_STEPS = {"kraft": (1, 4), "groups": (3, 1)}
 def sim_trace(protocol: str, seed: int, n: int) -> list[str]:
     """The first ``n`` spec steps of a fault-free simulator trace of ``protocol``."""
     from kraft.sim.core import Faults, Simulator
-    from kraft.sim.protocols import HISTORY_MODEL, PROTOCOLS
+    from kraft.protocols import PROTOCOLS
     from kraft.sim.recorder import Recorder
 
-    proto = PROTOCOLS[protocol](3, None)
-    rec = Recorder({"protocol": protocol, "spec": proto.spec, "constants": proto.constants(), "seed": seed,
-                    "variant": None}, {"model": HISTORY_MODEL[protocol]})
+    proto = PROTOCOLS[protocol].plugin(3, None)
+    rec = Recorder({"protocol": protocol, "spec": proto.declaration.spec_module, "constants": proto.constants(),
+                    "seed": seed, "variant": None}, {"model": proto.declaration.history_model})
     sim = Simulator(proto, seed, Faults.parse(FAULTS), recorder=rec)
     first, div = SIM_STEPS[protocol]
     steps = first * n

@@ -22,14 +22,14 @@ from hypothesis.stateful import run_state_machine_as_test  # noqa: E402
 
 from kraft.quorum.config import QuorumConfig  # noqa: E402
 from kraft.sim.core import Faults, Simulator  # noqa: E402
-from kraft.sim.kraft_protocol import KRaftProtocol  # noqa: E402
+from kraft.quorum.sim import KRaftPlugin  # noqa: E402
 from kraft.sim.recorder import Recorder  # noqa: E402
 
 
 def sim_rate(voters: int, faults: str, events: int, record: bool, seeds: int = 3) -> tuple[float, int]:
     total_events, total_s, committed = 0, 0.0, 0
     for seed in range(seeds):
-        p = KRaftProtocol(voters)
+        p = KRaftPlugin(voters)
         rec = Recorder({}, {}, states=True) if record else None
         sim = Simulator(p, seed, Faults.parse(faults), recorder=rec)
         t = time.perf_counter()

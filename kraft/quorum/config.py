@@ -51,19 +51,19 @@ class QuorumConfig:
     ForgetVoteOnRestart: bool = False
 
     def with_variant(self, name: str | None) -> "QuorumConfig":
-        """Return a copy with the named variant flag switched on (``None``: unchanged)."""
+        """Return a copy with the named variant flag switched on (``None``: unchanged; ``PreVote``
+        toggles the pre-vote feature)."""
         if name is None:
             return self
-        from kraft.quorum.protocol import PROTOCOL
-
-        known = PROTOCOL.variant_names
-        if name not in known and name != "PreVote":
-            raise ValueError(f"unknown KRaft variant {name!r}; known: {', '.join(known)}")
         if name == "PreVote":
             return attrs.evolve(self, PreVote=not self.PreVote)
+        if name not in VARIANT_FLAGS:
+            raise ValueError(f"unknown KRaft variant {name!r}; known: {', '.join(VARIANT_FLAGS)}")
         return attrs.evolve(self, **{name: True})
 
     def variant_names(self) -> list[str]:
-        from kraft.quorum.protocol import PROTOCOL
+        return [v for v in VARIANT_FLAGS if getattr(self, v)]
 
-        return [v for v in PROTOCOL.variant_names if getattr(self, v)]
+
+# the bug-variant flags: the boolean fields named like the spec's CONSTANTS, but the PreVote feature
+VARIANT_FLAGS = tuple(f.name for f in attrs.fields(QuorumConfig) if f.name[0].isupper() and f.name != "PreVote")

@@ -1,15 +1,16 @@
 """A KRaft voter as a sans-I/O state machine.
 
-One entry point, ``step(input, now) -> Ready`` (``kraft.core.step``): the input is a message, a
-``Tick`` (take the one internal/timer action enabled at ``now``, if any) or a ``Trigger`` of a
-declared handler (client append, restart, resignation, a forced timeout or flush).  The ``Ready``
-holds the spec step taken, the messages to send, the storage writes made, the records that became
-committed (the driver applies them to its state machine) and the reply to a client request.
-Randomness (election jitter) comes from the ``random.Random`` handed in; storage is the file system
-handed in (``kraft.log`` batches over ``MemoryFS`` or real files).
+One entry point, ``step(input, now) -> Ready`` (the kit's ``kraft.core.node.Node``): the input is a
+message, a ``Tick`` (take the one internal/timer action enabled at ``now``, if any) or a ``Trigger``
+of a handler (client append, restart, resignation, a forced timeout or flush), refused when the
+action is not enabled (``requires``).  The ``Ready`` holds the spec step taken, the messages to
+send, the storage writes made, the records that became committed (the driver applies them to its
+state machine) and the reply to a client request.  Randomness (election jitter) comes from the
+``random.Random`` handed in; storage is the file system handed in (``kraft.log`` batches over
+``MemoryFS`` or real files).
 
-Every handler method is named after the spec action it implements (snake_case) and is bound to it
-in the one declaration, ``kraft.quorum.protocol``: dispatch goes through that table.
+Every handler method is named after the spec action it implements (snake_case) in the one
+declaration, ``kraft.quorum.protocol``.
 
 Behaviour follows Kafka's ``org.apache.kafka.raft`` (KafkaRaftClient, QuorumState, LeaderState,
 FollowerState, CandidateState, ProspectiveState, ResignedState, UnattachedState), KIP-595 and
@@ -32,33 +33,25 @@ from kraft.quorum.messages import (
     Entry,
     FetchRequest,
     FetchResponse,
-    Message,
     VoteRequest,
     VoteResponse,
 )
 from kraft.core.majority import majority, majority_value
-from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
+from kraft.core.node import Node, Pick, requires
+from kraft.core.step import ReadyBuilder
+from kraft.quorum.protocol import PROTOCOL
 from kraft.quorum.storage import QuorumStorage
 
-_EMPTY = Ready()
-_DECL: Any = None
+
+def _leads(node: "QuorumNode") -> bool:
+    return node.role is Role.LEADER
 
 
-def _declaration() -> Any:
-    """The KRaft declaration (kraft.quorum.protocol imports this module, so it is looked up once, late)."""
-    global _DECL
-    if _DECL is None:
-        from kraft.quorum.protocol import PROTOCOL
-
-        _DECL = PROTOCOL
-    return _DECL
+def _may_campaign(node: "QuorumNode") -> bool:
+    return node.role is not Role.LEADER and not node.awaiting_leader
 
 
-class NotLeaderError(Exception):
-    """A client append reached a node that is not the leader."""
-
-
-class QuorumNode:
+class QuorumNode(Node, declaration=PROTOCOL):
     """One voter.  Create with ``QuorumNode(node_id, voters, config, fs, rng=..., now_ms=...)``."""
 
     def __init__(
@@ -144,9 +137,6 @@ class QuorumNode:
         self._rb.wrote("state", epoch=self.current_epoch, leader=self.leader_id, votedFor=voted,
                        awaitingLeader=self.awaiting_leader)
 
-    def _send(self, msg: Message) -> None:
-        self._rb.messages.append(msg)
-
 
     def _reset_follower_timers(self, now: int) -> None:
         self.fetch_deadline = now + self.config.fetch_timeout_ms
@@ -202,7 +192,7 @@ class QuorumNode:
             last_epoch, last_offset = self._last_epoch_and_offset()
             for v in self.voters:
                 if v != self.id:
-                    self._send(VoteRequest(self.id, v, self.current_epoch + 1, last_epoch, last_offset, True))
+                    self.send(VoteRequest(self.id, v, self.current_epoch + 1, last_epoch, last_offset, True))
         else:
             self._become_candidate(now)
 
@@ -219,7 +209,7 @@ class QuorumNode:
         last_epoch, last_offset = self._last_epoch_and_offset()
         for v in self.voters:
             if v != self.id:
-                self._send(VoteRequest(self.id, v, self.current_epoch, last_epoch, last_offset, False))
+                self.send(VoteRequest(self.id, v, self.current_epoch, last_epoch, last_offset, False))
 
     def _apply_committed(self) -> None:
         while self.applied < self.high_watermark:
@@ -242,35 +232,7 @@ class QuorumNode:
         return last_epoch > my_epoch or (last_epoch == my_epoch and last_offset >= my_offset)
 
     # ------------------------------------------------------------------ the step surface
-    def step(self, inp: Any, now: int) -> Ready:
-        """Take one input (a message, ``Tick()`` or ``Trigger(handler, args)``) at virtual time
-        ``now``; return what it produced.  A ``Tick`` takes at most one action: call again until a
-        ``Ready`` without steps comes back.  A client append at a non-leader takes no step and
-        replies with a ``NotLeaderError``."""
-        decl = _declaration()
-        reply: Any = None
-        if isinstance(inp, Tick):
-            due = self._due(now)
-            if due is None:
-                return _EMPTY
-            self._rb = ReadyBuilder()
-            handler, args = due
-            handler(self, now=now, **args)
-        elif isinstance(inp, Trigger):
-            self._rb = ReadyBuilder()
-            handler, args = getattr(inp.handler, "__func__", inp.handler), dict(inp.args)
-            try:
-                reply = handler(self, now=now, **args)
-            except NotLeaderError as exc:
-                return Ready(reply=exc)
-        else:
-            self._rb = ReadyBuilder()
-            handler, args = decl.for_message(type(inp)).handler, {"m": inp}
-            handler(self, inp, now)
-        self._rb.steps.append(SpecStep(decl.spec_name(handler), self.id, args))
-        return self._rb.build(reply)
-
-    def _due(self, now: int) -> tuple[Any, dict[str, Any]] | None:
+    def due(self, now: int) -> Pick | None:
         """The internal/timer action enabled at ``now`` (handler, keyword args), if any.  Called
         only from ``step``: it also retires timers that came due with nothing to do."""
         cls = type(self)
@@ -324,16 +286,16 @@ class QuorumNode:
         return len(self.fetched_voters | {self.id}) >= self._majority()
 
     # ------------------------------------------------------------------ spec actions
+    @requires(_may_campaign, "a leader, or a voter awaiting a leader after a disk loss, does not campaign")
     def timeout(self, now: int) -> None:
         """Spec action Timeout(n): election / fetch timer fired -> Prospective (pre-vote) or Candidate."""
-        if self.role is Role.LEADER or self.awaiting_leader:
-            return
         self._start_election_round(now)
 
+    @requires(lambda n: n.role is Role.PROSPECTIVE and len(n.votes_granted) >= n._majority(),
+              "not Prospective with a majority of pre-votes")
     def become_candidate(self, now: int) -> None:
         """Spec action BecomeCandidate(n): Prospective with a majority of pre-votes -> Candidate."""
-        if self.role is Role.PROSPECTIVE and len(self.votes_granted) >= self._majority():
-            self._become_candidate(now)
+        self._become_candidate(now)
 
     def handle_vote_request(self, m: VoteRequest, now: int) -> None:
         """Spec action HandleVoteRequest(n, m).
@@ -349,7 +311,7 @@ class QuorumNode:
                        and self._log_ok(m.lastEpoch, m.lastOffset)
                        and self.role not in (Role.LEADER, Role.RESIGNED)
                        and not (self.role is Role.FOLLOWER and self.has_fetched_from_leader))
-            self._send(VoteResponse(self.id, m.source, self.current_epoch, granted, True))
+            self.send(VoteResponse(self.id, m.source, self.current_epoch, granted, True))
             return
         if m.epoch > self.current_epoch:
             self._to_unattached(m.epoch, now)
@@ -362,7 +324,7 @@ class QuorumNode:
             self.voted_for = m.source
             self._persist()  # durable before the response leaves
             self.election_deadline = now + self._random_election_timeout()
-        self._send(VoteResponse(self.id, m.source, self.current_epoch, granted, False))
+        self.send(VoteResponse(self.id, m.source, self.current_epoch, granted, False))
 
     def handle_vote_response(self, m: VoteResponse, now: int) -> None:
         """Spec action HandleVoteResponse(n, m): count grants of the current round."""
@@ -376,10 +338,10 @@ class QuorumNode:
         elif not m.preVote and self.role is Role.CANDIDATE and m.epoch == self.current_epoch:
             self.votes_granted.add(m.source)
 
+    @requires(lambda n: n.role is Role.CANDIDATE and len(n.votes_granted) >= n._majority(),
+              "not a Candidate with a majority of votes")
     def become_leader(self, now: int) -> None:
         """Spec action BecomeLeader(n): Candidate with a majority -> Leader; LeaderChange at epoch start."""
-        if not (self.role is Role.CANDIDATE and len(self.votes_granted) >= self._majority()):
-            return
         self.role = Role.LEADER
         self.leader_id = self.id
         self._persist()
@@ -394,12 +356,13 @@ class QuorumNode:
         self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms if len(self.voters) > 1 else None
         self.bqe_next = {v: now for v in self.voters if v != self.id}
 
-    def send_begin_quorum_epoch(self, d: int, now: int) -> None:
+    @requires(_leads, "not the leader")
+    def send_begin_quorum_epoch(self, d: int, now: int) -> bool | None:
         """Spec action SendBeginQuorumEpoch(n, d): (re)send BeginQuorumEpoch to a voter that has not
         fetched within ``begin_quorum_epoch_retry_ms``."""
-        if self.role is not Role.LEADER or d not in self.bqe_next:
-            return
-        self._send(BeginQuorumEpochRequest(self.id, d, self.current_epoch))
+        if d not in self.bqe_next:
+            return False
+        self.send(BeginQuorumEpochRequest(self.id, d, self.current_epoch))
         self.bqe_next[d] = now + self.config.begin_quorum_epoch_retry_ms
 
     def handle_begin_quorum_epoch_request(self, m: BeginQuorumEpochRequest, now: int) -> None:
@@ -416,11 +379,10 @@ class QuorumNode:
         if m.epoch == self.current_epoch and self.leader_id == m.source and self.role is Role.FOLLOWER:
             self._start_election_round(now)
 
+    @requires(lambda n: n.role is Role.FOLLOWER and n.leader_id is not None, "not a Follower of a known leader")
     def send_fetch_request(self, now: int) -> None:
         """Spec action SendFetchRequest(n): Fetch(fetchOffset = log end, lastFetchedEpoch) to the leader."""
-        if self.role is not Role.FOLLOWER or self.leader_id is None:
-            return
-        self._send(FetchRequest(self.id, self.leader_id, self.current_epoch, self.storage.end_offset,
+        self.send(FetchRequest(self.id, self.leader_id, self.current_epoch, self.storage.end_offset,
                                 self.storage.last_epoch))
         self.next_fetch_at = now + self.config.request_timeout_ms
 
@@ -429,7 +391,7 @@ class QuorumNode:
         if m.epoch != self.current_epoch or self.role is not Role.LEADER:
             # not the leader of the fetcher's epoch: FencedEpoch carrying our epoch (a fetcher in a
             # higher epoch ignores it and retries, one in a lower epoch moves to ours)
-            self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_FENCED, (), 0, 0, 0,
+            self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_FENCED, (), 0, 0, 0,
                                      m.fetchOffset, m.lastFetchedEpoch))
             return
         if m.source in self.voters:
@@ -442,7 +404,7 @@ class QuorumNode:
                 self.fetched_voters = set()
         div_epoch, div_end = self.storage.end_offset_for_epoch(m.lastFetchedEpoch)
         if div_epoch != m.lastFetchedEpoch or m.fetchOffset > div_end:
-            self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_DIVERGING, (),
+            self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_DIVERGING, (),
                                      self.high_watermark, div_epoch, div_end, m.fetchOffset, m.lastFetchedEpoch))
             return
         if m.source in self.end_offsets:
@@ -452,7 +414,7 @@ class QuorumNode:
         if self.config.max_fetch_entries is not None:
             stop = min(stop, m.fetchOffset + self.config.max_fetch_entries)
         entries = tuple(self.storage.entries[m.fetchOffset:stop])
-        self._send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_OK, entries,
+        self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_OK, entries,
                                  self.high_watermark, 0, 0, m.fetchOffset, m.lastFetchedEpoch))
 
     def handle_fetch_response(self, m: FetchResponse, now: int) -> None:
@@ -492,7 +454,7 @@ class QuorumNode:
             if self.config.NoTruncateOnDivergence:
                 # bug variant: keep the log, fetch again from the rewound position at once
                 epoch = self.storage.entries[target - 1].epoch if target else 0
-                self._send(FetchRequest(self.id, m.source, self.current_epoch, target, epoch))
+                self.send(FetchRequest(self.id, m.source, self.current_epoch, target, epoch))
                 self.next_fetch_at = now + self.config.request_timeout_ms
             else:
                 self.storage.truncate_to(target)
@@ -500,16 +462,16 @@ class QuorumNode:
                 self.next_fetch_at = now
         # anything else is stale (an answer for another fetch offset) and ignored
 
+    @requires(_leads, "not the leader")
     def client_append(self, v: int, now: int) -> int:
         """Spec action ClientAppend(n, v): the leader appends a data record (not yet flushed)."""
-        if self.role is not Role.LEADER:
-            raise NotLeaderError(f"node {self.id} is {self.role.value} in epoch {self.current_epoch}")
         offset = self.storage.append_value(self.current_epoch, v, now)
         self._rb.wrote("append", offset=offset, epoch=self.current_epoch, value=v)
         if self.flush_deadline is None:
             self.flush_deadline = now + self.config.flush_delay_ms
         return offset
 
+    @requires(lambda n: n.storage.flushed_offset < n.storage.end_offset, "nothing to flush")
     def flush(self, now: int) -> None:
         """Spec action Flush(n): make the log durable; a leader's flushed offset counts toward the HWM."""
         self.storage.flush()
@@ -519,22 +481,22 @@ class QuorumNode:
             self.end_offsets[self.id] = self.storage.flushed_offset
             self._maybe_advance_high_watermark()
 
+    @requires(_leads, "not the leader")
     def check_quorum_resign(self, now: int) -> None:
         """Spec action CheckQuorumResign(n): no fetches from a majority within the timeout ->
         Resigned, telling the other voters as a graceful resignation does (Kafka's pollLeader
         takes the same transitionToResigned path for both; the network loses what cannot arrive)."""
         self._resign(now)
 
+    @requires(_leads, "not the leader")
     def resign(self, now: int) -> None:
         """Spec action Resign(n): graceful resignation, EndQuorumEpoch to every other voter."""
         self._resign(now)
 
     def _resign(self, now: int) -> None:
-        if self.role is not Role.LEADER:
-            return
         for v in self.voters:
             if v != self.id:
-                self._send(EndQuorumEpochRequest(self.id, v, self.current_epoch))
+                self.send(EndQuorumEpochRequest(self.id, v, self.current_epoch))
         self.role = Role.RESIGNED
         self.high_watermark = 0  # ResignedState keeps no high watermark
         self._clear_leader_state()

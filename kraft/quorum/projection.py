@@ -8,11 +8,13 @@ message records.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from kraft.quorum.config import Role
 from kraft.quorum.messages import to_spec
-from kraft.quorum.node import QuorumNode
+
+if TYPE_CHECKING:  # annotations only: the node's declaration lists these projections
+    from kraft.quorum.node import QuorumNode
 
 def currentEpoch(node: QuorumNode) -> int:
     return node.current_epoch

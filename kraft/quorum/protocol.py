@@ -1,10 +1,11 @@
 """The KRaft declaration: ``spec/KRaft.tla`` in Python, once.
 
-Every spec action with its handler (``QuorumNode`` method, snake_case of the action), the message it
-consumes and its parameters; every spec variable with its projection (``kraft.quorum.projection``);
-the bug variants with the invariant TLC must report; the invariants.  The node dispatches through
-it, the simulator names trace steps from it, the conformance glue (``traces/protocols/kraft.py``)
-builds its templates from it, and tests/core/test_declarations.py checks it against the ``.tla``.
+Every spec action with the message it consumes and its parameters (``kraft.quorum.node.QuorumNode``
+takes each with the method of its snake-case name); every spec variable with its projection
+(``kraft.quorum.projection``); the bug variants with the invariant TLC must report; the invariants.
+The node dispatches through it, the simulator names trace steps from it, the conformance glue
+(``traces/protocols/kraft.py``) builds its templates from it, and tests/core/test_declarations.py
+checks it against the ``.tla``.
 """
 
 from __future__ import annotations
@@ -21,27 +22,26 @@ from kraft.quorum.messages import (
     VoteRequest,
     VoteResponse,
 )
-from kraft.quorum.node import QuorumNode as N
 
 ACTIONS = (
-    Action("Timeout", N.timeout, doc="election/fetch timer fires: Prospective (pre-vote) or Candidate"),
-    Action("BecomeCandidate", N.become_candidate, doc="a majority of pre-votes: Candidate in epoch+1"),
-    Action("HandleVoteRequest", N.handle_vote_request, VoteRequest, ("m",)),
-    Action("HandleVoteResponse", N.handle_vote_response, VoteResponse, ("m",)),
-    Action("BecomeLeader", N.become_leader, doc="a majority of votes: Leader, LeaderChange record"),
-    Action("SendBeginQuorumEpoch", N.send_begin_quorum_epoch, args=("d",)),
-    Action("HandleBeginQuorumEpochRequest", N.handle_begin_quorum_epoch_request, BeginQuorumEpochRequest, ("m",)),
-    Action("SendFetchRequest", N.send_fetch_request),
-    Action("HandleFetchRequest", N.handle_fetch_request, FetchRequest, ("m",)),
-    Action("HandleFetchResponse", N.handle_fetch_response, FetchResponse, ("m",)),
-    Action("ClientAppend", N.client_append, args=("v",), doc="a client request at the leader"),
-    Action("Flush", N.flush),
-    Action("CheckQuorumResign", N.check_quorum_resign),
-    Action("Resign", N.resign),
-    Action("HandleEndQuorumEpochRequest", N.handle_end_quorum_epoch_request, EndQuorumEpochRequest, ("m",)),
-    Action("Restart", N.restart, doc="crash and recover (the driver crashes the file system first)"),
-    Action("RestartWithDiskLoss", N.restart_with_disk_loss, doc="restart with an empty disk"),
-    Action("DropMessage", None, args=("m",), actor="network", doc="the network loses a message"),
+    Action("Timeout", doc="election/fetch timer fires: Prospective (pre-vote) or Candidate"),
+    Action("BecomeCandidate", doc="a majority of pre-votes: Candidate in epoch+1"),
+    Action("HandleVoteRequest", VoteRequest, ("m",)),
+    Action("HandleVoteResponse", VoteResponse, ("m",)),
+    Action("BecomeLeader", doc="a majority of votes: Leader, LeaderChange record"),
+    Action("SendBeginQuorumEpoch", args=("d",)),
+    Action("HandleBeginQuorumEpochRequest", BeginQuorumEpochRequest, ("m",)),
+    Action("SendFetchRequest"),
+    Action("HandleFetchRequest", FetchRequest, ("m",)),
+    Action("HandleFetchResponse", FetchResponse, ("m",)),
+    Action("ClientAppend", args=("v",), doc="a client request at the leader"),
+    Action("Flush"),
+    Action("CheckQuorumResign"),
+    Action("Resign"),
+    Action("HandleEndQuorumEpochRequest", EndQuorumEpochRequest, ("m",)),
+    Action("Restart", doc="crash and recover (the driver crashes the file system first)"),
+    Action("RestartWithDiskLoss", doc="restart with an empty disk"),
+    Action("DropMessage", args=("m",), actor="network", handled=False, doc="the network loses a message"),
 )
 
 VARIABLES = (

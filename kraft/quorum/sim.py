@@ -1,4 +1,4 @@
-"""The KRaft plug-in of the simulator: a cluster of ``QuorumNode`` voters plus clients.
+"""The KRaft plug-in of the simulator: the voters of a ``QuorumWorld`` plus clients.
 
 Client model (history, Jepsen conventions, model ``append-log``, key ``"metadata"``):
   send  invoke at the node the client believes is leader; ``fail`` if that node is not leader;
@@ -22,18 +22,18 @@ import attrs
 
 from kraft.core.invariants import Violation
 from kraft.core.majority import majority
+from kraft.core.node import Refused
+from kraft.core.plugin import Sim, SimPlugin
 from kraft.core.step import Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
-from kraft.quorum.invariants import Monitor
 from kraft.quorum.messages import LEADER_CHANGE, to_spec
-from kraft.quorum.node import NotLeaderError, QuorumNode
-from kraft.quorum.projection import project_cluster
+from kraft.quorum.node import QuorumNode
 from kraft.quorum.protocol import PROTOCOL
-from kraft.quorum.statemachine import RecordListStateMachine
-from kraft.quorum.storage import MemoryFS
-from kraft.sim.core import Protocol, Simulator
+from kraft.quorum.world import QuorumWorld
 
 BECOME_LEADER = PROTOCOL.spec_name(QuorumNode.become_leader)
+# the variants ``kraft simulate --variant`` takes: the declared ones, and PreVote (switched off)
+VARIANTS = (*PROTOCOL.variant_names, "PreVote")
 
 KEY = "metadata"
 READERS = 2  # consumer processes 1000 and 1001
@@ -48,11 +48,10 @@ class _PendingSend:
     offset: int
 
 
-class KRaftProtocol(Protocol):
-    name = PROTOCOL.name
-    spec = PROTOCOL.spec_module
+class KRaftPlugin(SimPlugin):
     declaration = PROTOCOL
     final_phase_always = True  # the audit counts acknowledged sends no read returned (Jepsen's unseen)
+    world: QuorumWorld
 
     def __init__(self, voters: int = 3, config: QuorumConfig | None = None, processes: int = 4) -> None:
         if voters < 1:
@@ -60,12 +59,6 @@ class KRaftProtocol(Protocol):
         self.voter_ids = tuple(range(1, voters + 1))
         self.config = config or QuorumConfig()
         self.n_processes = processes
-        self.nodes: dict[int, QuorumNode] = {}
-        self.fs: dict[int, Any] = {}
-        # each voter's application state machine, fed Ready.committed (rebuilt from offset 0 after
-        # a restart as the node re-learns its high watermark, as Kafka's controller replays its log)
-        self.applied: dict[int, RecordListStateMachine] = {}
-        self.monitor = Monitor()
         self.pending: dict[int, _PendingSend] = {}     # process -> open send
         self.free_processes = list(range(processes))
         self.next_process = processes
@@ -73,20 +66,15 @@ class KRaftProtocol(Protocol):
         self.elections = 0
         self.stats = {"ok": 0, "fail": 0, "info": 0, "polls": 0, "skipped_writes": 0}
         self.read_positions: dict[int, int] = {}
+        self.nodes: dict[int, QuorumNode] = {}   # the world's voters (set by build)
 
     # -- setup -------------------------------------------------------------------------------
-    def setup(self, sim: Simulator) -> None:
-        for i in self.voter_ids:
-            self.fs[i] = MemoryFS()
-            self.nodes[i] = QuorumNode(i, self.voter_ids, self.config, self.fs[i],
-                                       rng=random.Random(sim.rng.randrange(2**32)), now_ms=sim.now)
-            self.applied[i] = RecordListStateMachine()
-
-    def node_ids(self) -> list[int]:
-        return list(self.voter_ids)
-
-    def node(self, node_id: int) -> QuorumNode:
-        return self.nodes[node_id]
+    def build(self, sim: Sim) -> QuorumWorld:
+        world = QuorumWorld(len(self.voter_ids), self.config, now=sim.now,
+                            node_rng=lambda i: random.Random(sim.rng.randrange(2**32)))
+        world.net = sim.network
+        self.nodes = world.nodes
+        return world
 
     def constants(self) -> dict[str, Any]:
         c: dict[str, Any] = {"Voters": list(self.voter_ids), "PreVote": self.config.PreVote}
@@ -94,53 +82,50 @@ class KRaftProtocol(Protocol):
             c[v] = getattr(self.config, v)
         return c
 
-    def encode_arg(self, value: Any) -> Any:
+    def encode(self, value: Any) -> Any:
         if hasattr(value, "mtype"):
             return to_spec(value)
         return value
 
     # -- stepping ----------------------------------------------------------------------------
-    def after(self, sim: Simulator, node_id: Any, ready: Ready) -> None:
-        if not ready.steps and not ready.committed:
-            return
-        for offset, record in ready.committed:
-            self.applied[node_id].on_commit(offset, record)
+    def observe(self, sim: Sim, node_id: Any, ready: Ready) -> None:
         if any(s.action == BECOME_LEADER for s in ready.steps):
             self.elections += 1
 
-    def next_wakeup(self, node_id: int) -> int | None:
-        return self.nodes[node_id].next_deadline()
-
     # -- clients -----------------------------------------------------------------------------
-    def believed_leader(self, sim: Simulator) -> int | None:
+    def believed_leader(self, sim: Sim) -> int | None:
         leaders = [n for n in self.nodes.values() if n.role is Role.LEADER and n.id not in sim.down]
         if not leaders:
             return None
         return max(leaders, key=lambda n: n.current_epoch).id
 
-    def client_op(self, sim: Simulator, kind: str) -> None:
+    def read(self, sim: Sim) -> None:
+        """A consumer polls one voter's committed records onward from its position."""
         up = [i for i in self.voter_ids if i not in sim.down]
-        rec = sim.recorder
         if not up:
             return
-        if kind == "read":
-            node = self.nodes[sim.rng.choice(up)]
-            records = self.applied[node.id].records
-            # drawn only so that a seed replays the same run as before readers kept positions
-            sim.rng.randrange(len(records) + 1)
-            # readers are consumers, as in Jepsen's Kafka workload: each has a position and polls
-            # onward from it (from whichever node it asks), so a gap, a step back, or an
-            # acknowledged write nobody reads past is a real anomaly, not an artifact
-            process = 1000 + self.stats["polls"] % READERS
-            position = self.read_positions.get(process, 0)
-            start = min(position, len(records))  # a node behind the reader's position returns nothing
-            window = records[start:start + 20]
-            self.read_positions[process] = max(position, start + len(window))
-            got = [[off, r.value] for off, r in enumerate(window, start) if r.value != LEADER_CHANGE]
-            self.stats["polls"] += 1
-            if rec is not None:
-                rec.op(process, "invoke", "poll", KEY, None, sim.now, node=node.id, offset=start)
-                rec.op(process, "ok", "poll", KEY, got, sim.now, node=node.id, offset=start)
+        node = self.nodes[sim.rng.choice(up)]
+        records = self.world.applied[node.id].records
+        # drawn only so that a seed replays the same run as before readers kept positions
+        sim.rng.randrange(len(records) + 1)
+        # readers are consumers, as in Jepsen's Kafka workload: each has a position and polls
+        # onward from it (from whichever node it asks), so a gap, a step back, or an
+        # acknowledged write nobody reads past is a real anomaly, not an artifact
+        process = 1000 + self.stats["polls"] % READERS
+        position = self.read_positions.get(process, 0)
+        start = min(position, len(records))  # a node behind the reader's position returns nothing
+        window = records[start:start + 20]
+        self.read_positions[process] = max(position, start + len(window))
+        got = [[off, r.value] for off, r in enumerate(window, start) if r.value != LEADER_CHANGE]
+        self.stats["polls"] += 1
+        if sim.recorder is not None:
+            sim.recorder.op(process, "invoke", "poll", KEY, None, sim.now, node=node.id, offset=start)
+            sim.recorder.op(process, "ok", "poll", KEY, got, sim.now, node=node.id, offset=start)
+
+    def write(self, sim: Sim) -> None:
+        """A producer sends one fresh value to the voter it believes leads (sometimes another)."""
+        up = [i for i in self.voter_ids if i not in sim.down]
+        if not up:
             return
         if not self.free_processes:
             self.stats["skipped_writes"] += 1
@@ -151,11 +136,12 @@ class KRaftProtocol(Protocol):
         process = self.free_processes.pop(0)
         value = self.next_value
         self.next_value += 1
+        rec = sim.recorder
         if rec is not None:
             rec.op(process, "invoke", "send", KEY, value, sim.now, node=target)
         node = self.nodes[target]
         offset = sim.step_node(target, Trigger(QuorumNode.client_append, {"v": value})).reply
-        if isinstance(offset, NotLeaderError):
+        if isinstance(offset, Refused):
             self.stats["fail"] += 1
             if rec is not None:
                 rec.op(process, "fail", "send", KEY, value, sim.now, node=target, error="not-leader")
@@ -165,7 +151,7 @@ class KRaftProtocol(Protocol):
         sim.run_due(target)
         sim.reschedule(target)
 
-    def settle_clients(self, sim: Simulator) -> None:
+    def settle_clients(self, sim: Sim) -> None:
         for process in sorted(self.pending):
             p = self.pending[process]
             node = self.nodes[p.node]
@@ -180,7 +166,7 @@ class KRaftProtocol(Protocol):
             elif not alive:
                 self._info(sim, process, "leader-lost")
 
-    def settled(self, sim: Simulator) -> bool:
+    def settled(self, sim: Sim) -> bool:
         """Final phase: every voter up, one leader that has committed its whole log, every voter
         holding that log and no send waiting for its commit."""
         if sim.down or self.pending:
@@ -192,14 +178,14 @@ class KRaftProtocol(Protocol):
         end = len(leader.storage.entries)
         return leader.high_watermark == end and all(len(n.storage.entries) == end for n in self.nodes.values())
 
-    def final_reads(self, sim: Simulator) -> dict[str, Any]:
+    def final_reads(self, sim: Sim) -> dict[str, Any]:
         """Jepsen's final reads: every reader process and a fresh one poll the leader from their
         position (the fresh one from 0) to its committed end, in the readers' usual windows."""
         lid = self.believed_leader(sim)
         readers = [1000 + i for i in range(READERS)] + [1000 + READERS]
         polls = 0
         if lid is not None:
-            records = self.applied[lid].records
+            records = self.world.applied[lid].records
             for process in readers:
                 while True:
                     start = self.read_positions.get(process, 0)
@@ -216,7 +202,7 @@ class KRaftProtocol(Protocol):
         return {"leader": lid, "high_watermark": self.nodes[lid].high_watermark if lid is not None else None,
                 "readers": readers, "polls": polls}
 
-    def _info(self, sim: Simulator, process: int, why: str) -> None:
+    def _info(self, sim: Sim, process: int, why: str) -> None:
         p = self.pending.pop(process)
         self.stats["info"] += 1
         if sim.recorder is not None:
@@ -224,28 +210,18 @@ class KRaftProtocol(Protocol):
         self.free_processes.append(self.next_process)
         self.next_process += 1
 
-    def finish(self, sim: Simulator) -> None:
+    def finish(self, sim: Sim) -> None:
         self.settle_clients(sim)
         for process in sorted(self.pending):
             self._info(sim, process, "run-ended")
 
     # -- faults ------------------------------------------------------------------------------
-    def crash(self, sim: Simulator, node_id: int) -> None:
-        """The machine stops: nothing to do on the node object (its state is frozen until restart)."""
-
-    def restart(self, sim: Simulator, node_id: int, disk_lost: bool) -> None:
-        fs = self.fs[node_id]
-        node = self.nodes[node_id]
-        if disk_lost:
-            fs.crash()
-            fs.lose_disk(node.directory)
-        else:
-            fs.crash()
-        self.applied[node_id] = RecordListStateMachine()
-        sim.step_node(node_id, Trigger(QuorumNode.restart_with_disk_loss if disk_lost else QuorumNode.restart))
+    def restart(self, sim: Sim, node_id: int, disk_lost: bool) -> None:
+        """The voter restarts with what its disk kept (``QuorumWorld.power_loss``)."""
+        sim.step_node(node_id, self.world.power_loss(node_id, disk_lost))
         sim.run_due(node_id)
 
-    def can_lose_disk(self, sim: Simulator, node_id: int) -> bool:
+    def can_lose_disk(self, sim: Sim, node_id: int) -> bool:
         """Safe to wipe this voter (see docs/quorum.md, "Losing a disk"; the spec's DiskLossAllowed):
         it is not a leader, no voter is in a lower epoch, the committed prefix is durable on a
         majority of the *other* voters, and no leader counts a fetch offset for it that a majority
@@ -258,7 +234,7 @@ class KRaftProtocol(Protocol):
         # vote a second time (found by TLC on spec/KRaft.tla, RestartWithDiskLoss/DiskLossAllowed)
         if any(other.current_epoch < node.current_epoch for other in self.nodes.values()):
             return False
-        committed = [(e, v) for e, v in self.monitor.committed]
+        committed = [(e, v) for e, v in self.world.monitor.committed]
         holders = 0
         for i, other in self.nodes.items():
             if i == node_id:
@@ -281,38 +257,44 @@ class KRaftProtocol(Protocol):
                 return False
         return True
 
-    def resign(self, sim: Simulator, node_id: Any) -> None:
-        lid = self.believed_leader(sim) if node_id is None else node_id
+    def resign(self, sim: Sim) -> None:
+        """The leader resigns (EndQuorumEpoch to the other voters)."""
+        lid = self.believed_leader(sim)
         if lid is None:
             return
-        sim._count("resign")
+        sim.count("resign")
         sim.step_node(lid, Trigger(QuorumNode.resign))
         sim.run_due(lid)
         sim.reschedule(lid)
 
     # -- checking ----------------------------------------------------------------------------
-    def project(self, sim: Simulator, with_messages: bool = True, tuple_logs: bool = False) -> dict[str, Any]:
-        return project_cluster(self.nodes, sim.network if with_messages else None, tuple_logs=tuple_logs)
+    def project(self, sim: Sim) -> dict[str, Any]:
+        return self.world.project(sim.network)
 
-    def check(self, sim: Simulator, restarted: set[Any]) -> list[Violation]:
+    def check(self, sim: Sim) -> list[Violation]:
         self.settle_clients(sim)
-        return self.monitor.observe(self.project(sim, with_messages=False, tuple_logs=True), restarted)
+        return self.world.violations()
 
-    def describe(self, sim: Simulator) -> str:
+    def describe(self, sim: Sim) -> str:
         lines = [("DOWN " if i in sim.down else "") + self.nodes[i].describe() for i in self.voter_ids]
         if sim.network.blocked:
             lines.append(f"blocked links: {sorted(sim.network.blocked)}")
-        c = self.monitor.committed
+        c = self.world.monitor.committed
         lines.append(f"committed (ghost): {len(c)} records, last {c[-3:]}")
         return "\n".join(lines)
 
-    def summary(self, sim: Simulator) -> dict[str, Any]:
+    def summary(self, sim: Sim) -> dict[str, Any]:
         hwm = max((n.high_watermark for n in self.nodes.values()), default=0)
         return {
             "voters": len(self.voter_ids),
             "elections": self.elections,
-            "leader_per_epoch": {e: l for e, l in sorted(self.monitor.leader_of_epoch.items())},
-            "committed_offset": len(self.monitor.committed),
+            "leader_per_epoch": {e: l for e, l in sorted(self.world.monitor.leader_of_epoch.items())},
+            "committed_offset": len(self.world.monitor.committed),
             "max_high_watermark": hwm,
             "clients": dict(self.stats),
         }
+
+
+def make(voters: int, variant: str | None) -> KRaftPlugin:
+    """The plug-in ``kraft simulate --protocol kraft --voters N --variant V`` runs."""
+    return KRaftPlugin(voters, QuorumConfig().with_variant(variant))

@@ -1,6 +1,6 @@
-"""KRaft scenario scripts with golden output (etcd raft's ``testdata/`` interaction tests), on the
-shared datadriven runner ``kraft.core.datadriven``: each command is followed by ``----`` and what
-it produced.  ``pytest --rewrite`` writes the produced output back (review the diff!).
+"""KRaft stories with golden output (etcd raft's ``testdata/`` interaction tests), on the shared
+story driver ``kraft.core.datadriven.Story``: each command is followed by ``----`` and what it
+produced.  ``pytest --rewrite`` writes the produced output back (review the diff!).
 
 Every step a node takes is printed as it happens (from tests/quorum/testdata/divergence.txt)::
 
@@ -40,10 +40,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kraft.core.datadriven import Case, DatadrivenError, run_file
-from kraft.core.invariants import InvariantViolation
+import attrs
+
+from kraft.core.datadriven import Story, changes, show
+from kraft.core.node import Refused
 from kraft.core.step import Ready
-from kraft.quorum.cluster import Cluster
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.messages import (
     FETCH_DIVERGING,
@@ -56,14 +57,11 @@ from kraft.quorum.messages import (
     VoteRequest,
     VoteResponse,
 )
+from kraft.quorum.node import QuorumNode
 from kraft.quorum.protocol import PROTOCOL
+from kraft.quorum.world import QuorumWorld
 
-VIEWS = ("status", "raft-state", "log")
 _LINK = re.compile(r"^(\d+|\*)->(\d+|\*)$")
-
-
-def _v(x: Any) -> str:
-    return "none" if x is None else str(x).lower() if isinstance(x, bool) else str(x)
 
 
 def entry_text(e: Entry) -> str:
@@ -91,360 +89,266 @@ def message_text(m: Message) -> str:
     return f"{head} epoch={m.epoch}"
 
 
-def _snapshot(node: Any) -> dict[str, Any]:
+def _snapshot(node: QuorumNode) -> dict[str, Any]:
     return {"role": node.role.value, "epoch": node.current_epoch, "leader": node.leader_id,
             "voted": node.voted_for, "end": node.storage.end_offset, "flushed": node.storage.flushed_offset,
             "hwm": node.high_watermark, "awaiting": node.awaiting_leader}
 
 
-def _changes(before: dict[str, Any], after: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {_v(before[k])}->{_v(after[k])}" for k in after if before[k] != after[k])
-
-
-def node_text(node: Any, now: int) -> str:
+def node_text(node: QuorumNode, now: int) -> str:
     s = _snapshot(node)
     due = node.next_deadline()
     timer = "none" if due is None else f"{max(due, now)}ms"
-    return (f"{node.id} {s['role']} epoch={s['epoch']} leader={_v(s['leader'])} voted={_v(s['voted'])} "
+    return (f"{node.id} {s['role']} epoch={s['epoch']} leader={show(s['leader'])} voted={show(s['voted'])} "
             f"end={s['end']} flushed={s['flushed']} hwm={s['hwm']} next-timer={timer}"
             + (" awaiting-leader" if s["awaiting"] else ""))
 
 
-class _Stop(Exception):
-    """A command cannot go on (an invariant broke); its output so far is kept."""
+class QuorumStory(Story):
+    """A KRaft story: ``voters N [Variant ...] [prevote=off] [seed=S]`` begins it."""
 
+    start = "voters"
+    usage = "voters N [Variant ...] [prevote=off] [seed=S]"
+    views = ("status", "raft-state", "log")
+    world: QuorumWorld
 
-class Story:
-    """The state of one scenario file: the cluster and what the current command printed."""
-
-    def __init__(self) -> None:
-        self.cluster: Cluster | None = None
-        self.lines: list[str] = []
-        self.seen: dict[int, dict[str, Any]] = {}
-        self.quiet = False
-        self.ended_at: int | None = None   # line of the command that ended in a violation
-        self.steps = 0
-        self._before: dict[int, dict[str, Any]] = {}   # node states when a coarse command began
-        self._steps_before = 0
-
-    # -- the observer: every step of every node --------------------------------------------------
-    def _observe(self, nid: int, ready: Ready) -> None:
-        c = self.cluster
-        assert c is not None
-        if not ready.steps:
-            return
-        self.steps += len(ready.steps)
-        node = c.nodes[nid]
-        after = _snapshot(node)
-        if not self.quiet:
-            for st in ready.steps:
-                args = st.args
-                if "m" in args:
-                    what = " " + message_text(args["m"])
-                else:
-                    what = "".join(f" {k}={_v(v)}" for k, v in args.items())
-                self.lines.append(f"{nid} {st.action}{what}")
-            changed = _changes(self.seen[nid], after)
-            if changed:
-                self.lines.append("  " + changed)
-            states = [w for w in ready.writes if w.kind == "state"]
-            if states:  # the quorum-state file as the step left it (it is replaced atomically)
-                d = states[-1].detail
-                self.lines.append(f"  persist epoch={d['epoch']} leader={_v(d['leader'])} votedFor={_v(d['votedFor'])}"
-                                  + (" awaitingLeader=true" if d.get("awaitingLeader") else ""))
-            for m in ready.messages:
-                self.lines.append("  send " + message_text(m))
-        self.seen[nid] = after
-        c.check()  # every invariant after every step; raises InvariantViolation
-
-    # -- the datadriven handler ----------------------------------------------------------------
-    def handle(self, case: Case) -> str:
-        self.lines = []
-
-        def bad(why: str) -> DatadrivenError:
-            return DatadrivenError(case.path, case.line, f"`{case.text}`: {why}")
-
-        if case.command == "voters":
-            self._start(case, bad)
-            return "\n".join(self.lines)
-        if self.cluster is None:
-            raise bad("the first command must be `voters N [Variant ...]`")
-        if self.ended_at is not None and case.command not in VIEWS:
-            raise bad(f"the story ended in a violation at line {self.ended_at}; only views "
-                      f"({', '.join(VIEWS)}) or a new `voters` may follow")
-        handler = _COMMANDS.get(case.command)
-        if handler is None:
-            raise bad(f"unknown command {case.command!r}; known: voters, {', '.join(sorted(_COMMANDS))}")
-        try:
-            handler(self, self.cluster, list(case.args), bad)
-        except InvariantViolation as exc:
-            self.ended_at = case.line
-            if self.quiet:
-                self._net_changes(self._before)
-            self.lines += _violation_lines(exc.violations)
-        except (ValueError, IndexError, KeyError) as exc:
-            raise bad(f"bad arguments ({exc})") from None
-        finally:
-            self.quiet = False
-        return "\n".join(self.lines)
-
-    def _start(self, case: Case, bad: Any) -> None:
-        w = case.args
-        if not w or not w[0].isdigit() or int(w[0]) < 1:
-            raise bad("expected `voters N [Variant ...] [prevote=off] [seed=S]`")
+    def begin(self, args: list[str]) -> QuorumWorld:
+        if not args or not args[0].isdigit() or int(args[0]) < 1:
+            raise self.bad(f"expected `{self.usage}`")
         cfg, seed = QuorumConfig(), 0
-        for word in w[1:]:
+        for word in args[1:]:
             if word == "prevote=off":
-                cfg = QuorumConfig(**{**_fields(cfg), "PreVote": False})
+                cfg = attrs.evolve(cfg, PreVote=False)
             elif word.startswith("seed=") and word[5:].isdigit():
                 seed = int(word[5:])
             elif word in PROTOCOL.variant_names:
                 cfg = cfg.with_variant(word)
             else:
-                raise bad(f"unknown option {word!r}; variants: {', '.join(PROTOCOL.variant_names)}")
-        c = Cluster(int(w[0]), cfg, seed=seed)
-        c.observer = self._observe
-        self.cluster, self.ended_at, self.steps = c, None, 0
-        self.seen = {i: _snapshot(n) for i, n in c.nodes.items()}
-        self.lines += [node_text(c.nodes[i], c.now) for i in c.ids]
+                raise self.bad(f"unknown option {word!r}; variants: {', '.join(PROTOCOL.variant_names)}")
+        world = QuorumWorld(int(args[0]), cfg, seed=seed)
+        self.lines += [node_text(world.nodes[i], world.now) for i in world.ids]
+        return world
 
-    # -- helpers for the commands --------------------------------------------------------------
-    def node(self, word: str, bad: Any) -> int:
-        c = self.cluster
-        assert c is not None
-        if not word.isdigit() or int(word) not in c.nodes:
-            raise bad(f"no node {word!r} (nodes are {', '.join(map(str, c.ids))})")
+    def snapshot(self, node_id: Any) -> dict[str, Any]:
+        return _snapshot(self.world.nodes[node_id])
+
+    def message_text(self, message: Any) -> str:
+        return message_text(message)
+
+    def effect_lines(self, node_id: Any, ready: Ready) -> list[str]:
+        states = [w for w in ready.writes if w.kind == "state"]
+        if not states:
+            return []
+        d = states[-1].detail  # the quorum-state file as the step left it (it is replaced atomically)
+        return [f"  persist epoch={d['epoch']} leader={show(d['leader'])} votedFor={show(d['votedFor'])}"
+                + (" awaitingLeader=true" if d.get("awaitingLeader") else "")]
+
+    # ------------------------------------------------------------------ helpers for the commands
+    def node(self, word: str) -> int:
+        if not word.isdigit() or int(word) not in self.world.nodes:
+            raise self.bad(f"no node {word!r} (nodes are {', '.join(map(str, self.world.ids))})")
         return int(word)
 
-    def matching(self, link: str, bad: Any) -> list[Message]:
-        c = self.cluster
-        assert c is not None
+    def matching(self, link: str) -> list[Message]:
         mo = _LINK.match(link)
         if mo is None:
-            raise bad(f"expected a link A->B (A, B a node or *), got {link!r}")
-        src, dst = (None if g == "*" else self.node(g, bad) for g in mo.groups())
-        return [m for m in c.pending if (src is None or m.source == src) and (dst is None or m.dest == dst)]
+            raise self.bad(f"expected a link A->B (A, B a node or *), got {link!r}")
+        src, dst = (None if g == "*" else self.node(g) for g in mo.groups())
+        return [m for m in self.world.pending if (src is None or m.source == src) and (dst is None or m.dest == dst)]
 
-    def go_quiet(self) -> None:
-        c = self.cluster
-        assert c is not None
+    def chosen(self, args: list[str], verb: str) -> list[Message]:
+        """The in-flight messages `VERB A->B [K|all]` names (the first K, or all of them)."""
+        if not args:
+            raise self.bad(f"expected `{verb} A->B [K|all]`")
+        chosen = self.matching(args[0])
+        want = self.count(args)
+        if not chosen:
+            raise self.bad(f"nothing in flight on {args[0]}")
+        if want is not None and want > len(chosen):
+            raise self.bad(f"only {len(chosen)} message(s) in flight on {args[0]}")
+        return chosen[:want]
+
+    def count(self, args: list[str]) -> int | None:
+        """The optional K|all after a link: None means all."""
+        if len(args) < 2:
+            return 1
+        if args[1] == "all":
+            return None
+        if args[1].isdigit() and int(args[1]) > 0:
+            return int(args[1])
+        raise self.bad(f"expected a count or `all`, got {args[1]!r}")
+
+    def coarse(self, run: Any) -> None:
+        """Run a coarse command quietly, then print the net change of every node."""
+        w = self.world
+        before = {i: _snapshot(n) for i, n in w.nodes.items()}
+        steps = self.steps
         self.quiet = True
-        self._before = {i: _snapshot(n) for i, n in c.nodes.items()}
-        self._steps_before = self.steps
-
-    def _net_changes(self, before: dict[int, dict[str, Any]]) -> None:
-        c = self.cluster
-        assert c is not None
-        self.lines.append(f"t={c.now}ms, {self.steps - self._steps_before} steps")
-        for i in c.ids:
-            changed = _changes(before[i], _snapshot(c.nodes[i]))
-            if changed:
-                self.lines.append(f"{i}: {changed}")
+        try:
+            run()
+        finally:
+            self.lines.append(f"t={w.now}ms, {self.steps - steps} steps")
+            for i in w.ids:
+                changed = changes(before[i], _snapshot(w.nodes[i]))
+                if changed:
+                    self.lines.append(f"{i}: {changed}")
 
     def lose(self, msgs: list[Message]) -> None:
         self.lines += [f"lost {message_text(m)} (link cut)" for m in msgs]
 
-
-def _violation_lines(violations: list[Any]) -> list[str]:
-    """One line per broken invariant (its first message; how many more there were)."""
-    by_name: dict[str, list[str]] = {}
-    for v in violations:
-        by_name.setdefault(v.invariant, []).append(v.message)
-    return [f"VIOLATION {name}: {msgs[0]}" + (f" (and {len(msgs) - 1} more)" if len(msgs) > 1 else "")
-            for name, msgs in by_name.items()]
+    def no_step(self, n: int) -> None:
+        node = self.world.nodes[n]
+        self.lines.append(f"(no step: {n} is {node.role.value}{' awaiting a leader' if node.awaiting_leader else ''})")
 
 
-def _fields(cfg: QuorumConfig) -> dict[str, Any]:
-    import attrs
-
-    return attrs.asdict(cfg, recurse=False)
-
-
-def _count(args: list[str], bad: Any) -> int | None:
-    """The optional K|all after a link: None means all."""
-    if len(args) < 2:
-        return 1
-    if args[1] == "all":
-        return None
-    if args[1].isdigit() and int(args[1]) > 0:
-        return int(args[1])
-    raise bad(f"expected a count or `all`, got {args[1]!r}")
-
-
-def _chosen(s: Story, args: list[str], bad: Any, verb: str) -> list[Any]:
-    """The in-flight messages `VERB A->B [K|all]` names (the first K, or all of them)."""
-    if not args:
-        raise bad(f"expected `{verb} A->B [K|all]`")
-    chosen = s.matching(args[0], bad)
-    want = _count(args, bad)
-    if not chosen:
-        raise bad(f"nothing in flight on {args[0]}")
-    if want is not None and want > len(chosen):
-        raise bad(f"only {len(chosen)} message(s) in flight on {args[0]}")
-    return chosen[:want]
-
-
-def _deliver(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    for m in _chosen(s, args, bad, "deliver"):
-        idx = next((k for k, p in enumerate(c.pending) if p is m), None)
+def _deliver(s: QuorumStory, args: list[str]) -> None:
+    w = s.world
+    for m in s.chosen(args, "deliver"):
+        idx = next((k for k, p in enumerate(w.pending) if p is m), None)
         if idx is None:
             continue  # gone meanwhile (a restart of its sender or receiver dropped it)
-        if (m.source, m.dest) in c.blocked:
+        if (m.source, m.dest) in w.blocked:
             s.lose([m])
-        c.deliver(idx)
+        w.deliver(idx)
 
 
-def _drop(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    for m in _chosen(s, args, bad, "drop"):
-        c.pending.pop(next(k for k, p in enumerate(c.pending) if p is m))
+def _drop(s: QuorumStory, args: list[str]) -> None:
+    w = s.world
+    for m in s.chosen(args, "drop"):
+        w.drop(next(k for k, p in enumerate(w.pending) if p is m))
         s.lines.append(f"network {PROTOCOL.drop_message} {message_text(m)}")
-    c.check()
+    w.check()
 
 
-def _deliver_all(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    if not c.pending:
+def _deliver_all(s: QuorumStory, args: list[str]) -> None:
+    w = s.world
+    if not w.pending:
         s.lines.append("(nothing in flight)")
-    s.lose([m for m in c.pending if (m.source, m.dest) in c.blocked])
-    c.deliver_all()
+    s.lose([m for m in w.pending if (m.source, m.dest) in w.blocked])
+    w.deliver_all()
 
 
-def _stabilize(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    if not c.pending:
+def _stabilize(s: QuorumStory, args: list[str]) -> None:
+    if not s.world.pending:
         s.lines.append("(nothing in flight)")
     for _ in range(50):
-        if not c.pending:
+        if not s.world.pending:
             return
-        _deliver_all(s, c, args, bad)
-    raise bad("still messages in flight after 50 rounds")
+        _deliver_all(s, args)
+    raise s.bad("still messages in flight after 50 rounds")
 
 
-def _tick(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
+def _tick(s: QuorumStory, args: list[str]) -> None:
     ms = int(args[0])
     if ms <= 0:
-        raise bad("tick needs a positive number of milliseconds")
-    s.lines.append(f"t={c.now + ms}ms")
-    c.tick(ms)
+        raise s.bad("tick needs a positive number of milliseconds")
+    s.lines.append(f"t={s.world.now + ms}ms")
+    s.world.advance(ms)
 
 
-def _no_step(s: Story, n: int, c: Cluster) -> None:
-    node = c.nodes[n]
-    s.lines.append(f"(no step: {n} is {node.role.value}{' awaiting a leader' if node.awaiting_leader else ''})")
+def _forced(handler: Any) -> Any:
+    """A command forcing one action at node N; a refused action prints why no step was taken."""
+    def command(s: QuorumStory, args: list[str]) -> None:
+        n = s.node(args[0])
+        ready = s.world.trigger(n, handler)
+        if isinstance(ready.reply, Refused):
+            if handler is QuorumNode.flush:
+                s.lines.append(f"(nothing to flush at {n})")
+            else:
+                s.no_step(n)
+            return
+        s.world.fire_timers(n)
+    return command
 
 
-def _timeout(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    n = s.node(args[0], bad)
-    if c.nodes[n].role is Role.LEADER or c.nodes[n].awaiting_leader:
-        _no_step(s, n, c)
-    else:
-        c.timeout(n)
-
-
-def _flush(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    n = s.node(args[0], bad)
-    st = c.nodes[n].storage
-    if st.flushed_offset == st.end_offset:
-        s.lines.append(f"(nothing to flush at {n})")
-    else:
-        c.flush(n)
-
-
-def _resign(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    n = s.node(args[0], bad)
-    if c.nodes[n].role is not Role.LEADER:
-        _no_step(s, n, c)
-    else:
-        c.resign(n)
-        c.run_internal(n)
-
-
-def _restart(s: Story, c: Cluster, args: list[str], bad: Any, disk_lost: bool = False) -> None:
-    n = s.node(args[0], bad)
+def _restart(s: QuorumStory, args: list[str], disk_lost: bool = False) -> None:
+    n = s.node(args[0])
+    w = s.world
     if disk_lost:
-        s.lines += [f"lost {message_text(m)} (connection gone)" for m in c.pending if n in (m.source, m.dest)]
-    c.restart(n, disk_lost=disk_lost)
-    c.run_internal(n)
+        s.lines += [f"lost {message_text(m)} (connection gone)" for m in w.pending if n in (m.source, m.dest)]
+    w.restart(n, disk_lost=disk_lost)
+    w.fire_timers(n)
 
 
-def _append(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
+def _append(s: QuorumStory, args: list[str]) -> None:
     if len(args) != 2:
-        raise bad("expected `append N VALUE`")
-    n = s.node(args[0], bad)
-    if c.append_value(n, int(args[1])) is None:
-        node = c.nodes[n]
+        raise s.bad("expected `append N VALUE`")
+    n = s.node(args[0])
+    if s.world.append_value(n, int(args[1])) is None:
+        node = s.world.nodes[n]
         s.lines.append(f"refused: {n} is {node.role.value} in epoch {node.current_epoch} (NotLeader)")
 
 
-def _isolate(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
+def _isolate(s: QuorumStory, args: list[str]) -> None:
     if not args:
-        raise bad("expected `isolate N [M ...]`")
-    group = {s.node(a, bad) for a in args}
-    c.blocked.clear()
-    c.partition(group)
-    rest = [i for i in c.ids if i not in group]
+        raise s.bad("expected `isolate N [M ...]`")
+    w = s.world
+    group = {s.node(a) for a in args}
+    w.blocked.clear()
+    w.partition(group)
+    rest = [i for i in w.ids if i not in group]
     s.lines.append(f"partition: {' '.join(map(str, sorted(group)))} | {' '.join(map(str, rest))}")
 
 
-def _heal(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    c.heal()
+def _heal(s: QuorumStory, args: list[str]) -> None:
+    s.world.heal()
     s.lines.append("all links open")
 
 
-def _run(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
+def _run(s: QuorumStory, args: list[str]) -> None:
     ms = int(args[0])
     if ms <= 0:
-        raise bad("run needs a positive number of milliseconds")
-    s.go_quiet()
-    c.run(ms)
-    s._net_changes(s._before)
+        raise s.bad("run needs a positive number of milliseconds")
+    s.coarse(lambda: s.world.run(ms))
 
 
-def _settle(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    s.go_quiet()
-    ok = c.settle()
-    s._net_changes(s._before)
-    lid = c.leader()
-    if ok and lid is not None:
-        ld = c.nodes[lid]
+def _settle(s: QuorumStory, args: list[str]) -> None:
+    w = s.world
+    result: list[bool] = []
+    s.coarse(lambda: result.append(w.settle()))
+    lid = w.leader()
+    if result[0] and lid is not None:
+        ld = w.nodes[lid]
         s.lines.append(f"converged: leader {lid} in epoch {ld.current_epoch}, every log ends at "
                        f"{ld.storage.end_offset}, all committed")
     else:
         s.lines.append("NOT converged within 30000ms")
 
 
-def _status(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    lid = c.leader()
-    s.lines.append(f"t={c.now}ms leader={_v(lid)}"
-                   + (f" epoch={c.nodes[lid].current_epoch}" if lid is not None else ""))
-    cut = sorted((a, b) for a, b in c.blocked if a < b)
+def _status(s: QuorumStory, args: list[str]) -> None:
+    w = s.world
+    lid = w.leader()
+    s.lines.append(f"t={w.now}ms leader={show(lid)}" + (f" epoch={w.nodes[lid].current_epoch}" if lid is not None else ""))
+    cut = sorted((a, b) for a, b in w.blocked if a < b)
     if cut:
         s.lines.append("cut: " + " ".join(f"{a}<->{b}" for a, b in cut))
-    s.lines.append(f"in flight: {len(c.pending)}")
-    s.lines += ["  " + message_text(m) for m in c.pending]
+    s.lines.append(f"in flight: {len(w.pending)}")
+    s.lines += ["  " + message_text(m) for m in w.pending]
 
 
-def _raft_state(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    s.lines += [node_text(c.nodes[i], c.now) for i in c.ids]
+def _raft_state(s: QuorumStory, args: list[str]) -> None:
+    s.lines += [node_text(s.world.nodes[i], s.world.now) for i in s.world.ids]
 
 
-def _log(s: Story, c: Cluster, args: list[str], bad: Any) -> None:
-    ids = [s.node(a, bad) for a in args] or list(c.ids)
+def _log(s: QuorumStory, args: list[str]) -> None:
+    ids = [s.node(a) for a in args] or list(s.world.ids)
     for i in ids:
-        st = c.nodes[i].storage
+        st = s.world.nodes[i].storage
         s.lines.append(f"{i}: " + (" ".join(entry_text(e) for e in st.entries) or "(empty)"))
 
 
-_COMMANDS = {
+QuorumStory.commands = {
     "deliver": _deliver, "drop": _drop, "deliver-all": _deliver_all, "stabilize": _stabilize,
-    "tick": _tick, "timeout": _timeout, "flush": _flush, "resign": _resign, "restart": _restart,
-    "lose-disk": lambda s, c, a, bad: _restart(s, c, a, bad, disk_lost=True),
+    "tick": _tick, "timeout": _forced(QuorumNode.timeout), "flush": _forced(QuorumNode.flush),
+    "resign": _forced(QuorumNode.resign), "restart": _restart,
+    "lose-disk": lambda s, a: _restart(s, a, disk_lost=True),
     "append": _append, "isolate": _isolate, "heal": _heal, "run": _run, "settle": _settle,
     "status": _status, "raft-state": _raft_state, "log": _log,
 }
 
 
 def run_script(path: str | Path, rewrite: bool = False) -> list[str]:
-    """Run one scenario file; the outputs of its commands.  Raises ``DatadrivenMismatch`` when an
+    """Run one story file; the outputs of its commands.  Raises ``DatadrivenMismatch`` when an
     output differs from the golden one (unless ``rewrite``), ``DatadrivenError`` (file:line) on a bad
     command."""
-    story = Story()
-    return run_file(path, story.handle, rewrite=rewrite)
+    return QuorumStory().run(path, rewrite=rewrite)

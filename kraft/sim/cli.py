@@ -19,9 +19,14 @@ import click
 from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.core.invariants import InvariantViolation
 from kraft.outcome import EXIT_ERROR, Verdict, header, plural
+from kraft.protocols import PROTOCOLS
 from kraft.sim.core import Faults, SimulationError, Simulator
-from kraft.sim.protocols import HISTORY_MODEL, PROTOCOLS, VARIANTS_OF
 from kraft.sim.recorder import Recorder
+
+
+# the targeted faults of each protocol, for --help
+_NEMESES = "; ".join(f"{name}: {', '.join(offered)}" for name, r in sorted(PROTOCOLS.items())
+                     if (offered := tuple(r.plugin(3, None).nemeses())))
 
 
 def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant: str | None, voters: int,
@@ -29,13 +34,13 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
     """One simulation; returns the summary dict (also written as ``summary.json`` when ``out``).
     ``after_violation``: None stops at the first violation; N runs on N events after it, then
     ends with the final phase (heal, quiesce, final reads; :meth:`Simulator.quiesce`)."""
-    protocol = PROTOCOLS[protocol_name](voters, variant)
+    protocol = PROTOCOLS[protocol_name].plugin(voters, variant)
     recorder = None
     if out is not None:
         recorder = Recorder(
-            {"protocol": protocol_name, "spec": protocol.spec, "constants": protocol.constants(), "seed": seed,
-             "variant": variant},
-            {"model": HISTORY_MODEL.get(protocol_name, protocol_name),
+            {"protocol": protocol_name, "spec": protocol.declaration.spec_module, "constants": protocol.constants(),
+             "seed": seed, "variant": variant},
+            {"model": protocol.declaration.history_model or protocol_name,
              "source": f"kraft simulate --protocol {protocol_name} --seed {seed} --steps {steps} "
                        f"--faults {','.join(faults.enabled()) or 'none'}"
                        + (f" --variant {variant}" if variant else "")
@@ -152,9 +157,8 @@ def _print_summary(s: dict[str, Any]) -> None:
               help="simulator events per run")
 @click.option("--faults", default="none", show_default=True,
               help="all, none, or a comma list of drop,dup,delay,reorder,partition,crash,disk-loss,resign "
-                   "and the targeted faults a protocol offers (replication: kill-leader, isolate-leader, "
-                   "isolate-follower, isolate-followers, isolate-on-isr-shrink, isr-join-race, stale-fetch; "
-                   "NAME:MS sets the mean interval), e.g. all,kill-leader")
+                   f"and the targeted faults a protocol offers ({_NEMESES}; NAME:MS sets the mean interval), "
+                   "e.g. all,kill-leader")
 @click.option("--variant", default=None, help="switch on one bug variant (e.g. VoteWithoutLogCheck)")
 @click.option("--voters", type=click.IntRange(min=1, max=9), default=3, show_default=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("sim-out"),
@@ -175,16 +179,12 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
     if protocol_name not in PROTOCOLS:
         raise click.BadParameter(f"unknown protocol {protocol_name!r}; known: {', '.join(sorted(PROTOCOLS))}",
                                  param_hint="--protocol")
+    registered = PROTOCOLS[protocol_name]
     try:
-        fault_set = Faults.parse(faults)
+        fault_set = Faults.parse(faults, registered.plugin(voters, None).nemeses())
     except SimulationError as exc:
         raise click.BadParameter(str(exc), param_hint="--faults") from None
-    offered = getattr(PROTOCOLS[protocol_name](voters, None), "nemeses", {}) if fault_set.nemesis else {}
-    unsupported = [n for n, _ in fault_set.nemesis_schedule() if n not in offered]
-    if unsupported:
-        raise click.BadParameter(f"protocol {protocol_name} has no targeted fault {', '.join(unsupported)}"
-                                 + (f"; it has {', '.join(offered)}" if offered else ""), param_hint="--faults")
-    known = VARIANTS_OF.get(protocol_name, lambda: [])()
+    known = registered.variants
     if variant is not None and variant not in known:
         raise click.BadParameter(f"unknown variant {variant!r} for {protocol_name}; known: {', '.join(known)}",
                                  param_hint="--variant")

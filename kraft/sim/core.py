@@ -1,31 +1,30 @@
 """The generic deterministic simulator: virtual clock, event queue, faulty network, fault schedule.
 
 Everything random comes from one ``random.Random(seed)``; the same seed, protocol and options give the
-same run, event for event.  A protocol plugs in through ``Protocol`` (see docs/sim.md): it creates
-the nodes, and every node is driven through the one step surface of ``kraft.core.step``
-(``node.step(input, now) -> Ready``); the simulator delivers messages and fires timers the same way
-for every protocol, and ``apply`` turns each ``Ready`` into sends, trace lines and dropped copies.
+same run, event for event.  A protocol plugs in through its ``kraft.core.plugin.SimPlugin`` (see
+docs/sim.md): it builds the protocol's ``World``, whose nodes are driven through the one step surface
+(``World.process``); the simulator delivers messages and fires timers the same way for every
+protocol, and ``apply`` turns each ``Ready`` into sends, trace lines and dropped copies.  Nothing
+here knows a protocol.
 """
 
 from __future__ import annotations
 
 import heapq
 import random
-from abc import ABC, abstractmethod
 from typing import Any, Callable, Iterable
 
 import attrs
 
-from kraft.core.invariants import InvariantViolation, Violation
+from kraft.core.invariants import InvariantViolation
+from kraft.core.plugin import Nemesis, SimPlugin
 from kraft.core.step import TICK, Ready
 
 FAULT_NAMES: tuple[str, ...] = ("drop", "dup", "delay", "reorder", "partition", "crash", "disk-loss", "resign")
-# Targeted faults (Jepsen's nemeses that pick their victim by role, e.g. ``:primaries``): named in
-# ``--faults`` beside the random ones (``all,kill-leader``), never part of ``all``; a protocol
-# implements the ones it lists in ``Protocol.nemeses`` (``Protocol.nemesis``). Each fires at
-# exponential intervals of mean ``Faults.nemesis_every_ms`` from the run's one seeded RNG.
-NEMESIS_NAMES: tuple[str, ...] = ("kill-leader", "isolate-leader", "isolate-followers", "isolate-follower",
-                                  "isr-join-race", "isolate-on-isr-shrink", "stale-fetch")
+# Targeted faults (Jepsen's nemeses that pick their victim by role, e.g. ``:primaries``) are named
+# in ``--faults`` beside the random ones (``all,kill-leader``), never part of ``all``; each protocol
+# offers its own (``SimPlugin.nemeses``). Each fires at exponential intervals of mean
+# ``Faults.nemesis_every_ms`` from the run's one seeded RNG.
 
 
 class SimulationError(Exception):
@@ -50,26 +49,29 @@ class Faults:
     crash_every_ms: int = 4000
     disk_loss_every_ms: int = 15000
     resign_every_ms: int = 8000
-    nemesis: tuple[str, ...] = ()   # targeted faults (NEMESIS_NAMES), in the order given
+    nemesis: tuple[str, ...] = ()   # targeted faults (the protocol's nemeses), in the order given
     nemesis_every_ms: int = 2500
 
     @classmethod
-    def parse(cls, text: str | None) -> "Faults":
-        """``"all"``, ``"none"``/empty, or a comma list of FAULT_NAMES and NEMESIS_NAMES, where
-        ``all`` stands for every FAULT_NAME (``all,kill-leader``: the random faults plus one
-        targeted one)."""
+    def parse(cls, text: str | None, nemeses: Iterable[str] = ()) -> "Faults":
+        """``"all"``, ``"none"``/empty, or a comma list of FAULT_NAMES and of ``nemeses`` (the
+        targeted faults the protocol offers, each as ``NAME`` or ``NAME:MS``), where ``all``
+        stands for every FAULT_NAME (``all,kill-leader``: the random faults plus one targeted one)."""
         if not text or text == "none":
             return cls()
+        offered = tuple(nemeses)
         tokens = [t.strip() for t in text.split(",") if t.strip()]
         names: list[str] = []
         for t in tokens:
             for n in (FAULT_NAMES if t == "all" else (t,)):
                 if n not in names:
                     names.append(n)
-        unknown = [n for n in names if n not in FAULT_NAMES and _nemesis_name(n) not in NEMESIS_NAMES]
+        unknown = [n for n in names if n not in FAULT_NAMES and _nemesis_name(n) not in offered]
         if unknown:
-            raise SimulationError(f"unknown fault(s) {', '.join(unknown)}; choose from all, {', '.join(FAULT_NAMES)}, "
-                                  f"or the targeted {', '.join(NEMESIS_NAMES)} (NAME:MS sets its mean interval)")
+            targeted = f"the targeted {', '.join(offered)} (NAME:MS sets its mean interval)" if offered \
+                else "no targeted fault (this protocol offers none)"
+            raise SimulationError(f"unknown fault(s) {', '.join(unknown)}; choose from all, "
+                                  f"{', '.join(FAULT_NAMES)}, or {targeted}")
         return cls(**{n.replace("-", "_"): True for n in names if n in FAULT_NAMES},
                    nemesis=tuple(n for n in names if n not in FAULT_NAMES))
 
@@ -206,115 +208,14 @@ class Network:
         return (src, dst) in self.blocked
 
 
-class Protocol(ABC):
-    """What a protocol provides to the simulator.  See docs/sim.md for the contract of each method."""
-
-    name: str = "protocol"
-    spec: str | None = None
-    declaration: Any = None  # the protocol's kraft.core.declaration.Protocol
-    # take a node's enabled internal actions right after it handles a message (KRaft: a vote that
-    # completes a majority makes it leader at once), rather than at its next wake-up
-    internal_after_delivery: bool = True
-    # end every run that did not stop at a violation with Jepsen's final phase (heal, quiesce,
-    # final reads: Simulator.quiesce), not only runs with ``after_violation``; a protocol whose
-    # history audit needs final reads (acknowledged sends no poll read are ``unseen``) sets it
-    final_phase_always: bool = False
-    # the targeted faults (NEMESIS_NAMES) this protocol implements in ``nemesis``: name -> what it does
-    nemeses: dict[str, str] = {}
-
-    @abstractmethod
-    def setup(self, sim: "Simulator") -> None:
-        """Create the nodes (``sim.now``/``sim.rng`` available) and schedule their first wake-ups."""
-
-    @abstractmethod
-    def node_ids(self) -> list[Any]: ...
-
-    @abstractmethod
-    def node(self, node_id: Any) -> Any:
-        """The steppable node: ``.step(input, now) -> Ready`` (messages, ``Tick()``, ``Trigger``)."""
-
-    @abstractmethod
-    def next_wakeup(self, node: Any) -> int | None: ...
-
-    def after(self, sim: "Simulator", node: Any, ready: Ready) -> None:
-        """Called after every applied ``Ready`` (client bookkeeping, extra reschedules)."""
-
-    @property
-    def drop_action(self) -> str:
-        """The spec action the network losing a message is recorded as (from the declaration)."""
-        return self.declaration.drop_message
-
-    @abstractmethod
-    def client_op(self, sim: "Simulator", kind: str) -> None:
-        """Run one client operation (``kind`` is ``"write"`` or ``"read"``) and record its history."""
-
-    @abstractmethod
-    def crash(self, sim: "Simulator", node: Any) -> None: ...
-
-    @abstractmethod
-    def restart(self, sim: "Simulator", node: Any, disk_lost: bool) -> None: ...
-
-    def can_lose_disk(self, sim: "Simulator", node: Any) -> bool:
-        return False
-
-    def connections_reset(self, sim: "Simulator", node: Any) -> None:
-        """A disk loss restarts ``node``'s machine at once (after :meth:`crash`): its connections
-        reset.  A protocol whose ``crash`` already decides what the network keeps overrides this."""
-        sim.network.purge(node)
-
-    def resign(self, sim: "Simulator", node: Any) -> None:  # optional fault
-        return None
-
-    def nemesis(self, sim: "Simulator", name: str) -> None:
-        """One strike of the targeted fault ``name`` (one of ``nemeses``)."""
-        raise SimulationError(f"{self.name} has no targeted fault {name!r}")
-
-    @abstractmethod
-    def check(self, sim: "Simulator", restarted: set[Any]) -> list[Violation]: ...
-
-    @abstractmethod
-    def project(self, sim: "Simulator") -> dict[str, Any]: ...
-
-    def constants(self) -> dict[str, Any]:
-        return {}
-
-    def encode_arg(self, value: Any) -> Any:
-        """JSON form of a trace argument (e.g. a message as the spec's record)."""
-        return value
-
-    def drop_is_spec_step(self, sim: "Simulator", msg: Any) -> bool:
-        """Is the network losing ``msg`` a spec step (DropMessage)? A protocol whose transport
-        hides some copies from the spec (e.g. duplicates) says no for those."""
-        return True
-
-    def describe(self, sim: "Simulator") -> str:
-        return ""
-
-    def finish(self, sim: "Simulator") -> None:
-        """End of run: close open client operations."""
-
-    def settled(self, sim: "Simulator") -> bool:
-        """During the final phase: has the cluster settled, so the final reads may start before
-        ``quiesce_ms`` has passed? (False: always wait the whole ``quiesce_ms``.)"""
-        return False
-
-    def final_reads(self, sim: "Simulator") -> dict[str, Any]:
-        """The final phase's reads (after heal and quiesce): fresh consumers read everything there
-        is, so what was lost shows in the history. Returns what to put in the summary."""
-        return {}
-
-    def summary(self, sim: "Simulator") -> dict[str, Any]:
-        return {}
-
-
 class Simulator:
     """Seeded discrete-event simulation of one protocol cluster."""
 
-    def __init__(self, protocol: Protocol, seed: int, faults: Faults | None = None, *,
+    def __init__(self, plugin: SimPlugin, seed: int, faults: Faults | None = None, *,
                  recorder: Any = None, client_every_ms: int = 40, read_every_ms: int = 150,
                  check_every_event: bool = True, after_violation: int | None = None,
                  quiesce_ms: int = 5000) -> None:
-        self.protocol = protocol
+        self.plugin = plugin
         self.seed = seed
         self.rng = random.Random(seed)
         self.faults = faults or Faults()
@@ -341,18 +242,18 @@ class Simulator:
         self.events = 0
         self.fault_counts: dict[str, int] = {}
         self._wake_at: dict[Any, int] = {}
-        self._restarted: set[Any] = set()
-        unsupported = [n for n, _ in self.faults.nemesis_schedule() if n not in protocol.nemeses]
+        offered = plugin.nemeses()
+        unsupported = [n for n, _ in self.faults.nemesis_schedule() if n not in offered]
         if unsupported:
-            raise SimulationError(f"protocol {protocol.name} has no targeted fault {', '.join(unsupported)}"
-                                  + (f" (it has {', '.join(protocol.nemeses)})" if protocol.nemeses else ""))
+            raise SimulationError(f"protocol {plugin.declaration.name} has no targeted fault "
+                                  f"{', '.join(unsupported)}" + (f" (it has {', '.join(offered)})" if offered else ""))
         self.stopped_at_violation = False
-        protocol.setup(self)
+        self.world = plugin.world = plugin.build(self)
         for kind, every in self._periodic():
             self.clock.schedule(self._exp(every), kind)
         for name, every in self.faults.nemesis_schedule():
-            self.clock.schedule(self._exp(every), "nemesis", (name, every))
-        for n in protocol.node_ids():
+            self.clock.schedule(self._exp(every), "nemesis", (offered[name], every))
+        for n in self.world.node_ids():
             self.reschedule(n)
 
     @property
@@ -375,10 +276,11 @@ class Simulator:
             out.append(("resign", f.resign_every_ms))
         return out
 
-    # -- services for protocols --------------------------------------------------------------------
+    # -- services for plug-ins ---------------------------------------------------------------------
     def step_node(self, node: Any, inp: Any) -> Ready:
         """Step one node with one input and apply what it produced."""
-        ready = self.protocol.node(node).step(inp, self.now)
+        self.world.now = self.now
+        ready = self.world.process(node, inp)
         self.apply(node, ready)
         return ready
 
@@ -393,7 +295,7 @@ class Simulator:
         the first, the others under ``args.then``; a step with no spec counterpart as ``"spec":
         false``), then let the network lose what it decided to lose."""
         if not ready:
-            self.protocol.after(self, node, ready)
+            self.plugin.observe(self, node, ready)
             return
         doomed = self.send_all(ready.messages)
         if ready.steps:
@@ -405,12 +307,12 @@ class Simulator:
         elif ready.note is not None:
             self.record(ready.note.action, ready.note.node, dict(ready.note.args), spec=False)
         self.drop_doomed(doomed)
-        self.protocol.after(self, node, ready)
+        self.plugin.observe(self, node, ready)
 
     def record(self, action: str, node: Any, args: dict[str, Any], spec: bool = True) -> None:
         if self.recorder is not None:
-            args = {k: self.protocol.encode_arg(v) for k, v in args.items()}
-            self.recorder.step(action, node, args, spec, self.protocol.project(self) if self.recorder.states else None)
+            args = {k: self.plugin.encode(v) for k, v in args.items()}
+            self.recorder.step(action, node, args, spec, self.plugin.project(self) if self.recorder.states else None)
 
     def send_all(self, msgs: Iterable[Any]) -> list[int]:
         doomed: list[int] = []
@@ -421,7 +323,8 @@ class Simulator:
     def reschedule(self, node: Any) -> None:
         if node in self.down:
             return
-        t = self.protocol.next_wakeup(node)
+        self.world.now = self.now
+        t = self.world.next_deadline(node)
         if t is None:
             return
         t = max(t, self.now)
@@ -430,11 +333,13 @@ class Simulator:
             self._wake_at[node] = t
             self.clock.schedule(t, "wake", node)
 
-    def mark_restarted(self, node: Any) -> None:
-        self._restarted.add(node)
-
-    def _count(self, fault: str) -> None:
+    def count(self, fault: str) -> None:
+        """One more strike of ``fault`` (the summary's ``faults_injected``)."""
         self.fault_counts[fault] = self.fault_counts.get(fault, 0) + 1
+
+    def restart_later(self, node: Any, at: int) -> None:
+        """Restart ``node`` (cleanly, its disk intact) at virtual time ``at``."""
+        self.clock.schedule(at, "restart", (node, False))
 
     # -- main loop ---------------------------------------------------------------------------------
     def step(self) -> bool:
@@ -453,15 +358,15 @@ class Simulator:
         """Check every invariant; nodes restarted since the last check may have reset volatile state.
         The first violation raises, unless ``after_violation`` is set: then it is kept in
         ``first_violation`` and later violations are only counted."""
-        violations = self.protocol.check(self, self._restarted)
-        self._restarted = set()
+        violations = self.plugin.check(self)
+        self.world.restarted = set()
         if not violations:
             return
         if self.first_violation is not None:
             for v in {v.invariant for v in violations}:
                 self.later_violations[v] = self.later_violations.get(v, 0) + 1
             return
-        exc = InvariantViolation(violations[0], self.events, f"t={self.now}ms\n" + self.protocol.describe(self),
+        exc = InvariantViolation(violations[0], self.events, f"t={self.now}ms\n" + self.plugin.describe(self),
                                  violations)
         if self.after_violation is None:
             self.stopped_at_violation = True
@@ -495,14 +400,14 @@ class Simulator:
 
     def quiesce(self) -> None:
         """Stop client writes, let the cluster settle for ``quiesce_ms`` of virtual time (reads go
-        on; nodes catch up), then the protocol's final reads (``Protocol.final_reads``)."""
+        on; nodes catch up), then the protocol's final reads (``SimPlugin.final_reads``)."""
         self.calm_down("end of run")
         self.writes_stopped = True
         start_events, start_ms = self.events, self.now
-        self.run_until(self.now + self.quiesce_ms, until=lambda: self.protocol.settled(self))
+        self.run_until(self.now + self.quiesce_ms, until=lambda: self.plugin.settled(self))
         self.final_phase["quiesce_events"] = self.events - start_events
         self.final_phase["quiesce_ms"] = self.now - start_ms
-        self.final_phase["final_reads"] = self.protocol.final_reads(self)
+        self.final_phase["final_reads"] = self.plugin.final_reads(self)
 
     def run_until(self, t_ms: int, max_events: int = 10**7, until: Callable[[], bool] | None = None) -> None:
         """Process every event due by ``t_ms`` (the clock then reads ``t_ms``), or stop early once
@@ -521,12 +426,12 @@ class Simulator:
             return  # already dropped
         if msg.dest in self.down or self.network.is_blocked(msg.source, msg.dest):
             self.network.drop(ev.data)
-            self.record(self.protocol.drop_action, None, {"m": msg}, spec=self.protocol.drop_is_spec_step(self, msg))
+            self.record_drop(msg)
             return
         self.network.take(ev.data)
         self.network.stats["delivered"] += 1
         self.step_node(msg.dest, msg)
-        if self.protocol.internal_after_delivery:
+        if self.plugin.internal_after_delivery:
             self.run_due(msg.dest)
         self.reschedule(msg.dest)
 
@@ -534,7 +439,12 @@ class Simulator:
         for mid in doomed:
             msg = self.network.drop(mid)
             if msg is not None:
-                self.record(self.protocol.drop_action, None, {"m": msg}, spec=self.protocol.drop_is_spec_step(self, msg))
+                self.record_drop(msg)
+
+    def record_drop(self, msg: Any) -> None:
+        """The trace line of the network losing ``msg`` (a spec step unless the plug-in says no)."""
+        self.record(self.plugin.declaration.drop_message, None, {"m": msg},
+                    spec=self.plugin.drop_is_spec_step(self, msg))
 
     def _on_wake(self, ev: _Event) -> None:
         node = ev.data
@@ -547,17 +457,17 @@ class Simulator:
 
     def _on_client_write(self, ev: _Event) -> None:
         if not self.writes_stopped:
-            self.protocol.client_op(self, "write")
+            self.plugin.write(self)
         self.clock.schedule(self._exp(self.client_every_ms), "client_write")
 
     def _on_client_read(self, ev: _Event) -> None:
-        self.protocol.client_op(self, "read")
+        self.plugin.read(self)
         self.clock.schedule(self._exp(self.read_every_ms), "client_read")
 
     def _on_partition(self, ev: _Event) -> None:
         if self.calm:
             return  # the final phase: no new faults (and none scheduled)
-        nodes = self.protocol.node_ids()
+        nodes = list(self.world.node_ids())
         if self.network.blocked:
             self.network.heal()
             self.record("Heal", None, {}, spec=False)
@@ -576,24 +486,24 @@ class Simulator:
                 a, b = self.rng.sample(nodes, 2)
                 pairs = {(a, b)}
             self.network.partition(pairs)
-            self._count("partition")
+            self.count("partition")
             self.record("Partition", None, {"kind": kind, "blocked": sorted(map(list, pairs))}, spec=False)
         self.clock.schedule(self._exp(self.faults.partition_every_ms), "partition")
 
     def _on_crash(self, ev: _Event) -> None:
         if self.calm:
             return  # the final phase: no new faults (and none scheduled)
-        up = [n for n in self.protocol.node_ids() if n not in self.down]
+        up = [n for n in self.world.node_ids() if n not in self.down]
         # keep a majority up most of the time, but sometimes take everyone down
-        if up and (len(self.down) < len(self.protocol.node_ids()) // 2 or self.rng.random() < 0.1):
+        if up and (len(self.down) < len(self.world.node_ids()) // 2 or self.rng.random() < 0.1):
             victim = self.rng.choice(up)
             self.crash(victim, self.rng.randint(200, 3000))
         self.clock.schedule(self._exp(self.faults.crash_every_ms), "crash")
 
     def crash(self, node: Any, downtime_ms: int | None, disk_lost: bool = False) -> None:
         self.down.add(node)
-        self._count("disk-loss" if disk_lost else "crash")
-        self.protocol.crash(self, node)
+        self.count("disk-loss" if disk_lost else "crash")
+        self.plugin.crash(self, node)
         self.record("NodeDown", node, {"disk_lost": disk_lost}, spec=False)
         if downtime_ms is not None:
             self.clock.schedule(self.now + downtime_ms, "restart", (node, disk_lost))
@@ -607,15 +517,15 @@ class Simulator:
             return
         self.down.discard(node)
         self._wake_at.pop(node, None)
-        self.protocol.restart(self, node, disk_lost)
-        self._restarted.add(node)
+        self.plugin.restart(self, node, disk_lost)
+        self.world.restarted.add(node)
         self.reschedule(node)
 
     def _on_disk_loss(self, ev: _Event) -> None:
         if self.calm:
             return  # the final phase: no new faults (and none scheduled)
-        up = [n for n in self.protocol.node_ids() if n not in self.down]
-        cands = [n for n in up if self.protocol.can_lose_disk(self, n)]
+        up = [n for n in self.world.node_ids() if n not in self.down]
+        cands = [n for n in up if self.plugin.can_lose_disk(self, n)]
         if cands:
             self.lose_disk(self.rng.choice(cands))
         self.clock.schedule(self._exp(self.faults.disk_loss_every_ms), "disk_loss")
@@ -623,17 +533,17 @@ class Simulator:
     def lose_disk(self, node: Any) -> None:
         """The node's machine dies and comes back at once with an empty disk; its connections reset."""
         self.down.add(node)
-        self._count("disk-loss")
-        self.protocol.crash(self, node)
-        self.protocol.connections_reset(self, node)
+        self.count("disk-loss")
+        self.plugin.crash(self, node)
+        self.plugin.connections_reset(self, node)
         self.record("NodeDown", node, {"disk_lost": True}, spec=False)
         self.restart(node, disk_lost=True)
 
     def _on_nemesis(self, ev: _Event) -> None:
         if self.calm:
             return  # the final phase: no new faults (and none scheduled)
-        name, every = ev.data
-        self.protocol.nemesis(self, name)  # it counts a strike (_count) when it finds a victim
+        nemesis, every = ev.data
+        nemesis.strike(self)  # it counts a strike (count) when it finds a victim
         self.clock.schedule(self._exp(every), "nemesis", ev.data)
 
     def isolate(self, node: Any, others: Iterable[Any], ms: int) -> None:
@@ -655,7 +565,7 @@ class Simulator:
     def _on_resign(self, ev: _Event) -> None:
         if self.calm:
             return  # the final phase: no new faults (and none scheduled)
-        self.protocol.resign(self, None)
+        self.plugin.resign(self)
         self.clock.schedule(self._exp(self.faults.resign_every_ms), "resign")
 
     def finish(self) -> None:
@@ -663,7 +573,7 @@ class Simulator:
         whose run did not stop at a violation, first the final phase (:meth:`quiesce`); then the
         protocol closes open client operations."""
         try:
-            if self.after_violation is not None or (self.protocol.final_phase_always and not self.stopped_at_violation):
+            if self.after_violation is not None or (self.plugin.final_phase_always and not self.stopped_at_violation):
                 self.quiesce()  # a violation in the final phase of a run without after_violation raises
         finally:
-            self.protocol.finish(self)
+            self.plugin.finish(self)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from kraft.quorum.cluster import Cluster
+from kraft.quorum.world import QuorumWorld
 from kraft.quorum.config import QuorumConfig, Role
 
 INDEX = st.integers(min_value=0, max_value=63)
@@ -33,7 +33,7 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
     class KRaftMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.c = Cluster(voters, cfg)
+            self.c = QuorumWorld(voters, cfg)
 
         @initialize()
         def start(self) -> None:
@@ -79,7 +79,7 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
 
         @rule(ms=st.sampled_from([10, 100, 600, 2500]))
         def tick(self, ms: int) -> None:
-            self.c.tick(ms)
+            self.c.advance(ms)
 
         @rule(ms=st.sampled_from([50, 500, 5000]))
         def run(self, ms: int) -> None:

@@ -18,7 +18,7 @@ import pytest
 from kraft.core.declaration import SimRun
 from kraft.quorum.protocol import PROTOCOL
 from kraft.sim.core import Faults, Simulator
-from kraft.sim.protocols import PROTOCOLS
+from kraft.protocols import PROTOCOLS
 from kraft.sim.recorder import Recorder
 from spark_validation import kafka_ref
 from spark_validation.audit import AuditOptions, run
@@ -29,7 +29,7 @@ PINNED = [(v.name, r) for v in PROTOCOL.variants for r in v.sim]
 def _history(variant: str | None, pin: SimRun, out: Path) -> Path:
     rec = Recorder({}, {"model": "append-log", "source": f"test_audit {variant} seed {pin.seed}"},
                    states=False, trace=False)
-    sim = Simulator(PROTOCOLS["kraft"](3, variant), pin.seed, Faults.parse(pin.faults), recorder=rec,
+    sim = Simulator(PROTOCOLS["kraft"].plugin(3, variant), pin.seed, Faults.parse(pin.faults), recorder=rec,
                     after_violation=pin.after_violation)
     sim.run(pin.steps)
     sim.finish()

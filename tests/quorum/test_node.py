@@ -6,7 +6,7 @@ import json
 import random
 
 from kraft.log import Log
-from kraft.quorum.cluster import Cluster
+from kraft.quorum.world import QuorumWorld
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.messages import (FETCH_DIVERGING, EndQuorumEpochRequest, FetchRequest, FetchResponse, VoteRequest,
                                    VoteResponse)
@@ -15,8 +15,8 @@ from kraft.quorum.node import QuorumNode
 from kraft.quorum.storage import MemoryFS
 
 
-def _elected(voters: int = 3) -> Cluster:
-    c = Cluster(voters)
+def _elected(voters: int = 3) -> QuorumWorld:
+    c = QuorumWorld(voters)
     assert c.settle()
     return c
 
@@ -85,8 +85,8 @@ def test_check_quorum_resign_when_followers_are_gone() -> None:
     c = _elected()
     lid = c.leader()
     c.isolate(lid)
-    c.tick(c.config.check_quorum_timeout_ms + 10)
-    c.tick(10)
+    c.advance(c.config.check_quorum_timeout_ms + 10)
+    c.advance(10)
     assert c.nodes[lid].role is Role.RESIGNED
 
 

@@ -12,7 +12,7 @@ import pytest
 from kraft.core.datadriven import DatadrivenError, DatadrivenMismatch, parse
 from kraft.core.declaration import snake
 from kraft.quorum.protocol import PROTOCOL
-from kraft.quorum.script import Story, run_script
+from kraft.quorum.story import QuorumStory as Story, run_script
 
 TESTDATA = Path(__file__).parent / "testdata"
 SCRIPTS = sorted(TESTDATA.glob("*.txt"))

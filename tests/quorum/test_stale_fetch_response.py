@@ -13,12 +13,12 @@ and last fetched epoch, and the follower handles only an answer to the position 
 
 from __future__ import annotations
 
-from kraft.quorum.cluster import Cluster
+from kraft.quorum.world import QuorumWorld
 from kraft.quorum.messages import FETCH_DIVERGING, FetchResponse
 
 
 def test_a_duplicated_diverging_answer_is_ignored_after_the_refetch() -> None:
-    c = Cluster(5)
+    c = QuorumWorld(5)
     c.timeout(1)
     for _ in range(6):
         c.deliver_all()
@@ -35,7 +35,7 @@ def test_a_duplicated_diverging_answer_is_ignored_after_the_refetch() -> None:
     c.pending.clear()
     stale = None
     for _ in range(400):
-        c.tick(10)
+        c.advance(10)
         answers = [i for i, m in enumerate(c.pending)
                    if isinstance(m, FetchResponse) and m.dest == 3 and m.result == FETCH_DIVERGING]
         if answers:

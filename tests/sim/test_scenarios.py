@@ -9,25 +9,25 @@ import pytest
 
 from kraft.quorum.config import Role
 from kraft.sim.core import Faults, Simulator
-from kraft.sim.kraft_protocol import KRaftProtocol
+from kraft.quorum.sim import KRaftPlugin
 
 SEEDS = [0, 1, 2]
 
 
-def make(voters: int, seed: int, faults: str = "none") -> tuple[Simulator, KRaftProtocol]:
-    p = KRaftProtocol(voters)
+def make(voters: int, seed: int, faults: str = "none") -> tuple[Simulator, KRaftPlugin]:
+    p = KRaftPlugin(voters)
     return Simulator(p, seed, Faults.parse(faults)), p
 
 
-def leader(sim: Simulator, p: KRaftProtocol) -> int | None:
+def leader(sim: Simulator, p: KRaftPlugin) -> int | None:
     return p.believed_leader(sim)
 
 
-def committed(p: KRaftProtocol) -> int:
-    return len(p.monitor.committed)
+def committed(p: KRaftPlugin) -> int:
+    return len(p.world.monitor.committed)
 
 
-def run_until_leader(sim: Simulator, p: KRaftProtocol, within_ms: int = 15_000,
+def run_until_leader(sim: Simulator, p: KRaftPlugin, within_ms: int = 15_000,
                      exclude: set[int] = frozenset()) -> int:
     deadline = sim.now + within_ms
     while sim.now < deadline:
@@ -38,7 +38,7 @@ def run_until_leader(sim: Simulator, p: KRaftProtocol, within_ms: int = 15_000,
     raise AssertionError(f"no leader within {within_ms}ms:\n{p.describe(sim)}")
 
 
-def assert_progress(sim: Simulator, p: KRaftProtocol, ms: int = 3000, by: int = 5) -> None:
+def assert_progress(sim: Simulator, p: KRaftPlugin, ms: int = 3000, by: int = 5) -> None:
     before = committed(p)
     sim.run_until(sim.now + ms)
     assert committed(p) >= before + by, f"committed {before} -> {committed(p)} in {ms}ms:\n{p.describe(sim)}"
@@ -163,7 +163,7 @@ def test_disk_loss_guard_refuses_when_the_node_is_needed() -> None:
     assert_progress(sim, p)
     a, b = [n for n in p.voter_ids if n != lid]
     sim.crash(a, downtime_ms=None)
-    p.fs[a].lose_disk(p.nodes[a].directory)
+    p.world.fs[a].lose_disk(p.nodes[a].directory)
     p.nodes[a].storage.entries.clear()  # what the projection would see once it restarts
     assert not p.can_lose_disk(sim, b)
     assert not p.can_lose_disk(sim, lid)  # never the leader

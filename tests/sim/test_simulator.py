@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from kraft.sim.cli import simulate
 from kraft.sim.core import Clock, Faults, Network, SimulationError, Simulator
-from kraft.sim.kraft_protocol import KRaftProtocol
+from kraft.quorum.sim import KRaftPlugin
 from kraft.sim.recorder import Recorder
 
 
@@ -58,7 +58,7 @@ def test_network_reorders_when_asked() -> None:
 
 
 def _run(seed: int) -> tuple[dict, list, list]:
-    p = KRaftProtocol(3)
+    p = KRaftPlugin(3)
     rec = Recorder({"protocol": "kraft"}, {"model": "append-log"}, states=True)
     sim = Simulator(p, seed, Faults.parse("all"), recorder=rec)
     sim.run(1500)

@@ -16,7 +16,7 @@ Translation choices (each is a fact about the spec, not a change to it):
   ``Duplication`` is on (the simulator's network may deliver a copy and keep another).  The bug
   switches are FALSE: traces are always checked against the correct protocol.
 * ``RestartWithDiskLoss`` is the spec action of that name (a disk loss under the simulator's
-  precondition, ``KRaftProtocol.can_lose_disk``); ``MaxDiskLosses`` is a ``Max*`` bound and so is
+  precondition, ``KRaftPlugin.can_lose_disk``); ``MaxDiskLosses`` is a ``Max*`` bound and so is
   set far above any trace.
 """
 

@@ -1,0 +1,176 @@
+"""The KRaft world: a cluster of voters, each with its own file system and application state
+machine, checked by the ``Monitor`` after every step.
+
+The Hypothesis machines and the stories step it by hand (``kraft.core.world``: deliver, drop,
+duplicate, fire timers, crash and restart, partitions); the simulator plug-in
+(``kraft.quorum.sim``) steps the same world over its timed network.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Sequence
+
+from kraft.core.invariants import Violation
+from kraft.core.node import Refused
+from kraft.core.step import Ready, Trigger
+from kraft.core.world import World
+from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.invariants import Monitor
+from kraft.quorum.node import QuorumNode
+from kraft.quorum.projection import project_cluster
+from kraft.quorum.protocol import PROTOCOL
+from kraft.quorum.statemachine import RecordListStateMachine
+from kraft.quorum.storage import MemoryFS
+
+_RESTARTS = (PROTOCOL.spec_name(QuorumNode.restart), PROTOCOL.spec_name(QuorumNode.restart_with_disk_loss))
+
+
+class QuorumWorld(World):
+    """``voters`` voters 1..N.  ``node_rng(i)`` gives voter ``i`` its election-jitter randomness
+    (default: seeded from ``seed`` and ``i``)."""
+
+    def __init__(self, voters: int = 3, config: QuorumConfig | None = None, *, seed: int = 0,
+                 node_rng: Callable[[int], random.Random] | None = None, now: int = 0) -> None:
+        super().__init__()
+        self.now = now
+        self.config = config or QuorumConfig()
+        self.ids = tuple(range(1, voters + 1))
+        rng = node_rng or (lambda i: random.Random(seed * 100 + i))
+        self.fs: dict[int, MemoryFS] = {}
+        self.nodes: dict[int, QuorumNode] = {}
+        # each voter's application state machine, fed Ready.committed (rebuilt from offset 0 after
+        # a restart as the node re-learns its high watermark, as Kafka's controller replays its log)
+        self.applied: dict[int, RecordListStateMachine] = {}
+        for i in self.ids:
+            self.fs[i] = MemoryFS()
+            self.nodes[i] = QuorumNode(i, self.ids, self.config, self.fs[i], rng=rng(i), now_ms=now)
+            self.applied[i] = RecordListStateMachine()
+        self.monitor = Monitor()
+        self.next_value = 1
+        # fault point: these voters crash and restart right after their next granted (real) vote
+        self.crash_after_vote: set[int] = set()
+
+    # ------------------------------------------------------------------ the protocol's part
+    def node_ids(self) -> Sequence[int]:
+        return self.ids
+
+    def node(self, node_id: int) -> QuorumNode:
+        return self.nodes[node_id]
+
+    def route(self, node_id: int, ready: Ready) -> Ready:
+        """The voter's application state machine replays what became committed (a fresh one after
+        a restart)."""
+        if ready.steps and ready.steps[0].action in _RESTARTS:
+            self.applied[node_id] = RecordListStateMachine()
+        for offset, record in ready.committed:
+            self.applied[node_id].on_commit(offset, record)
+        return ready
+
+    def violations(self) -> list[Violation]:
+        return self.monitor.observe(project_cluster(self.nodes, tuple_logs=True), self.restarted)
+
+    def project(self, in_flight: Any = None) -> dict[str, Any]:
+        """The spec variables; ``in_flight``: anything with ``in_flight()`` (the messages)."""
+        return project_cluster(self.nodes, in_flight)
+
+    def describe(self) -> str:
+        lines = [self.nodes[i].describe() for i in self.ids]
+        lines.append(f"in flight: {len(self.pending)}; blocked: {sorted(self.blocked)}; t={self.now}ms")
+        return "\n".join(lines)
+
+    def power_loss(self, node_id: int, disk_lost: bool = False) -> Trigger:
+        """The voter's machine lost power: its file system keeps only what was synced (nothing with
+        ``disk_lost``).  Returns the input that restarts the voter from what is left."""
+        fs = self.fs[node_id]
+        fs.crash()
+        if disk_lost:
+            fs.lose_disk(self.nodes[node_id].directory)
+        return Trigger(QuorumNode.restart_with_disk_loss if disk_lost else QuorumNode.restart)
+
+    # ------------------------------------------------------------------ hand-stepped operations
+    def step(self, node_id: Any, inp: Any) -> Ready:
+        ready = super().step(node_id, inp)
+        if node_id in self.crash_after_vote and any(
+                getattr(m, "granted", False) and not m.preVote for m in ready.messages):
+            self.crash_after_vote.discard(node_id)
+            self.restart(node_id)
+        return ready
+
+    def restart(self, n: int, disk_lost: bool = False) -> Ready:
+        """Crash and restart ``n`` (a lost disk also resets its connections: what is in flight
+        from or to it is gone)."""
+        if disk_lost:
+            self.net.discard(lambda m: n in (m.source, m.dest))
+        self.restarted.add(n)
+        return self.step(n, self.power_loss(n, disk_lost))
+
+    def timeout(self, n: int) -> None:
+        """Fire ``n``'s election timer now (nothing if it may not campaign)."""
+        if not isinstance(self.trigger(n, QuorumNode.timeout).reply, Refused):
+            self.fire_timers(n)
+
+    def flush(self, n: int) -> None:
+        self.trigger(n, QuorumNode.flush)
+        self.fire_timers(n)
+
+    def resign(self, n: int) -> None:
+        self.trigger(n, QuorumNode.resign)
+
+    def append(self, n: int | None = None) -> int | None:
+        """Client append at ``n`` (default: the leader of the highest epoch); the offset or None."""
+        if n is None:
+            n = self.leader()
+            if n is None:
+                return None
+        return self.append_value(n, self.next_value)
+
+    def append_value(self, n: int, value: int) -> int | None:
+        """Client append of ``value`` at ``n``; the offset, or None if ``n`` is not the leader."""
+        off = self.trigger(n, QuorumNode.client_append, v=value).reply
+        if isinstance(off, Refused):
+            return None
+        self.next_value = max(self.next_value, value) + 1
+        self.fire_timers(n)
+        return off
+
+    def run(self, ms: int, step_ms: int = 10, append_every_ms: int = 100) -> None:
+        """Let the cluster run for ``ms``: every ``step_ms`` deliver everything in flight, then fire
+        due timers (a fair, loss-free network; faults come from the other steps); a client appends
+        to the leader every ``append_every_ms``.  Invariants are checked after every round."""
+        for k in range(max(1, ms // step_ms)):
+            self.deliver_all()
+            if append_every_ms and (k * step_ms) % append_every_ms == 0:
+                self.append()
+            self.advance(step_ms)
+            self.check()  # violations can be transient (a high watermark that later recovers)
+
+    def settle(self, max_ms: int = 30_000, step_ms: int = 100) -> bool:
+        """Heal, then let timers and the network run until one leader has replicated and committed its
+        whole log everywhere (checking invariants all along); False if ``max_ms`` is not enough."""
+        self.heal()
+        waited = 0
+        while waited <= max_ms:
+            self.deliver_all()
+            self.check()
+            if self.converged():
+                return True
+            self.advance(step_ms)
+            waited += step_ms
+        return False
+
+    # ------------------------------------------------------------------ queries
+    def leader(self) -> int | None:
+        leaders = [n for n in self.nodes.values() if n.role is Role.LEADER]
+        return max(leaders, key=lambda n: n.current_epoch).id if leaders else None
+
+    def converged(self) -> bool:
+        lid = self.leader()
+        if lid is None:
+            return False
+        ld = self.nodes[lid]
+        if any(n.role is Role.LEADER and n.id != lid for n in self.nodes.values()):
+            return False
+        return all(n.current_epoch == ld.current_epoch and n.storage.entries == ld.storage.entries
+                   and n.high_watermark == ld.storage.end_offset for n in self.nodes.values()) \
+            and ld.high_watermark == ld.storage.end_offset
