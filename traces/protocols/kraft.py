@@ -111,7 +111,7 @@ TEMPLATES: dict[str, str] = {a.spec: _template(a) for a in PROTOCOL.actions}
 
 # diagnostics only: named conditions evaluated at a rejected step, keyed by handler
 _IN_NET = {"message in network": "p[2] \\in messages", "message addressed to node": "p[2].mdest = p[1]"}
-_GUARDS_BY_HANDLER: dict[Any, dict[str, str]] = {a.handler: dict(_IN_NET) for a in PROTOCOL.actions
+_GUARDS_BY_HANDLER: dict[Any, dict[str, str]] = {PROTOCOL.handler(a): dict(_IN_NET) for a in PROTOCOL.actions
                                                  if a.consumes is not None}
 _GUARDS_BY_HANDLER.update({
     N.become_candidate: {"role is Prospective": 'role[p[1]] = "Prospective"',
