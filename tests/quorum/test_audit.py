@@ -4,9 +4,9 @@ Each run pinned in ``Variant.sim`` (kraft/quorum/protocol.py: seed, steps, fault
 and the Kafka anomaly kinds) is simulated as ``kraft simulate --protocol kraft --variant V
 --after-violation N`` does (the run keeps going after the first violation, then Jepsen's final
 phase and final reads); the in-process audit's Kafka rules must report exactly those kinds.  The
-correct implementation audits clean on the same seeds.  In 30 seeds (1-30, 2000 events, all
-faults; 2026-11-26) the random schedule reached HwmFromAnyEpoch and ForgetVoteOnRestart in no run
-whose history shows them, so they have no pin (TLC, Hypothesis and conformance catch them).
+correct implementation audits clean on the same seeds.  The random schedule (seeds 1-30, 2000
+events, all faults) reaches HwmFromAnyEpoch and ForgetVoteOnRestart in no run whose history shows
+them, so they have no pin (TLC, Hypothesis and conformance catch them).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A duplicated Diverging answer must not truncate committed records (found 2026-11-26 by the
-replication simulator's metadata quorum: ``kraft simulate --protocol replication --seed 15 --steps
+"""A duplicated Diverging answer must not truncate committed records (found by the replication
+simulator's metadata quorum: ``kraft simulate --protocol replication --seed 15 --steps
 3000 --faults all,isolate-leader`` broke StateMachineSafety on controller 3001 at event 1740).
 
 Follower 3 holds an uncommitted record of epoch 1 at offset 1; a new leader (elected by 2, 4 and 5

@@ -101,9 +101,9 @@ def _catch(variant: str, capsys: pytest.CaptureFixture[str], shrink_seconds: int
     return steps
 
 
-# Finding each variant takes 5-20 s; shrinking the counterexample to its shortest form takes 1.5-3.5
-# minutes more (measured 2026-11-26 under load 5).  The default suite bounds the shrinking; the
-# slow test shrinks fully and holds the result to a short story.
+# Shrinking a counterexample to its shortest form takes minutes, far longer than finding it: the
+# default suite bounds the shrinking; the slow test shrinks fully and holds the result to a short
+# story.
 SHRINK_SECONDS = 10
 SHORTEST_STEPS = 12
 
