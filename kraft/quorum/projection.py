@@ -1,6 +1,7 @@
 """Projections: the value of each ``spec/KRaft.tla`` variable computed from implementation state.
 
-One function per spec variable (same name), each taking a ``QuorumNode``; ``project_cluster`` puts
+One function per spec variable (same name), each taking a voter (``Voter``: the part of a
+``kraft.quorum.node.QuorumNode`` the spec sees); ``project_cluster`` puts
 them together in the spec's shape: functions as dicts keyed by node id, logs as lists of
 ``{"epoch", "value"}`` dicts, ``Nil`` as ``None``, sets as sorted lists, ``messages`` as a list of
 message records.
@@ -8,43 +9,57 @@ message records.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Protocol
 
 from kraft.quorum.config import Role
 from kraft.quorum.messages import to_spec
 
-if TYPE_CHECKING:  # annotations only: the node's declaration lists these projections
-    from kraft.quorum.node import QuorumNode
 
-def currentEpoch(node: QuorumNode) -> int:
+class Voter(Protocol):
+    """What the projections read of a voter (a ``QuorumNode``)."""
+
+    id: int
+    voters: tuple[int, ...]
+    role: Role
+    current_epoch: int
+    voted_for: int | None
+    leader_id: int | None
+    high_watermark: int
+    end_offsets: dict[int, int]
+    epoch_start_offset: int
+    votes_granted: set[int]
+    awaiting_leader: bool
+    storage: Any
+
+def currentEpoch(node: Voter) -> int:
     return node.current_epoch
 
 
-def votedFor(node: QuorumNode) -> int | None:
+def votedFor(node: Voter) -> int | None:
     return node.voted_for
 
 
-def leader(node: QuorumNode) -> int | None:
+def leader(node: Voter) -> int | None:
     return node.leader_id
 
 
-def role(node: QuorumNode) -> str:
+def role(node: Voter) -> str:
     return node.role.value
 
 
-def log(node: QuorumNode) -> list[dict[str, Any]]:
+def log(node: Voter) -> list[dict[str, Any]]:
     return [{"epoch": e.epoch, "value": e.value} for e in node.storage.entries]
 
 
-def flushedOffset(node: QuorumNode) -> int:
+def flushedOffset(node: Voter) -> int:
     return node.storage.flushed_offset
 
 
-def highWatermark(node: QuorumNode) -> int:
+def highWatermark(node: Voter) -> int:
     return node.high_watermark
 
 
-def endOffsets(node: QuorumNode) -> dict[int, int]:
+def endOffsets(node: Voter) -> dict[int, int]:
     """Leader: the last fetch offset each other voter reported (the leader's own entry stays 0: its
     flushed offset is counted directly, as in the spec); ``[v |-> 0]`` otherwise."""
     if node.role is Role.LEADER:
@@ -52,15 +67,15 @@ def endOffsets(node: QuorumNode) -> dict[int, int]:
     return {v: 0 for v in node.voters}
 
 
-def epochStartOffset(node: QuorumNode) -> int:
+def epochStartOffset(node: Voter) -> int:
     return node.epoch_start_offset if node.role is Role.LEADER else 0
 
 
-def votesGranted(node: QuorumNode) -> list[int]:
+def votesGranted(node: Voter) -> list[int]:
     return sorted(node.votes_granted)
 
 
-def awaitingLeader(node: QuorumNode) -> bool:
+def awaitingLeader(node: Voter) -> bool:
     """Came back from a disk loss and has not yet followed a leader (persisted)."""
     return node.awaiting_leader
 
@@ -78,7 +93,7 @@ PER_NODE = {
 }
 
 
-def project_cluster(nodes: Mapping[int, QuorumNode], network: Any = None, *, tuple_logs: bool = False
+def project_cluster(nodes: Mapping[int, Voter], network: Any = None, *, tuple_logs: bool = False
                     ) -> dict[str, Any]:
     """All spec variables; ``network`` is anything with ``in_flight()`` (omitted: no ``messages``).
 
