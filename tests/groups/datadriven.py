@@ -28,7 +28,7 @@ from typing import Any
 from kraft.core.datadriven import Case, DatadrivenError
 from kraft.core.step import Ready
 from kraft.groups.coordinator import COORDINATOR, GroupConfig
-from kraft.groups.harness import GroupWorld
+from kraft.groups.world import GroupWorld
 from kraft.groups.messages import (
     Heartbeat,
     HeartbeatResponse,
@@ -227,7 +227,7 @@ class GroupStory:
         lines = [f"t={w.now}ms {w.config.protocol.value}"]
         for node, view in _views(w).items():
             lines.append(f"{node}: " + " ".join(f"{k}={v}" for k, v in view.items()))
-        lines += [f"  in flight: {msg_text(m)}" for m in w.network]
+        lines += [f"  in flight: {msg_text(m)}" for m in w.pending]
         lines += [f"  held: {msg_text(m)}" for m in self.held]
         return lines
 
@@ -262,7 +262,7 @@ class GroupStory:
         return [f"t={w.now}ms"]
 
     def _deliver_one(self, w: GroupWorld, i: int) -> list[str]:
-        m = w.network[i]
+        m = w.pending[i]
         before = _views(w)
         conns = {cid: c.conn for cid, c in w.consumers.items()}
         client = m.source if is_request(m) else m.dest
@@ -279,32 +279,32 @@ class GroupStory:
 
     def cmd_deliver(self, case: Case) -> list[str]:
         w = self.world(case)
-        return self._deliver_one(w, self._find(case, w.network, case.args))
+        return self._deliver_one(w, self._find(case, w.pending, case.args))
 
     def cmd_stabilize(self, case: Case) -> list[str]:
         w = self.world(case)
         out: list[str] = []
         for _ in range(200):
-            if not w.network:
+            if not w.pending:
                 return out or ["(nothing in flight)"]
             out += self._deliver_one(w, 0)
         raise DatadrivenError(case.path, case.line, "stabilize: still busy after 200 deliveries")
 
     def cmd_hold(self, case: Case) -> list[str]:
         w = self.world(case)
-        m = w.network.pop(self._find(case, w.network, case.args))
+        m = w.pending.pop(self._find(case, w.pending, case.args))
         self.held.append(m)
         return [f"held {msg_text(m)}"]
 
     def cmd_release(self, case: Case) -> list[str]:
         w = self.world(case)
         m = self.held.pop(self._find(case, self.held, case.args))
-        w.network.insert(0, m)
+        w.pending.insert(0, m)
         return [f"released {msg_text(m)}"]
 
     def cmd_drop(self, case: Case) -> list[str]:
         w = self.world(case)
-        i = self._find(case, w.network, case.args)
-        m = w.network[i]
+        i = self._find(case, w.pending, case.args)
+        m = w.pending[i]
         w.drop(i)
         return [f"dropped {msg_text(m)}"]
