@@ -3,7 +3,8 @@
 Coordinator lookup (``coordinator_lookup``, ``find_coordinator``) and Kafka's client assignors
 (``assignors``), re-exported here; the classic group protocol: its declaration (``protocol``), the
 coordinator and the consumer (``coordinator``, ``consumer``), messages, offsets, invariants and
-projections, the world that steps them (``world``) and the simulator plug-in (``sim``)."""
+projections, the world that steps them (``world``), the simulator plug-in (``sim``) and the story
+commands (``story``)."""
 
 from .assignors import (
     ASSIGNORS,
