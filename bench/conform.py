@@ -11,7 +11,7 @@ For each trace size (spec steps per trace) it checks traces three ways:
 and prints wall seconds, CPU seconds of the TLC processes, events/s and traces/s (both on wall
 time).  Traces come from the simulator of the protocol (``relay``: the toy protocol of
 tests/traces/fixtures; ``kraft``: ``kraft.sim``, faults chosen by --faults, default none;
-``groups``: the consumer-group plug-in of ``kraft.sim``, 3 consumers, eager for even seeds and
+``groups``: the consumer-group plug-in (``kraft.groups.sim``), 3 consumers, eager for even seeds and
 cooperative for odd ones, same --faults), cut to exactly N spec steps.  The machine's load average is printed too: on a shared machine wall time is
 inflated by other work, the CPU column is not.
 """

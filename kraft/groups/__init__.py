@@ -1,4 +1,10 @@
-"""Consumer groups: coordinator lookup, Kafka's client assignors, and the group protocol state machines."""
+"""kraft.groups: consumer groups (docs/groups.md, docs/assignors.md).
+
+Coordinator lookup (``coordinator_lookup``, ``find_coordinator``) and Kafka's client assignors
+(``assignors``), re-exported here; the classic group protocol: its declaration (``protocol``), the
+coordinator and the consumer (``coordinator``, ``consumer``), messages, offsets, invariants and
+projections, the world that steps them (``world``), the simulator plug-in (``sim``) and the story
+commands (``story``)."""
 
 from .assignors import (
     ASSIGNORS,
@@ -22,15 +28,3 @@ __all__ = [
     "coordinator_partition",
     "transaction_coordinator_partition",
 ]
-
-# the group protocol's state machines (sans-I/O) and their projections
-from .consumer import GroupConsumer  # noqa: E402
-from .coordinator import GroupConfig, GroupCoordinator  # noqa: E402
-from .find_coordinator import find_coordinator  # noqa: E402
-from .harness import GroupWorld  # noqa: E402
-from .messages import Errors, GroupState, RebalanceProtocol  # noqa: E402
-from .assignment import leader_assignment  # noqa: E402
-from .projection import project  # noqa: E402
-
-__all__ += ["Errors", "GroupConfig", "GroupConsumer", "GroupCoordinator", "GroupState", "GroupWorld",
-            "RebalanceProtocol", "find_coordinator", "leader_assignment", "project"]

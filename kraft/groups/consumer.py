@@ -24,10 +24,11 @@ from typing import Any, Callable
 
 import attrs
 
+from kraft.core.node import Node, Pick
+from kraft.core.step import ReadyBuilder
 from kraft.groups.assignment import leader_assignment
 from kraft.groups.assignors import TopicPartition
-from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
-from kraft.groups.coordinator import GroupConfig, _decl, _handler_for
+from kraft.groups.coordinator import GroupConfig
 from kraft.groups.messages import (
     ConsumerPhase,
     Errors,
@@ -44,6 +45,7 @@ from kraft.groups.messages import (
     SyncGroup,
     SyncGroupResponse,
 )
+from kraft.groups.protocol import PROTOCOL
 
 
 @attrs.frozen
@@ -57,9 +59,20 @@ class RebalanceEvent:
     generation: int
 
 
-@attrs.define
-class GroupConsumer:
-    """Spec variables per consumer: up, phase, memberId, consumerGeneration, owned, conn."""
+# not slotted: attrs then completes this class in place, so the class the declaration binds when
+# it is created (Node.__init_subclass__) is the one used
+@attrs.define(slots=False)
+class GroupConsumer(Node, declaration=PROTOCOL, actor="consumer"):
+    """Spec variables per consumer: up, phase, memberId, consumerGeneration, owned, conn.
+
+    Its inputs: a response (dispatched by type through the declaration; an
+    ``OffsetCommitResponse``, which the spec does not model, only retires the outstanding
+    commit); a ``Tick``, which fires the timers due now in one step, in the order the client's
+    poll loop checks them (lease expiry, request timeout, then the rejoin or heartbeat it owes);
+    a ``Trigger`` of ``SendJoinGroup``, ``SendOffsetCommit``, ``Crash``, ``Leave``, ``Restart`` or
+    of a client ``poll``, whose offsets read are the ``reply``.  A response the client discards
+    (stale correlation id, wrong phase) is the spec's ``DropMessage``: for the spec it is a
+    message that never arrived."""
 
     client_id: str
     config: GroupConfig
@@ -84,45 +97,16 @@ class GroupConsumer:
     # the scratch space of the step being taken (kraft.core.step.ReadyBuilder); reset by ``step``
     _rb: ReadyBuilder = attrs.field(factory=ReadyBuilder, eq=False, repr=False, init=False)
 
-    # ------------------------------------------------------------------ the step surface
-    def step(self, inp: Any, now: int) -> Ready:
-        """Take one input at virtual time ``now`` and return what it produced.
+    @property
+    def id(self) -> str:
+        return self.client_id
 
-        * a response: dispatched by its type through the declaration (:mod:`kraft.groups.protocol`);
-          an ``OffsetCommitResponse`` (no spec counterpart: the spec does not model commit
-          responses) only retires the outstanding commit;
-        * ``TICK``: this consumer's timers due now, in the order the client's poll loop checks them
-          (lease expiry, request timeout, then the rejoin or heartbeat it owes), composed into one
-          step like the coordinator's (see ``GroupCoordinator.step``);
-        * ``Trigger(handler, args)``: the environment forces an action (``SendJoinGroup``,
-          ``SendOffsetCommit``, ``Crash``, ``Leave``, ``Restart``, or a client ``poll``, whose
-          offsets read are the ``reply``).
-
-        A response the client discards (stale correlation id, wrong phase) is the spec's
-        ``DropMessage``: for the spec it is a message that never arrived."""
-        self._rb = ReadyBuilder()
-        reply: Any = None
-        if isinstance(inp, Tick):
-            self._tick(now)
-        elif isinstance(inp, Trigger):
-            reply = getattr(inp.handler, "__func__", inp.handler)(self, now=now, **dict(inp.args))
-        elif isinstance(inp, OffsetCommitResponse):
-            self._commit_answered(inp)
-        else:
-            _handler_for(inp, "consumer")(self, inp, now)
-        return self._rb.build(reply)
+    def route(self, message: Any, now: int) -> Pick | None:
+        if isinstance(message, OffsetCommitResponse):
+            return GroupConsumer._commit_answered, {"m": message}
+        return super().route(message, now)
 
     # ------------------------------------------------------------------ helpers
-    def _did(self, handler: Any, **args: object) -> None:
-        """Record a spec step, named by its handler function (the declaration knows the name)."""
-        self._rb.steps.append(SpecStep(_decl().PROTOCOL.spec_name(handler), self.client_id, args))
-
-    def _dropped(self, r: Message) -> None:
-        self._rb.steps.append(SpecStep(_decl().DROP_MESSAGE.spec, None, {"m": r}))
-
-    def _send(self, *msgs: Message) -> None:
-        self._rb.messages.extend(msgs)
-
     @property
     def protocol(self) -> RebalanceProtocol:
         return self.config.protocol
@@ -190,128 +174,128 @@ class GroupConsumer:
     def send_join_group(self, now: int) -> None:
         """Spec SendJoinGroup: eager revokes everything first (onJoinPrepare)."""
         assert self.up and self.phase == ConsumerPhase.IDLE
-        self._did(GroupConsumer.send_join_group)
+        self.took(GroupConsumer.send_join_group)
         if self.protocol == RebalanceProtocol.EAGER and not self.config.EagerNoRevokeBeforeJoin:
             self._event("revoked", self.owned, now)
             self._set_owned(frozenset(), now, {})
         self.phase = ConsumerPhase.JOINING
-        self._send(self._join_request(now))
+        self.send(self._join_request(now))
 
-    def handle_join_group_response(self, r: JoinGroupResponse, now: int) -> None:
+    def handle_join_group_response(self, m: JoinGroupResponse, now: int) -> None:
         """Spec HandleJoinGroupResponse (the leader computes the assignment here)."""
         if self.phase != ConsumerPhase.JOINING:
-            return self._dropped(r)
-        sent_at = self._expects("join", r)
+            return self.lost(m)
+        sent_at = self._expects("join", m)
         if sent_at is None:
-            return self._dropped(r)
-        self._did(GroupConsumer.handle_join_group_response, m=r)
-        if r.error == Errors.MEMBER_ID_REQUIRED:
-            self.member_id = r.member
-            return self._send(self._join_request(now))
-        if r.error == Errors.NONE:
-            assert r.member is not None
-            self.member_id = r.member
-            self.generation = r.generation
+            return self.lost(m)
+        self.took(GroupConsumer.handle_join_group_response, m=m)
+        if m.error == Errors.MEMBER_ID_REQUIRED:
+            self.member_id = m.member
+            return self.send(self._join_request(now))
+        if m.error == Errors.NONE:
+            assert m.member is not None
+            self.member_id = m.member
+            self.generation = m.generation
             self._extend_lease(sent_at)
             self.phase = ConsumerPhase.SYNCING
             assignment: tuple[tuple[str, Partitions], ...] = ()
-            if r.leader == r.member and r.members:
+            if m.leader == m.member and m.members:
                 a = leader_assignment(self.protocol, self.config.assignor,
-                                      self.config.partitions_per_topic, dict(r.members), r.generation,
+                                      self.config.partitions_per_topic, dict(m.members), m.generation,
                                       without_revoke=self.config.CooperativeAssignWithoutRevoke)
                 assignment = tuple(sorted(a.items()))
-            return self._send(SyncGroup(self.client_id, self.conn, r.member, self.instance_id, r.generation,
-                                        assignment, sent_at=now, corr=self._corr("sync", now)))
-        if r.error == Errors.FENCED_INSTANCE_ID:
+            return self.send(SyncGroup(self.client_id, self.conn, m.member, self.instance_id, m.generation,
+                                       assignment, sent_at=now, corr=self._corr("sync", now)))
+        if m.error == Errors.FENCED_INSTANCE_ID:
             self._fatal(now, "FENCED_INSTANCE_ID on JoinGroup")
-        elif r.error == Errors.COORDINATOR_NOT_AVAILABLE:
+        elif m.error == Errors.COORDINATOR_NOT_AVAILABLE:
             self.phase = ConsumerPhase.IDLE
         else:
-            self._lose_all(now, r.error.value)
+            self._lose_all(now, m.error.value)
         return None
 
-    def handle_sync_group_response(self, r: SyncGroupResponse, now: int) -> None:
+    def handle_sync_group_response(self, m: SyncGroupResponse, now: int) -> None:
         """Spec HandleSyncGroupResponse. The position of a new partition is its committed offset
         (OffsetFetch, through the ``committed_offsets`` port)."""
         if self.phase != ConsumerPhase.SYNCING:
-            return self._dropped(r)
-        sent_at = self._expects("sync", r)
+            return self.lost(m)
+        sent_at = self._expects("sync", m)
         if sent_at is None:
-            return self._dropped(r)
-        if r.error == Errors.NONE:
+            return self.lost(m)
+        if m.error == Errors.NONE:
             if now >= sent_at + self.config.session_timeout_ms:
                 # the lease ran out while the response was in flight: the coordinator may have
                 # dropped us already; do not take the partitions (spec: ClientSessionTimeout,
                 # whose CloseConnection loses the response)
                 return self.client_session_timeout(now)
-        self._did(GroupConsumer.handle_sync_group_response, m=r)
-        if r.error == Errors.NONE:
+        self.took(GroupConsumer.handle_sync_group_response, m=m)
+        if m.error == Errors.NONE:
             self._extend_lease(sent_at)
-            revoked = self.owned - r.assigned
-            added = r.assigned - self.owned
+            revoked = self.owned - m.assigned
+            added = m.assigned - self.owned
             self._event("revoked", revoked, now)
             committed = self.committed_offsets() if self.committed_offsets is not None else {}
-            self._set_owned(frozenset(r.assigned), now, committed)
+            self._set_owned(frozenset(m.assigned), now, committed)
             self._event("assigned", added, now)
             if self.protocol == RebalanceProtocol.COOPERATIVE and revoked:
                 self.phase = ConsumerPhase.IDLE  # requestRejoin after revoking
             else:
                 self.phase = ConsumerPhase.STABLE
-        elif r.error in (Errors.REBALANCE_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
+        elif m.error in (Errors.REBALANCE_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
             self.phase = ConsumerPhase.IDLE
-        elif r.error == Errors.FENCED_INSTANCE_ID:
+        elif m.error == Errors.FENCED_INSTANCE_ID:
             self._fatal(now, "FENCED_INSTANCE_ID on SyncGroup")
         else:
-            self._lose_all(now, r.error.value)
+            self._lose_all(now, m.error.value)
         return None
 
     def send_heartbeat(self, now: int) -> None:
         """Spec SendHeartbeat."""
         assert self.up and self.phase == ConsumerPhase.STABLE and self.member_id is not None
-        self._did(GroupConsumer.send_heartbeat)
+        self.took(GroupConsumer.send_heartbeat)
         self.last_heartbeat_at = now
-        self._send(Heartbeat(self.client_id, self.conn, self.member_id, self.instance_id, self.generation,
-                             sent_at=now, corr=self._corr("heartbeat", now)))
+        self.send(Heartbeat(self.client_id, self.conn, self.member_id, self.instance_id, self.generation,
+                            sent_at=now, corr=self._corr("heartbeat", now)))
 
-    def handle_heartbeat_response(self, r: HeartbeatResponse, now: int) -> None:
+    def handle_heartbeat_response(self, m: HeartbeatResponse, now: int) -> None:
         """Spec HandleHeartbeatResponse (responses of another generation are ignored)."""
-        sent_at = self._expects("heartbeat", r)
-        if sent_at is None or self.phase != ConsumerPhase.STABLE or r.generation != self.generation \
-                or r.member != self.member_id:
-            return self._dropped(r)
-        if r.error in (Errors.REBALANCE_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
+        sent_at = self._expects("heartbeat", m)
+        if sent_at is None or self.phase != ConsumerPhase.STABLE or m.generation != self.generation \
+                or m.member != self.member_id:
+            return self.lost(m)
+        if m.error in (Errors.REBALANCE_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
             # onJoinPrepare with enable.auto.commit: commit the positions before rejoining (the
             # client waits for it up to a timeout; the request may still land later)
             if self.config.auto_commit:
                 self.send_offset_commit(now)
-            self._did(GroupConsumer.handle_heartbeat_response, m=r)
+            self.took(GroupConsumer.handle_heartbeat_response, m=m)
             self.phase = ConsumerPhase.IDLE
             return None
-        self._did(GroupConsumer.handle_heartbeat_response, m=r)
-        if r.error == Errors.NONE:
+        self.took(GroupConsumer.handle_heartbeat_response, m=m)
+        if m.error == Errors.NONE:
             self._extend_lease(sent_at)
-        elif r.error == Errors.FENCED_INSTANCE_ID:
+        elif m.error == Errors.FENCED_INSTANCE_ID:
             self._fatal(now, "FENCED_INSTANCE_ID on Heartbeat")
         else:
-            self._lose_all(now, r.error.value)
+            self._lose_all(now, m.error.value)
         return None
 
-    def send_offset_commit(self, now: int) -> None:
-        """Spec SendOffsetCommit: commitSync of the positions of the owned partitions (nothing
-        happens when it is not enabled: not Stable, nothing owned, a commit outstanding)."""
+    def send_offset_commit(self, now: int) -> bool | None:
+        """Spec SendOffsetCommit: commitSync of the positions of the owned partitions (not taken
+        when it is not enabled: not Stable, nothing owned, a commit outstanding)."""
         if not (self.up and self.phase == ConsumerPhase.STABLE and self.owned
                 and self.member_id is not None and "commit" not in self.waiting):
-            return
-        self._did(GroupConsumer.send_offset_commit)
+            return False
+        self.took(GroupConsumer.send_offset_commit)
         offsets = tuple(sorted(((p, self.positions.get(p, 0)) for p in self.owned),
                                key=lambda x: (x[0].topic, x[0].partition)))
-        self._send(OffsetCommit(self.client_id, self.conn, self.member_id, self.instance_id,
-                                self.generation, offsets, corr=self._corr("commit", now)))
+        self.send(OffsetCommit(self.client_id, self.conn, self.member_id, self.instance_id,
+                               self.generation, offsets, corr=self._corr("commit", now)))
 
-    def _commit_answered(self, r: OffsetCommitResponse) -> None:
+    def _commit_answered(self, m: OffsetCommitResponse, now: int) -> None:
         """A failed commit (CommitFailedException) changes nothing here; the heartbeat path
         discovers the rebalance or the lost membership."""
-        self._expects("commit", r)
+        self._expects("commit", m)
 
     def poll(self, now: int) -> dict[TopicPartition, int]:
         """Client operation (no spec action): consume one record from every owned partition;
@@ -326,7 +310,7 @@ class GroupConsumer:
 
     # ------------------------------------------------------------------ faults and timers
     def _down(self, now: int) -> None:
-        # a process that is down has no open connection (the harness loses what arrives for
+        # a process that is down has no open connection (the world loses what arrives for
         # it); the next incarnation opens a new one (spec Crash/Leave keep conn, Restart bumps it)
         self._set_owned(frozenset(), now, {})
         self.up = False
@@ -337,21 +321,21 @@ class GroupConsumer:
 
     def crash(self, now: int) -> None:
         """Spec Crash."""
-        self._did(GroupConsumer.crash)
+        self.took(GroupConsumer.crash)
         self._down(now)
 
     def leave(self, now: int) -> None:
         """Spec Leave: close(): revoke, and a dynamic member sends LeaveGroup."""
-        self._did(GroupConsumer.leave)
+        self.took(GroupConsumer.leave)
         self._event("revoked", self.owned, now)
         if self.instance_id is None and self.member_id is not None:
-            self._send(LeaveGroup(self.client_id, self.conn, self.member_id, None))
+            self.send(LeaveGroup(self.client_id, self.conn, self.member_id, None))
         self._down(now)
 
     def restart(self, now: int) -> None:
         """Spec Restart: a new process (same client id and instance id)."""
         assert not self.up
-        self._did(GroupConsumer.restart)
+        self.took(GroupConsumer.restart)
         self.up = True
         self.phase = ConsumerPhase.IDLE
         self.fatal = None
@@ -360,19 +344,39 @@ class GroupConsumer:
 
     def client_session_timeout(self, now: int) -> None:
         """Spec ClientSessionTimeout: the ownership lease ran out."""
-        self._did(GroupConsumer.client_session_timeout)
+        self.took(GroupConsumer.client_session_timeout)
         self._lose_all(now, "session lease expired")
         self._close_connection()
 
     def request_timeout(self, now: int) -> None:
         """Spec RequestTimeout: a JoinGroup/SyncGroup went unanswered; reconnect and rejoin
         (Kafka's NetworkClient disconnects on a request timeout)."""
-        self._did(GroupConsumer.request_timeout)
+        self.took(GroupConsumer.request_timeout)
         self.phase = ConsumerPhase.IDLE
         self._close_connection()
 
-    def _tick(self, now: int) -> None:
-        """Fire this consumer's timers (lease first, then request timeout, heartbeat, rejoin)."""
+    def next_deadline(self) -> int | None:
+        """When a timer is next due: a request timeout, the ownership lease, the heartbeat it
+        owes; an Idle consumer owes its JoinGroup at once (due since time 0)."""
+        if not self.up:
+            return None
+        cfg = self.config
+        ts = [sent + cfg.request_timeout_ms for _corr, sent in self.waiting.values()]
+        if self.owned or self.phase == ConsumerPhase.STABLE:
+            ts.append(self.lease_until)
+        if self.phase == ConsumerPhase.IDLE:
+            ts.append(0)
+        if self.phase == ConsumerPhase.STABLE and "heartbeat" not in self.waiting:
+            ts.append(self.last_heartbeat_at + cfg.heartbeat_interval_ms)
+        return min(ts) if ts else None
+
+    def due(self, now: int) -> Pick | None:
+        deadline = self.next_deadline()
+        return (GroupConsumer._fire_timers, {}) if deadline is not None and now >= deadline else None
+
+    def _fire_timers(self, now: int) -> None:
+        """Every timer due at ``now``, in the order the client's poll loop checks them: the lease,
+        then the request timeouts, then the rejoin or the heartbeat it owes."""
         if not self.up:
             return
         if (self.owned or self.phase == ConsumerPhase.STABLE) and self.member_id is not None \

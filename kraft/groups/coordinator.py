@@ -1,10 +1,10 @@
 """The group coordinator of Kafka's classic protocol, as a sans-I/O state machine.
 
 Every handler takes a request and the virtual time ``now`` (ms) and puts the responses into the
-step's ``Ready``; ``TICK`` fires the session and rebalance timers. Nothing here reads a clock, sleeps or
-touches a socket. The one entry point is ``step(input, now) -> Ready`` (kraft.core.step); the spec
-actions are methods named after them in snake_case, declared with their spec names in
-:mod:`kraft.groups.protocol`.
+step's ``Ready``; a ``Tick`` fires the session and rebalance timers that are due. Nothing here reads
+a clock, sleeps or touches a socket. The one entry point is the kit's ``step(input, now) -> Ready``
+(``kraft.core.node.Node``, the actor ``"coordinator"`` of :mod:`kraft.groups.protocol`); the spec
+actions are methods named after them in snake_case.
 
 Kafka facts this follows (cited, not copied; see the spec's header for the list):
 GroupMetadata/ClassicGroup (states, validPreviousStates, initNextGeneration bumping the
@@ -16,10 +16,11 @@ handleHeartbeat / handleLeaveGroup / handleCommitOffsets (the error replies), KI
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 import attrs
 
+from kraft.core.node import NO_STEP, Node, Pick
+from kraft.core.step import ReadyBuilder
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.messages import (
     VALID_TRANSITIONS,
@@ -30,7 +31,6 @@ from kraft.groups.messages import (
     JoinGroup,
     JoinGroupResponse,
     LeaveGroup,
-    Message,
     OffsetCommit,
     OffsetCommitResponse,
     Partitions,
@@ -38,8 +38,8 @@ from kraft.groups.messages import (
     SyncGroup,
     SyncGroupResponse,
 )
-from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
 from kraft.groups.offsets import OffsetStore
+from kraft.groups.protocol import PROTOCOL
 
 COORDINATOR = "coordinator"  # the coordinator's node id in spec steps, traces and the simulator
 
@@ -107,10 +107,20 @@ class MemberMetadata:
     last_heard: int = 0
 
 
-@attrs.define
-class GroupCoordinator:
+# not slotted: attrs then completes this class in place, so the class the declaration binds when
+# it is created (Node.__init_subclass__) is the one used
+@attrs.define(slots=False)
+class GroupCoordinator(Node, declaration=PROTOCOL, actor="coordinator"):
     """One group's coordinator (spec variables: groupState, generation, leader, members,
-    staticMembers, pending, awaitingJoin, reportedOwned, assignment)."""
+    staticMembers, pending, awaitingJoin, reportedOwned, assignment).
+
+    A ``Tick`` fires the timers due at its instant in one step (pending-member expiry, session
+    expiry, the rebalance timeout), composed in order as the coordinator's timer wheel fires them
+    in one pass; a second ``Tick`` at the same instant finds nothing due.  The ``Ready`` holds the
+    responses (each on the connection its request came on: the world loses those whose connection
+    has closed) and the spec steps taken, in order.  A follower's SyncGroup parked in
+    CompletingRebalance takes no spec step (the spec leaves it in the network until the leader's
+    SyncGroup answers it)."""
 
     group_id: str
     config: GroupConfig
@@ -131,46 +141,27 @@ class GroupCoordinator:
     # taken and the responses sent, in order; reset by every ``step``
     _rb: ReadyBuilder = attrs.field(factory=ReadyBuilder, eq=False, repr=False, init=False)
 
-    # ------------------------------------------------------------------ the step surface
-    def step(self, inp: Any, now: int) -> Ready:
-        """Take one input at virtual time ``now`` and return what it produced.
+    @property
+    def id(self) -> str:
+        return COORDINATOR
 
-        * a request: dispatched by its type through the declaration (:mod:`kraft.groups.protocol`);
-        * ``TICK``: the timers due now (pending-member expiry, session expiry, the rebalance
-          timeout). Deliberately not one action per ``TICK``: the timers due at one instant fire
-          in one step, composed in order (the first spec action, then the rest), as the
-          coordinator's timer wheel fires them in one pass; a second ``TICK`` at the same instant
-          finds nothing due;
-        * ``Trigger(handler, args)``: the environment forces an action (``DeleteGroup``, or a test
-          expiring a member now).
+    # ------------------------------------------------------------------ timers
+    def next_deadline(self) -> int | None:
+        """When a timer is next due: a member's session (strictly after the timeout, so a client
+        measuring from its send time always lets go first), a pending member id, the rebalance
+        timeout."""
+        t = self.config.session_timeout_ms
+        ts = [m.last_heard + t + 1 for mid, m in self.members.items() if mid not in self.awaiting_join]
+        ts += [created + t + 1 for created in self.pending.values()]
+        if self.state == GroupState.PREPARING_REBALANCE:
+            ts.append(self.prepare_started_at + self.config.rebalance_timeout_ms + 1)
+        return min(ts) if ts else None
 
-        The ``Ready`` holds the responses (each on the connection its request came on: the driver
-        loses those whose connection has closed) and the spec steps taken, in order. A follower's
-        SyncGroup parked in CompletingRebalance takes no spec step (the spec leaves it in the
-        network until the leader's SyncGroup answers it)."""
-        self._rb = ReadyBuilder()
-        if isinstance(inp, Tick):
-            self._tick(now)
-        elif isinstance(inp, Trigger):
-            getattr(inp.handler, "__func__", inp.handler)(self, now=now, **dict(inp.args))
-        else:
-            handler = _handler_for(inp, "coordinator")
-            handler(self, inp, now)
-        return self._rb.build()
+    def due(self, now: int) -> Pick | None:
+        deadline = self.next_deadline()
+        return (GroupCoordinator._fire_timers, {}) if deadline is not None and now >= deadline else None
 
     # ------------------------------------------------------------------ helpers
-    def _did(self, handler: Any, **args: object) -> None:
-        """Record a spec step, named by its handler function (the declaration knows the name)."""
-        self._rb.steps.append(SpecStep(_decl().PROTOCOL.spec_name(handler), COORDINATOR, args))
-
-    def _dropped(self, req: Message) -> None:
-        """A parked request nobody will answer (Kafka drops the callback): for the spec, the
-        network lost it (its environment action, node None)."""
-        self._rb.steps.append(SpecStep(_decl().DROP_MESSAGE.spec, None, {"m": req}))
-
-    def _send(self, *msgs: Message) -> None:
-        self._rb.messages.extend(msgs)
-
     def _transition(self, to: GroupState, now: int) -> None:
         if (self.state, to) not in VALID_TRANSITIONS:
             raise InvalidTransition(f"group {self.group_id}: {self.state.value} -> {to.value}")
@@ -198,8 +189,8 @@ class GroupCoordinator:
         """Stable/CompletingRebalance/Empty -> PreparingRebalance; parked syncs fail."""
         cls = type(self)
         for mid, req in sorted(self.awaiting_sync.items()):
-            self._send(SyncGroupResponse(req.source, req.conn, Errors.REBALANCE_IN_PROGRESS, mid,
-                                         req.generation, frozenset(), corr=req.corr))
+            self.send(SyncGroupResponse(req.source, req.conn, Errors.REBALANCE_IN_PROGRESS, mid,
+                                        req.generation, frozenset(), corr=req.corr))
         parked = [req for _mid, req in sorted(self.awaiting_sync.items())]
         self.awaiting_sync.clear()
         self.awaiting_join = {}
@@ -207,7 +198,7 @@ class GroupCoordinator:
         self._transition(GroupState.PREPARING_REBALANCE, now)
         # spec: the parked SyncGroups are still in the network and are answered in PreparingRebalance
         for req in parked:
-            self._did(cls.handle_sync_group, m=req)
+            self.took(cls.handle_sync_group, m=req)
         self.log.append({"at": now, "event": "prepare_rebalance", "reason": reason,
                          "generation": self.generation})
 
@@ -220,7 +211,7 @@ class GroupCoordinator:
             self.leader = None
         gone = self.awaiting_sync.pop(mid, None)
         if gone is not None:  # its parked SyncGroup is never answered (Kafka drops the callback)
-            self._dropped(gone)
+            self.lost(gone)
         self.log.append({"at": now, "event": "remove_member", "member": mid, "reason": reason})
         if self.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             self._prepare_rebalance(now, f"{reason} {mid}")
@@ -247,62 +238,62 @@ class GroupCoordinator:
             self.leader = mid
 
     # ------------------------------------------------------------------ spec actions
-    def handle_join_group(self, req: JoinGroup, now: int) -> None:
+    def handle_join_group(self, m: JoinGroup, now: int) -> None:
         """Spec HandleJoinGroup."""
-        self._did(GroupCoordinator.handle_join_group, m=req)
+        self.took(GroupCoordinator.handle_join_group, m=m)
 
         def reply(err: Errors, member: str | None, gen: int = 0, leader: str | None = None) -> None:
-            self._send(JoinGroupResponse(req.source, req.conn, err, member, gen, leader, (), corr=req.corr))
+            self.send(JoinGroupResponse(m.source, m.conn, err, member, gen, leader, (), corr=m.corr))
 
-        mid, inst = req.member, req.instance
+        mid, inst = m.member, m.instance
         if self.state == GroupState.DEAD:
             return reply(Errors.COORDINATOR_NOT_AVAILABLE, mid)
         if mid is None and inst is None:  # KIP-394
-            new = self._fresh_id(req.source)
+            new = self._fresh_id(m.source)
             self.pending[new] = now
             return reply(Errors.MEMBER_ID_REQUIRED, new)
         if mid is None and inst is not None and inst not in self.static_members:
             new = self._fresh_id(inst)
-            self._add_member(new, req, now)
-            return self._park_join(new, req, now, f"new static member {new}")
+            self._add_member(new, m, now)
+            return self._park_join(new, m, now, f"new static member {new}")
         if mid is None and inst is not None:  # KIP-345: replace the old member id
             old = self.static_members[inst]
             new = self._fresh_id(inst)
             prev = self.members.pop(old)
-            self.members[new] = MemberMetadata(new, inst, req.source, req.conn, frozenset(req.owned),
+            self.members[new] = MemberMetadata(new, inst, m.source, m.conn, frozenset(m.owned),
                                                prev.assignment, now)
             self.static_members[inst] = new
             if self.leader == old:
                 self.leader = new
             gone = self.awaiting_sync.pop(old, None)
             if gone is not None:
-                self._dropped(gone)
+                self.lost(gone)
             self.log.append({"at": now, "event": "replace_static_member", "old": old, "new": new})
-            if self.state == GroupState.STABLE and frozenset(req.owned) == prev.reported_owned:
+            if self.state == GroupState.STABLE and frozenset(m.owned) == prev.reported_owned:
                 return reply(Errors.NONE, new, self.generation, self.leader)
             if self.state == GroupState.PREPARING_REBALANCE:
                 self.awaiting_join.pop(old, None)
-                self.awaiting_join[new] = (req.source, req.conn, req.corr)
+                self.awaiting_join[new] = (m.source, m.conn, m.corr)
                 return self._maybe_complete_join(now)
-            return self._park_join(new, req, now, f"static member {new} rejoined")
+            return self._park_join(new, m, now, f"static member {new} rejoined")
         assert mid is not None
         if self._fenced(mid, inst):
             return reply(Errors.FENCED_INSTANCE_ID, mid)
         if mid in self.pending:
             del self.pending[mid]
-            self._add_member(mid, req, now)
-            return self._park_join(mid, req, now, f"new member {mid}")
+            self._add_member(mid, m, now)
+            return self._park_join(mid, m, now, f"new member {mid}")
         if mid not in self.members:
             return reply(Errors.UNKNOWN_MEMBER_ID, mid)
-        m = self.members[mid]
-        m.reported_owned = frozenset(req.owned)
-        m.client, m.conn, m.last_heard = req.source, req.conn, now
-        return self._park_join(mid, req, now, f"member {mid} rejoined")
+        member = self.members[mid]
+        member.reported_owned = frozenset(m.owned)
+        member.client, member.conn, member.last_heard = m.source, m.conn, now
+        return self._park_join(mid, m, now, f"member {mid} rejoined")
 
     def complete_join(self, now: int) -> None:
         """Spec CompleteJoin: everyone rejoined, or the rebalance timeout dropped the rest."""
         assert self.state == GroupState.PREPARING_REBALANCE
-        self._did(GroupCoordinator.complete_join)
+        self.took(GroupCoordinator.complete_join)
         for mid in sorted(set(self.members) - set(self.awaiting_join)):
             m = self.members.pop(mid)
             if m.instance is not None and self.static_members.get(m.instance) == mid:
@@ -328,30 +319,30 @@ class GroupCoordinator:
         # completeAndScheduleNextHeartbeatExpiration for every member)
         for mid in joined:
             self.members[mid].last_heard = now
-        self._send(*(JoinGroupResponse(client, conn, Errors.NONE, mid, self.generation, self.leader,
-                                       view if mid == self.leader else (), corr=corr)
-                     for mid, (client, conn, corr) in sorted(joined.items())))
+        self.send(*(JoinGroupResponse(client, conn, Errors.NONE, mid, self.generation, self.leader,
+                                      view if mid == self.leader else (), corr=corr)
+                    for mid, (client, conn, corr) in sorted(joined.items())))
 
-    def handle_sync_group(self, req: SyncGroup, now: int) -> None:
+    def handle_sync_group(self, m: SyncGroup, now: int) -> None:
         """Spec HandleSyncGroup (followers are parked in CompletingRebalance)."""
         me = GroupCoordinator.handle_sync_group
 
         def reply(err: Errors, assigned: Partitions = frozenset()) -> None:
-            self._send(SyncGroupResponse(req.source, req.conn, err, req.member, req.generation,
-                                         assigned, corr=req.corr))
+            self.send(SyncGroupResponse(m.source, m.conn, err, m.member, m.generation,
+                                        assigned, corr=m.corr))
 
-        mid = req.member  # the order of checks is Kafka's (GroupCoordinator.doSyncGroup)
+        mid = m.member  # the order of checks is Kafka's (GroupCoordinator.doSyncGroup)
         if not (self.state == GroupState.COMPLETING_REBALANCE and mid in self.members
-                and not self._fenced(mid, req.instance)
-                and (req.generation == self.generation or self._stale_ok(req.generation))):
-            self._did(me, m=req)
+                and not self._fenced(mid, m.instance)
+                and (m.generation == self.generation or self._stale_ok(m.generation))):
+            self.took(me, m=m)
         if self.state == GroupState.DEAD:
             return reply(Errors.COORDINATOR_NOT_AVAILABLE)
-        if self._fenced(mid, req.instance):
+        if self._fenced(mid, m.instance):
             return reply(Errors.FENCED_INSTANCE_ID)
         if mid not in self.members:
             return reply(Errors.UNKNOWN_MEMBER_ID)
-        if req.generation != self.generation and not self._stale_ok(req.generation):
+        if m.generation != self.generation and not self._stale_ok(m.generation):
             return reply(Errors.ILLEGAL_GENERATION)
         self.members[mid].last_heard = now
         if self.state == GroupState.PREPARING_REBALANCE:
@@ -360,55 +351,55 @@ class GroupCoordinator:
             if mid != self.leader:
                 # parked: no spec step yet (the spec leaves the request in the network until the
                 # leader's SyncGroup lets HandleSyncGroup answer it)
-                self.awaiting_sync[mid] = req
-                return None
-            self._did(me, m=req)
-            given = dict(req.assignment)
-            for x, m in self.members.items():
-                m.assignment = frozenset(given.get(x, frozenset()))
+                self.awaiting_sync[mid] = m
+                return NO_STEP
+            self.took(me, m=m)
+            given = dict(m.assignment)
+            for x, md in self.members.items():
+                md.assignment = frozenset(given.get(x, frozenset()))
             self._transition(GroupState.STABLE, now)
             self.log.append({"at": now, "event": "stable", "generation": self.generation,
-                             "assignment": {x: sorted(map(str, m.assignment))
-                                            for x, m in sorted(self.members.items())}})
+                             "assignment": {x: sorted(map(str, md.assignment))
+                                            for x, md in sorted(self.members.items())}})
             reply(Errors.NONE, self.members[mid].assignment)
             for x, parked in sorted(self.awaiting_sync.items()):
-                self._did(me, m=parked)
+                self.took(me, m=parked)
                 # the session timer restarts when the assignment goes out
                 # (GroupCoordinator.propagateAssignment: completeAndScheduleNextHeartbeatExpiration),
                 # so a member cannot expire while its assignment is still on the way
                 self.members[x].last_heard = now
-                self._send(SyncGroupResponse(parked.source, parked.conn, Errors.NONE, x,
-                                             parked.generation, self.members[x].assignment,
-                                             corr=parked.corr))
+                self.send(SyncGroupResponse(parked.source, parked.conn, Errors.NONE, x,
+                                            parked.generation, self.members[x].assignment,
+                                            corr=parked.corr))
             self.awaiting_sync.clear()
             return None
         return reply(Errors.NONE, self.members[mid].assignment)
 
-    def handle_heartbeat(self, req: Heartbeat, now: int) -> None:
+    def handle_heartbeat(self, m: Heartbeat, now: int) -> None:
         """Spec HandleHeartbeat."""
-        self._did(GroupCoordinator.handle_heartbeat, m=req)
+        self.took(GroupCoordinator.handle_heartbeat, m=m)
         if self.state == GroupState.DEAD:
             err = Errors.COORDINATOR_NOT_AVAILABLE
-        elif self._fenced(req.member, req.instance):
+        elif self._fenced(m.member, m.instance):
             err = Errors.FENCED_INSTANCE_ID
-        elif req.member not in self.members:
+        elif m.member not in self.members:
             err = Errors.UNKNOWN_MEMBER_ID
-        elif req.generation != self.generation:
+        elif m.generation != self.generation:
             err = Errors.ILLEGAL_GENERATION
         elif self.state == GroupState.PREPARING_REBALANCE:
             err = Errors.REBALANCE_IN_PROGRESS
         else:
             err = Errors.NONE
-        if req.member in self.members and err != Errors.FENCED_INSTANCE_ID:
-            self.members[req.member].last_heard = now
-        self._send(HeartbeatResponse(req.source, req.conn, err, req.member, req.generation, corr=req.corr))
+        if m.member in self.members and err != Errors.FENCED_INSTANCE_ID:
+            self.members[m.member].last_heard = now
+        self.send(HeartbeatResponse(m.source, m.conn, err, m.member, m.generation, corr=m.corr))
 
-    def handle_leave_group(self, req: LeaveGroup, now: int) -> None:
+    def handle_leave_group(self, m: LeaveGroup, now: int) -> None:
         """Spec HandleLeaveGroup (the response carries nothing the closed client uses)."""
-        self._did(GroupCoordinator.handle_leave_group, m=req)
-        if self.state != GroupState.DEAD and req.member in self.members \
-                and not self._fenced(req.member, req.instance):
-            self._remove_member(req.member, now, "leave")
+        self.took(GroupCoordinator.handle_leave_group, m=m)
+        if self.state != GroupState.DEAD and m.member in self.members \
+                and not self._fenced(m.member, m.instance):
+            self._remove_member(m.member, now, "leave")
 
     def validate_offset_commit(self, req: OffsetCommit) -> Errors:
         """ClassicGroup.validateOffsetCommit, and the state check of handleCommitOffsets."""
@@ -424,37 +415,38 @@ class GroupCoordinator:
             return Errors.REBALANCE_IN_PROGRESS
         return Errors.NONE
 
-    def handle_offset_commit(self, req: OffsetCommit, now: int) -> None:
+    def handle_offset_commit(self, m: OffsetCommit, now: int) -> None:
         """Spec HandleOffsetCommit."""
-        self._did(GroupCoordinator.handle_offset_commit, m=req)
-        err = self.validate_offset_commit(req)
+        self.took(GroupCoordinator.handle_offset_commit, m=m)
+        err = self.validate_offset_commit(m)
         if err == Errors.NONE:
-            self.offsets.commit(dict(req.offsets), member=req.member, committer=req.source,
-                                generation=req.generation, group_generation=self.generation, now=now)
-        self._send(OffsetCommitResponse(req.source, req.conn, err, req.offsets, corr=req.corr))
+            self.offsets.commit(dict(m.offsets), member=m.member, committer=m.source,
+                                generation=m.generation, group_generation=self.generation, now=now)
+        self.send(OffsetCommitResponse(m.source, m.conn, err, m.offsets, corr=m.corr))
 
     def expire_member(self, x: str, now: int) -> None:
         """Spec ExpireMember: the member's session timed out at the coordinator."""
-        self._did(GroupCoordinator.expire_member, x=x)
+        self.took(GroupCoordinator.expire_member, x=x)
         self._remove_member(x, now, "session timeout")
 
     def expire_pending(self, x: str, now: int) -> None:
         """Spec ExpirePending: a member id handed out with MEMBER_ID_REQUIRED was never used
         (GroupCoordinator.onExpireHeartbeat of a pending member, KIP-394)."""
         del self.pending[x]
-        self._did(GroupCoordinator.expire_pending, x=x)
+        self.took(GroupCoordinator.expire_pending, x=x)
 
     def delete_group(self, now: int) -> None:
         """Spec DeleteGroup: an Empty group is removed (offsets expired); Dead is final."""
         if self.state != GroupState.EMPTY:
             raise ValueError(f"only an Empty group can be deleted, not {self.state.value}")
-        self._did(GroupCoordinator.delete_group)
+        self.took(GroupCoordinator.delete_group)
         self._transition(GroupState.DEAD, now)
         self.offsets.clear()
 
-    def _tick(self, now: int) -> None:
-        """Fire timers: pending-member expiry, session expiry (strictly after the timeout, so a
-        client measuring from its send time always fires first), the rebalance timeout."""
+    def _fire_timers(self, now: int) -> None:
+        """Every timer due at ``now``, in one pass: pending-member expiry, session expiry
+        (strictly after the timeout, so a client measuring from its send time always fires first),
+        the rebalance timeout (each a spec step of its own)."""
         t = self.config.session_timeout_ms
         for mid, created in sorted(self.pending.items()):
             if now > created + t:
@@ -470,21 +462,3 @@ class GroupCoordinator:
         if self.state == GroupState.PREPARING_REBALANCE and \
                 now > self.prepare_started_at + self.config.rebalance_timeout_ms:
             self.complete_join(now)
-
-
-def _decl() -> Any:
-    """The declaration module (imported lazily: it imports this module)."""
-    from kraft.groups import protocol
-
-    return protocol
-
-
-def _handler_for(msg: Any, actor: str) -> Any:
-    """The handler the declaration names for a message of this type at this kind of node."""
-    try:
-        action = _decl().PROTOCOL.for_message(type(msg))
-    except KeyError:
-        action = None
-    if action is None or action.actor != actor:
-        raise TypeError(f"{actor} cannot handle {type(msg).__name__}")
-    return action.handler

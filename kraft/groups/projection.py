@@ -4,83 +4,127 @@
 partitions as ``TopicPartition`` and member ids as the implementation's strings. The
 invariants (:mod:`kraft.groups.invariants`) are written against this dict only, so the
 Hypothesis suite, the simulator and a trace checker share them.
+
+The projections read the coordinator and the consumers through the views below (what of them the
+spec sees): the node classes are bound to the declaration that lists these projections, so this
+module does not import them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
-from kraft.groups.consumer import GroupConsumer
-from kraft.groups.coordinator import GroupCoordinator
+from kraft.groups import messages as M
+from kraft.groups.assignors import TopicPartition
 
 
-def groupState(c: GroupCoordinator) -> str:  # noqa: N802 - spec names
+class ConfigView(Protocol):
+    """A group's configuration (``kraft.groups.coordinator.GroupConfig``)."""
+
+    @property
+    def topics(self) -> tuple[tuple[str, int], ...]: ...
+
+    @property
+    def protocol(self) -> M.RebalanceProtocol: ...
+
+    @property
+    def all_partitions(self) -> frozenset[TopicPartition]: ...
+
+
+class CoordinatorView(Protocol):
+    """The coordinator (``kraft.groups.coordinator.GroupCoordinator``)."""
+
+    state: M.GroupState
+    generation: int
+    leader: str | None
+    members: dict[str, Any]  # member id -> MemberMetadata (reported_owned, assignment)
+    static_members: dict[str, str]
+    pending: dict[str, int]
+    awaiting_join: dict[str, tuple[str, int, int]]
+    next_member_seq: int
+
+    @property
+    def config(self) -> ConfigView: ...
+
+
+class ConsumerView(Protocol):
+    """A consumer (``kraft.groups.consumer.GroupConsumer``)."""
+
+    up: bool
+    phase: M.ConsumerPhase
+    member_id: str | None
+    generation: int
+    owned: M.Partitions
+    conn: int
+
+
+def groupState(c: CoordinatorView) -> str:  # noqa: N802 - spec names
     return c.state.value
 
 
-def generation(c: GroupCoordinator) -> int:
+def generation(c: CoordinatorView) -> int:
     return c.generation
 
 
-def leader(c: GroupCoordinator) -> str | None:
+def leader(c: CoordinatorView) -> str | None:
     return c.leader
 
 
-def members(c: GroupCoordinator) -> frozenset[str]:
+def members(c: CoordinatorView) -> frozenset[str]:
     return frozenset(c.members)
 
 
-def staticMembers(c: GroupCoordinator) -> dict[str, str]:  # noqa: N802
+def staticMembers(c: CoordinatorView) -> dict[str, str]:  # noqa: N802
     return dict(c.static_members)
 
 
-def pending(c: GroupCoordinator) -> frozenset[str]:
+def pending(c: CoordinatorView) -> frozenset[str]:
     return frozenset(c.pending)
 
 
-def awaitingJoin(c: GroupCoordinator) -> dict[str, dict[str, Any]]:  # noqa: N802
+def awaitingJoin(c: CoordinatorView) -> dict[str, dict[str, Any]]:  # noqa: N802
     return {m: {"client": cl, "conn": cn} for m, (cl, cn, _corr) in c.awaiting_join.items()}
 
 
-def reportedOwned(c: GroupCoordinator) -> dict[str, frozenset]:  # noqa: N802
+def reportedOwned(c: CoordinatorView) -> dict[str, frozenset]:  # noqa: N802
     return {m: md.reported_owned for m, md in c.members.items()}
 
 
-def assignment(c: GroupCoordinator) -> dict[str, frozenset]:
+def assignment(c: CoordinatorView) -> dict[str, frozenset]:
     return {m: md.assignment for m, md in c.members.items()}
 
 
-def nextMemberId(c: GroupCoordinator) -> int:  # noqa: N802
+def nextMemberId(c: CoordinatorView) -> int:  # noqa: N802
     """One counter for every fresh member id (the implementation's ``next_member_seq``)."""
     return c.next_member_seq
 
 
-def protocol(c: GroupCoordinator) -> str:
+def protocol(c: CoordinatorView) -> str:
     return c.config.protocol.value
 
 
-def up(cs: Mapping[str, GroupConsumer]) -> dict[str, bool]:
+def up(cs: Mapping[str, ConsumerView]) -> dict[str, bool]:
     return {k: v.up for k, v in cs.items()}
 
 
-def phase(cs: Mapping[str, GroupConsumer]) -> dict[str, str]:
+def phase(cs: Mapping[str, ConsumerView]) -> dict[str, str]:
     return {k: v.phase.value for k, v in cs.items()}
 
 
-def memberId(cs: Mapping[str, GroupConsumer]) -> dict[str, str | None]:  # noqa: N802
+def memberId(cs: Mapping[str, ConsumerView]) -> dict[str, str | None]:  # noqa: N802
     return {k: v.member_id for k, v in cs.items()}
 
 
-def consumerGeneration(cs: Mapping[str, GroupConsumer]) -> dict[str, int]:  # noqa: N802
+def consumerGeneration(cs: Mapping[str, ConsumerView]) -> dict[str, int]:  # noqa: N802
     return {k: v.generation for k, v in cs.items()}
 
 
-def owned(cs: Mapping[str, GroupConsumer]) -> dict[str, frozenset]:
+def owned(cs: Mapping[str, ConsumerView]) -> dict[str, frozenset]:
     return {k: v.owned for k, v in cs.items()}
 
 
-def conn(cs: Mapping[str, GroupConsumer]) -> dict[str, int]:
+def conn(cs: Mapping[str, ConsumerView]) -> dict[str, int]:
     return {k: v.conn for k, v in cs.items()}
 
 
@@ -92,9 +136,9 @@ CONSUMER_VARS = {"up": up, "phase": phase, "memberId": memberId,
                  "consumerGeneration": consumerGeneration, "owned": owned, "conn": conn}
 
 
-def project(coordinator: GroupCoordinator, consumers: Mapping[str, GroupConsumer],
+def project(coordinator: CoordinatorView, consumers: Mapping[str, ConsumerView],
             fencing_breaches: frozenset = frozenset()) -> dict[str, Any]:
-    """The spec variables (``msgs`` and ``faults`` belong to the harness/simulator)."""
+    """The spec variables (``msgs`` and ``faults`` belong to the world/simulator)."""
     state: dict[str, Any] = {k: f(coordinator) for k, f in COORDINATOR_VARS.items()}
     state.update({k: f(consumers) for k, f in CONSUMER_VARS.items()})
     state["protocol"] = coordinator.config.protocol.value
@@ -118,28 +162,25 @@ def member_no(mid: str | None) -> int | None:
     return int(mid.rsplit("-", 1)[1])
 
 
-def partition_no(coordinator: GroupCoordinator, p: Any) -> int:
-    return _partition_index(coordinator.config.topics)[p]
+def partition_no(coordinator: CoordinatorView, p: Any) -> int:
+    return _partition_index(coordinator.config)[p]
 
 
 _PIDX: dict[tuple, dict] = {}
 
 
-def _partition_index(topics: tuple) -> dict:
-    if topics not in _PIDX:
-        from kraft.groups.coordinator import _partitions
+def _partition_index(config: ConfigView) -> dict:
+    """Each partition's index in the sorted partition set (by topic, then number)."""
+    if config.topics not in _PIDX:
+        parts = sorted(config.all_partitions, key=lambda p: (p.topic, p.partition))
+        _PIDX[config.topics] = {p: i for i, p in enumerate(parts)}
+    return _PIDX[config.topics]
 
-        parts = sorted(_partitions(topics), key=lambda p: (p.topic, p.partition))
-        _PIDX[topics] = {p: i for i, p in enumerate(parts)}
-    return _PIDX[topics]
 
-
-def spec_message(coordinator: GroupCoordinator, msg: Any) -> dict[str, Any] | None:
+def spec_message(coordinator: CoordinatorView, msg: Any) -> dict[str, Any] | None:
     """The spec record of an implementation message (None: no spec counterpart, i.e. an
     OffsetCommitResponse: the spec does not model commit responses)."""
-    from kraft.groups import messages as M
-
-    idx = _partition_index(coordinator.config.topics)
+    idx = _partition_index(coordinator.config)
 
     def parts(ps: Any) -> list[int]:
         return sorted(idx[p] for p in ps)
@@ -181,11 +222,11 @@ def spec_message(coordinator: GroupCoordinator, msg: Any) -> dict[str, Any] | No
     return None
 
 
-def spec_state(coordinator: GroupCoordinator, consumers: Mapping[str, GroupConsumer],
+def spec_state(coordinator: CoordinatorView, consumers: Mapping[str, ConsumerView],
                fencing_breaches: Any, static: list[str]) -> dict[str, Any]:
     """Every projectable spec variable except ``msgs`` (the network is the caller's), as JSON in
     the spec's vocabulary. Not projected: ``faults`` (the spec's fault budget)."""
-    idx = _partition_index(coordinator.config.topics)
+    idx = _partition_index(coordinator.config)
 
     def parts(ps: Any) -> list[int]:
         return sorted(idx[p] for p in ps)

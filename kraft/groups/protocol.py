@@ -1,13 +1,14 @@
 """The consumer-group declaration: ``spec/ConsumerGroup.tla`` in Python, once.
 
-Every action of the spec's ``Next`` with its handler (a ``GroupCoordinator`` or ``GroupConsumer``
-method named after it in snake_case), the message it consumes where dispatch is by type, its
-parameters and which kind of node takes it; every spec variable with its projection
+Every action of the spec's ``Next`` with the message it consumes where dispatch is by type, its
+parameters and which kind of node takes it (``kraft.groups.coordinator.GroupCoordinator``, the
+actor ``"coordinator"``, and ``kraft.groups.consumer.GroupConsumer``, the actor ``"consumer"``,
+take each with the method of its snake-case name); every spec variable with its projection
 (:mod:`kraft.groups.projection`); the three bug variants with the invariant each breaks (as in
 ``spec/ConsumerGroup.toml``); the invariants.  The coordinator and the consumer dispatch and name
-their spec steps through it, the simulator plug-in (``kraft/groups/sim_plugin.py``) records them,
-the conformance glue (``traces/protocols/groups.py``) builds its templates from it.  Action names
-are spelled in Python here and nowhere else.
+their spec steps through it, the simulator plug-in (``kraft/groups/sim.py``) records them, the
+conformance glue (``traces/protocols/groups.py``) builds its templates from it.  Action names are
+spelled in Python here and nowhere else.
 
 Arguments (the keys of a trace step's ``args``): ``m`` a message (the spec's record), ``x`` a
 member id.  A consumer action's node is the consumer (the spec's ``c``); a coordinator action's
@@ -20,8 +21,6 @@ from kraft.core.declaration import Action, Protocol, Variable, Variant
 from kraft.core.invariants import Invariant
 from kraft.groups import invariants as inv
 from kraft.groups import projection as proj
-from kraft.groups.consumer import GroupConsumer as C
-from kraft.groups.coordinator import GroupCoordinator as G
 from kraft.groups.messages import (
     Heartbeat,
     HeartbeatResponse,
@@ -35,49 +34,47 @@ from kraft.groups.messages import (
 
 CONSUMER, COORDINATOR, NETWORK = "consumer", "coordinator", "network"
 
-DROP_MESSAGE = Action(
-    "DropMessage", None, args=("m",), actor=NETWORK,
-    doc="the network loses a message. No handler: the simulator's network drops copies itself; the "
-        "coordinator and the consumer also report it for a response the client discards (stale "
-        "correlation id, wrong phase: for the spec it never arrived) and for a parked SyncGroup "
-        "nobody will answer (Kafka drops the callback; the spec leaves the request in the network)")
-
 ACTIONS = (
     # --- consumer (the spec's c \in Consumers) ---
-    Action("SendJoinGroup", C.send_join_group, actor=CONSUMER,
+    Action("SendJoinGroup", actor=CONSUMER,
            doc="an Idle consumer (re)joins; eager revokes everything first (onJoinPrepare)"),
-    Action("SendHeartbeat", C.send_heartbeat, actor=CONSUMER),
-    Action("SendOffsetCommit", C.send_offset_commit, actor=CONSUMER,
+    Action("SendHeartbeat", actor=CONSUMER),
+    Action("SendOffsetCommit", actor=CONSUMER,
            doc="commitSync of the owned partitions' positions (a client operation, or auto-commit "
                "before rejoining)"),
-    Action("Restart", C.restart, actor=CONSUMER, doc="a new process, same client and instance id"),
-    Action("RequestTimeout", C.request_timeout, actor=CONSUMER,
+    Action("Restart", actor=CONSUMER, doc="a new process, same client and instance id"),
+    Action("RequestTimeout", actor=CONSUMER,
            doc="a JoinGroup/SyncGroup unanswered for request.timeout.ms: reconnect and rejoin"),
-    Action("HandleJoinGroupResponse", C.handle_join_group_response, JoinGroupResponse, ("m",), CONSUMER,
+    Action("HandleJoinGroupResponse", JoinGroupResponse, ("m",), CONSUMER,
            doc="the leader computes the assignment here"),
-    Action("HandleSyncGroupResponse", C.handle_sync_group_response, SyncGroupResponse, ("m",), CONSUMER),
-    Action("HandleHeartbeatResponse", C.handle_heartbeat_response, HeartbeatResponse, ("m",), CONSUMER),
-    Action("Crash", C.crash, actor=CONSUMER),
-    Action("Leave", C.leave, actor=CONSUMER, doc="close(): revoke; a dynamic member sends LeaveGroup"),
-    Action("ClientSessionTimeout", C.client_session_timeout, actor=CONSUMER,
+    Action("HandleSyncGroupResponse", SyncGroupResponse, ("m",), CONSUMER),
+    Action("HandleHeartbeatResponse", HeartbeatResponse, ("m",), CONSUMER),
+    Action("Crash", actor=CONSUMER),
+    Action("Leave", actor=CONSUMER, doc="close(): revoke; a dynamic member sends LeaveGroup"),
+    Action("ClientSessionTimeout", actor=CONSUMER,
            doc="the consumer's ownership lease (session.timeout.ms from its last acknowledged send) ran out"),
     # --- coordinator ---
-    Action("HandleJoinGroup", G.handle_join_group, JoinGroup, ("m",), COORDINATOR),
-    Action("HandleSyncGroup", G.handle_sync_group, SyncGroup, ("m",), COORDINATOR,
+    Action("HandleJoinGroup", JoinGroup, ("m",), COORDINATOR),
+    Action("HandleSyncGroup", SyncGroup, ("m",), COORDINATOR,
            doc="a follower's SyncGroup in CompletingRebalance is parked (no step) until the leader's"),
-    Action("HandleHeartbeat", G.handle_heartbeat, Heartbeat, ("m",), COORDINATOR),
-    Action("HandleLeaveGroup", G.handle_leave_group, LeaveGroup, ("m",), COORDINATOR),
-    Action("HandleOffsetCommit", G.handle_offset_commit, OffsetCommit, ("m",), COORDINATOR),
-    Action("CompleteJoin", G.complete_join, actor=COORDINATOR,
+    Action("HandleHeartbeat", Heartbeat, ("m",), COORDINATOR),
+    Action("HandleLeaveGroup", LeaveGroup, ("m",), COORDINATOR),
+    Action("HandleOffsetCommit", OffsetCommit, ("m",), COORDINATOR),
+    Action("CompleteJoin", actor=COORDINATOR,
            doc="everyone rejoined, or the rebalance timeout dropped the rest: next generation"),
-    Action("ExpireMember", G.expire_member, args=("x",), actor=COORDINATOR,
+    Action("ExpireMember", args=("x",), actor=COORDINATOR,
            doc="a member's session timed out at the coordinator"),
-    Action("ExpirePending", G.expire_pending, args=("x",), actor=COORDINATOR,
+    Action("ExpirePending", args=("x",), actor=COORDINATOR,
            doc="a MEMBER_ID_REQUIRED member id was never used (KIP-394)"),
-    Action("DeleteGroup", G.delete_group, actor=COORDINATOR,
+    Action("DeleteGroup", actor=COORDINATOR,
            doc="an Empty group is removed (offsets expired); Dead is final"),
     # --- environment ---
-    DROP_MESSAGE,
+    Action("DropMessage", args=("m",), actor=NETWORK, handled=False,
+           doc="the network loses a message. No node takes it: the simulator's network drops copies "
+               "itself; the coordinator and the consumer also report it for a response the client "
+               "discards (stale correlation id, wrong phase: for the spec it never arrived) and for a "
+               "parked SyncGroup nobody will answer (Kafka drops the callback; the spec leaves the "
+               "request in the network)"),
 )
 
 VARIABLES = (
@@ -88,7 +85,7 @@ VARIABLES = (
       for name, fn in proj.CONSUMER_VARS.items()),
     Variable("protocol", proj.protocol, doc="project(coordinator): the configured rebalance protocol"),
     Variable("msgs", spec_only=True,
-             doc="the network: the driver's (GroupWorld.network, the simulator's in-flight messages)"),
+             doc="the network: the driver's (GroupWorld.pending, the simulator's in-flight messages)"),
     Variable("faults", spec_only=True, doc="model bound: the spec's fault budget (not tracked)"),
     Variable("fencingBreaches", spec_only=True,
              doc="ghost: accepted commits of a partition another live consumer owned (the driver "

@@ -1,4 +1,4 @@
-"""A Hypothesis ``RuleBasedStateMachine`` over :class:`kraft.groups.harness.GroupWorld`.
+"""A Hypothesis ``RuleBasedStateMachine`` over :class:`kraft.groups.world.GroupWorld`.
 
 Rules are the spec's environment: deliver any in-flight message, drop, duplicate, hold (delay
 for as long as Hypothesis likes) and release, advance the clock (heartbeats, leases, session and
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from kraft.groups.coordinator import GroupConfig
-from kraft.groups.harness import GroupWorld
+from kraft.groups.world import GroupWorld
 
 CLIENTS = ("c1", "c2", "c3")
 clients = st.sampled_from(CLIENTS)
@@ -55,19 +55,19 @@ def make_machine(config: GroupConfig) -> type[RuleBasedStateMachine]:
         def duplicate(self, i: int) -> None:
             self.world.duplicate(i)
 
-        @precondition(lambda self: self.world.network)
+        @precondition(lambda self: self.world.pending)
         @rule(i=index)
         def hold(self, i: int) -> None:
             """Delay a message indefinitely (until release)."""
-            net = self.world.network
+            net = self.world.pending
             self.held.append(net.pop(i % len(net)))
-            self.world.steps.append(f"hold {type(self.held[-1]).__name__}")
+            self.world.narrative.append(f"hold {type(self.held[-1]).__name__}")
 
         @precondition(lambda self: self.held)
         @rule()
         def release(self) -> None:
-            self.world.network[:0] = self.held
-            self.world.steps.append(f"release {len(self.held)}")
+            self.world.pending[:0] = self.held
+            self.world.narrative.append(f"release {len(self.held)}")
             self.held = []
 
         @rule(ms=st.sampled_from([1_000, 3_000, 10_000, 31_000]))
@@ -91,11 +91,11 @@ def make_machine(config: GroupConfig) -> type[RuleBasedStateMachine]:
         @rule(c=clients, hold=st.booleans())
         def commit(self, c: str, hold: bool) -> None:
             """commitSync; with ``hold`` the request is delayed until the next release."""
-            n = len(self.world.network)
+            n = len(self.world.pending)
             self.world.commit(c)
-            if hold and len(self.world.network) > n:
-                self.held.append(self.world.network.pop())
-                self.world.steps.append("hold OffsetCommit")
+            if hold and len(self.world.pending) > n:
+                self.held.append(self.world.pending.pop())
+                self.world.narrative.append("hold OffsetCommit")
 
         @rule(order=orders, seed=st.integers(0, 2**16))
         def settle(self, order: str, seed: int) -> None:
@@ -110,7 +110,7 @@ def make_machine(config: GroupConfig) -> type[RuleBasedStateMachine]:
         @invariant()
         def spec_invariants(self) -> None:
             v = self.world.violations()
-            assert not v, "\n".join(map(str, v)) + "\nsteps:\n  " + "\n  ".join(_narrative(self.world.steps))
+            assert not v, "\n".join(map(str, v)) + "\nsteps:\n  " + "\n  ".join(_narrative(self.world.narrative))
 
     GroupMachine.__name__ = f"GroupMachine_{config.protocol.value}"
     return GroupMachine

@@ -1,5 +1,5 @@
 """Consumer-group stories with golden output (tests/groups/testdata/*.txt; the command language is
-in tests/groups/datadriven.py).  ``pytest --rewrite`` regenerates the outputs: read the diff."""
+in kraft/groups/story.py).  ``pytest --rewrite`` regenerates the outputs: read the diff."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kraft.core.datadriven import DatadrivenError, run_file
+from kraft.core.datadriven import DatadrivenError
 from kraft.groups.protocol import PROTOCOL
-from tests.groups.datadriven import GroupStory
+from kraft.groups.story import run_script
 
 TESTDATA = Path(__file__).parent / "testdata"
 FILES = sorted(TESTDATA.glob("*.txt"))
@@ -17,7 +17,7 @@ FILES = sorted(TESTDATA.glob("*.txt"))
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_story(path: Path, rewrite: bool) -> None:
-    run_file(path, GroupStory(), rewrite=rewrite)
+    run_script(path, rewrite=rewrite)
 
 
 def test_every_variant_has_a_story_ending_in_its_invariant() -> None:
@@ -26,14 +26,14 @@ def test_every_variant_has_a_story_ending_in_its_invariant() -> None:
         stories = [p for p in FILES if f"variant={v.name}" in p.read_text()]
         assert stories, f"no story for {v.name}"
         for p in stories:
-            assert f"INVARIANT VIOLATED {v.violates}:" in p.read_text(), f"{p.name} never breaks {v.violates}"
+            assert f"VIOLATION {v.violates}:" in p.read_text(), f"{p.name} never breaks {v.violates}"
 
 
 def test_bad_command_names_file_and_line(tmp_path: Path) -> None:
     f = tmp_path / "bad.txt"
     f.write_text("group consumers=c1\n----\n\ndeliver JoinGroup c9\n----\n")
-    with pytest.raises(DatadrivenError, match=r"bad.txt:4: unknown consumer 'c9'"):
-        run_file(f, GroupStory(), rewrite=True)
+    with pytest.raises(DatadrivenError, match=r"bad.txt:4: `deliver JoinGroup c9`: unknown consumer 'c9'"):
+        run_script(f, rewrite=True)
 
 
 @pytest.mark.parametrize("variant", PROTOCOL.variant_names)
@@ -43,5 +43,5 @@ def test_variant_story_holds_without_the_variant(variant: str, tmp_path: Path) -
     (story,) = [p for p in FILES if f"variant={variant}" in p.read_text()]
     fixed = tmp_path / story.name
     fixed.write_text(story.read_text().replace(f" variant={variant}", ""))
-    outputs = run_file(fixed, GroupStory(), rewrite=True)
-    assert not any("INVARIANT VIOLATED" in out for out in outputs), fixed.read_text()
+    outputs = run_script(fixed, rewrite=True)
+    assert not any("VIOLATION" in out for out in outputs), fixed.read_text()

@@ -1,5 +1,5 @@
 """Readable scenarios: the shrunk counterexamples of the Hypothesis suite, replayed step by step
-on the harness with each variant on (the invariant breaks at the marked step) and off (it
+on the world with each variant on (the invariant breaks at the marked step) and off (it
 holds); and the ordinary lives of a group (join, crash, static restart, leave, expiry)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from kraft.core.step import Trigger
 from kraft.groups.consumer import GroupConsumer
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.coordinator import GroupConfig
-from kraft.groups.harness import GroupWorld
+from kraft.groups.world import GroupWorld
 from kraft.groups.messages import ConsumerPhase, Errors, GroupState, OffsetCommit, RebalanceProtocol
 
 EAGER, COOP = RebalanceProtocol.EAGER, RebalanceProtocol.COOPERATIVE
@@ -39,10 +39,10 @@ def late_joiner_newest_first(w: GroupWorld) -> None:
 def test_moving_partition_owned_twice_only_with_variant(protocol: RebalanceProtocol, variant: str) -> None:
     bad = world(protocol, **{variant: True})
     late_joiner_newest_first(bad)
-    assert any(v.invariant == "NoDoubleOwnership" for v in bad.violations()), bad.steps
+    assert any(v.invariant == "NoDoubleOwnership" for v in bad.violations()), bad.narrative
     good = world(protocol)
     late_joiner_newest_first(good)
-    assert good.violations() == [], good.steps
+    assert good.violations() == [], good.narrative
     assert good.coordinator.state == GroupState.STABLE
     assert sorted(p for ps in owned(good).values() for p in ps) == ["t-0", "t-1", "t-2"]
 
@@ -54,12 +54,12 @@ def zombie_commit(w: GroupWorld) -> None:
     w.settle()
     assert owned(w) == {"c1": [], "c2": ["t-0", "t-1"], "c3": ["t-2"]}
     w.commit("c2")
-    held = w.network.pop()
+    held = w.pending.pop()
     assert isinstance(held, OffsetCommit) and held.generation == w.coordinator.generation
     w.restart("c1")
     w.settle()
     assert owned(w)["c1"] == ["t-0"]
-    w.network.insert(0, held)
+    w.pending.insert(0, held)
     w.deliver(0)
 
 
@@ -114,7 +114,7 @@ def test_slow_consumer_loses_its_lease_before_the_coordinator_expires_it() -> No
     # first (lease), then the coordinator expires the member; nobody double-owns meanwhile
     for _ in range(5):
         w.advance(3_000)
-        w.network = [m for m in w.network if getattr(m, "source", None) != "c1"]
+        w.net.discard(lambda m: getattr(m, "source", None) == "c1")
         assert w.violations() == []
     assert w.consumers["c1"].owned == frozenset()
     w.settle()

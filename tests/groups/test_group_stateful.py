@@ -2,7 +2,7 @@
 and every bug variant is caught.
 
 The default-suite variant tests stop at the first failing example (no shrinking: shrinking
-these runs takes minutes); the failure message carries the harness's step-by-step narrative.
+these runs takes minutes); the failure message carries the world's step-by-step narrative.
 The ``slow`` tests shrink, and the shrunk examples are kept as readable scenarios in
 ``test_group_scenarios.py``.
 """

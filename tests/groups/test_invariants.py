@@ -7,7 +7,8 @@ import pytest
 from kraft.groups import invariants as inv
 from kraft.groups.assignors import tp
 from kraft.groups.coordinator import GroupConfig, GroupCoordinator, InvalidTransition
-from kraft.groups.harness import GroupWorld
+from kraft.groups.protocol import PROTOCOL
+from kraft.groups.world import GroupWorld
 from kraft.groups.messages import Errors, GroupState, OffsetCommit, RebalanceProtocol
 
 T0, T1 = tp("t", 0), tp("t", 1)
@@ -27,6 +28,12 @@ def good() -> dict:
 
 def test_good_state_passes() -> None:
     assert inv.check_state(good()) == []
+
+
+def test_state_invariants_are_the_declared_ones_in_order() -> None:
+    """``check_state`` runs exactly the declaration's state invariants, in its order (the order
+    violations are reported in)."""
+    assert inv.STATE_INVARIANTS == tuple(i.check for i in PROTOCOL.invariants if i.check is not None)
 
 
 @pytest.mark.parametrize("name,breakit", [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kraft.groups.sim_plugin import GroupsProtocol
+from kraft.groups.sim import GroupsPlugin
 from kraft.core.invariants import InvariantViolation
 from kraft.sim.core import Faults, Simulator
 from kraft.sim.recorder import Recorder
@@ -16,7 +16,7 @@ FAULTS = "drop,dup,delay,reorder,crash"
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_clean_run_keeps_invariants(seed: int) -> None:
-    p = GroupsProtocol(3, None)
+    p = GroupsPlugin(3, None)
     rec = Recorder({"protocol": "groups", "spec": "ConsumerGroup"}, {"model": "consumer-group"})
     sim = Simulator(p, seed, Faults.parse(FAULTS), recorder=rec)
     sim.run(1500)
@@ -30,7 +30,7 @@ def test_clean_run_keeps_invariants(seed: int) -> None:
 def test_variant_caught_in_simulation() -> None:
     caught = 0
     for seed in range(4):
-        sim = Simulator(GroupsProtocol(3, "CooperativeAssignWithoutRevoke"), seed, Faults.parse(FAULTS))
+        sim = Simulator(GroupsPlugin(3, "CooperativeAssignWithoutRevoke"), seed, Faults.parse(FAULTS))
         try:
             sim.run(2000)
         except InvariantViolation as e:
@@ -41,7 +41,7 @@ def test_variant_caught_in_simulation() -> None:
 
 def test_unknown_variant_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown variant"):
-        GroupsProtocol(3, "NoSuchBug")
+        GroupsPlugin(3, "NoSuchBug")
 
 
 @pytest.mark.parametrize("seed", range(1, 7))
@@ -55,7 +55,7 @@ def test_history_is_well_formed_and_decided_by_the_audit(seed: int, tmp_path) ->
     from spark_validation.history import read_history
 
     rec = Recorder({}, {"model": "consumer-group"}, states=False, trace=False)
-    sim = Simulator(GroupsProtocol(3, None), seed, Faults.parse(FAULTS), recorder=rec)
+    sim = Simulator(GroupsPlugin(3, None), seed, Faults.parse(FAULTS), recorder=rec)
     sim.run(1500)
     path = rec.write(tmp_path / "run")[1]
     h = read_history(path)

@@ -8,9 +8,9 @@ import pytest
 from kraft.core.step import TICK, Trigger
 from kraft.groups.consumer import GroupConsumer
 from kraft.groups.coordinator import COORDINATOR, GroupConfig, GroupCoordinator
-from kraft.groups.harness import GroupWorld
 from kraft.groups.messages import ConsumerPhase, Errors, JoinGroup, JoinGroupResponse
 from kraft.groups.protocol import PROTOCOL
+from kraft.groups.world import GroupWorld
 
 
 def names(ready) -> list[str]:
@@ -29,12 +29,20 @@ def test_message_dispatch_and_step_names_come_from_the_declaration() -> None:
                         PROTOCOL.spec_name(GroupCoordinator.complete_join)]
 
 
+def test_the_declaration_binds_the_node_classes_themselves() -> None:
+    """attrs completes the node classes in place (not slotted), so the classes the declaration
+    bound when they were created are the ones in use, and their methods are its handlers."""
+    assert PROTOCOL._actors == {"coordinator": GroupCoordinator, "consumer": GroupConsumer}
+    assert PROTOCOL.handler("CompleteJoin") is GroupCoordinator.complete_join
+    assert PROTOCOL.for_handler(GroupConsumer.handle_sync_group_response).spec == "HandleSyncGroupResponse"
+
+
 def test_a_message_for_the_other_side_is_refused_clearly() -> None:
     co = GroupCoordinator("g", GroupConfig())
-    with pytest.raises(TypeError, match="coordinator cannot handle JoinGroupResponse"):
+    with pytest.raises(TypeError, match="GroupCoordinator cannot handle JoinGroupResponse"):
         co.step(JoinGroupResponse("c1", 1, Errors.NONE, "c1-1", 1, "c1-1", ()), 0)
     c = GroupConsumer("c1", GroupConfig())
-    with pytest.raises(TypeError, match="consumer cannot handle JoinGroup"):
+    with pytest.raises(TypeError, match="GroupConsumer cannot handle JoinGroup"):
         c.step(JoinGroup("c1", 1, None, None, frozenset()), 0)
 
 

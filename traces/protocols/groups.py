@@ -1,7 +1,7 @@
 """Conformance glue for the classic consumer-group protocol: traces of ``kraft simulate
 --protocol groups`` checked against ``spec/ConsumerGroup.tla`` (vocabulary: docs/groups.md;
 actions, variants: the declaration ``kraft/groups/protocol.py``, from which the templates, the
-translation and the guards are built; recorder: ``kraft/groups/sim_plugin.py``).
+translation and the guards are built; recorder: ``kraft/groups/sim.py``).
 
 Translation choices (docs/conformance.md, "Consumer groups"):
 
@@ -143,7 +143,7 @@ TEMPLATES: dict[str, str] = {a.spec: _template(a) for a in PROTOCOL.actions}
 _IN_NET_C = {"message in network": "p[2] \\in msgs", "addressed to this consumer's open connection":
              "p[2].mdest = p[1] /\\ p[2].mconn = conn[p[1]] /\\ up[p[1]]"}
 _GUARDS_BY_HANDLER: dict[Any, dict[str, str]] = {
-    a.handler: dict(_IN_NET_C) if a.actor == CONSUMER else {"message in network": "p[1] \\in msgs"}
+    PROTOCOL.handler(a): dict(_IN_NET_C) if a.actor == CONSUMER else {"message in network": "p[1] \\in msgs"}
     for a in PROTOCOL.actions if a.consumes is not None}
 _GUARDS_BY_HANDLER[C.handle_join_group_response]["consumer is Joining"] = 'phase[p[1]] = "Joining"'
 _GUARDS_BY_HANDLER[C.handle_sync_group_response]["consumer is Syncing"] = 'phase[p[1]] = "Syncing"'
