@@ -88,6 +88,10 @@ class SimPlugin(ABC):
     def read(self, sim: Sim) -> None:
         """One client read, recorded in the history."""
 
+    def start(self, sim: Sim) -> None:
+        """The run's first steps (``sim.step_node``), before any scheduled event; the simulator
+        schedules the nodes' wake-ups once this returns."""
+
     # ------------------------------------------------------------------ faults
     def nemeses(self) -> Mapping[str, Nemesis]:
         """The targeted faults this protocol offers, by the name ``--faults`` gives them."""

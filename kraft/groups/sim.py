@@ -167,11 +167,10 @@ class GroupsPlugin(SimPlugin):
         self.variant = variant
         self.partitions = partitions
         self._mirrored = 0
-        self._building = False
 
     # -- setup -------------------------------------------------------------------------------
     def build(self, sim: Sim) -> NetworkedGroupWorld:
-        """The group, and every consumer's first JoinGroup (one trace step each)."""
+        """The group: a coordinator and the consumers (the last one static)."""
         if self.variant == "CooperativeAssignWithoutRevoke":
             proto = RebalanceProtocol.COOPERATIVE
         elif self.variant is not None:
@@ -185,14 +184,12 @@ class GroupsPlugin(SimPlugin):
         specs = tuple((f"c{i}", f"c{i}" if i == self.n and self.n > 1 else None) for i in range(1, self.n + 1))
         world = self.world = NetworkedGroupWorld(config, specs, now=sim.now)
         world.net = sim.network
-        # The first JoinGroups go out now, before the simulator schedules its periodic events: the
-        # simulator steps no node before build returns (sim.step_node needs the world it returns),
-        # so they are applied directly, and observe leaves the rescheduling to the simulator.
-        self._building = True
-        for cid in world.consumers:
-            sim.apply(cid, world.process(cid, Trigger(GroupConsumer.send_join_group)))  # type: ignore[attr-defined]
-        self._building = False
         return world
+
+    def start(self, sim: Sim) -> None:
+        """Every consumer sends its first JoinGroup."""
+        for cid in self.world.consumers:
+            sim.step_node(cid, Trigger(GroupConsumer.send_join_group))
 
     def constants(self) -> dict[str, Any]:
         # both modes: the spec picks the protocol in Init and the first logged state pins it
@@ -205,9 +202,8 @@ class GroupsPlugin(SimPlugin):
     # -- stepping --------------------------------------------------------------------------------
     def observe(self, sim: Sim, node: Any, ready: Ready) -> None:
         self._mirror_history(sim)
-        if not self._building:
-            for n in {COORDINATOR, *(client(m.payload) for m in ready.messages)}:
-                sim.reschedule(n)
+        for n in {COORDINATOR, *(client(m.payload) for m in ready.messages)}:
+            sim.reschedule(n)
 
     def drop_is_spec_step(self, sim: Sim, message: Any) -> bool:
         """A copy the network drops is a spec DropMessage only if the spec still has that message

@@ -249,6 +249,9 @@ class Simulator:
                                   f"{', '.join(unsupported)}" + (f" (it has {', '.join(offered)})" if offered else ""))
         self.stopped_at_violation = False
         self.world = plugin.world = plugin.build(self)
+        self._starting = True   # wake-ups are scheduled below, after the periodic events
+        plugin.start(self)
+        self._starting = False
         for kind, every in self._periodic():
             self.clock.schedule(self._exp(every), kind)
         for name, every in self.faults.nemesis_schedule():
@@ -321,7 +324,7 @@ class Simulator:
         return doomed
 
     def reschedule(self, node: Any) -> None:
-        if node in self.down:
+        if node in self.down or self._starting:
             return
         self.world.now = self.now
         t = self.world.next_deadline(node)
