@@ -28,8 +28,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from kraft.controller import builder
 from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED, UNFENCED, MetadataImage, PartitionRegistration
 from kraft.controller.records import (
@@ -59,24 +57,10 @@ from kraft.replication.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
 )
 
 _EMPTY = Ready()
-
-
-@attrs.frozen
-class BrokerRegistrationRequest:
-    """BrokerRegistrationRequest (not a spec message: the spec's RestartBroker registers at once).
-    ``previousBrokerEpoch`` is the epoch stored in the clean-shutdown marker, -1 after an unclean
-    shutdown or a disk loss (KIP-966: that is how the controller learns of it)."""
-
-    source: int
-    previousBrokerEpoch: int
-    dest: int = CONTROLLER
-    # one id per start of the broker process: a retried registration of the same start is not
-    # registered twice (ClusterControlManager.registerBroker compares incarnation ids)
-    incarnationId: int = 0
-    mtype = "BrokerRegistrationRequest"
 
 
 class Controller:

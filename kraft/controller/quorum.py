@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from kraft.controller.codec import MetadataDecodeError, decode_batch, encode_batch
-from kraft.controller.controller import BrokerRegistrationRequest, Controller
+from kraft.controller.controller import Controller
 from kraft.controller.records import RegisterBrokerRecord
 from kraft.core.invariants import Violation
 from kraft.core.step import TICK, Ready, SpecStep, Tick, Trigger
@@ -73,6 +73,7 @@ from kraft.replication.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
 )
 
 CONTROLLER_IDS = (3000, 3001, 3002)

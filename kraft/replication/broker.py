@@ -30,7 +30,6 @@ from typing import Any, Sequence
 import attrs
 
 from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED, UNFENCED, MetadataImage
-from kraft.controller.controller import BrokerRegistrationRequest
 from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
 from kraft.log import Log, Record, RecordBatch
 from kraft.log.fs import join, write_atomically
@@ -47,6 +46,7 @@ from kraft.replication.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
     Entry,
     FetchRequest,
     FetchResponse,

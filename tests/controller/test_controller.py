@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from kraft.controller.builder import build, change_record
-from kraft.controller.controller import BrokerRegistrationRequest, Controller
+from kraft.controller.controller import Controller
 from kraft.controller.image import PartitionRegistration
 from kraft.core.step import Trigger
 from kraft.replication.config import ReplicationConfig
-from kraft.replication.messages import AlterPartitionRequest, IsrMember
+from kraft.replication.messages import AlterPartitionRequest, BrokerRegistrationRequest, IsrMember
 
 P = PartitionRegistration((1, 2, 3), 1, 0, 0, frozenset({1, 2, 3}))
 
