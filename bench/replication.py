@@ -28,16 +28,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kraft.core.declaration import SimRun  # noqa: E402
-from kraft.replication.config import ReplicationConfig  # noqa: E402
 from tests.replication.machine import search  # noqa: E402
 from kraft.replication.protocol import PROTOCOL  # noqa: E402
+from kraft.replication.sim import make  # noqa: E402
 from kraft.sim.core import Faults, Simulator  # noqa: E402
 from kraft.sim.recorder import Recorder  # noqa: E402
-from kraft.sim.replication_protocol import ReplicationProtocol  # noqa: E402
 
 
 def events_per_second(steps: int) -> float:
-    sim = Simulator(ReplicationProtocol(3), 1, Faults.parse("all"))
+    sim = Simulator(make(3, None), 1, Faults.parse("all"))
     t = time.perf_counter()
     sim.run(steps)
     return sim.events / (time.perf_counter() - t)
@@ -50,10 +49,11 @@ def pinned_row(variant: str | None, run: SimRun, out: Path) -> dict[str, object]
     from spark_validation.audit import AuditOptions, run as audit_run
 
     t = time.perf_counter()
-    proto = ReplicationProtocol(3, ReplicationConfig().with_variant(variant))
+    plugin = make(3, variant)
     rec = Recorder({}, {"model": "append-log", "source": f"bench/replication.py {variant} {' '.join(run.argv())}"},
                    states=False, trace=False)
-    sim = Simulator(proto, run.seed, Faults.parse(run.faults), recorder=rec, after_violation=run.after_violation)
+    sim = Simulator(plugin, run.seed, Faults.parse(run.faults, plugin.nemeses()), recorder=rec,
+                    after_violation=run.after_violation)
     sim.run(run.steps)
     sim.finish()
     seconds = time.perf_counter() - t

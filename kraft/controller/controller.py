@@ -1,13 +1,15 @@
 """The active controller's metadata state machine for one partition, as a sans-I/O node.
 
-``Controller.step(input, now) -> Ready`` (``kraft.core.step``).  Inputs: ``BrokerHeartbeatRequest``
-(liveness, unfencing, controlled shutdown), ``AlterPartitionRequest``, ``BrokerRegistrationRequest``
-(the controller half of a broker restart), ``Tick`` (a broker session timed out: FenceBroker) and
-``Trigger`` of a handler.  Every change is a list of metadata records appended to
-``__cluster_metadata`` (``self.records``, Kafka offsets from 0) and replayed into ``self.image``;
-``Ready.committed`` carries the new records.  By default (the spec's abstraction, the hand-stepped
-``kraft.replication.cluster``) the log is an in-memory committed sequence; brokers read it
-(``kraft.replication.broker.Broker`` gets the same list) and learn leadership only by replaying it.
+The "controller" of the replication declaration (``kraft.replication.protocol``), stepped by the
+kit's ``kraft.core.node.Node.step``.  Inputs: ``BrokerHeartbeatRequest`` (liveness, unfencing,
+controlled shutdown: ``route`` picks the action a heartbeat takes, if any),
+``AlterPartitionRequest``, ``BrokerRegistrationRequest`` (the controller half of a broker restart),
+``Tick`` (a broker session timed out: FenceBroker) and ``Trigger`` of a handler.  Every change is a
+list of metadata records appended to ``__cluster_metadata`` (``self.records``, Kafka offsets from 0)
+and replayed into ``self.image``; ``Ready.committed`` carries the new records.  By default (the
+spec's abstraction, the hand-stepped ``kraft.replication.world.ReplicationWorld``) the log is an
+in-memory committed sequence; brokers read it (``kraft.replication.broker.Broker`` gets the same
+list) and learn leadership only by replaying it.
 
 With ``quorum=True`` (the simulator, ``kraft.controller.quorum``) the controller is one of the KRaft
 voters: ``image`` is its in-memory state (the committed log plus its own uncommitted records, as
@@ -28,8 +30,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from kraft.controller import builder
 from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED, UNFENCED, MetadataImage, PartitionRegistration
 from kraft.controller.records import (
@@ -43,7 +43,8 @@ from kraft.controller.records import (
     UnfenceBrokerRecord,
     to_spec,
 )
-from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
+from kraft.core.node import Node, Pick
+from kraft.core.step import ReadyBuilder
 from kraft.replication.config import ReplicationConfig
 from kraft.replication.messages import (
     CONTROLLER,
@@ -59,27 +60,15 @@ from kraft.replication.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
 )
+from kraft.replication.protocol import PROTOCOL
 
-_EMPTY = Ready()
-
-
-@attrs.frozen
-class BrokerRegistrationRequest:
-    """BrokerRegistrationRequest (not a spec message: the spec's RestartBroker registers at once).
-    ``previousBrokerEpoch`` is the epoch stored in the clean-shutdown marker, -1 after an unclean
-    shutdown or a disk loss (KIP-966: that is how the controller learns of it)."""
-
-    source: int
-    previousBrokerEpoch: int
-    dest: int = CONTROLLER
-    # one id per start of the broker process: a retried registration of the same start is not
-    # registered twice (ClusterControlManager.registerBroker compares incarnation ids)
-    incarnationId: int = 0
-    mtype = "BrokerRegistrationRequest"
+# the note of a heartbeat answered SHUTDOWN_NOW (the stacked quorum stops the broker on it)
+SHUTDOWN_NOW = "shutdown_now"
 
 
-class Controller:
+class Controller(Node, declaration=PROTOCOL, actor="controller"):
     """The (single, always active) controller of one topic partition replicated on every broker."""
 
     def __init__(self, brokers: tuple[int, ...] | list[int], config: ReplicationConfig, *, now: int = 0,
@@ -192,38 +181,16 @@ class Controller:
         return out + [FenceBrokerRecord(b, self.image.broker_epoch(b))]
 
     # ------------------------------------------------------------------ the step surface
-    def step(self, inp: Any, now: int) -> Ready:
-        """Take one input at virtual time ``now``; a ``Tick`` takes at most one action."""
-        from kraft.replication.protocol import PROTOCOL, spec_name_of
+    def route(self, message: Any, now: int) -> Pick | None:
+        """A heartbeat takes the action its broker's state calls for (or none: a note); a
+        registration is the controller half of a broker restart; anything else by its type."""
+        if isinstance(message, BrokerHeartbeatRequest):
+            return self._heartbeat(message, now)
+        if isinstance(message, BrokerRegistrationRequest):
+            return type(self).register_broker, {"m": message}
+        return super().route(message, now)
 
-        self._rb = ReadyBuilder()
-        self._note: SpecStep | None = None
-        if isinstance(inp, Tick):
-            due = self._due(now)
-            if due is None:
-                return _EMPTY
-            handler, args = due
-        elif isinstance(inp, Trigger):
-            handler, args = getattr(inp.handler, "__func__", inp.handler), dict(inp.args)
-        elif isinstance(inp, BrokerHeartbeatRequest):
-            due = self._heartbeat(inp, now)
-            if due is None:
-                return self._rb.build(note=self._note)
-            handler, args = due
-        elif isinstance(inp, BrokerRegistrationRequest):
-            handler, args = type(self).register_broker, {"m": inp}
-        else:
-            handler, args = PROTOCOL.for_message(type(inp)).handler, {"m": inp}
-        if handler(self, now=now, **args) is False:
-            return _EMPTY
-        spec = spec_name_of(handler)
-        if spec is not None:
-            self._rb.steps.append(SpecStep(spec, self.id, args))
-        elif self._note is None:
-            self._note = SpecStep(handler.__name__, self.id, {k: v for k, v in args.items() if k != "m"})
-        return self._rb.build(note=self._note)
-
-    def _due(self, now: int) -> tuple[Any, dict[str, Any]] | None:
+    def due(self, now: int) -> Pick | None:
         """BrokerHeartbeatManager: a broker whose session expired is fenced."""
         for b in self.brokers:
             if self.image.broker_state(b) != FENCED and now >= self.last_heartbeat[b] + self.config.broker_session_timeout_ms:
@@ -236,14 +203,14 @@ class Controller:
         return min(live) if live else None
 
     # ------------------------------------------------------------------ spec actions
-    def fence_broker(self, b: int, now: int) -> bool:
+    def fence_broker(self, b: int, now: int) -> bool | None:
         """Spec action FenceBroker(b): the session expired (handleBrokerFenced)."""
         if self.image.broker_state(b) == FENCED:
             return False
         self._append(self._fence_records(b))
-        return True
+        return None
 
-    def unfence_broker(self, b: int, now: int) -> bool:
+    def unfence_broker(self, b: int, now: int) -> bool | None:
         """Spec action UnfenceBroker(b): a fenced broker heartbeats having replayed its registration
         (BrokerHeartbeatManager: currentMetadataOffset >= registration offset); then a partition
         without a leader elects (handleBrokerUnfenced)."""
@@ -253,9 +220,9 @@ class Controller:
         p = self.partition
         if p.leader == -1:
             self._append(self._change(self._build(p, p.isr, self.image.active() | {b}, (), p.leaderRecoveryState)))
-        return True
+        return None
 
-    def controlled_shutdown(self, b: int, now: int) -> bool:
+    def controlled_shutdown(self, b: int, now: int) -> bool | None:
         """Spec action ControlledShutdown(b): heartbeat with wantShutDown
         (handleBrokerInControlledShutdown): b out of the ISR, leadership moved."""
         if self.image.broker_state(b) != UNFENCED:
@@ -265,7 +232,7 @@ class Controller:
         if b in p.isr:
             self._append(self._change(self._build(p, p.isr - {b}, self.image.active() - {b}, (), p.leaderRecoveryState)))
         self.shutdown_offset[b] = self.image.applied - 1
-        return True
+        return None
 
     def _alter_partition_error(self, m: AlterPartitionRequest) -> str:
         """ReplicationControlManager.alterPartition + validateAlterPartitionData, in Kafka's order."""
@@ -295,30 +262,29 @@ class Controller:
                 return INELIGIBLE_REPLICA
         return NONE
 
-    def handle_alter_partition_request(self, m: AlterPartitionRequest, now: int) -> bool:
+    def handle_alter_partition_request(self, m: AlterPartitionRequest, now: int) -> None:
         """Spec action HandleAlterPartitionRequest(m)."""
         err = self._alter_partition_error(m)
         echo = {"requestIsr": frozenset(x.broker for x in m.newIsrWithEpochs),
                 "requestPartitionEpoch": m.partitionEpoch}
         if err != NONE:
-            self._rb.messages.append(AlterPartitionResponse(m.source, err, **echo))
-            return True
+            self.send(AlterPartitionResponse(m.source, err, **echo))
+            return
         p = self.partition
         new = self._build(p, {x.broker for x in m.newIsrWithEpochs}, self.image.active(), (), m.leaderRecoveryState)
         self._append(self._change(new))
         q = self.partition
-        self._rb.messages.append(AlterPartitionResponse(m.source, NONE, q.leader, q.leaderEpoch, q.partitionEpoch,
-                                                        q.isr, q.leaderRecoveryState, **echo))
-        return True
+        self.send(AlterPartitionResponse(m.source, NONE, q.leader, q.leaderEpoch, q.partitionEpoch, q.isr,
+                                         q.leaderRecoveryState, **echo))
 
     # ------------------------------------------------------------------ not spec actions
-    def _heartbeat(self, m: BrokerHeartbeatRequest, now: int) -> tuple[Any, dict[str, Any]] | None:
+    def _heartbeat(self, m: BrokerHeartbeatRequest, now: int) -> Pick | None:
         """BrokerHeartbeatRequest (QuorumController.processBrokerHeartbeat): a heartbeat of the
         current registration renews the session; it may unfence the broker or start its controlled
         shutdown (those are spec actions: returned for ``step`` to take)."""
         b = m.source
         if m.brokerEpoch != self.image.broker_epoch(b):
-            self._note = SpecStep("BrokerHeartbeatStale", self.id, {"b": b})
+            self.noted("BrokerHeartbeatStale", b=b)
             return None
         self.last_heartbeat[b] = now
         state = self.image.broker_state(b)
@@ -337,10 +303,10 @@ class Controller:
             return (type(self).shutdown_now, {"b": b})
         if not m.wantShutDown and state == FENCED and m.currentMetadataOffset >= self.image.broker_epoch(b):
             return (type(self).unfence_broker, {"b": b})
-        self._note = SpecStep("BrokerHeartbeat", self.id, {"b": b})
+        self.noted("BrokerHeartbeat", b=b)
         return None
 
-    def register_broker(self, m: BrokerRegistrationRequest, now: int) -> bool:
+    def register_broker(self, m: BrokerRegistrationRequest, now: int) -> bool | None:
         """The controller half of RestartBroker / RestartBrokerWithDiskLoss: registerBroker appends
         a fenced RegisterBrokerRecord (new epoch = its offset); after an unclean shutdown
         (previousBrokerEpoch differs) handleBrokerUncleanShutdown takes b out of ISR and ELR
@@ -361,36 +327,36 @@ class Controller:
             self._append(self._change(p1))
             if p2 != p1:
                 self._append(self._change(p2))
-        self._note = SpecStep("BrokerRegistration", self.id, {"b": b, "unclean": unclean})
-        return True
+        self.noted("BrokerRegistration", b=b, unclean=unclean)
+        return None
 
-    def broker_stopped(self, b: int, now: int) -> bool:
+    def broker_stopped(self, b: int, now: int) -> None:
         """The controller half of CleanShutdown: the broker that finished its controlled shutdown
         is fenced (its session ends); nothing if it is fenced already."""
         if self.image.broker_state(b) != FENCED:
             self._append(self._fence_records(b))
-        return True
+        self.noted("broker_stopped", b=b)
 
-    def shutdown_now(self, b: int, now: int) -> bool:
+    def shutdown_now(self, b: int, now: int) -> bool | None:
         """Quorum mode: ReplicationControlManager.handleBrokerShutdown: the broker that finished
         its controlled shutdown is fenced; once that commits, the heartbeat reply tells it to stop
         (the driver then takes the broker's CleanShutdown in the same step).  A broker already
         fenced stops at once (BrokerHeartbeatManager.calculateNextBrokerState, FENCED with
         wantShutDown: SHUTDOWN_NOW)."""
         state = self.image.broker_state(b)
-        if state == FENCED:
-            return True   # already fenced: no records, the broker stops at once
-        if state != CONTROLLED_SHUTDOWN:
+        if state not in (FENCED, CONTROLLED_SHUTDOWN):
             return False
-        self._append(self._fence_records(b))
-        return True
+        if state == CONTROLLED_SHUTDOWN:   # (already fenced: no records, the broker stops at once)
+            self._append(self._fence_records(b))
+        self.noted(SHUTDOWN_NOW, b=b)
+        return None
 
-    def failover(self, now: int) -> bool:
+    def failover(self, now: int) -> None:
         """A new active controller takes over (the old one crashed): its state is the committed
         metadata log (already replayed into ``image``); every broker gets a fresh session, as
         BrokerHeartbeatManager starts over on a new active controller."""
         self.last_heartbeat = {b: now for b in self.brokers}
-        return True
+        self.noted("failover")
 
     # ------------------------------------------------------------------ views
     def describe(self) -> str:

@@ -1,5 +1,6 @@
 """The metadata quorum under the replication simulator: three KRaft controllers and the brokers'
-metadata fetchers, stacked for real (DESIGN.md: "in the simulator they run stacked").
+metadata fetchers, stacked for real (DESIGN.md: "in the simulator they run stacked").  The
+world that holds them with the brokers is ``kraft.replication.world.StackedWorld``.
 
 Controllers are the voters ``CONTROLLER_IDS`` = 3000, 3001, 3002 (Kafka's test kit numbers
 controllers from 3000, ``TestKitNodes``), so they never clash with broker ids 1..N.  Each is a
@@ -46,11 +47,13 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from kraft.controller.codec import MetadataDecodeError, decode_batch, encode_batch
-from kraft.controller.controller import BrokerRegistrationRequest, Controller
+from kraft.controller.controller import SHUTDOWN_NOW, Controller
 from kraft.controller.records import RegisterBrokerRecord
 from kraft.core.invariants import Violation
+from kraft.core.node import function_of
 from kraft.core.step import TICK, Ready, SpecStep, Tick, Trigger
 from kraft.log import MemoryFS
+from kraft.log.fs import join
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.invariants import Monitor
 from kraft.quorum.messages import (
@@ -67,13 +70,16 @@ from kraft.quorum.messages import (
 )
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.projection import project_cluster
+from kraft.replication.broker import CLEAN_SHUTDOWN_FILE, Broker
 from kraft.replication.config import ReplicationConfig
 from kraft.replication.messages import (
     CONTROLLER,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
 )
+from kraft.replication.protocol import PROTOCOL, REGISTER_STOPPED
 
 CONTROLLER_IDS = (3000, 3001, 3002)
 STOP = -1   # in MetadataQuorum.starts: (broker, STOP) = the broker's fencing committed, it stops
@@ -96,7 +102,11 @@ class _Op:
 
 
 class ControllerNode:
-    """One KRaft controller: quorum voter + metadata state machine (``step(input, now) -> Ready``)."""
+    """One KRaft controller: quorum voter + metadata state machine (``step(input, now) -> Ready``).
+
+    A composite of two nodes, so it dispatches itself: quorum messages and the quorum's timers go to
+    the ``QuorumNode``, controller requests and session timeouts to the ``Controller`` (each
+    dispatching through ``kraft.core.node.Node.step``), and this class joins their effects."""
 
     def __init__(self, mq: "MetadataQuorum", node_id: int, rng: random.Random, now: int) -> None:
         self.mq = mq
@@ -120,24 +130,28 @@ class ControllerNode:
             return self._tick(now)
         if isinstance(inp, QUORUM_MESSAGES):
             return self._absorb(self.qnode.step(inp, now), now)
-        if isinstance(inp, Trigger) and getattr(inp.handler, "__func__", inp.handler) is QuorumNode.restart:
-            # the controller process restarts after a crash: unflushed log bytes are gone, the
-            # state machine starts from the bootstrap and replays what the quorum hands out again
-            self.fs.crash()
-            r = self.qnode.step(inp, now)
-            self._fresh(now)
-            return Ready(writes=r.writes, note=SpecStep("ControllerRestart", self.id, {}))
+        if isinstance(inp, Trigger) and function_of(inp.handler) is QuorumNode.restart:
+            return self._restart(inp, now)
         if isinstance(inp, TO_CONTROLLER):
-            if not self.active:
-                # not the active controller: Kafka answers NOT_CONTROLLER and the sender's
-                # NodeToControllerChannelManager retries at the active one; here it is dropped
-                # (an AlterPartition request stays in flight for the spec while the broker's
-                # channel holds it, BrokerNode.held; one no channel holds any more and of which no
-                # other copy is on its way is lost for the spec here: DropMessage)
-                drops = self.mq.lost_from_flight([inp]) if isinstance(inp, AlterPartitionRequest) else ()
-                return Ready(steps=drops, note=SpecStep("NotController", self.id, {"m": inp}))
-            return self._run(inp, now)
+            return self._run(inp, now) if self.active else self._not_controller(inp)
         raise TypeError(f"controller {self.id}: unexpected input {inp!r}")
+
+    def _restart(self, inp: Trigger, now: int) -> Ready:
+        """The controller process restarts after a crash: unflushed log bytes are gone, the state
+        machine starts from the bootstrap and replays what the quorum hands out again."""
+        self.fs.crash()
+        r = self.qnode.step(inp, now)
+        self._fresh(now)
+        return Ready(writes=r.writes, note=SpecStep("ControllerRestart", self.id, {}))
+
+    def _not_controller(self, inp: Any) -> Ready:
+        """Not the active controller: Kafka answers NOT_CONTROLLER and the sender's
+        NodeToControllerChannelManager retries at the active one; here it is dropped (an
+        AlterPartition request stays in flight for the spec while the broker's channel holds it,
+        BrokerNode.held; one no channel holds any more and of which no other copy is on its way is
+        lost for the spec here: DropMessage)."""
+        drops = self.mq.lost_from_flight([inp]) if isinstance(inp, AlterPartitionRequest) else ()
+        return Ready(steps=drops, note=SpecStep("NotController", self.id, {"m": inp}))
 
     def _tick(self, now: int) -> Ready:
         """Every quorum timer due now, then the controller's session timeouts (one Ready)."""
@@ -177,7 +191,7 @@ class ControllerNode:
             offset = a.reply
             key = (self.qnode.current_epoch, offset)
             self.pending.append(key)
-            stop = inp.source if r.note is not None and r.note.action == Controller.shutdown_now.__name__ else None
+            stop = inp.source if r.note is not None and r.note.action == SHUTDOWN_NOW else None
             self.mq.register(key, _Op(self.id, key[0], r.steps, msgs, start, request, stop))
             what = r.steps[0].action if r.steps else (r.note.action if r.note else "?")
             return Ready(writes=a.writes, synced=a.synced, messages=a.messages,
@@ -188,10 +202,9 @@ class ControllerNode:
             self.mq.register(self.pending[-1], _Op(self.id, self.qnode.current_epoch, r.steps, msgs,
                                                    None, request))
             return Ready(note=SpecStep("AnswerDeferred", self.id, {"until": self.pending[-1][1]}))
-        if r.note is not None and r.note.action == Controller.shutdown_now.__name__ \
-                and self.mq.broker_step is not None:
+        if r.note is not None and r.note.action == SHUTDOWN_NOW:
             # SHUTDOWN_NOW for a broker that was already fenced: nothing to commit, it stops now
-            return Ready(messages=msgs, note=r.note).then(self.mq.broker_step(inp.source, STOP, now))
+            return Ready(messages=msgs, note=r.note).then(self.mq.broker_half(inp.source, STOP, now))
         return Ready(steps=r.steps, messages=msgs, note=r.note)
 
     # ------------------------------------------------------------------ the quorum's output
@@ -391,9 +404,6 @@ class MetadataQuorum:
         self.view = Controller(brokers, config, now=now, quorum=True)
         self.entries: list[Entry] = []           # committed quorum entries, offsets from 0
         self.ops: dict[tuple[int, int], list[_Op]] = {}
-        # the driver's hook for a committed registration (broker, incarnation) or shutdown
-        # (broker, STOP): the broker's step, joined to the committing controller's Ready
-        self.broker_step: Callable[[int, int, int], Ready] | None = None
         self.problems: list[Violation] = []
         # the brokers' controller channels (BrokerNode registers itself), and the driver's test
         # whether a copy of an AlterPartition request is on its network: together with the
@@ -431,8 +441,6 @@ class MetadataQuorum:
     def lost_from_flight(self, requests: Iterable[AlterPartitionRequest]) -> tuple[SpecStep, ...]:
         """The spec's ``DropMessage`` of each request that left every place keeping it in flight
         without a controller handling it (a channel gave it up, its operation was lost)."""
-        from kraft.replication.protocol import PROTOCOL
-
         out: list[SpecStep] = []
         for m in requests:
             if not self.alter_in_flight(m) and all(s.args["m"] != m for s in out):
@@ -478,11 +486,20 @@ class MetadataQuorum:
                     self.stats["lost_answers"] += len(op.messages)
             out = out.then(Ready(steps=op.steps, messages=msgs))
             # the broker half of a composite spec action, in commit order
-            if op.start is not None and self.broker_step is not None:
-                out = out.then(self.broker_step(op.start[0], op.start[1], now))
-            if op.stop is not None and self.broker_step is not None:
-                out = out.then(self.broker_step(op.stop, STOP, now))
+            if op.start is not None:
+                out = out.then(self.broker_half(op.start[0], op.start[1], now))
+            if op.stop is not None:
+                out = out.then(self.broker_half(op.stop, STOP, now))
         return out
+
+    def broker_half(self, b: int, incarnation: int, now: int) -> Ready:
+        """The broker half of a controller operation that just committed (joined to the committing
+        controller's Ready): a registration (``incarnation``) starts its broker (RestartBroker),
+        a fencing after a controlled shutdown (``STOP``) stops it (CleanShutdown)."""
+        channel = self.channels.get(b)
+        if channel is None:
+            return Ready()
+        return channel.stop(now) if incarnation == STOP else channel.start(incarnation, now)
 
     # ------------------------------------------------------------------ checking and views
     def check(self, restarted: Iterable[Any], brokers: dict[int, MetadataFetcher]) -> list[Violation]:
@@ -533,26 +550,20 @@ REGISTRATION_RETRY_MS = 1000
 ALTER_PARTITION_RETRY_MS = 1000
 
 
-class _NoController:
-    """``kraft.replication.cluster.route`` joins the controller half of a composite action at once;
-    with the quorum those halves travel as requests, so route gets this stand-in."""
-
-    def step(self, inp: Any, now: int) -> Ready:
-        return Ready()
-
-
-_NO_CONTROLLER = _NoController()
-
-
 class BrokerNode:
     """A broker as the simulator steps it under the metadata quorum: the replication ``Broker``,
-    its ``MetadataFetcher`` and its registration with the active controller."""
+    its ``MetadataFetcher`` and its registration with the active controller.
 
-    def __init__(self, broker: Any, fetcher: MetadataFetcher, mq: MetadataQuorum, ghost: Any) -> None:
+    A composite of the ``Broker`` (which dispatches through ``kraft.core.node.Node.step``) and the
+    broker's two channels to the controllers (the metadata fetch, the registration and AlterPartition
+    requests), so it dispatches itself: what is for a channel stays here, the rest goes to the
+    ``Broker``, and the controller requests it sends are addressed to the controller it believes
+    active."""
+
+    def __init__(self, broker: Broker, fetcher: MetadataFetcher, mq: MetadataQuorum) -> None:
         self.broker = broker
         self.fetcher = fetcher
         self.mq = mq
-        self.ghost = ghost
         self.id = broker.id
         self.registering: BrokerRegistrationRequest | None = None
         # the start being registered follows a disk loss: kept until a registration commits (a
@@ -566,51 +577,61 @@ class BrokerNode:
         mq.channels[self.id] = self
 
     def step(self, inp: Any, now: int) -> Ready:
-        from kraft.replication.cluster import route
-
         self._now = now
         if isinstance(inp, FetchResponse):
-            grew, problem = self.fetcher.handle(inp, now)
-            if problem is not None:
-                self.mq.problems.append(Violation("BrokerMetadataCommitted", problem))
-            return Ready()
-        if isinstance(inp, AlterPartitionResponse):
-            # the channel forgets the request this answers (Kafka's per-request callback); the
-            # spec's messages lose it now unless a copy is still on its way somewhere
-            answered = [a for a in self.alters if a.partitionEpoch == inp.requestPartitionEpoch
-                        and frozenset(x.broker for x in a.newIsrWithEpochs) == inp.requestIsr]
-            self.alters = [a for a in self.alters if a not in answered]
-            r = self._out(route(_NO_CONTROLLER, self.id, self.broker.step(inp, now), now, self.ghost))
-            drops = self.mq.lost_from_flight(answered)
-            return attrs.evolve(r, steps=r.steps + drops) if drops else r
+            return self._fetched(inp, now)
         if isinstance(inp, StartBroker):
             return self._register(inp.disk_lost, now)
         if isinstance(inp, Tick):
-            r = self.broker.step(TICK, now) if self.broker.running else Ready()
-            if r.steps or r.note:
-                return self._out(route(_NO_CONTROLLER, self.id, r, now, self.ghost))
-            msgs: list[Any] = []
-            if self.registering is not None and now >= self.retry_at:
-                msgs.append(attrs.evolve(self.registering, dest=self.fetcher.controller()))
-                self.retry_at = now + REGISTRATION_RETRY_MS
-            if self.alters and not self.broker.running:
-                self.alters = []   # the process stopped: its channel is gone
-            if self.alters and not self._wanted(self.alters[0]):
-                # the partition no longer waits for it (a metadata update reset it): the channel
-                # gives up; unless a copy is still on its way, the spec's network loses it now
-                drops = self._give_up()
-                if drops:
-                    return Ready(steps=drops)
-            if self.alters and now >= self.alter_retry_at:
-                dest = self.fetcher.controller()
-                self.alters = [attrs.evolve(a, dest=dest) for a in self.alters]
-                self.alter_retry_at = now + ALTER_PARTITION_RETRY_MS
-                return Ready(messages=tuple(self.alters),
-                             note=SpecStep("AlterPartitionRetry", self.id, {"m": self.alters[0]}))
-            if self.fetcher.due(now):
-                msgs.append(self.fetcher.fetch(now))
-            return Ready(messages=tuple(msgs))
-        return self._out(route(_NO_CONTROLLER, self.id, self.broker.step(inp, now), now, self.ghost))
+            return self._tick(now)
+        if isinstance(inp, AlterPartitionResponse) and self.broker.running:
+            return self._answered(inp, now)
+        return self._out(self.broker.step(inp, now))
+
+    def _fetched(self, m: FetchResponse, now: int) -> Ready:
+        """A metadata fetch answered (the quorum's FetchResponse)."""
+        grew, problem = self.fetcher.handle(m, now)
+        if problem is not None:
+            self.mq.problems.append(Violation("BrokerMetadataCommitted", problem))
+        return Ready()
+
+    def _answered(self, m: AlterPartitionResponse, now: int) -> Ready:
+        """The channel forgets the request this answers (Kafka's per-request callback); the spec's
+        messages lose it now unless a copy is still on its way somewhere."""
+        answered = [a for a in self.alters if a.partitionEpoch == m.requestPartitionEpoch
+                    and frozenset(x.broker for x in a.newIsrWithEpochs) == m.requestIsr]
+        self.alters = [a for a in self.alters if a not in answered]
+        r = self._out(self.broker.step(m, now))
+        drops = self.mq.lost_from_flight(answered)
+        return attrs.evolve(r, steps=r.steps + drops) if drops else r
+
+    def _tick(self, now: int) -> Ready:
+        """The broker's own timer action if one is due; else the channels' retries, or a metadata
+        fetch."""
+        r = self.broker.step(TICK, now)
+        if r.steps or r.note:
+            return self._out(r)
+        msgs: list[Any] = []
+        if self.registering is not None and now >= self.retry_at:
+            msgs.append(attrs.evolve(self.registering, dest=self.fetcher.controller()))
+            self.retry_at = now + REGISTRATION_RETRY_MS
+        if self.alters and not self.broker.running:
+            self.alters = []   # the process stopped: its channel is gone
+        if self.alters and not self._wanted(self.alters[0]):
+            # the partition no longer waits for it (a metadata update reset it): the channel
+            # gives up; unless a copy is still on its way, the spec's network loses it now
+            drops = self._give_up()
+            if drops:
+                return Ready(steps=drops)
+        if self.alters and now >= self.alter_retry_at:
+            dest = self.fetcher.controller()
+            self.alters = [attrs.evolve(a, dest=dest) for a in self.alters]
+            self.alter_retry_at = now + ALTER_PARTITION_RETRY_MS
+            return Ready(messages=tuple(self.alters),
+                         note=SpecStep("AlterPartitionRetry", self.id, {"m": self.alters[0]}))
+        if self.fetcher.due(now):
+            msgs.append(self.fetcher.fetch(now))
+        return Ready(messages=tuple(msgs))
 
     def _out(self, r: Ready) -> Ready:
         """Controller requests go to the controller the broker fetches metadata from."""
@@ -630,9 +651,6 @@ class BrokerNode:
         return attrs.evolve(r, messages=msgs)
 
     def _register(self, disk_lost: bool, now: int) -> Ready:
-        from kraft.log.fs import join
-        from kraft.replication.broker import CLEAN_SHUTDOWN_FILE
-
         b = self.broker
         if disk_lost:
             self.fetcher.lose_disk(now)
@@ -656,34 +674,26 @@ class BrokerNode:
         """Its fencing after a controlled shutdown committed: the broker stops (CleanShutdown).  A
         broker that crashed meanwhile does not; the fencing is then the spec's FenceBroker of a
         stopped broker."""
-        from kraft.replication.broker import Broker
-        from kraft.replication.cluster import route
-        from kraft.replication.protocol import PROTOCOL
-
         r = self.broker.step(Trigger(Broker.clean_shutdown), now)
         if r.steps:
             self.alters = []
-            return route(_NO_CONTROLLER, self.id, r, now, self.ghost)
+            return r
         return Ready(steps=(SpecStep(PROTOCOL.spec_name(Controller.fence_broker), CONTROLLER, {"b": self.id}),))
 
     def start(self, incarnation: int, now: int) -> Ready:
         """The registration of this start committed: the broker starts (RestartBroker /
         RestartBrokerWithDiskLoss), its own registration message dropped (already registered)."""
-        from kraft.replication.broker import Broker
-        from kraft.replication.cluster import route
-
         if self.registering is None or self.registering.incarnationId != incarnation or self.broker.running:
             if not self.broker.running:
                 # the broker crashed after sending this registration (and may be registering
                 # again): it is registered, stopped and fenced (the spec's RegisterStopped)
-                from kraft.replication.protocol import REGISTER_STOPPED
-
                 return Ready(steps=(SpecStep(REGISTER_STOPPED, CONTROLLER, {"b": self.id}),))
             return Ready()
         handler = Broker.restart_broker_with_disk_loss if self.register_disk_lost else Broker.restart_broker
         self.registering = None
         self.register_disk_lost = False
-        return route(_NO_CONTROLLER, self.id, self.broker.step(Trigger(handler), now), now, self.ghost)
+        r = self.broker.step(Trigger(handler), now)
+        return attrs.evolve(r, messages=tuple(m for m in r.messages if not isinstance(m, BrokerRegistrationRequest)))
 
     def crash(self, now: int) -> None:
         self.registering = None

@@ -1,9 +1,11 @@
-"""A broker's replica of the one partition, as a sans-I/O node (``kraft.core.step``).
+"""A broker's replica of the one partition, as a sans-I/O node: the "broker" of the replication
+declaration (``kraft.replication.protocol``), stepped by the kit's ``kraft.core.node.Node.step``.
 
-``Broker.step(input, now) -> Ready``.  Inputs: ``FetchRequest`` (as leader), ``FetchResponse`` (as
-follower), ``AlterPartitionResponse``; ``Tick`` (replay newly committed metadata, complete an
-acks=all produce, shrink the ISR of a lagging follower, flush, heartbeat, fetch); ``Trigger`` of a
-handler (produce, controlled-shutdown request, clean/unclean shutdown, restart).
+Inputs: ``FetchRequest`` (as leader), ``FetchResponse`` (as follower), ``AlterPartitionResponse``
+(a stopped broker takes none: the network lost it); ``Tick`` (replay newly committed metadata,
+complete an acks=all produce, shrink the ISR of a lagging follower, flush, heartbeat, fetch;
+nothing while stopped); ``Trigger`` of a handler (produce, controlled-shutdown request,
+clean/unclean shutdown, restart), refused when its ``requires`` condition does not hold.
 
 The partition log is a ``kraft.log.Log`` (real record batches, one record per entry, the batch's
 partition leader epoch = the entry's epoch, so the log's leader-epoch cache answers the epoch
@@ -30,8 +32,8 @@ from typing import Any, Sequence
 import attrs
 
 from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED, UNFENCED, MetadataImage
-from kraft.controller.controller import BrokerRegistrationRequest
-from kraft.core.step import Ready, ReadyBuilder, SpecStep, Tick, Trigger
+from kraft.core.node import Node, Pick, requires
+from kraft.core.step import ReadyBuilder
 from kraft.log import Log, Record, RecordBatch
 from kraft.log.fs import join, write_atomically
 from kraft.replication.config import ReplicationConfig
@@ -47,16 +49,17 @@ from kraft.replication.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
     Entry,
     FetchRequest,
     FetchResponse,
     IsrMember,
 )
+from kraft.replication.protocol import PROTOCOL
 
 OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 HW_CHECKPOINT_FILE = "replication-offset-checkpoint"
-_EMPTY = Ready()
 
 
 @attrs.frozen
@@ -80,7 +83,15 @@ class PendingProduce:
     leaderEpoch: int
 
 
-class Broker:
+def _running(b: "Broker") -> bool:
+    return b.running
+
+
+def _stopped(b: "Broker") -> bool:
+    return not b.running
+
+
+class Broker(Node, declaration=PROTOCOL, actor="broker"):
     def __init__(self, broker_id: int, brokers: Sequence[int], config: ReplicationConfig, fs: Any,
                  metadata: Sequence[Any], *, now: int = 0, directory: str | None = None) -> None:
         self.id = broker_id
@@ -91,7 +102,6 @@ class Broker:
         self.root = directory or f"/kafka/broker-{broker_id}"
         self.directory = join(self.root, "kraft-test-0")
         self._rb = ReadyBuilder()
-        self._args: dict[str, Any] = {}
         self.log, _ = Log.open(fs, self.directory)
         self._entries: list[Entry] = []
         self._reload_entries()
@@ -165,7 +175,6 @@ class Broker:
         self.follower_end_offset = {f: -1 for f in self.brokers}
         self.follower_broker_epoch = {f: -1 for f in self.brokers}
         self.last_caught_up = {f: now for f in self.brokers}
-        self._now = now
         self.pending_produce: list[PendingProduce] = []
         self.fetch_in_flight: int | None = None   # deadline of the outstanding fetch
         self.next_fetch_at = now
@@ -198,7 +207,7 @@ class Broker:
             self.config.StaleAlterPartitionRejoin or fetch_epoch == -1 or view_epoch == -1
             or fetch_epoch == view_epoch)
 
-    def _leader_hw(self, leo: int, fe: dict[int, int], committed_isr: frozenset[int],
+    def _leader_hw(self, now: int, leo: int, fe: dict[int, int], committed_isr: frozenset[int],
                    max_isr: frozenset[int], fbe: dict[int, int] | None = None) -> int:
         """Partition.maybeIncrementLeaderHW: min LEO over the maximal ISR (an unknown follower
         offset, -1, blocks it); never lowered; not advanced while the committed ISR is below
@@ -210,7 +219,7 @@ class Broker:
         # LEO the leader knows count (it has no clock): HwChoices in spec/PartitionReplication.tla.
         fbe = self.follower_broker_epoch if fbe is None else fbe
         caught_up = {r for r in self.brokers if r != self.id and fe[r] >= 0
-                     and self._now - self.last_caught_up[r] <= self.config.replica_lag_time_max_ms
+                     and now - self.last_caught_up[r] <= self.config.replica_lag_time_max_ms
                      and self._isr_eligible(r, fbe[r])}
         cand = min([leo] + [fe[r] for r in (max_isr | caught_up) if r != self.id])
         under = len(committed_isr) < self.config.min_insync_replicas and not self.config.HwAdvanceUnderMinIsr
@@ -219,40 +228,19 @@ class Broker:
         return cand
 
     # ------------------------------------------------------------------ the step surface
-    def step(self, inp: Any, now: int) -> Ready:
-        """One input at virtual time ``now``; a ``Tick`` takes at most one action."""
-        from kraft.replication.protocol import PROTOCOL, spec_name_of
+    def route(self, message: Any, now: int) -> Pick | None:
+        """A stopped broker, or one still registering (Kafka's BrokerServer serves requests only
+        once started), takes no message, and the connection an answer was meant for died with the
+        process that sent the request: the network lost it (DropMessage)."""
+        if not self.running:
+            self.lost(message)
+            return None
+        return super().route(message, now)
 
-        self._rb = ReadyBuilder()
-        self._args = {}
-        self._now = now
-        self._note: SpecStep | None = None
-        if isinstance(inp, Tick):
-            if not self.running:
-                return _EMPTY
-            due = self._due(now)
-            if due is None:
-                return _EMPTY
-            handler, args = due
-        elif isinstance(inp, Trigger):
-            handler, args = getattr(inp.handler, "__func__", inp.handler), dict(inp.args)
-        else:
-            if not self.running:
-                return _EMPTY
-            handler, args = PROTOCOL.for_message(type(inp)).handler, {"m": inp}
-        reply = handler(self, now=now, **args)
-        if reply is False:
-            return _EMPTY
-        spec = spec_name_of(handler)
-        if spec is not None and self._note is None:
-            declared = PROTOCOL.action(spec).args
-            step_args = {k: v for k, v in {**args, **self._args}.items() if k in declared}
-            self._rb.steps.append(SpecStep(spec, self.id, step_args))
-        elif self._note is None:
-            self._note = SpecStep(handler.__name__, self.id, {k: v for k, v in args.items() if k != "m"})
-        return self._rb.build(None if reply is True else reply, self._note)
-
-    def _due(self, now: int) -> tuple[Any, dict[str, Any]] | None:
+    def due(self, now: int) -> Pick | None:
+        """The internal or timer action enabled at ``now`` (none while stopped)."""
+        if not self.running:
+            return None
         cls = type(self)
         if self.image.applied < len(self.metadata) and now >= self.next_replay_at:
             return (cls.replay_metadata, {})
@@ -299,8 +287,12 @@ class Broker:
         live = [t for t in times if t is not None]
         return min(live) if live else None
 
+    def _follows(self) -> bool:
+        """It knows a leader that is another broker."""
+        return self.local_leader in self.brokers and self.local_leader != self.id
+
     def _may_fetch(self, now: int) -> bool:
-        if self.local_leader not in self.brokers or self.local_leader == self.id:
+        if not self._follows():
             return False
         if self.fetch_in_flight is not None and now < self.fetch_in_flight:
             return False  # one fetch outstanding (a lost one times out: request.timeout.ms)
@@ -313,12 +305,11 @@ class Broker:
             (p is None or p.leader != self.id) and self.local_leader != self.id
 
     # ------------------------------------------------------------------ spec actions: lifecycle
-    def clean_shutdown(self, now: int) -> bool:
+    @requires(lambda b: b.running and b._may_stop(), "not a running broker done with its controlled shutdown")
+    def clean_shutdown(self, now: int) -> None:
         """Spec action CleanShutdown(b) (broker half): after its controlled shutdown, leading
         nothing, the broker flushes its log, writes the clean-shutdown marker (holding its broker
-        epoch) and stops; the driver then tells the controller (``Controller.broker_stopped``)."""
-        if not self.running or not self._may_stop():
-            return False
+        epoch) and stops; the world then tells the controller (``Controller.broker_stopped``)."""
         self.log.flush()
         self._rb.wrote("flush", offset=self.leo)
         write_atomically(self.fs, join(self.root, CLEAN_SHUTDOWN_FILE), str(self.broker_epoch).encode())
@@ -326,22 +317,19 @@ class Broker:
         self.clean_shutdown = True
         self.running = False
         self.pending_produce = []
-        return True
 
-    def unclean_shutdown(self, now: int) -> bool:
+    @requires(_running, "not running")
+    def unclean_shutdown(self, now: int) -> None:
         """Spec action UncleanShutdown(b, k): a crash.  The driver has already crashed the file
         system (``MemoryFS.crash``); recovery of the log (``Log.open``) shows how much survived:
         ``k`` = the entries that had been flushed.  HW = min(HW, k)."""
-        if not self.running:
-            return False
         self.log, report = Log.open(self.fs, self.directory)
         self._reload_entries()
         self.high_watermark = min(self.high_watermark, self.leo)
         self.running = False
         self.clean_shutdown = False
         self.pending_produce = []
-        self._args = {"k": self.leo}
-        return True
+        self._rb.args["k"] = self.leo
 
     def _start(self, now: int) -> None:
         marker = join(self.root, CLEAN_SHUTDOWN_FILE)
@@ -358,27 +346,23 @@ class Broker:
         self.clean_shutdown = False
         self.want_shutdown = False
         self._reset_local(now)
-        self._rb.messages.append(BrokerRegistrationRequest(self.id, previous_epoch))
+        self.send(BrokerRegistrationRequest(self.id, previous_epoch))
 
-    def restart_broker(self, now: int) -> bool:
+    @requires(_stopped, "running")
+    def restart_broker(self, now: int) -> None:
         """Spec action RestartBroker(b) (broker half): recover the log, read and delete the
         clean-shutdown marker, register (the BrokerRegistrationRequest in the Ready goes to the
         controller at once: ``Controller.register_broker``)."""
-        if self.running:
-            return False
         self._start(now)
-        return True
 
-    def restart_broker_with_disk_loss(self, now: int) -> bool:
+    @requires(_stopped, "running")
+    def restart_broker_with_disk_loss(self, now: int) -> None:
         """Spec action RestartBrokerWithDiskLoss(b): as RestartBroker; the driver has wiped the
         disk (``MemoryFS.lose_disk``), so the log is empty and there is no marker."""
-        if self.running:
-            return False
         self._start(now)
-        return True
 
     # ------------------------------------------------------------------ spec actions: metadata
-    def _replay(self, now: int) -> bool:
+    def _replay(self, now: int) -> None:
         """Apply the committed metadata log to its end; makeLeader / makeFollower if the partition
         changed in that range (a partition epoch older than the local one is skipped)."""
         start = self.image.applied
@@ -405,7 +389,7 @@ class Broker:
             and p.leaderEpoch == self.local_leader_epoch
         if p is None or self.image.last_partition_offset < start or p.partitionEpoch < self.local_partition_epoch \
                 or known:
-            return True
+            return
         new_epoch = p.leaderEpoch > self.local_leader_epoch
         if p.leader == self.id:
             # Partition.makeLeader
@@ -425,7 +409,7 @@ class Broker:
             self.local_partition_epoch = p.partitionEpoch
             self.local_isr = p.isr
             self.alter_partition_in_flight, self.pending_isr = False, frozenset()
-            self._set_hw(self._leader_hw(self.leo, self.follower_end_offset, p.isr, p.isr))
+            self._set_hw(self._leader_hw(now, self.leo, self.follower_end_offset, p.isr, p.isr))
         else:
             # Partition.makeFollower (no truncation here: it happens on fetch, KIP-595 style)
             self.local_leader, self.local_leader_epoch = p.leader, p.leaderEpoch
@@ -440,25 +424,24 @@ class Broker:
             self.pending_produce = []
             self.fetch_in_flight = None
             self.next_fetch_at = now
-        return True
 
-    def replay_metadata(self, now: int) -> bool:
+    @requires(lambda b: b.running and b.image.applied < len(b.metadata), "not running, or nothing to replay")
+    def replay_metadata(self, now: int) -> None:
         """Spec action ReplayMetadata(b)."""
-        if not self.running or self.image.applied >= len(self.metadata):
-            return False
-        return self._replay(now)
+        self._replay(now)
 
     # ------------------------------------------------------------------ spec actions: fetch
-    def send_fetch_request(self, now: int) -> bool:
-        """Spec action SendFetchRequest(f): fetch from the leader this broker knows."""
-        if not self.running or not self._may_fetch(now):
+    @requires(lambda b: b.running and b._follows(), "not a running follower of another broker")
+    def send_fetch_request(self, now: int) -> bool | None:
+        """Spec action SendFetchRequest(f): fetch from the leader this broker knows (not before
+        the fetch interval, nor while a fetch is outstanding: conditions of ``now``)."""
+        if not self._may_fetch(now):
             return False
-        self._rb.messages.append(FetchRequest(self.id, self.local_leader, self.local_leader_epoch, self.leo,
-                                              self._last_epoch(), self.broker_epoch))
+        self.send(FetchRequest(self.id, self.local_leader, self.local_leader_epoch, self.leo, self._last_epoch(),
+                               self.broker_epoch))
         self.fetch_in_flight = now + 10 * self.config.fetch_interval_ms + 200
-        return True
 
-    def handle_fetch_request(self, m: FetchRequest, now: int) -> bool:
+    def handle_fetch_request(self, m: FetchRequest, now: int) -> None:
         """Spec action HandleFetchRequest(l, m): Partition.fetchRecords as the leader."""
         f, le, leo = m.source, self.local_leader_epoch, self.leo
         if m.currentLeaderEpoch != -1 and m.currentLeaderEpoch < le:
@@ -495,7 +478,7 @@ class Broker:
             max_isr = self.local_isr | {f}
         else:
             max_isr = self.local_isr | (self.pending_isr if self.alter_partition_in_flight else frozenset())
-        hw = self._leader_hw(leo, fe, self.local_isr, max_isr, fbe) if update else self.high_watermark
+        hw = self._leader_hw(now, leo, fe, self.local_isr, max_isr, fbe) if update else self.high_watermark
         if err != NONE:
             reply = FetchResponse(self.id, f, err, m.currentLeaderEpoch, m.fetchOffset, (), -1)
         elif out_of_range:
@@ -510,14 +493,13 @@ class Broker:
             if m.fetchOffset >= leo:
                 self.last_caught_up[f] = now  # Kafka: lastCaughtUpTimeMs
             self._set_hw(hw)
-        self._rb.messages.append(reply)
+        self.send(reply)
         if expand:
             self.alter_partition_in_flight = True
             self.pending_isr = self.local_isr | {f}
-            self._rb.messages.append(self._alter_partition(self.pending_isr, fbe))
-        return True
+            self.send(self._alter_partition(self.pending_isr, fbe))
 
-    def handle_fetch_response(self, m: FetchResponse, now: int) -> bool:
+    def handle_fetch_response(self, m: FetchResponse, now: int) -> None:
         """Spec action HandleFetchResponse(f, m): only the answer to the current fetch (same
         leader, same epoch, fetch offset = LEO) is used; the truncation on a diverging epoch is
         AbstractFetcherThread.getOffsetTruncationState (KIP-279)."""
@@ -528,7 +510,7 @@ class Broker:
             self.fetch_in_flight = None
             self.next_fetch_at = now + (0 if m.entries else self.config.fetch_interval_ms)
         if not current or m.error in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER):
-            return True
+            return
         if m.error == OFFSET_OUT_OF_RANGE:
             self._truncate(0)
             self._set_hw(0)
@@ -545,7 +527,6 @@ class Broker:
         else:
             self._append_entries(m.entries)
             self._set_hw(min(m.highWatermark, self.leo))
-        return True
 
     # ------------------------------------------------------------------ spec actions: ISR
     def _alter_partition(self, isr: frozenset[int], fbe: dict[int, int]) -> AlterPartitionRequest:
@@ -559,18 +540,18 @@ class Broker:
         return AlterPartitionRequest(self.id, self.broker_epoch, self.local_leader_epoch, self.local_partition_epoch,
                                      frozenset(IsrMember(r, epoch(r)) for r in isr), RECOVERED)
 
-    def shrink_isr(self, f: int, now: int) -> bool:
+    @requires(lambda b: b.is_leader() and not b.alter_partition_in_flight, "not a leader free to change its ISR")
+    def shrink_isr(self, f: int, now: int) -> bool | None:
         """Spec action ShrinkIsr(l, f): Partition.maybeShrinkIsr, f behind the LEO for
-        replica.lag.time.max.ms."""
-        if not self.is_leader() or self.alter_partition_in_flight or f not in self.local_isr - {self.id} \
-                or self.follower_end_offset[f] >= self.leo:
+        replica.lag.time.max.ms (not taken for a follower ``f`` outside the ISR or caught up)."""
+        if f not in self.local_isr - {self.id} or self.follower_end_offset[f] >= self.leo:
             return False
         self.alter_partition_in_flight = True
         self.pending_isr = self.local_isr - {f}
-        self._rb.messages.append(self._alter_partition(self.pending_isr, self.follower_broker_epoch))
-        return True
+        self.send(self._alter_partition(self.pending_isr, self.follower_broker_epoch))
+        return None
 
-    def handle_alter_partition_response(self, m: AlterPartitionResponse, now: int) -> bool:
+    def handle_alter_partition_response(self, m: AlterPartitionResponse, now: int) -> None:
         """Spec action HandleAlterPartitionResponse(l, m): handleAlterPartitionUpdate /
         handleAlterPartitionError."""
         # Kafka ties the answer to the request it answers: the callback of
@@ -584,14 +565,13 @@ class Broker:
         commit = mine and self.local_leader == self.id and m.error == NONE \
             and m.leaderEpoch == self.local_leader_epoch and m.partitionEpoch >= self.local_partition_epoch
         if commit:
-            hw = self._leader_hw(self.leo, self.follower_end_offset, m.isr, m.isr)
+            hw = self._leader_hw(now, self.leo, self.follower_end_offset, m.isr, m.isr)
             self.local_isr = m.isr
             self.local_partition_epoch = m.partitionEpoch
             self.alter_partition_in_flight, self.pending_isr = False, frozenset()
             self._set_hw(hw)
         elif mine and m.error == INELIGIBLE_REPLICA:  # handleAlterPartitionError: back to committed
             self.alter_partition_in_flight, self.pending_isr = False, frozenset()
-        return True
 
     # ------------------------------------------------------------------ spec actions: clients
     def produce(self, acks: int, value: int, now: int) -> Any:
@@ -599,14 +579,14 @@ class Broker:
         NOT_LEADER_OR_FOLLOWER; acks=-1 with the committed ISR below min.insync.replicas: answer
         NOT_ENOUGH_REPLICAS without appending (no spec step in either case)."""
         if not self.is_leader():
-            self._note = SpecStep("ProduceRejected", self.id, {"acks": acks, "error": NOT_LEADER_OR_FOLLOWER})
+            self.noted("ProduceRejected", acks=acks, error=NOT_LEADER_OR_FOLLOWER)
             return ProduceResult(value, acks, error=NOT_LEADER_OR_FOLLOWER)
         if acks == -1 and len(self.local_isr) < self.config.min_insync_replicas:
-            self._note = SpecStep("ProduceRejected", self.id, {"acks": acks, "error": NOT_ENOUGH_REPLICAS})
+            self.noted("ProduceRejected", acks=acks, error=NOT_ENOUGH_REPLICAS)
             return ProduceResult(value, acks, error=NOT_ENOUGH_REPLICAS)
         offset = self.leo
         self._append_entries([Entry(self.local_leader_epoch, value)])
-        self._set_hw(self._leader_hw(self.leo, self.follower_end_offset, self.local_isr, self.maximal_isr()))
+        self._set_hw(self._leader_hw(now, self.leo, self.follower_end_offset, self.local_isr, self.maximal_isr()))
         if acks == -1:
             self.pending_produce.append(PendingProduce(value, offset, self.local_leader_epoch))
             return ProduceResult(value, acks, offset, "PENDING", self.id, self.local_leader_epoch)
@@ -624,27 +604,25 @@ class Broker:
         return False
 
     # ------------------------------------------------------------------ not spec actions
-    def flush(self, now: int) -> bool:
+    def flush(self, now: int) -> None:
         """log.flush.interval.ms: make the appended entries durable."""
         self.log.flush()
         self._rb.wrote("flush", offset=self.leo)
         self.next_flush_at = now + self.config.flush_interval_ms
-        return True
+        self.noted("flush")
 
-    def heartbeat(self, now: int) -> bool:
+    def heartbeat(self, now: int) -> None:
         """BrokerLifecycleManager: a heartbeat with the replayed metadata offset."""
-        self._rb.messages.append(BrokerHeartbeatRequest(self.id, self.broker_epoch, self.image.applied - 1,
-                                                        self.want_shutdown))
+        self.send(BrokerHeartbeatRequest(self.id, self.broker_epoch, self.image.applied - 1, self.want_shutdown))
         self.next_heartbeat_at = now + self.config.broker_heartbeat_interval_ms
-        return True
+        self.noted("heartbeat")
 
-    def request_shutdown(self, now: int) -> bool:
+    @requires(lambda b: b.running and not b.want_shutdown, "not running, or shutting down already")
+    def request_shutdown(self, now: int) -> None:
         """The operator stops the broker: controlled shutdown first (a heartbeat asking for it)."""
-        if not self.running or self.want_shutdown:
-            return False
         self.want_shutdown = True
         self.next_heartbeat_at = now
-        return True
+        self.noted("request_shutdown")
 
     # ------------------------------------------------------------------ views
     def describe(self) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import attrs
 
+from kraft.replication.protocol import PROTOCOL
+
 
 def _positive(instance: object, attribute: attrs.Attribute, value: int) -> None:
     if value <= 0:
@@ -53,8 +55,6 @@ class ReplicationConfig:
         """A copy with the named variant switched on (``None``: unchanged)."""
         if name is None:
             return self
-        from kraft.replication.protocol import PROTOCOL
-
         if name not in PROTOCOL.variant_names:
             raise ValueError(f"unknown variant {name!r}; known: {', '.join(PROTOCOL.variant_names)}")
         return attrs.evolve(self, **{name: True})

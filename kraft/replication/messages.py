@@ -5,7 +5,8 @@ Field names are the spec's message-record fields without the leading ``m``
 ``spec/PartitionReplication.tla`` writes it.  The controller's node id is ``CONTROLLER`` (0);
 brokers are 1..N.  Broker heartbeats and registrations are real messages of the implementation
 with no spec counterpart (the spec folds them into its actions), so ``SPEC_MESSAGES`` lists the
-ones the spec's ``messages`` variable holds.
+ones the spec's ``messages`` variable holds.  Every message between brokers and controllers is
+here, so both sides import this module and not each other.
 """
 
 from __future__ import annotations
@@ -117,6 +118,21 @@ class BrokerHeartbeatRequest:
     wantShutDown: bool = False
     dest: int = CONTROLLER
     mtype = "BrokerHeartbeatRequest"
+
+
+@attrs.frozen
+class BrokerRegistrationRequest:
+    """BrokerRegistrationRequest (not a spec message: the spec's RestartBroker registers at once).
+    ``previousBrokerEpoch`` is the epoch stored in the clean-shutdown marker, -1 after an unclean
+    shutdown or a disk loss (KIP-966: that is how the controller learns of it)."""
+
+    source: int
+    previousBrokerEpoch: int
+    dest: int = CONTROLLER
+    # one id per start of the broker process: a retried registration of the same start is not
+    # registered twice (ClusterControlManager.registerBroker compares incarnation ids)
+    incarnationId: int = 0
+    mtype = "BrokerRegistrationRequest"
 
 
 # the spec's AlterPartition records have no destination / source (there is one controller)

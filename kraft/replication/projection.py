@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import attrs
 
+from kraft.replication.invariants import entries
 from kraft.replication.messages import SPEC_MESSAGES, to_spec
 
 
@@ -56,8 +57,6 @@ def exposed(v: View) -> frozenset[Any]:
     """The spec's ``exposed`` after the step: what the ghost saw readable so far, and what every
     acting leader's HW makes readable now (the spec's Expose is part of the step; the ghost
     catches up only when the driver next observes, after the step was recorded)."""
-    from kraft.replication.invariants import entries
-
     now = set(v.ghost.exposed)
     for b, br in v.brokers.items():
         if br.running and br.local_leader == b:

@@ -1,21 +1,19 @@
 """The PartitionReplication declaration: ``spec/PartitionReplication.tla`` in Python, once.
 
-Every spec action with its handler (a ``Controller`` or ``Broker`` method named in snake_case), the
-message it consumes and its parameters after the acting node; every spec variable with its
-projection (``kraft.replication.projection``); the bug variants with the invariant TLC reports
-and the model size (spec/PartitionReplication.toml); the invariants (``kraft.replication.invariants``).
+Every spec action with the message it consumes, its parameters after the acting node and its actor
+(``kraft.controller.controller.Controller`` is the "controller", ``kraft.replication.broker.Broker``
+the "broker": each takes its actions with the methods of their snake-case names); every spec
+variable with its projection (``kraft.replication.projection``); the bug variants with the
+invariant TLC reports and the model size (spec/PartitionReplication.toml); the invariants
+(``kraft.replication.invariants``).  It names no node class.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-from kraft.controller.controller import Controller as C
 from kraft.core.declaration import Action, Protocol, SimRun, Variable, Variant
 from kraft.core.invariants import Invariant
 from kraft.replication import invariants as inv
 from kraft.replication import projection as proj
-from kraft.replication.broker import Broker as B
 from kraft.replication.messages import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -24,36 +22,31 @@ from kraft.replication.messages import (
 )
 
 ACTIONS = (
-    Action("FenceBroker", C.fence_broker, args=("b",), actor="controller",
+    Action("FenceBroker", args=("b",), actor="controller",
            doc="session timeout: PartitionChange without b (election), FenceBroker record"),
-    Action("UnfenceBroker", C.unfence_broker, args=("b",), actor="controller",
+    Action("UnfenceBroker", args=("b",), actor="controller",
            doc="heartbeat of a registered broker that replayed its registration; election if leaderless"),
-    Action("ControlledShutdown", C.controlled_shutdown, args=("b",), actor="controller",
+    Action("ControlledShutdown", args=("b",), actor="controller",
            doc="heartbeat with wantShutDown: b out of the ISR, leadership moved"),
-    Action("HandleAlterPartitionRequest", C.handle_alter_partition_request, AlterPartitionRequest, ("m",),
-           actor="controller", doc="validate in Kafka's order, PartitionChangeBuilder, answer"),
-    Action("CleanShutdown", B.clean_shutdown, actor="broker",
-           doc="flush, clean-shutdown marker, stop; the controller fences b"),
-    Action("UncleanShutdown", B.unclean_shutdown, args=("k",), actor="broker",
-           doc="crash: the log keeps its flushed prefix of k entries"),
-    Action("RestartBroker", B.restart_broker, actor="broker",
+    Action("HandleAlterPartitionRequest", AlterPartitionRequest, ("m",), actor="controller",
+           doc="validate in Kafka's order, PartitionChangeBuilder, answer"),
+    Action("CleanShutdown", actor="broker", doc="flush, clean-shutdown marker, stop; the controller fences b"),
+    Action("UncleanShutdown", args=("k",), actor="broker", doc="crash: the log keeps its flushed prefix of k entries"),
+    Action("RestartBroker", actor="broker",
            doc="recover, register fenced (new epoch); unclean: out of ISR and ELR (KIP-966)"),
-    Action("RestartBrokerWithDiskLoss", B.restart_broker_with_disk_loss, actor="broker",
-           doc="as RestartBroker with an empty disk"),
-    Action("RegisterStopped", None, args=("b",), actor="controller",
-           doc="a registration commits while its broker is stopped (NetworkFaults only; "
-               "kraft/controller/quorum.py BrokerNode.start)"),
-    Action("ReplayMetadata", B.replay_metadata, actor="broker", doc="makeLeader / makeFollower"),
-    Action("SendFetchRequest", B.send_fetch_request, actor="broker"),
-    Action("HandleFetchRequest", B.handle_fetch_request, FetchRequest, ("m",), actor="broker"),
-    Action("HandleFetchResponse", B.handle_fetch_response, FetchResponse, ("m",), actor="broker"),
-    Action("ShrinkIsr", B.shrink_isr, args=("f",), actor="broker", doc="replica.lag.time.max.ms"),
-    Action("HandleAlterPartitionResponse", B.handle_alter_partition_response, AlterPartitionResponse, ("m",),
-           actor="broker"),
-    Action("Produce", B.produce, args=("acks",), actor="broker", doc="client produce, acks -1/0/1"),
-    Action("CompleteProduce", B.complete_produce, args=("v",), actor="broker",
-           doc="an acks=all produce below the HW is answered"),
-    Action("DropMessage", None, args=("m",), actor="network",
+    Action("RestartBrokerWithDiskLoss", actor="broker", doc="as RestartBroker with an empty disk"),
+    Action("RegisterStopped", args=("b",), actor="controller", handled=False,
+           doc="a registration commits while its broker is stopped (NetworkFaults only; no node takes it: "
+               "the stacked world records it, kraft/controller/quorum.py BrokerNode.start)"),
+    Action("ReplayMetadata", actor="broker", doc="makeLeader / makeFollower"),
+    Action("SendFetchRequest", actor="broker"),
+    Action("HandleFetchRequest", FetchRequest, ("m",), actor="broker"),
+    Action("HandleFetchResponse", FetchResponse, ("m",), actor="broker"),
+    Action("ShrinkIsr", args=("f",), actor="broker", doc="replica.lag.time.max.ms"),
+    Action("HandleAlterPartitionResponse", AlterPartitionResponse, ("m",), actor="broker"),
+    Action("Produce", args=("acks",), actor="broker", doc="client produce, acks -1/0/1"),
+    Action("CompleteProduce", args=("v",), actor="broker", doc="an acks=all produce below the HW is answered"),
+    Action("DropMessage", args=("m",), actor="network", handled=False,
            doc="the network loses a message (NetworkFaults: TRUE for trace conformance only)"),
 )
 
@@ -154,8 +147,8 @@ VARIANTS = (
                                              "unseen")))),
 )
 
-# the one action without a handler besides the network's: a registration committing while its
-# broker is stopped (recorded by kraft/controller/quorum.py BrokerNode.start)
+# the one action no node takes besides the network's: a registration committing while its broker
+# is stopped (recorded by kraft/controller/quorum.py BrokerNode.start)
 REGISTER_STOPPED = "RegisterStopped"
 
 INVARIANTS = (
@@ -176,10 +169,3 @@ PROTOCOL = Protocol(
     history_model="append-log",
 )
 
-
-def spec_name_of(handler: Callable[..., Any]) -> str | None:
-    """The spec action a handler takes, or None for a step with no spec counterpart."""
-    try:
-        return PROTOCOL.spec_name(handler)
-    except KeyError:
-        return None

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from kraft.controller.builder import build, change_record
-from kraft.controller.controller import BrokerRegistrationRequest, Controller
+from kraft.controller.controller import Controller
 from kraft.controller.image import PartitionRegistration
-from kraft.core.step import Trigger
+from kraft.core.step import TICK, Trigger
 from kraft.replication.config import ReplicationConfig
-from kraft.replication.messages import AlterPartitionRequest, IsrMember
+from kraft.replication.messages import AlterPartitionRequest, BrokerRegistrationRequest, IsrMember
 
 P = PartitionRegistration((1, 2, 3), 1, 0, 0, frozenset({1, 2, 3}))
 
@@ -102,5 +102,5 @@ def test_session_timeout_fences_and_unclean_registration_leaves_isr() -> None:
     assert c.partition.leader == 2 and c.image.broker_state(1) == "Fenced" and r.steps[0].action == "FenceBroker"
     c.step(BrokerRegistrationRequest(3, -1), 0)       # 3 restarted after an unclean shutdown
     assert 3 not in c.partition.isr and c.image.broker_epoch(3) == len(c.records) - 2
-    tick = c.step(__import__("kraft.core.step", fromlist=["TICK"]).TICK, cfg.broker_session_timeout_ms)
+    tick = c.step(TICK, cfg.broker_session_timeout_ms)
     assert tick.steps and tick.steps[0].action == "FenceBroker"

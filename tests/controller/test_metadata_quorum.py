@@ -24,12 +24,15 @@ from kraft.controller.records import (
 from kraft.log import MemoryFS
 from kraft.quorum.config import Role
 from kraft.quorum.storage import QuorumStorage
+from kraft.replication.broker import Broker
+from kraft.replication.messages import AlterPartitionRequest, AlterPartitionResponse, FetchRequest, FetchResponse
+from kraft.replication.sim import ReplicationPlugin
+from kraft.replication.world import ReplicationWorld
 from kraft.sim.core import Faults, Simulator
-from kraft.sim.replication_protocol import ReplicationProtocol
 
 
-def make(seed: int = 1) -> tuple[Simulator, ReplicationProtocol]:
-    p = ReplicationProtocol(3)
+def make(seed: int = 1) -> tuple[Simulator, ReplicationPlugin]:
+    p = ReplicationPlugin(3)
     return Simulator(p, seed, Faults()), p
 
 
@@ -42,17 +45,17 @@ def run_until(sim: Simulator, cond: Callable[[], bool], max_events: int = 20000)
     raise AssertionError("condition not reached")
 
 
-def active(p: ReplicationProtocol):
+def active(p: ReplicationPlugin):
     node = p.mq.active()
     return None if node is None else node
 
 
-def broker_images_committed(p: ReplicationProtocol) -> None:
+def broker_images_committed(p: ReplicationPlugin) -> None:
     """Every broker's metadata image is the image of a prefix of the committed log."""
     committed = p.mq.view.records
     for b, br in p.brokers.items():
         n = br.image.applied
-        assert p.fetchers[b].records[:n] == committed[:n], f"broker {b} replayed uncommitted metadata"
+        assert p.world.fetchers[b].records[:n] == committed[:n], f"broker {b} replayed uncommitted metadata"
         ref = MetadataImage()
         for off, rec in enumerate(committed[:n]):
             ref.replay(off, rec)
@@ -85,7 +88,7 @@ def test_a_bad_metadata_record_is_a_clear_error() -> None:
 
 def test_controllers_do_not_clash_with_brokers_and_one_becomes_active() -> None:
     sim, p = make()
-    assert set(p.node_ids()) == {*CONTROLLER_IDS, 1, 2, 3}
+    assert set(p.world.node_ids()) == {*CONTROLLER_IDS, 1, 2, 3}
     run_until(sim, lambda: active(p) is not None)
     a = active(p)
     assert a.qnode.role is Role.LEADER
@@ -116,7 +119,7 @@ def test_records_survive_an_active_controller_change() -> None:
 
 def test_uncommitted_records_are_not_applied_by_brokers() -> None:
     sim, p = make(seed=5)
-    run_until(sim, lambda: active(p) is not None and all(f.leader == active(p).id for f in p.fetchers.values()))
+    run_until(sim, lambda: active(p) is not None and all(f.leader == active(p).id for f in p.world.fetchers.values()))
     old = active(p)
     others = [c for c in CONTROLLER_IDS if c != old.id]
     # cut the active controller off the other controllers only: it cannot commit, brokers still
@@ -135,7 +138,7 @@ def test_uncommitted_records_are_not_applied_by_brokers() -> None:
             seen_uncommitted = True
             for b in (1, 2):
                 assert p.brokers[b].image.broker_state(3) == "Unfenced"
-                assert len(p.fetchers[b].records) <= committed_before
+                assert len(p.world.fetchers[b].records) <= committed_before
         broker_images_committed(p)
     assert seen_uncommitted
     # the other two controllers elect a leader; the old one resigns (check quorum) and reverts
@@ -150,7 +153,7 @@ def test_uncommitted_records_are_not_applied_by_brokers() -> None:
 
 
 def test_brokers_only_act_on_committed_leadership_under_faults() -> None:
-    p = ReplicationProtocol(3)
+    p = ReplicationPlugin(3)
     sim = Simulator(p, 11, Faults.parse("all"))
     for _ in range(1500):
         sim.step()                           # every invariant, including BrokerMetadataCommitted
@@ -167,9 +170,9 @@ def test_brokers_only_act_on_committed_leadership_under_faults() -> None:
 def test_the_check_catches_a_broker_fed_uncommitted_metadata() -> None:
     sim, p = make()
     run_until(sim, lambda: active(p) is not None)
-    assert p.mq.check(set(), p.fetchers) == []
-    p.fetchers[1].records.append(FenceBrokerRecord(1, 1))   # never committed
-    names = {v.invariant for v in p.mq.check(set(), p.fetchers)}
+    assert p.mq.check(set(), p.world.fetchers) == []
+    p.world.fetchers[1].records.append(FenceBrokerRecord(1, 1))   # never committed
+    names = {v.invariant for v in p.mq.check(set(), p.world.fetchers)}
     assert "BrokerMetadataCommitted" in names
 
 
@@ -179,7 +182,7 @@ def test_a_restarting_broker_applies_no_metadata_before_its_registration() -> No
     sim, p = make(seed=7)
     run_until(sim, lambda: active(p) is not None)
     sim.lose_disk(1)
-    f = p.fetchers[1]
+    f = p.world.fetchers[1]
     assert f.hold is not None and len(p.brokers[1].metadata) == 0
     saw_hold_while_running = False
     for _ in range(3000):
@@ -206,7 +209,7 @@ def test_seed_55_all_faults_keeps_every_invariant() -> None:
     StrongIsr at event 1131 while the leader re-applied the partition epoch it had learnt from an
     AlterPartition answer: the replay dropped its pending expansion of broker 2, which the
     controller then committed after the HW had passed broker 2's log."""
-    sim = Simulator(ReplicationProtocol(3), 55, Faults.parse("all"))
+    sim = Simulator(ReplicationPlugin(3), 55, Faults.parse("all"))
     sim.run(2000)                             # raises InvariantViolation on the first violation
     assert sim.events == 2000
 
@@ -217,12 +220,8 @@ def test_replaying_a_known_partition_epoch_keeps_the_pending_expansion() -> None
     {1,2}) from the AlterPartition answer, proposes adding 3, then replays the epoch-1 record.
     If that replay reset the pending expansion, the HW would move over {1,2} past broker 3's log
     and the controller's later expansion would put 3 in the ISR without the records below the HW
-    (StrongIsr, checked by the Cluster after every step)."""
-    from kraft.replication.broker import Broker
-    from kraft.replication.cluster import Cluster
-    from kraft.replication.messages import AlterPartitionRequest, AlterPartitionResponse, FetchRequest, FetchResponse
-
-    c = Cluster(3)
+    (StrongIsr, checked by the world after every step)."""
+    c = ReplicationWorld(3)
     leader = c.brokers[1]
 
     def fetch_once(f: int) -> None:        # one fetch round trip; AlterPartition stays in flight
@@ -233,8 +232,8 @@ def test_replaying_a_known_partition_epoch_keeps_the_pending_expansion() -> None
     c.produce(1, acks=1)                      # offset 0
     fetch_once(2)
     fetch_once(2)
-    c.advance(700)                            # 3 lags past replica.lag.time.max.ms
-    c.take(1, Broker.shrink_isr, f=3)
+    c.now += 700                              # 3 lags past replica.lag.time.max.ms
+    c.trigger(1, Broker.shrink_isr, f=3)
     c.settle_alter_partition()                # answer: partition epoch 1, ISR {1,2}
     assert leader.local_partition_epoch == 1 and leader.image.partition.partitionEpoch == 0
 
@@ -246,7 +245,7 @@ def test_replaying_a_known_partition_epoch_keeps_the_pending_expansion() -> None
     assert c.replay(1) == [1]                 # the epoch-1 record the leader already knows
     assert leader.image.partition.partitionEpoch == 1
 
-    c.advance(700)                            # 3 is no longer "caught up" for the HW
+    c.now += 700                              # 3 is no longer "caught up" for the HW
     c.produce(1, acks=1)                      # offset 1, which 3 does not have
     fetch_once(2)
     fetch_once(2)

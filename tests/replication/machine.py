@@ -1,6 +1,6 @@
-"""The Hypothesis rule-based state machine over a hand-stepped replication cluster
-(``kraft.replication.cluster.Cluster``), speaking the command language of the golden stories
-(tests/replication/script.py).
+"""The Hypothesis rule-based state machine over the hand-stepped replication world
+(``kraft.replication.world.ReplicationWorld``), speaking the command language of the golden stories
+(``kraft.replication.story``).
 
 Each rule is one story command, so a shrunk counterexample prints (``note``) as a script that reads
 like tests/replication/testdata/*.txt: who led, who fetched what, who truncated, which acknowledged
@@ -9,7 +9,7 @@ any broker, answer acks=all produces, whole fetches (the AlterPartition round tr
 answer), fetches whose answer stays in flight, requests that stay in flight, delivering or losing
 any message, metadata replay, session timeouts (fencing) and unfencing, crashes (the unflushed tail
 is lost), restarts with or without the disk, controlled shutdowns, a node's timers, the clock, and
-coarse fair progress.  Every invariant is checked after every step (``Cluster.check``); the
+coarse fair progress.  Every invariant is checked after every step (``ReplicationWorld.step``); the
 teardown restarts every broker, runs to quiescence and checks that every acks=all-acknowledged
 record is readable from the current leader (``settle``: AckedReadableFromLeader).
 """
@@ -29,7 +29,7 @@ from kraft.core.invariants import InvariantViolation
 from kraft.replication.config import ReplicationConfig
 from kraft.replication.messages import CONTROLLER
 from kraft.replication.protocol import PROTOCOL
-from tests.replication.script import Story
+from kraft.replication.story import ReplicationStory
 
 INDEX = st.integers(min_value=0, max_value=15)
 STORY_HEADER = "The run as a story (tests/replication/testdata format):\n\n"
@@ -78,10 +78,10 @@ def make_machine(config: ReplicationConfig | None = None, brokers: int = 3, *, s
 
         def __init__(self) -> None:
             super().__init__()
-            self.story = Story(render=current_build_context().is_final)
+            self.story = ReplicationStory(render=current_build_context().is_final)
             self.transcript: list[str] = []
             self.do(start)
-            self.c = self.story.cluster
+            self.c = self.story.world
             assert self.c is not None and self.c.config == cfg, "the machine's config must be a story option"
 
         def do(self, *commands: str) -> None:
@@ -246,7 +246,7 @@ def make_machine(config: ReplicationConfig | None = None, brokers: int = 3, *, s
             self.do(what)
 
         def teardown(self) -> None:
-            if settle and self.story.violation is None and self.story.cluster is not None:
+            if settle and self.story.violation is None and self.story.world is not None:
                 self.do("settle")
 
     for name, weight in {**DEFAULT_WEIGHTS, **(weights or {})}.items():

@@ -27,8 +27,8 @@ from click.testing import CliRunner
 
 from kraft.core.declaration import SimRun
 from kraft.replication.protocol import PROTOCOL as REPLICATION
+from kraft.replication.sim import make
 from kraft.sim.core import Faults, Simulator
-from kraft.sim.protocols import PROTOCOLS
 from kraft.sim.recorder import Recorder
 from spark_validation import kafka_ref
 from spark_validation.audit import AuditOptions, run
@@ -58,10 +58,10 @@ def simulate(variant: str | None, seed: int | SimRun, out: Path, after: int | No
     and the history file."""
     if isinstance(seed, SimRun):
         seed, steps, faults, after = seed.seed, seed.steps, seed.faults, seed.after_violation
-    protocol = PROTOCOLS["replication"](3, variant)
+    plugin = make(3, variant)
     rec = Recorder({}, {"model": "append-log", "source": f"test_audit {variant} seed {seed} faults {faults}"},
                    states=False, trace=False)
-    sim = Simulator(protocol, seed, Faults.parse(faults), recorder=rec, after_violation=after)
+    sim = Simulator(plugin, seed, Faults.parse(faults, plugin.nemeses()), recorder=rec, after_violation=after)
     sim.run(steps)
     sim.finish()
     _, history = rec.write(out)
@@ -112,7 +112,7 @@ def test_every_variant_is_pinned_or_declared_not_observable() -> None:
         for r in v.sim:
             assert r.anomalies, f"{v.name}: a pinned run names the anomaly kinds it shows"
             assert set(r.anomalies) <= set(kafka_ref.VIOLATIONS), r.anomalies
-            Faults.parse(r.faults)
+            Faults.parse(r.faults, make(3, v.name).nemeses())
 
 
 def _check_pinned(variant: str, r: SimRun, run_cached) -> None:
@@ -203,7 +203,7 @@ def test_final_phase_heals_and_reads_from_zero(run_cached) -> None:
     polls = [o for o in ops if o["process"] == fresh and o["f"] == "poll" and o["type"] == "ok"]
     offsets = [off for o in polls for off, _ in o["value"]]
     assert offsets == list(range(fin["high_watermark"])) and fin["high_watermark"] > 0
-    assert all(b.leo == fin["high_watermark"] for b in sim.protocol.brokers.values())
+    assert all(b.leo == fin["high_watermark"] for b in sim.plugin.brokers.values())
     assert sim.final_phase["quiesce_ms"] <= sim.quiesce_ms
     last_send = max(o["index"] for o in ops if o["f"] == "send" and o["type"] == "invoke")
     assert last_send < min(o["index"] for o in polls)  # writes stopped before the final reads
@@ -215,7 +215,7 @@ def test_a_consumer_past_the_new_leaders_log_end_resets_to_earliest(run_cached) 
     sim, history, result = run_cached("UncleanElection", UE)
     ops = [json.loads(line) for line in history.read_text().splitlines()[1:]]
     resets = [o for o in ops if o.get("reset")]
-    assert resets and sim.protocol.stats["offset_resets"] == len(resets)
+    assert resets and sim.plugin.stats["offset_resets"] == len(resets)
     for o in resets:
         assert o["reset"]["from"] > o["reset"]["leo"] and (not o["value"] or o["value"][0][0] == 0)
     assert "nonmonotonic-poll" in violation_kinds(result)
@@ -224,8 +224,8 @@ def test_a_consumer_past_the_new_leaders_log_end_resets_to_earliest(run_cached) 
 def test_without_the_option_the_run_stops_at_the_violation(tmp_path: Path) -> None:
     from kraft.core.invariants import InvariantViolation
 
-    protocol = PROTOCOLS["replication"](3, "UncleanElection")
-    sim = Simulator(protocol, UE.seed, Faults.parse(UE.faults))
+    plugin = make(3, "UncleanElection")
+    sim = Simulator(plugin, UE.seed, Faults.parse(UE.faults, plugin.nemeses()))
     with pytest.raises(InvariantViolation) as exc:
         sim.run(UE.steps)
     assert sim.events == exc.value.event and sim.stopped_at_violation

@@ -6,13 +6,13 @@ import copy
 
 import pytest
 
-from kraft.replication.cluster import Cluster
 from kraft.replication.invariants import STATE_INVARIANTS, Ghost
 from kraft.replication.messages import Entry
 from kraft.replication.protocol import PROTOCOL
+from kraft.replication.world import ReplicationWorld
 
 
-def produce_acked(c: Cluster, leader: int, *followers: int) -> None:
+def produce_acked(c: ReplicationWorld, leader: int, *followers: int) -> None:
     """acks=all produce at ``leader``, replicated by ``followers`` (two fetch rounds), answered."""
     c.produce(leader, -1)
     for _ in range(2):
@@ -23,7 +23,7 @@ def produce_acked(c: Cluster, leader: int, *followers: int) -> None:
 
 @pytest.fixture(scope="module")
 def good() -> dict:
-    c = Cluster(3)
+    c = ReplicationWorld(3)
     produce_acked(c, 1, 2, 3)
     produce_acked(c, 1, 2, 3)
     s = c.state()
@@ -71,7 +71,7 @@ def test_invariant_holds_then_fails_on_broken_state(good: dict, name: str) -> No
 
 
 def test_high_watermark_monotonic_fails_when_a_leader_lowers_its_hw() -> None:
-    c = Cluster(3)
+    c = ReplicationWorld(3)
     produce_acked(c, 1, 2, 3)
     g = Ghost()
     assert g.observe(c.brokers) == []

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from kraft.replication.messages import FetchRequest
+from kraft.replication.sim import make
+from kraft.replication.world import StackedWorld
 from kraft.sim.core import Clock, Faults, Network, Simulator
-from kraft.sim.protocols import PROTOCOLS
-from kraft.sim.replication_protocol import _Routed
 
 
 BEFORE: dict[Any, Any] = {}  # broker -> (leader epoch, committed ISR) before the step being taken
@@ -26,10 +26,11 @@ def _run(faults: str, seed: int, steps: int, monkeypatch: pytest.MonkeyPatch) ->
     real = Simulator.isolate
 
     def isolate(sim: Simulator, node: Any, others: Any, ms: int) -> None:
-        p = sim.protocol
+        p = sim.plugin
         others = [o for o in others if o != node]
         br = p.brokers.get(node)
-        calls.append({"by": sys._getframe(1).f_code.co_name, "t": sim.now, "node": node, "others": others, "all": len(others) == len(p.node_ids()) - 1,
+        calls.append({"by": sys._getframe(1).f_code.co_name, "t": sim.now, "node": node, "others": others,
+                      "all": len(others) == len(p.world.node_ids()) - 1,
                       "ctrl_isr": frozenset(p.controller.partition.isr),
                       "ctrl_epoch": p.controller.partition.partitionEpoch,
                       "leader": p.controller.partition.leader,
@@ -40,16 +41,17 @@ def _run(faults: str, seed: int, steps: int, monkeypatch: pytest.MonkeyPatch) ->
         real(sim, node, others, ms)
 
     monkeypatch.setattr(Simulator, "isolate", isolate)
-    real_step = _Routed.step
+    real_process = StackedWorld.process
 
-    def step(routed: _Routed, inp: Any, now: int) -> Any:
-        br = routed.plugin.brokers.get(routed.id)
-        BEFORE[routed.id] = None if br is None else (br.local_leader_epoch, br.local_isr)
-        return real_step(routed, inp, now)
+    def process(world: StackedWorld, node_id: Any, inp: Any) -> Any:
+        br = world.brokers.get(node_id)
+        BEFORE[node_id] = None if br is None else (br.local_leader_epoch, br.local_isr)
+        return real_process(world, node_id, inp)
 
-    monkeypatch.setattr(_Routed, "step", step)
+    monkeypatch.setattr(StackedWorld, "process", process)
     BEFORE.clear()
-    sim = Simulator(PROTOCOLS["replication"](3, None), seed, Faults.parse(faults))
+    plugin = make(3, None)
+    sim = Simulator(plugin, seed, Faults.parse(faults, plugin.nemeses()))
     sim.run(steps)  # raises on any invariant violation
     return sim, calls
 
@@ -83,7 +85,7 @@ def test_isolate_on_isr_shrink_isolates_the_leader_as_its_shrink_commits(monkeyp
         # a leader whose committed ISR lost a member in the step just taken (same leader epoch)
         epoch, isr = c["before"]
         assert c["all"] and c["leads"] and c["local_isr"] < isr
-        assert sim.protocol.brokers[c["node"]].local_leader_epoch >= epoch
+        assert sim.plugin.brokers[c["node"]].local_leader_epoch >= epoch
 
 
 def test_stale_fetch_delivers_a_fetch_of_the_previous_incarnation_after_the_cut(monkeypatch) -> None:
@@ -94,7 +96,7 @@ def test_stale_fetch_delivers_a_fetch_of_the_previous_incarnation_after_the_cut(
     def take(net: Network, mid: int) -> Any:
         m = real_take(net, mid)
         if isinstance(m, FetchRequest) and sims:
-            leader = sims[0].protocol.brokers[m.dest]
+            leader = sims[0].plugin.brokers[m.dest]
             handled.append((m.source, m.brokerEpoch, leader.image.broker_epoch(m.source)))
         return m
 

@@ -12,7 +12,7 @@ import pytest
 from kraft.core.datadriven import DatadrivenError, DatadrivenMismatch, parse
 from kraft.core.declaration import snake
 from kraft.replication.protocol import PROTOCOL
-from tests.replication.script import Story, run_script
+from kraft.replication.story import ReplicationStory as Story, run_script
 
 TESTDATA = Path(__file__).parent / "testdata"
 SCRIPTS = sorted(TESTDATA.glob("*.txt"))

@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, settings
 from kraft.core.datadriven import DatadrivenError, parse
 from kraft.core.invariants import InvariantViolation
 from kraft.replication.protocol import PROTOCOL
+from kraft.replication.story import ReplicationStory as Story
+from kraft.replication.world import ACKED_READABLE, AckedNotReadable
 from tests.replication.machine import STORY_HEADER, make_machine, search
-from tests.replication.script import ACKED_READABLE, AckedNotReadable, Story, check_acked_readable
 
 TestReplication = make_machine().TestCase
 TestReplication.settings = settings(max_examples=60, stateful_step_count=40, deadline=None, derandomize=True,
@@ -86,10 +87,10 @@ def test_end_of_run_check_names_the_vanished_record() -> None:
     story = Story(render=False)
     for text in ("brokers 3", "produce 1", "fetch 2", "fetch 3", "fetch 2", "fetch 3", "complete"):
         story.command(text)
-    c = story.cluster
-    assert c is not None
-    check_acked_readable(c)
-    c.brokers[1].high_watermark = 0   # deliberately broken: the leader's HW no longer covers it
+    w = story.world
+    assert w is not None
+    w.check_acked_readable()
+    w.brokers[1].high_watermark = 0   # deliberately broken: the leader's HW no longer covers it
     with pytest.raises(AckedNotReadable) as info:
-        check_acked_readable(c)
+        w.check_acked_readable()
     assert info.value.invariant == ACKED_READABLE and "offset 0, epoch 0, value 1" in str(info.value)

@@ -231,11 +231,11 @@ TEMPLATES: dict[str, str] = {a.spec: _template(a) for a in PROTOCOL.actions}
 _GUARDS_BY_HANDLER: dict[Any, dict[str, str]] = {}
 for _a in PROTOCOL.actions:
     if _a.consumes is not None and _a.actor == BROKER:
-        _GUARDS_BY_HANDLER[_a.handler] = {"message in network": "p[2] \\in messages",
-                                          "addressed to this broker": "p[2].mdest = p[1]",
-                                          "broker running": "running[p[1]]"}
+        _GUARDS_BY_HANDLER[PROTOCOL.handler(_a)] = {"message in network": "p[2] \\in messages",
+                                                    "addressed to this broker": "p[2].mdest = p[1]",
+                                                    "broker running": "running[p[1]]"}
     elif _a.consumes is not None and _a.actor == CONTROLLER:
-        _GUARDS_BY_HANDLER[_a.handler] = {"message in network": "p[1] \\in messages"}
+        _GUARDS_BY_HANDLER[PROTOCOL.handler(_a)] = {"message in network": "p[1] \\in messages"}
 _GUARDS_BY_HANDLER.update({
     C.fence_broker: {"not fenced": f'brokerState[p[1]] # "{FENCED}"'},
     C.unfence_broker: {"running": "running[p[1]]", "fenced": f'brokerState[p[1]] = "{FENCED}"',
@@ -260,8 +260,7 @@ _GUARDS_BY_HANDLER.update({
                              "\\E x \\in pendingProduce : x.value = p[2] /\\ x.leader = p[1] /\\ "
                              "x.leaderEpoch = localLeaderEpoch[p[1]] /\\ highWatermark[p[1]] > x.offset"},
 })
-GUARDS: dict[str, dict[str, str]] = {PROTOCOL.spec_name(h): g for h, g in _GUARDS_BY_HANDLER.items()
-                                     if h is not None}
+GUARDS: dict[str, dict[str, str]] = {PROTOCOL.spec_name(h): g for h, g in _GUARDS_BY_HANDLER.items()}
 for _a in PROTOCOL.actions:
     if _a.actor == NETWORK:
         GUARDS[_a.spec] = {"message in network": "p[1] \\in messages"}

@@ -1,6 +1,7 @@
 """The partition-replication plug-in of the simulator: three KRaft controllers (3000-3002; one
 controller, node 0, with ``metadata_quorum=False``), brokers 1..N, producers (acks -1/1/0) and
-consumers.
+consumers.  It builds the replication world (``kraft.replication.world``: ``StackedWorld``, or
+``ReplicationWorld`` without the metadata quorum) over the simulator's network.
 
 Faults: ``drop``/``dup``/``delay``/``reorder``/``partition`` act on every message (a partition
 that cuts a broker off the controller gets it fenced: missed heartbeats); ``crash`` is an unclean
@@ -32,36 +33,36 @@ every consumer and a fresh one poll the leader up to its HW (``final_reads``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import attrs
 
 from kraft.controller.controller import Controller
 from kraft.controller.image import UNFENCED
-from kraft.controller.quorum import STOP, BrokerNode, MetadataQuorum, StartBroker
+from kraft.controller.quorum import MetadataQuorum, StartBroker
 from kraft.core.invariants import Violation
-from kraft.core.step import Ready, SpecStep, Trigger
+from kraft.core.plugin import Nemesis, Sim, SimPlugin
+from kraft.core.step import Ready, Trigger
 from kraft.quorum.node import QuorumNode
-from kraft.log import MemoryFS
 from kraft.replication.broker import Broker, ProduceResult
-from kraft.replication.cluster import route
 from kraft.replication.config import ReplicationConfig
-from kraft.replication.invariants import Ghost, check_all
 from kraft.replication.messages import (
     CONTROLLER,
-    AlterPartitionRequest,
-    BrokerHeartbeatRequest,
-    FetchRequest,
-    AlterPartitionResponse,
     NONE,
     NOT_ENOUGH_REPLICAS,
     NOT_LEADER_OR_FOLLOWER,
     SPEC_MESSAGES,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    FetchRequest,
     to_spec,
 )
-from kraft.replication.projection import View, project, to_json_state
 from kraft.replication.protocol import PROTOCOL
-from kraft.sim.core import Protocol, Simulator
+from kraft.replication.world import PartitionWorld, ReplicationWorld, StackedWorld
+
+# the variants ``kraft simulate --variant`` takes
+VARIANTS = PROTOCOL.variant_names
 
 KEY = "kraft-test-0"
 CLEAN_SHUTDOWN = PROTOCOL.spec_name(Broker.clean_shutdown)
@@ -80,85 +81,20 @@ class _Pending:
     offset: int
 
 
-class _Routed:
-    """A node as the simulator sees it: its Ready routed (composite actions, ghost bookkeeping)."""
-
-    def __init__(self, plugin: "ReplicationProtocol", node_id: int) -> None:
-        self.plugin = plugin
-        self.id = node_id
-
-    def step(self, inp: Any, now: int) -> Ready:
-        plugin = self.plugin
-        if self.id in plugin.brokers and isinstance(inp, SPEC_MESSAGES) and not plugin.brokers[self.id].running:
-            # a stopped broker, or one still registering (Kafka's BrokerServer serves requests only
-            # once started), takes no replication message, and the connection an answer was meant
-            # for died with the process that sent the request: the network lost it (DropMessage)
-            return Ready(steps=(SpecStep(PROTOCOL.drop_message, None, {"m": inp}),))
-        if plugin.mq is not None:
-            if self.id in plugin.mq.nodes:
-                ready = plugin.mq.nodes[self.id].step(inp, now)
-                if any(isinstance(m, AlterPartitionResponse) and not plugin.brokers[m.dest].running
-                       for m in ready.messages):
-                    # the answer goes back on the request's connection: a stopped broker's is gone
-                    # (the spec answers only a running broker)
-                    ready = attrs.evolve(ready, messages=tuple(
-                        m for m in ready.messages
-                        if not (isinstance(m, AlterPartitionResponse) and not plugin.brokers[m.dest].running)))
-            else:
-                ready = plugin.broker_nodes[self.id].step(inp, now)
-        else:
-            node = plugin.controller if self.id == CONTROLLER else plugin.brokers[self.id]
-            ready = route(plugin.controller, self.id, node.step(inp, now), now, plugin.ghost)
-        for s in ready.steps:
-            if s.action == CLEAN_SHUTDOWN:
-                plugin.connections_closed(s.node)
-        return ready
-
-
-class ReplicationProtocol(Protocol):
-    name = "replication"
-    spec = PROTOCOL.spec_module
+class ReplicationPlugin(SimPlugin):
     declaration = PROTOCOL
     # every run that keeps its invariants ends with Jepsen's final phase, so the audit's `unseen`
     # (acknowledged sends no poll read) means lost, not "not read yet"
     final_phase_always = True
-    # targeted faults (``--faults all,kill-leader``): the victim is the partition leader the
-    # committed metadata names (Jepsen's nemesis targeting ``:primaries``)
-    nemeses = {
-        "kill-leader": "crash the partition leader (power loss: its unflushed tail is lost), down 0.2-3 s",
-        "isolate-leader": "cut the partition leader off from every other node for 0.3-2 s",
-        "isolate-followers": "cut the partition leader off from the other brokers (not from the controllers) "
-                             "for 0.7-3 s: the ISR shrinks to the leader",
-        "isolate-follower": "cut one follower off from the partition leader only for 0.7-3 s: it leaves the ISR",
-        "isr-join-race": "arm; the next time the partition leader asks to add a replica to the ISR, cut that "
-                         "replica off from it for 0.7-3 s (the fetch answer that let it join is lost), and once "
-                         "the controller commits the larger ISR, cut the leader off from every node for 1-3 s "
-                         "(it is fenced and the new member may be elected): KAFKA-7128's window",
-        "isolate-on-isr-shrink": "arm; the next time the partition leader applies a committed ISR shrink (its HW "
-                                 "may jump and acknowledge waiting produces), cut it off from every node for "
-                                 "1-3 s before any follower learns that HW",
-        "stale-fetch": "a follower's fetch on the wire to the partition leader is held back; the follower loses "
-                       "its disk, restarts empty at once and is cut off from the leader for 1-3 s; the held "
-                       "fetch of its previous incarnation arrives just after the cut heals (KIP-903)",
-    }
-
-    def drop_is_spec_step(self, sim: Simulator, msg: Any) -> bool:
-        """A lost spec message is the spec's ``DropMessage`` (enabled by ``NetworkFaults``, which
-        trace conformance sets; the model-checking sizes keep Kafka's TCP connections lossless);
-        a lost heartbeat is not a spec message.  Under the metadata quorum, a lost AlterPartition
-        request that the broker's channel still holds (and will resend), or that a controller
-        took and answers at commit, stays in flight."""
-        if self.mq is not None and isinstance(msg, AlterPartitionRequest):
-            return not self.mq.alter_in_flight(msg)
-        return isinstance(msg, SPEC_MESSAGES)
+    world: PartitionWorld
+    controller: Controller   # the committed metadata (the world's, set by build)
 
     def __init__(self, brokers: int = 3, config: ReplicationConfig | None = None, processes: int = 4,
                  metadata_quorum: bool = True) -> None:
         """``metadata_quorum``: the controllers are three KRaft voters and brokers fetch the
-        committed metadata log from them (``kraft.controller.quorum``); False: one controller
-        whose committed log brokers read directly (the spec's abstraction, node 0)."""
+        committed metadata log from them (``StackedWorld``); False: one controller whose committed
+        log brokers read directly (the spec's abstraction, node 0: ``ReplicationWorld``)."""
         self.metadata_quorum = metadata_quorum
-        self.mq: MetadataQuorum | None = None
         if brokers < 1:
             raise ValueError("need at least one broker")
         self.ids = tuple(range(1, brokers + 1))
@@ -188,37 +124,26 @@ class ReplicationProtocol(Protocol):
         self._shrink_seen: tuple[int, int, frozenset[int]] | None = None
         # stale-fetch: the network ids of the fetches it holds back (never held twice)
         self._held: set[int] = set()
+        self.brokers: dict[int, Broker] = {}   # the world's brokers (set by build)
 
     # -- setup -------------------------------------------------------------------------------
-    def setup(self, sim: Simulator) -> None:
-        self.network = sim.network
-        self.fs = {b: MemoryFS() for b in self.ids}
-        self.ghost = Ghost()
+    def build(self, sim: Sim) -> PartitionWorld:
+        world: PartitionWorld
         if self.metadata_quorum:
-            self.mq = MetadataQuorum(self.ids, self.config, sim.rng, sim.now)
-            # the committed metadata log (a ghost of what the quorum committed): the spec's
-            # controller variables are projected from it
-            self.controller = self.mq.view
-            self.fetchers = {b: self.mq.fetcher(b, sim.now) for b in self.ids}
-            self.brokers = {b: Broker(b, self.ids, self.config, self.fs[b], self.fetchers[b].visible, now=sim.now)
-                            for b in self.ids}
-            self.broker_nodes = {b: BrokerNode(self.brokers[b], self.fetchers[b], self.mq, self.ghost)
-                                 for b in self.ids}
-            for br in self.brokers.values():
-                br.stops_on_its_own = False   # it stops when the controller's fencing commits
-            self.mq.broker_step = self._broker_half
-            net = sim.network
-            self.mq.on_network = lambda key: any(
-                isinstance(m, AlterPartitionRequest) and attrs.evolve(m, dest=CONTROLLER) == key
-                for m in net.pending.values())
-            self._routed = {n: _Routed(self, n) for n in (*self.mq.ids, *self.ids)}
-            return
-        self.controller = Controller(self.ids, self.config, now=sim.now)
-        self.brokers = {b: Broker(b, self.ids, self.config, self.fs[b], self.controller.records, now=sim.now)
-                        for b in self.ids}
-        self._routed = {n: _Routed(self, n) for n in (CONTROLLER, *self.ids)}
+            world = StackedWorld(len(self.ids), self.config, sim.rng, now=sim.now)
+        else:
+            world = ReplicationWorld(len(self.ids), self.config, now=sim.now)
+        world.net = sim.network
+        world.on_clean_stop = lambda b: self._connections_closed(sim, b)
+        self.brokers, self.controller = world.brokers, world.controller
+        return world
 
-    def connections_closed(self, b: int) -> None:
+    @property
+    def mq(self) -> MetadataQuorum | None:
+        """The metadata quorum (None without it)."""
+        return self.world.mq if isinstance(self.world, StackedWorld) else None
+
+    def _connections_closed(self, sim: Sim, b: int) -> None:
         """Broker ``b`` stopped cleanly (CleanShutdown, in the step being taken): its connections
         close.  What was in flight to it is lost, as the spec's stop drops every message to b
         (``DropTo``), and so are its heartbeats: Kafka's BrokerLifecycleManager sends one
@@ -227,33 +152,7 @@ class ReplicationProtocol(Protocol):
         stopped broker reaches the controller afterwards (a delayed or duplicated one that did not
         ask to shut down would unfence it: BrokerHeartbeatManager.calculateNextBrokerState).  Its
         other requests may still arrive (the spec's stop may keep them, ``LostFrom``)."""
-        pending = self.network.pending
-        for k in [k for k, m in pending.items()
-                  if m.dest == b or (m.source == b and isinstance(m, BrokerHeartbeatRequest))]:
-            pending.pop(k)
-
-    def _broker_half(self, b: int, incarnation: int, now: int) -> Ready:
-        """The broker half of a controller operation that just committed: a registration starts
-        its broker (RestartBroker), a fencing after a controlled shutdown stops it (CleanShutdown)."""
-        bn = self.broker_nodes[b]
-        return bn.stop(now) if incarnation == STOP else bn.start(incarnation, now)
-
-    def node_ids(self) -> list[int]:
-        if self.mq is not None:
-            return [*self.mq.ids, *self.ids]
-        return [CONTROLLER, *self.ids]
-
-    def node(self, node_id: int) -> Any:
-        return self._routed[node_id]
-
-    def next_wakeup(self, node_id: int) -> int | None:
-        if self.mq is not None:
-            if node_id in self.mq.nodes:
-                return self.mq.nodes[node_id].next_deadline()
-            return self.broker_nodes[node_id].next_deadline()
-        if node_id == CONTROLLER:
-            return self.controller.next_deadline()
-        return self.brokers[node_id].next_deadline()
+        self._forget(sim, lambda m: m.dest == b or (m.source == b and isinstance(m, BrokerHeartbeatRequest)))
 
     def constants(self) -> dict[str, Any]:
         c: dict[str, Any] = {"Brokers": list(self.ids), "MinIsr": self.config.min_insync_replicas}
@@ -261,21 +160,32 @@ class ReplicationProtocol(Protocol):
             c[v] = getattr(self.config, v)
         return c
 
-    def encode_arg(self, value: Any) -> Any:
+    def encode(self, value: Any) -> Any:
         if isinstance(value, list):
             # ``then``: further spec steps of one Ready (several metadata operations can commit at
             # once), each a dict of arguments
-            return [{k: self.encode_arg(v) for k, v in x.items()} if isinstance(x, dict) else self.encode_arg(x)
+            return [{k: self.encode(v) for k, v in x.items()} if isinstance(x, dict) else self.encode(x)
                     for x in value]
         return to_spec(value) if hasattr(value, "mtype") else value
 
-    def after(self, sim: Simulator, node: Any, ready: Ready) -> None:
+    def drop_is_spec_step(self, sim: Sim, msg: Any) -> bool:
+        """A lost spec message is the spec's ``DropMessage`` (enabled by ``NetworkFaults``, which
+        trace conformance sets; the model-checking sizes keep Kafka's TCP connections lossless);
+        a lost heartbeat is not a spec message.  Under the metadata quorum, a lost AlterPartition
+        request that the broker's channel still holds (and will resend), or that a controller
+        took and answers at commit, stays in flight."""
+        if self.mq is not None and isinstance(msg, AlterPartitionRequest):
+            return not self.mq.alter_in_flight(msg)
+        return isinstance(msg, SPEC_MESSAGES)
+
+    # -- stepping ----------------------------------------------------------------------------
+    def observe(self, sim: Sim, node: Any, ready: Ready) -> None:
         for s in ready.steps:
             if s.action == CLEAN_SHUTDOWN:
                 # the broker stopped after its controlled shutdown: it is down until a clean
                 # restart (under the metadata quorum it stops in a controller's step)
                 sim.down.add(s.node)
-                sim.clock.schedule(sim.now + sim.rng.randint(300, 2000), "restart", (s.node, False))
+                sim.restart_later(s.node, sim.now + sim.rng.randint(300, 2000))
         if self.mq is not None and node in self.mq.nodes:
             for b in self.ids:
                 sim.reschedule(b)  # a committed registration may have started a broker
@@ -293,7 +203,7 @@ class ReplicationProtocol(Protocol):
         if self._shrink_armed:
             self._isolate_on_isr_shrink(sim, node)
 
-    def _isolate_on_isr_shrink(self, sim: Simulator, node: Any) -> None:
+    def _isolate_on_isr_shrink(self, sim: Sim, node: Any) -> None:
         """The ``isolate-on-isr-shrink`` nemesis after a step of ``node``: if it is the leader and
         its committed ISR just lost a member, isolate it."""
         br = self.brokers.get(node)
@@ -302,10 +212,10 @@ class ReplicationProtocol(Protocol):
         seen, self._shrink_seen = self._shrink_seen, (node, br.local_leader_epoch, br.local_isr)
         if seen is not None and seen[:2] == (node, br.local_leader_epoch) and br.local_isr < seen[2]:
             self._shrink_armed, self._shrink_seen = False, None
-            sim._count("isolate-on-isr-shrink")
-            sim.isolate(node, self.node_ids(), sim.rng.randint(1000, 3000))
+            sim.count("isolate-on-isr-shrink")
+            sim.isolate(node, self.world.node_ids(), sim.rng.randint(1000, 3000))
 
-    def _isr_join_race(self, sim: Simulator, node: Any) -> None:
+    def _isr_join_race(self, sim: Sim, node: Any) -> None:
         """The ``isr-join-race`` nemesis after a step of ``node``: strike an ISR expansion the
         leader just proposed, then isolate the leader once the controller committed it."""
         if sim.calm:
@@ -319,7 +229,7 @@ class ReplicationProtocol(Protocol):
             if not joiners:
                 return  # a shrink
             self._race_armed = False
-            sim._count("isr-join-race")
+            sim.count("isr-join-race")
             # the fetch answer that let the joiner in is in flight: the cut drops it at delivery
             sim.isolate(node, joiners, sim.rng.randint(700, 3000))
             self._race_watch = (node, br.local_leader_epoch, self.controller.partition.partitionEpoch, br.pending_isr)
@@ -330,12 +240,12 @@ class ReplicationProtocol(Protocol):
             self._race_watch = None
         elif p.partitionEpoch > partition_epoch and isr <= set(p.isr):
             self._race_watch = None
-            sim.isolate(lid, self.node_ids(), sim.rng.randint(1000, 3000))
+            sim.isolate(lid, self.world.node_ids(), sim.rng.randint(1000, 3000))
         elif not self.brokers[lid].alter_partition_in_flight:
             self._race_watch = None  # the controller refused it
 
     # -- clients -----------------------------------------------------------------------------
-    def _leader_guess(self, sim: Simulator) -> int | None:
+    def _leader_guess(self, sim: Sim) -> int | None:
         """The leader a client's metadata names: the view of the running broker with the newest
         leader epoch (a client asks any broker and, since KIP-320, never takes metadata with an
         older leader epoch than it has seen: ``Metadata.updateLatestMetadata``), if that leader
@@ -350,19 +260,22 @@ class ReplicationProtocol(Protocol):
                    and self.brokers[b].local_leader_epoch == epoch]
         return leaders[0] if len(leaders) == 1 else None
 
-    def client_op(self, sim: Simulator, kind: str) -> None:
+    def read(self, sim: Sim) -> None:
+        """A consumer polls the leader it finds (now and then a fresh consumer from offset 0)."""
+        process = 1000 + self.stats["polls"] % READERS
+        if sim.rng.random() < 0.15:
+            # a fresh consumer reading from the beginning (Jepsen's workload also starts new
+            # consumers): it re-reads old offsets, so an overwritten record shows up
+            process = self.next_reader
+            self.next_reader += 1
+        self._assign(sim, process)
+        self.stats["polls"] += 1
+        self._poll(sim, process, self._leader_guess(sim), POLL_RECORDS)
+
+    def write(self, sim: Sim) -> None:
+        """A producer sends one fresh value (acks -1, 1 or 0) to the broker it believes leads
+        (sometimes another)."""
         rec = sim.recorder
-        if kind == "read":
-            process = 1000 + self.stats["polls"] % READERS
-            if sim.rng.random() < 0.15:
-                # a fresh consumer reading from the beginning (Jepsen's workload also starts new
-                # consumers): it re-reads old offsets, so an overwritten record shows up
-                process = self.next_reader
-                self.next_reader += 1
-            self._assign(sim, process)
-            self.stats["polls"] += 1
-            self._poll(sim, process, self._leader_guess(sim), POLL_RECORDS)
-            return
         if not self.free_processes:
             self.stats["skipped_writes"] += 1
             return
@@ -383,7 +296,7 @@ class ReplicationProtocol(Protocol):
         ready = sim.step_node(target, Trigger(Broker.produce, {"acks": acks, "value": value}))
         r: ProduceResult = ready.reply
         if ready.steps:
-            self.ghost.next_value = value + 1
+            self.world.ghost.next_value = value + 1
         if r.error in (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS):
             self.stats["fail"] += 1
             if rec is not None:
@@ -401,14 +314,14 @@ class ReplicationProtocol(Protocol):
         sim.run_due(target)
         sim.reschedule(target)
 
-    def _assign(self, sim: Simulator, process: int) -> None:
+    def _assign(self, sim: Sim, process: int) -> None:
         if process not in self.assigned:
             self.assigned.add(process)
             if sim.recorder is not None:
                 sim.recorder.op(process, "invoke", "assign", None, [KEY], sim.now)
                 sim.recorder.op(process, "ok", "assign", None, [KEY], sim.now)
 
-    def _poll(self, sim: Simulator, process: int, lid: int | None, limit: int) -> int:
+    def _poll(self, sim: Sim, process: int, lid: int | None, limit: int) -> int:
         """One poll of ``process`` from broker ``lid``: up to ``limit`` records from its position
         below the leader's HW; returns how many it read.
 
@@ -436,12 +349,12 @@ class ReplicationProtocol(Protocol):
             sim.recorder.op(process, "ok", "poll", KEY, got, sim.now, node=lid, offset=asked, **extra)
         return len(got)
 
-    def settled(self, sim: Simulator) -> bool:
+    def settled(self, sim: Sim) -> bool:
         """The final phase may read: nothing down, every broker running and unfenced, in the ISR of
         the leader the committed metadata names (which leads in that epoch) with its whole log,
         and the leader's HW at its log end; no acks=all produce waiting (Jepsen waits a fixed
         time; stopping once this holds only saves events, the reads see the same records)."""
-        if sim.down or self.mq is not None and any(n.registering is not None for n in self.broker_nodes.values()):
+        if sim.down or self.mq is not None and any(n.registering is not None for n in self.world.broker_nodes.values()):
             return False
         p = self.controller.partition
         lid = p.leader
@@ -457,7 +370,7 @@ class ReplicationProtocol(Protocol):
                 return False
         return not self.pending
 
-    def final_reads(self, sim: Simulator) -> dict[str, Any]:
+    def final_reads(self, sim: Sim) -> dict[str, Any]:
         """Jepsen's final reads: after heal and quiesce, every consumer (the ones polling all run
         long, and a fresh one from offset 0) polls the leader until it reaches the leader's HW."""
         lid = self._leader_guess(sim)
@@ -475,7 +388,7 @@ class ReplicationProtocol(Protocol):
         hw = self.brokers[lid].high_watermark if lid is not None else None
         return {"leader": lid, "high_watermark": hw, "readers": readers, "polls": polls}
 
-    def _answer(self, sim: Simulator, r: ProduceResult) -> None:
+    def _answer(self, sim: Sim, r: ProduceResult) -> None:
         process = next((p for p, x in self.pending.items() if x.value == r.value), None)
         if process is None:
             return
@@ -489,7 +402,7 @@ class ReplicationProtocol(Protocol):
         else:
             self._info(sim, process, r.value, p.broker, r.error)
 
-    def _settle(self, sim: Simulator) -> None:
+    def _settle(self, sim: Sim) -> None:
         """acks=-1 produces whose leader crashed or lost leadership before answering: unknown."""
         for process in sorted(self.pending):
             p = self.pending[process]
@@ -499,7 +412,7 @@ class ReplicationProtocol(Protocol):
                 del self.pending[process]
                 self._info(sim, process, p.value, p.broker, "leader-lost")
 
-    def _info(self, sim: Simulator, process: int, value: Any, broker: int, why: str,
+    def _info(self, sim: Sim, process: int, value: Any, broker: int, why: str,
               offset: int | None = None) -> None:
         self.stats["info"] += 1
         if sim.recorder is not None:
@@ -508,52 +421,56 @@ class ReplicationProtocol(Protocol):
         self.free_processes.append(self.next_process)
         self.next_process += 1
 
-    def finish(self, sim: Simulator) -> None:
+    def finish(self, sim: Sim) -> None:
         self._settle(sim)
         for process in sorted(self.pending):
             p = self.pending.pop(process)
             self._info(sim, process, p.value, p.broker, "run-ended")
 
     # -- faults ------------------------------------------------------------------------------
-    def crash(self, sim: Simulator, node_id: int) -> None:
-        if self.mq is not None and node_id in self.ids:
+    def crash(self, sim: Sim, node_id: int) -> None:
+        mq = self.mq
+        if mq is not None and node_id in self.ids:
             # a broker loses power: nothing can reach it any more, and its own connections die with
             # it, except replica fetches it already sent: a dead machine sends no RST, so the
             # leader still reads and handles a FetchRequest that was on the wire (KIP-903's stale
             # fetch of a previous incarnation; the spec's UncleanShutdown may keep any message
             # the broker sent, LostFrom)
-            gone = [k for k, m in sim.network.pending.items()
-                    if m.dest == node_id or (m.source == node_id and not isinstance(m, FetchRequest))]
-            for k in gone:
-                sim.network.pending.pop(k)
-        elif self.mq is not None and node_id in self.mq.nodes:
+            self._forget(sim, lambda m: m.dest == node_id or (m.source == node_id and not isinstance(m, FetchRequest)))
+        elif mq is not None and node_id in mq.nodes:
             # a controller loses power: the same, and an AlterPartition answer it already sent
             # still arrives (the spec's messages keep it: only DropMessage loses a message)
-            gone = [k for k, m in sim.network.pending.items()
-                    if m.dest == node_id or (m.source == node_id and not isinstance(m, AlterPartitionResponse))]
-            for k in gone:
-                sim.network.pending.pop(k)
+            self._forget(sim, lambda m: m.dest == node_id
+                         or (m.source == node_id and not isinstance(m, AlterPartitionResponse)))
         else:
             sim.network.purge(node_id)  # its connections are reset
         if node_id == CONTROLLER:
             return
-        if self.mq is not None:
-            if node_id in self.mq.nodes:
+        if mq is not None:
+            if node_id in mq.nodes:
                 return  # a controller's state is frozen until it restarts (then its disk is crashed)
-            self.broker_nodes[node_id].crash(sim.now)
-        self.fs[node_id].crash(rng=sim.rng)
+            self.world.broker_nodes[node_id].crash(sim.now)
+        self.world.fs[node_id].crash(rng=sim.rng)
         sim.step_node(node_id, Trigger(Broker.unclean_shutdown))
 
-    def connections_reset(self, sim: Simulator, node_id: int) -> None:
+    @staticmethod
+    def _forget(sim: Sim, lost: Any) -> None:
+        """The network forgets every message in flight for which ``lost(message)`` holds."""
+        pending = sim.network.pending
+        for k in [k for k, m in pending.items() if lost(m)]:
+            pending.pop(k)
+
+    def connections_reset(self, sim: Sim, node_id: int) -> None:
         """:meth:`crash` already emptied the network of what the crash loses (the spec's
         UncleanShutdown takes those losses in its own step): purging again here removed, in a
         non-spec step, a fetch it had kept on the wire."""
 
-    def restart(self, sim: Simulator, node_id: int, disk_lost: bool) -> None:
+    def restart(self, sim: Sim, node_id: int, disk_lost: bool) -> None:
         if node_id == CONTROLLER:
             sim.step_node(node_id, Trigger(Controller.failover))
             return
-        if self.mq is not None and node_id in self.mq.nodes:
+        mq = self.mq
+        if mq is not None and node_id in mq.nodes:
             sim.step_node(node_id, Trigger(QuorumNode.restart))
             sim.run_due(node_id)
             return
@@ -561,69 +478,112 @@ class ReplicationProtocol(Protocol):
         if br.running:  # the broker stopped cleanly meanwhile? (not for crashes: they stop it)
             return
         if disk_lost:
-            self.fs[node_id].lose_disk(br.root)
-        if self.mq is not None:
+            self.world.fs[node_id].lose_disk(br.root)
+        if mq is not None:
             # the broker registers first; it starts when its registration commits
             sim.step_node(node_id, StartBroker(disk_lost))
             return
         sim.step_node(node_id, Trigger(Broker.restart_broker_with_disk_loss if disk_lost else Broker.restart_broker))
         sim.run_due(node_id)
 
-    def can_lose_disk(self, sim: Simulator, node_id: int) -> bool:
+    def can_lose_disk(self, sim: Sim, node_id: int) -> bool:
         return node_id != CONTROLLER and (self.mq is None or node_id not in self.mq.nodes)
 
-    def resign(self, sim: Simulator, node_id: Any) -> None:
+    def resign(self, sim: Sim) -> None:
         """Controlled shutdown of a running broker; it stops once it leads nothing and comes back
         (clean restart) a little later."""
         up = [b for b in self.ids if b not in sim.down and self.brokers[b].running and not self.brokers[b].want_shutdown]
         if not up:
             return
         b = sim.rng.choice(up)
-        sim._count("controlled-shutdown")
+        sim.count("controlled-shutdown")
         sim.step_node(b, Trigger(Broker.request_shutdown))
         sim.run_due(b)
         sim.reschedule(b)
 
-    def nemesis(self, sim: Simulator, name: str) -> None:
-        """One strike of a targeted fault (``nemeses``) at the partition leader of the committed
-        metadata, if it is a running broker; no leader: no strike. The reactive ones
-        (``isr-join-race``, ``isolate-on-isr-shrink``) only arm here: they strike in
-        :meth:`after`, at the next step of a leader that does what they wait for."""
-        if name == "isr-join-race":
-            self._race_armed = self._race_watch is None  # it strikes at the next expansion (after())
-            return
-        if name == "isolate-on-isr-shrink":
-            self._shrink_armed = True  # it strikes at the next committed shrink (after())
-            return
+    # -- targeted faults (Jepsen's nemeses targeting ``:primaries``): the victim is the partition
+    # leader the committed metadata names, if it is a running broker (no leader: no strike)
+    def nemeses(self) -> Mapping[str, Nemesis]:
+        return {
+            "kill-leader": Nemesis(self._kill_leader, "crash the partition leader (power loss: its unflushed "
+                                                      "tail is lost), down 0.2-3 s"),
+            "isolate-leader": Nemesis(self._isolate_leader,
+                                      "cut the partition leader off from every other node for 0.3-2 s"),
+            "isolate-followers": Nemesis(self._isolate_followers,
+                                         "cut the partition leader off from the other brokers (not from the "
+                                         "controllers) for 0.7-3 s: the ISR shrinks to the leader"),
+            "isolate-follower": Nemesis(self._isolate_follower, "cut one follower off from the partition leader "
+                                                                "only for 0.7-3 s: it leaves the ISR"),
+            "isr-join-race": Nemesis(self._arm_isr_join_race,
+                                     "arm; the next time the partition leader asks to add a replica to the ISR, "
+                                     "cut that replica off from it for 0.7-3 s (the fetch answer that let it join "
+                                     "is lost), and once the controller commits the larger ISR, cut the leader off "
+                                     "from every node for 1-3 s (it is fenced and the new member may be elected): "
+                                     "KAFKA-7128's window"),
+            "isolate-on-isr-shrink": Nemesis(self._arm_isolate_on_isr_shrink,
+                                             "arm; the next time the partition leader applies a committed ISR "
+                                             "shrink (its HW may jump and acknowledge waiting produces), cut it "
+                                             "off from every node for 1-3 s before any follower learns that HW"),
+            "stale-fetch": Nemesis(self._stale_fetch,
+                                   "a follower's fetch on the wire to the partition leader is held back; the "
+                                   "follower loses its disk, restarts empty at once and is cut off from the "
+                                   "leader for 1-3 s; the held fetch of its previous incarnation arrives just "
+                                   "after the cut heals (KIP-903)"),
+        }
+
+    def _target(self, sim: Sim) -> int | None:
+        """The partition leader of the committed metadata, if it is a running broker."""
         lid = self.controller.partition.leader
         if lid not in self.ids or lid in sim.down or not self.brokers[lid].running:
-            return
-        if name == "stale-fetch":
-            self._stale_fetch(sim, lid)
-            return
-        sim._count(name)
-        if name == "kill-leader":
-            sim.crash(lid, sim.rng.randint(200, 3000))
-        elif name == "isolate-leader":
-            sim.isolate(lid, self.node_ids(), sim.rng.randint(300, 2000))
-        elif name == "isolate-followers":
-            sim.isolate(lid, self.ids, sim.rng.randint(700, 3000))
-        elif name == "isolate-follower":
-            sim.isolate(lid, [sim.rng.choice([b for b in self.ids if b != lid])], sim.rng.randint(700, 3000))
-        else:
-            raise ValueError(name)
+            return None
+        return lid
 
-    def _stale_fetch(self, sim: Simulator, lid: int) -> None:
-        """The ``stale-fetch`` nemesis: a fetch of a running follower on its way to leader ``lid``
-        stays on the wire (``Network.defer``) while its sender loses its disk and is cut off from
-        the leader; it arrives a few ms after the cut heals, from a broker epoch that is no more."""
+    def _kill_leader(self, sim: Sim) -> None:
+        lid = self._target(sim)
+        if lid is not None:
+            sim.count("kill-leader")
+            sim.crash(lid, sim.rng.randint(200, 3000))
+
+    def _isolate_leader(self, sim: Sim) -> None:
+        lid = self._target(sim)
+        if lid is not None:
+            sim.count("isolate-leader")
+            sim.isolate(lid, self.world.node_ids(), sim.rng.randint(300, 2000))
+
+    def _isolate_followers(self, sim: Sim) -> None:
+        lid = self._target(sim)
+        if lid is not None:
+            sim.count("isolate-followers")
+            sim.isolate(lid, self.ids, sim.rng.randint(700, 3000))
+
+    def _isolate_follower(self, sim: Sim) -> None:
+        lid = self._target(sim)
+        if lid is not None:
+            sim.count("isolate-follower")
+            sim.isolate(lid, [sim.rng.choice([b for b in self.ids if b != lid])], sim.rng.randint(700, 3000))
+
+    def _arm_isr_join_race(self, sim: Sim) -> None:
+        """It strikes at the next expansion (``_isr_join_race``, from ``observe``)."""
+        self._race_armed = self._race_watch is None
+
+    def _arm_isolate_on_isr_shrink(self, sim: Sim) -> None:
+        """It strikes at the next committed shrink (``_isolate_on_isr_shrink``, from ``observe``)."""
+        self._shrink_armed = True
+
+    def _stale_fetch(self, sim: Sim) -> None:
+        """The ``stale-fetch`` nemesis: a fetch of a running follower on its way to the leader stays
+        on the wire (``Network.defer``) while its sender loses its disk and is cut off from the
+        leader; it arrives a few ms after the cut heals, from a broker epoch that is no more."""
+        lid = self._target(sim)
+        if lid is None:
+            return
         pending = sim.network.pending
         held = sorted(k for k, m in pending.items() if isinstance(m, FetchRequest) and m.dest == lid
                       and m.source in self.ids and m.source not in sim.down and self.brokers[m.source].running
                       and k not in self._held)
         if not held:
             return
-        sim._count("stale-fetch")
+        sim.count("stale-fetch")
         mid = sim.rng.choice(held)
         f = pending[mid].source
         ms = sim.rng.randint(1000, 3000)
@@ -632,44 +592,36 @@ class ReplicationProtocol(Protocol):
         sim.lose_disk(f)
 
     # -- checking ----------------------------------------------------------------------------
-    def project(self, sim: Simulator) -> dict[str, Any]:
-        in_flight = sim.network.in_flight()
-        if self.mq is not None:
-            # AlterPartition requests a controller took and answers at commit are, for the
-            # spec, still in flight
-            in_flight += self.mq.awaiting_requests()
-            # and requests a broker's channel holds until answered
-            in_flight += [m for n in self.broker_nodes.values() for m in n.held()]
-        return to_json_state(project(View(self.controller, self.brokers, in_flight, self.ghost)))
+    def project(self, sim: Sim) -> dict[str, Any]:
+        return self.world.project(sim.network.in_flight())
 
-    def check(self, sim: Simulator, restarted: set[Any]) -> list[Violation]:
+    def check(self, sim: Sim) -> list[Violation]:
         self._settle(sim)
-        state = project(View(self.controller, self.brokers, [], self.ghost), with_messages=False,
-                        with_metadata=False)
-        state["MinIsr"] = self.config.min_insync_replicas
-        out = self.ghost.observe(self.brokers) + check_all(state)
-        if self.mq is not None:
-            out += self.mq.check(restarted, self.fetchers)
-        return out
+        return self.world.violations()
 
-    def describe(self, sim: Simulator) -> str:
+    def describe(self, sim: Sim) -> str:
         lines = [self.controller.describe()] + [self.brokers[b].describe() for b in self.ids]
         if self.mq is not None:
             lines += [("DOWN " if i in sim.down else "") + n.describe() for i, n in self.mq.nodes.items()]
         if sim.network.blocked:
             lines.append(f"blocked links: {sorted(sim.network.blocked)}")
-        lines.append(f"acked: {len(self.ghost.acked)} records")
+        lines.append(f"acked: {len(self.world.ghost.acked)} records")
         return "\n".join(lines)
 
-    def summary(self, sim: Simulator) -> dict[str, Any]:
+    def summary(self, sim: Sim) -> dict[str, Any]:
         p = self.controller.partition
         return {
             "brokers": len(self.ids),
             "leader_changes": self.leader_changes,
             "leader_epoch": p.leaderEpoch,
             "committed_offset": max((b.high_watermark for b in self.brokers.values()), default=0),
-            "acked": len(self.ghost.acked),
+            "acked": len(self.world.ghost.acked),
             "metadata_records": len(self.controller.records),
             "clients": dict(self.stats),
             **({"metadata_quorum": self.mq.summary()} if self.mq is not None else {}),
         }
+
+
+def make(brokers: int, variant: str | None) -> ReplicationPlugin:
+    """The plug-in ``kraft simulate --protocol replication --voters N --variant V`` runs (N brokers)."""
+    return ReplicationPlugin(brokers, ReplicationConfig().with_variant(variant))
