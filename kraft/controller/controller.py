@@ -11,7 +11,7 @@ spec's abstraction, the hand-stepped ``kraft.replication.world.ReplicationWorld`
 in-memory committed sequence; brokers read it (``kraft.replication.broker.Broker`` gets the same
 list) and learn leadership only by replaying it.
 
-With ``quorum=True`` (the simulator, ``kraft.controller.quorum``) the controller is one of the KRaft
+With ``quorum=True`` (the simulator, ``kraft.replication.stacked``) the controller is one of the KRaft
 voters: ``image`` is its in-memory state (the committed log plus its own uncommitted records, as
 ``QuorumController``'s timeline data structures), a handler's records form one batch that the
 driver takes (``take_batch``) and appends to ``__cluster_metadata`` through the quorum, and only

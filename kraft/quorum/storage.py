@@ -30,7 +30,7 @@ def _read_file(fs: Any, path: str) -> bytes | None:
 
 def batch_to_entry(batch: Any) -> Entry:
     """A data batch holds one record: a client value (decimal bytes) or, for the metadata quorum
-    under the replication simulator (``kraft.controller.quorum``), one controller operation's
+    under the replication simulator (``kraft.replication.stacked``), one controller operation's
     metadata records as a JSON array; that entry's value is the tuple of the records' JSON texts."""
     if batch.is_control:
         return Entry(batch.partition_leader_epoch, LEADER_CHANGE)

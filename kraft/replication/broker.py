@@ -111,7 +111,7 @@ class Broker(Node, declaration=PROTOCOL, actor="broker"):
         self.want_shutdown = False
         # after its controlled shutdown the broker stops by itself (the spec's CleanShutdown, the
         # controller's fencing joined by the driver); under the metadata quorum it waits for the
-        # controller's word instead (kraft.controller.quorum: Kafka's shouldShutDown heartbeat reply)
+        # controller's word instead (kraft.replication.stacked: Kafka's shouldShutDown heartbeat reply)
         self.stops_on_its_own = True
         self._reset_local(now)
         # start-up: the broker replays the metadata log committed so far (Init's replayedOffset)

@@ -37,7 +37,7 @@ ACTIONS = (
     Action("RestartBrokerWithDiskLoss", actor="broker", doc="as RestartBroker with an empty disk"),
     Action("RegisterStopped", args=("b",), actor="controller", handled=False,
            doc="a registration commits while its broker is stopped (NetworkFaults only; no node takes it: "
-               "the stacked world records it, kraft/controller/quorum.py BrokerNode.start)"),
+               "the stacked world records it, kraft/replication/stacked.py BrokerNode.start)"),
     Action("ReplayMetadata", actor="broker", doc="makeLeader / makeFollower"),
     Action("SendFetchRequest", actor="broker"),
     Action("HandleFetchRequest", FetchRequest, ("m",), actor="broker"),
@@ -148,7 +148,7 @@ VARIANTS = (
 )
 
 # the one action no node takes besides the network's: a registration committing while its broker
-# is stopped (recorded by kraft/controller/quorum.py BrokerNode.start)
+# is stopped (recorded by kraft/replication/stacked.py BrokerNode.start)
 REGISTER_STOPPED = "RegisterStopped"
 
 INVARIANTS = (

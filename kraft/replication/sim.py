@@ -39,7 +39,7 @@ import attrs
 
 from kraft.controller.controller import Controller
 from kraft.controller.image import UNFENCED
-from kraft.controller.quorum import MetadataQuorum, StartBroker
+from kraft.replication.stacked import MetadataQuorum, StartBroker
 from kraft.core.invariants import Violation
 from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, Trigger

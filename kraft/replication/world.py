@@ -7,7 +7,7 @@ ghost (``kraft.replication.invariants.Ghost``) and every invariant of the declar
   restart is a call, and every invariant is checked after every step.  The simulator plug-in
   (``kraft.replication.sim``) can step it too (``metadata_quorum=False``).
 * ``StackedWorld`` runs the controllers for real, the simulator's default: three KRaft voters
-  (``kraft.controller.quorum``) whose committed ``__cluster_metadata`` the brokers fetch.
+  (``kraft.replication.stacked``) whose committed ``__cluster_metadata`` the brokers fetch.
 
 Two worlds, not one with a mode: they have different nodes (node 0 against the voters 3000-3002
 and the brokers' channels to them) and finish a step differently (the spec's composite actions
@@ -24,7 +24,7 @@ import attrs
 
 from kraft.controller.controller import Controller
 from kraft.controller.image import FENCED
-from kraft.controller.quorum import BrokerNode, ControllerNode, MetadataFetcher, MetadataQuorum
+from kraft.replication.stacked import BrokerNode, ControllerNode, MetadataFetcher, MetadataQuorum
 from kraft.core.invariants import InvariantViolation, Violation
 from kraft.core.step import TICK, Ready, Trigger
 from kraft.core.world import World
@@ -378,7 +378,7 @@ class ReplicationWorld(PartitionWorld):
 
 
 class StackedWorld(PartitionWorld):
-    """The controllers on the KRaft quorum (``kraft.controller.quorum``): voters 3000-3002, each a
+    """The controllers on the KRaft quorum (``kraft.replication.stacked``): voters 3000-3002, each a
     ``ControllerNode``, and brokers 1..``brokers``, each a ``BrokerNode`` fetching the committed
     metadata.  The spec's controller variables are projected from the quorum's committed log
     (``mq.view``).  ``rng`` seeds the voters' election jitter."""

@@ -1,4 +1,4 @@
-"""The replication simulator's metadata goes through a real KRaft quorum (kraft/controller/quorum.py).
+"""The replication simulator's metadata goes through a real KRaft quorum (kraft/replication/stacked.py).
 
 Each test drives ``kraft simulate``'s replication plug-in (three controllers 3000-3002, brokers
 1-3) with the simulator's own clock and network, forcing the faults it needs by hand, and checks
@@ -14,7 +14,7 @@ import pytest
 
 from kraft.controller import codec
 from kraft.controller.image import MetadataImage
-from kraft.controller.quorum import CONTROLLER_IDS
+from kraft.replication.stacked import CONTROLLER_IDS
 from kraft.controller.records import (
     TOPIC_ID,
     FenceBrokerRecord,
