@@ -136,6 +136,7 @@ class Story:
         self.case: Case | None = None
         self.ended_at: int | None = None   # line of the command that ended in a violation
         self.quiet = False                 # a coarse command prints only its net changes
+        self.violation: InvariantViolation | None = None   # the one that ended the story
         self.steps = 0
         self._seen: dict[Any, dict[str, Any]] = {}
 
@@ -189,7 +190,7 @@ class Story:
         try:
             command(self, list(case.args))
         except InvariantViolation as exc:
-            self.ended_at = case.line
+            self.ended_at, self.violation = case.line, exc
             self.lines += violation_lines(exc.violations)
         except (ValueError, IndexError, KeyError) as exc:
             raise self.bad(f"bad arguments ({exc})") from None
@@ -198,7 +199,7 @@ class Story:
         return "\n".join(self.lines)
 
     def _begin(self, args: list[str]) -> None:
-        self.world, self.ended_at, self.steps = None, None, 0
+        self.world, self.ended_at, self.violation, self.steps = None, None, None, 0
         world = self.begin(args)
         world.observer = self.observe
         self.world = world

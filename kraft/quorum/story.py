@@ -45,7 +45,7 @@ import attrs
 from kraft.core.datadriven import Story, changes, show
 from kraft.core.node import Refused
 from kraft.core.step import Ready
-from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.config import QuorumConfig
 from kraft.quorum.messages import (
     FETCH_DIVERGING,
     FETCH_OK,

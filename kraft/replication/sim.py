@@ -152,7 +152,7 @@ class ReplicationPlugin(SimPlugin):
         stopped broker reaches the controller afterwards (a delayed or duplicated one that did not
         ask to shut down would unfence it: BrokerHeartbeatManager.calculateNextBrokerState).  Its
         other requests may still arrive (the spec's stop may keep them, ``LostFrom``)."""
-        self._forget(sim, lambda m: m.dest == b or (m.source == b and isinstance(m, BrokerHeartbeatRequest)))
+        sim.network.discard(lambda m: m.dest == b or (m.source == b and isinstance(m, BrokerHeartbeatRequest)))
 
     def constants(self) -> dict[str, Any]:
         c: dict[str, Any] = {"Brokers": list(self.ids), "MinIsr": self.config.min_insync_replicas}
@@ -436,12 +436,12 @@ class ReplicationPlugin(SimPlugin):
             # leader still reads and handles a FetchRequest that was on the wire (KIP-903's stale
             # fetch of a previous incarnation; the spec's UncleanShutdown may keep any message
             # the broker sent, LostFrom)
-            self._forget(sim, lambda m: m.dest == node_id or (m.source == node_id and not isinstance(m, FetchRequest)))
+            sim.network.discard(lambda m: m.dest == node_id or (m.source == node_id and not isinstance(m, FetchRequest)))
         elif mq is not None and node_id in mq.nodes:
             # a controller loses power: the same, and an AlterPartition answer it already sent
             # still arrives (the spec's messages keep it: only DropMessage loses a message)
-            self._forget(sim, lambda m: m.dest == node_id
-                         or (m.source == node_id and not isinstance(m, AlterPartitionResponse)))
+            sim.network.discard(lambda m: m.dest == node_id
+                                or (m.source == node_id and not isinstance(m, AlterPartitionResponse)))
         else:
             sim.network.purge(node_id)  # its connections are reset
         if node_id == CONTROLLER:
@@ -452,13 +452,6 @@ class ReplicationPlugin(SimPlugin):
             self.world.broker_nodes[node_id].crash(sim.now)
         self.world.fs[node_id].crash(rng=sim.rng)
         sim.step_node(node_id, Trigger(Broker.unclean_shutdown))
-
-    @staticmethod
-    def _forget(sim: Sim, lost: Any) -> None:
-        """The network forgets every message in flight for which ``lost(message)`` holds."""
-        pending = sim.network.pending
-        for k in [k for k, m in pending.items() if lost(m)]:
-            pending.pop(k)
 
     def connections_reset(self, sim: Sim, node_id: int) -> None:
         """:meth:`crash` already emptied the network of what the crash loses (the spec's

@@ -55,8 +55,7 @@ import attrs
 
 from kraft.controller.controller import Controller
 from kraft.controller.image import FENCED
-from kraft.core.datadriven import Case, Command, Story, changes
-from kraft.core.invariants import InvariantViolation
+from kraft.core.datadriven import Case, Story, changes
 from kraft.core.step import Ready
 from kraft.replication.broker import Broker, ProduceResult
 from kraft.replication.config import ReplicationConfig
@@ -147,7 +146,7 @@ def controller_text(c: Controller) -> str:
 class ReplicationStory(Story):
     """A replication story: ``brokers N [Variant ...] [min-isr=K]`` begins it.  ``render=False``
     keeps the steps and the checks but prints nothing but views (the Hypothesis machine renders
-    only its final run).  ``violation``: the invariant violation that ended the story, if any."""
+    only its final run)."""
 
     start = "brokers"
     usage = "brokers N [Variant ...] [min-isr=K]"
@@ -157,7 +156,6 @@ class ReplicationStory(Story):
     def __init__(self, render: bool = True) -> None:
         super().__init__()
         self.render = render
-        self.violation: InvariantViolation | None = None
 
     def begin(self, args: list[str]) -> ReplicationWorld:
         if not args or not args[0].isdigit() or int(args[0]) < 1:
@@ -171,7 +169,6 @@ class ReplicationStory(Story):
             else:
                 raise self.bad(f"unknown option {word!r}; variants: {', '.join(PROTOCOL.variant_names)}")
         world = ReplicationWorld(int(args[0]), cfg)
-        self.violation = None
         if self.render:
             self.lines += [controller_text(world.controller)] + [broker_text(world.brokers[b]) for b in world.ids]
         return world
@@ -484,24 +481,12 @@ def _metadata(s: ReplicationStory, args: list[str]) -> None:
         s.lines.append(f"{off} {rec!r}")
 
 
-def _keeping_violation(command: Callable[[ReplicationStory, list[str]], None]) -> Command:
-    """The command, keeping the violation that ends the story in ``story.violation`` (the shared
-    driver prints it and the Hypothesis machine raises it)."""
-    def run(s: Any, args: list[str]) -> None:
-        try:
-            command(s, args)
-        except InvariantViolation as exc:
-            s.violation = exc
-            raise
-    return run
-
-
-ReplicationStory.commands = {name: _keeping_violation(command) for name, command in {
+ReplicationStory.commands = {
     "produce": _produce, "complete": _complete, "fetch": _fetch, "send-fetch": _send_fetch,
     "deliver": _deliver, "drop": _drop, "stabilize": _stabilize, "replay": _replay, "unfence": _unfence,
     "fence": _fence, "crash": _crash, "restart": _restart, "shutdown": _shutdown, "tick": _tick,
     "advance": _advance, "run": _run, "settle": _settle, "status": _status, "log": _log, "metadata": _metadata,
-}.items()}
+}
 
 
 def run_script(path: str | Path, rewrite: bool = False) -> list[str]:

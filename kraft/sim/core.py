@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from kraft.core.invariants import InvariantViolation
-from kraft.core.plugin import Nemesis, SimPlugin
+from kraft.core.plugin import SimPlugin
 from kraft.core.step import TICK, Ready
 
 FAULT_NAMES: tuple[str, ...] = ("drop", "dup", "delay", "reorder", "partition", "crash", "disk-loss", "resign")
@@ -192,6 +192,12 @@ class Network:
         self.pending[self._next_id] = msg
         self.clock.schedule(at, "deliver", self._next_id)
         return self._next_id
+
+    def discard(self, lost: Callable[[Any], bool]) -> list[Any]:
+        """Forget every message in flight for which ``lost(message)`` holds (the connections it
+        travelled on closed); return them."""
+        gone = [k for k, m in self.pending.items() if lost(m)]
+        return [self.pending.pop(k) for k in gone]
 
     def purge(self, node: Any) -> list[Any]:
         """Forget every in-flight message from or to ``node`` (its connections were reset)."""
