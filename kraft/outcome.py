@@ -12,6 +12,12 @@ it without pulling in a checker.
                             error, unreadable file)
   3          inconclusive   ran but cannot say: an ``unknown`` verdict, a time or memory budget
                             reached, nothing checkable found
+  130        (none)         interrupted (SIGINT, Ctrl-C): stopped before it could decide
+  143        (none)         terminated (SIGTERM): the same, for a signal from outside
+
+130 and 143 (the shell's 128 + signal number) are not verdicts: a command stopped by a signal
+writes no document (kraft/interrupt.py says how it stops, its children with it, and why no JSON it
+leaves can be read as a finished run).
 
 Every JSON document a command writes starts with the same four fields, in this order, then the
 command's own fields::
@@ -30,6 +36,8 @@ __all__ = [
     "EXIT_VIOLATION",
     "EXIT_ERROR",
     "EXIT_INCONCLUSIVE",
+    "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
     "HEADER_FIELDS",
     "Verdict",
     "header",
@@ -43,6 +51,8 @@ EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_ERROR = 2
 EXIT_INCONCLUSIVE = 3
+EXIT_INTERRUPTED = 130  # SIGINT
+EXIT_TERMINATED = 143  # SIGTERM
 
 HEADER_FIELDS = ("command", "verdict", "summary", "exit_code")
 
