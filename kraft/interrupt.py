@@ -296,6 +296,8 @@ def write_document(path: str | os.PathLike, text: str) -> None:
 
 def clear_documents(*paths: str | os.PathLike) -> None:
     """Remove the documents an earlier run left where this run will write its own, so none is
-    taken for this run's result until this run has written it."""
+    taken for this run's result until this run has written it. A document that cannot be removed
+    cannot be replaced either: the command's own write reports that."""
     for p in paths:
-        Path(p).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            Path(p).unlink()
