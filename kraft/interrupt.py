@@ -1,4 +1,4 @@
-"""How a ``kraft`` command stops when it is interrupted, and how it writes its documents.
+"""How a ``kraft`` command stops when it is interrupted: its exit code, its message, its children.
 
 Signals. Inside :func:`guard` (``kraft`` wraps every subcommand in it, and so do the packages'
 ``python -m`` entry points) SIGINT and SIGTERM end the command with ``EXIT_INTERRUPTED`` (130) or
@@ -15,12 +15,9 @@ process (the Spark gateway JVM, which is not in a group of its own: only it is s
 :func:`deferred` holds a signal back while such a process is being started, until it can be
 tracked.
 
-Documents. A command's JSON documents (the ones with the kraft/outcome.py header, and the audit's
-``results.json`` and ``malformed.json`` beside its ``summary.json``) are removed when its work
-starts (:func:`clear_documents`) and written whole once its verdict is known
-(:func:`write_document`: a temporary file in the same directory, then ``os.replace``), the header
-document last. An interrupted, killed or crashed run therefore leaves none: a document in OUT always
-belongs to a run that finished.
+Documents. A command's JSON documents are removed when its work starts and written whole once its
+verdict is known (kraft/outcome.py: ``clear_documents``, ``write_document``), so an interrupted run
+leaves none.
 """
 
 from __future__ import annotations
@@ -32,13 +29,12 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from kraft.outcome import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 __all__ = ["Interrupted", "guard", "run", "tracked", "adopt", "release", "stop", "deferred",
-           "stopping", "write_document", "clear_documents", "exit_code_of"]
+           "stopping", "exit_code_of"]
 
 GRACE = 5.0  # seconds a child gets to stop on its own before it is killed
 
@@ -279,25 +275,3 @@ def deferred() -> Iterator[None]:
     if _stopping and not _raised and (not main or _defer == 0):
         _raised = True
         raise Interrupted(_stopping)
-
-
-def write_document(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: a temporary file beside it, then
-    ``os.replace`` (the temporary file is removed if the write fails or is interrupted)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def clear_documents(*paths: str | os.PathLike) -> None:
-    """Remove the documents an earlier run left where this run will write its own, so none is
-    taken for this run's result until this run has written it. A document that cannot be removed
-    cannot be replaced either: the command's own write reports that."""
-    for p in paths:
-        with contextlib.suppress(OSError):
-            Path(p).unlink()

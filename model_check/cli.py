@@ -27,8 +27,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kraft.cliutil import json_flag, live_enabled, set_document
-from kraft.interrupt import clear_documents, write_document
-from kraft.outcome import EXIT_ERROR, Verdict, header, plural, worst_status
+from kraft.outcome import EXIT_ERROR, Verdict, clear_documents, header, plural, worst_status, write_document
 
 from .specs import Manifest, ManifestError, load_manifests, run_spec, spec_dir
 from .tlc import Progress, TLCError, TLCResult, TraceState, _cfg_properties

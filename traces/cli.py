@@ -22,8 +22,7 @@ from typing import Any
 import click
 
 from kraft.cliutil import LiveLine, json_flag, set_document
-from kraft.interrupt import clear_documents, write_document
-from kraft.outcome import EXIT_ERROR, Verdict, header, plural
+from kraft.outcome import EXIT_ERROR, Verdict, clear_documents, header, plural, write_document
 from traces.check import Options, TraceResult, check_paths, expand_inputs
 
 
