@@ -7,11 +7,14 @@ interrupted``), never a traceback. The first signal asks every child process thi
 stop (each with its own signal: SIGTERM for a JVM or a ``kraft`` child, SIGINT for pytest), refuses
 to start new ones, and raises :class:`Interrupted` in the main thread; the guard then waits up to a
 grace period for the children and kills what is left. A second signal kills the children at once.
+Whatever else is raised while the interrupt unwinds (a cleanup that talks to a stopped JVM) ends
+the command the same way.
 
 Children. :func:`run` starts a command in its own session (so stopping its process group reaches
 everything it started) and waits for it; :func:`tracked` registers a process started elsewhere
 (TLC, which sets its own session up); :func:`adopt` registers one that lives as long as this
-process (the Spark gateway JVM, which is not in a group of its own: only it is signalled).
+process (the Spark gateway JVM, which is not in a group of its own: only it is signalled, after
+its jobs were cancelled, so that its shutdown reports no failed task).
 :func:`deferred` holds a signal back while such a process is being started, until it can be
 tracked.
 
@@ -23,6 +26,7 @@ leaves none.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -43,8 +47,9 @@ _WORD_OF = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 
 class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived (``signum`` says which). A KeyboardInterrupt, so code that already
-    treats Ctrl-C specially (click, pytest) treats SIGTERM the same way."""
+    """SIGINT or SIGTERM arrived (``signum`` says which). A KeyboardInterrupt, so libraries that
+    clean up after Ctrl-C do so for SIGTERM too (py4j closes the connection of a call it cut
+    short; without that the next call waits for the cut one to finish)."""
 
     def __init__(self, signum: int = signal.SIGINT) -> None:
         super().__init__(signum)
@@ -57,8 +62,10 @@ def exit_code_of(signum: int) -> int:
 
 
 class _Child:
-    def __init__(self, proc: subprocess.Popen, signum: int, group: bool, grace: float) -> None:
+    def __init__(self, proc: subprocess.Popen, signum: int, group: bool, grace: float,
+                 wind_down: Callable[[], Any] | None = None) -> None:
         self.proc, self.signum, self.group, self.grace = proc, signum, group, grace
+        self.wind_down = wind_down
 
     def send(self, signum: int) -> None:
         if self.proc.returncode is not None:
@@ -85,8 +92,11 @@ def stopping() -> bool:
 
 
 def _signal_children(signum: int | None = None) -> None:
+    """Send each child its stop signal (one with a wind-down waits for :func:`_finish`), or
+    ``signum`` to all."""
     for child in list(_children.values()):
-        child.send(signum or child.signum)
+        if signum or child.wind_down is None:
+            child.send(signum or child.signum)
 
 
 def _on_signal(signum: int, frame: Any) -> None:
@@ -114,6 +124,13 @@ def _arm() -> None:
     _armed = True
 
 
+def _unlogged_interrupt(record: logging.LogRecord) -> bool:
+    """A root-logger filter: no record of the interrupt itself (py4j logs a call cut short by
+    Ctrl-C with ``logging.exception``, a traceback on stderr)."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, Interrupted)
+
+
 def _quiet_threads(previous: Callable[[threading.ExceptHookArgs], Any]) -> Callable[[threading.ExceptHookArgs], Any]:
     """A thread that ends because the process is being interrupted (it tried to start a child) says
     nothing; any other thread's exception is reported as before."""
@@ -133,14 +150,19 @@ def guard(name: str | Callable[[], str]) -> Iterator[None]:
     read when the signal has come (``kraft`` knows the subcommand only once it has parsed it)."""
     _arm()
     threading.excepthook = _quiet_threads(threading.excepthook)
+    logging.getLogger().addFilter(_unlogged_interrupt)
     try:
         yield
-    except KeyboardInterrupt as exc:
-        signum = getattr(exc, "signum", None) or _stopping or signal.SIGINT
-    except SystemExit:
-        if not _stopping:  # the command's own exit
+    except Interrupted as exc:
+        signum = exc.signum
+    except KeyboardInterrupt:  # raised by a handler other than ours (pyspark's, while it starts)
+        signum = _stopping or signal.SIGINT
+    except BaseException:
+        if not _stopping:  # the command's own exit or failure
             raise
-        signum = _stopping  # it ended while the interrupt was being handled: still interrupted
+        # raised while the interrupt unwound (a cleanup talking to a JVM that was just stopped,
+        # an exit code computed from a killed child): a consequence of the interrupt
+        signum = _stopping
     else:
         if not _stopping:
             return
@@ -169,12 +191,28 @@ def _finish(signum: int) -> None:
         _stopping = signum
         _signal_children()
     children = list(_children.values())
+    for child in children:
+        if child.wind_down is not None:
+            _wind_down(child)
     deadline = time.monotonic() + max((c.grace for c in children), default=0.0)
     for child in children:
         _wait(child.proc, deadline - time.monotonic())
     for child in children:
         child.send(signal.SIGKILL)
         _wait(child.proc, 5.0)
+
+
+def _wind_down(child: _Child) -> None:
+    """Let the child end its work its own way (within its grace), then send its stop signal."""
+    worker = threading.Thread(target=_quietly, args=(child.wind_down,), daemon=True)
+    worker.start()
+    worker.join(child.grace)
+    child.send(child.signum)
+
+
+def _quietly(fn: Callable[[], Any]) -> None:
+    with contextlib.suppress(Exception):
+        fn()
 
 
 def _wait(proc: subprocess.Popen, seconds: float) -> bool:
@@ -248,11 +286,14 @@ def run(argv: Sequence[str], *, timeout: float | None = None, signum: int = sign
             return None
 
 
-def adopt(proc: subprocess.Popen, signum: int = signal.SIGTERM, grace: float = GRACE) -> None:
+def adopt(proc: subprocess.Popen, signum: int = signal.SIGTERM, grace: float = GRACE,
+          wind_down: Callable[[], Any] | None = None) -> None:
     """Track ``proc`` until :func:`release`: it is signalled alone (it shares this process's group).
-    Also takes SIGINT back from whoever replaced the handler while starting it (pyspark does)."""
-    _children[proc.pid] = _Child(proc, signum, False, grace)
-    if _stopping:  # the signal came while it was starting (deferred() raises it)
+    ``wind_down``, if given, is called first (in a thread, within the grace) once the interrupt
+    has unwound: a way to end its work that says less than a signal. Also takes SIGINT back from
+    whoever replaced the handler while starting it (pyspark does)."""
+    _children[proc.pid] = _Child(proc, signum, False, grace, wind_down)
+    if _stopping and wind_down is None:  # the signal came while it was starting (deferred() raises it)
         _children[proc.pid].send(signum)
     elif _armed:
         _arm()
