@@ -45,6 +45,7 @@ class LazyGroup(click.Group):
         target = COMMANDS.get(name)
         if target is None:
             return None
+        ctx.meta["kraft.command"] = name  # for the interrupt message, before the slow import
         module_name, attr = target.split(":")
         try:
             module = importlib.import_module(module_name)
@@ -55,7 +56,7 @@ class LazyGroup(click.Group):
         return getattr(module, attr)
 
     def invoke(self, ctx: click.Context) -> object:
-        with guard(lambda: f"kraft {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "kraft"):
+        with guard(lambda: " ".join(("kraft", ctx.meta.get("kraft.command", ""))).strip()):
             return super().invoke(ctx)
 
 
