@@ -15,6 +15,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from kraft import interrupt
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
@@ -191,12 +193,34 @@ def get_context(master: str | None = None, *, shuffle_partitions: int | None = N
     if not master.startswith("local"):
         conf = conf.set("spark.executor.memory", os.environ.get("KRAFT_SPARK_EXECUTOR_MEMORY", "1g"))
     try:
-        sc = SparkContext.getOrCreate(conf)
+        with interrupt.deferred():  # an interrupt waits until the JVM is up and can be stopped
+            sc = SparkContext.getOrCreate(conf)
+            _adopt_gateway(SparkContext)
     except Exception as exc:  # noqa: BLE001 - Py4J/JVM start errors come in many types
         raise SparkUnavailable(f"Spark could not start with master {master}: {exc}") from exc
     sc.setLogLevel("ERROR")
     _SC, _MASTER = sc, master
     return sc
+
+
+def _adopt_gateway(context_class: type) -> None:
+    """Stop the driver's JVM (pyspark's gateway process, which ignores SIGINT) when this process is
+    interrupted; Spark's shutdown hooks then stop its Python workers."""
+    proc = getattr(getattr(context_class, "_gateway", None), "proc", None)
+    if proc is not None:
+        interrupt.adopt(proc, wind_down=_cancel_jobs)
+
+
+def _cancel_jobs() -> None:
+    """End the context's jobs as a cancelled job ends (its tasks and their Python workers are
+    killed without an error report), so that the JVM's shutdown then finds nothing running."""
+    sc = _SC
+    if sc is None:
+        return
+    sc.cancelAllJobs()
+    deadline = time.monotonic() + 3.0
+    while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 _LOG4J = """\
