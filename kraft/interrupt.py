@@ -66,6 +66,13 @@ class _Child:
                  wind_down: Callable[[], Any] | None = None) -> None:
         self.proc, self.signum, self.group, self.grace = proc, signum, group, grace
         self.wind_down = wind_down
+        self.asked = False  # it was sent its stop signal (once is enough: pytest takes a second SIGINT badly)
+
+    def ask(self) -> None:
+        """Send the stop signal, once."""
+        if not self.asked:
+            self.asked = True
+            self.send(self.signum)
 
     def send(self, signum: int) -> None:
         if self.proc.returncode is not None:
@@ -95,8 +102,10 @@ def _signal_children(signum: int | None = None) -> None:
     """Send each child its stop signal (one with a wind-down waits for :func:`_finish`), or
     ``signum`` to all."""
     for child in list(_children.values()):
-        if signum or child.wind_down is None:
-            child.send(signum or child.signum)
+        if signum:
+            child.send(signum)
+        elif child.wind_down is None:
+            child.ask()
 
 
 def _on_signal(signum: int, frame: Any) -> None:
@@ -207,7 +216,7 @@ def _wind_down(child: _Child) -> None:
     worker = threading.Thread(target=_quietly, args=(child.wind_down,), daemon=True)
     worker.start()
     worker.join(child.grace)
-    child.send(child.signum)
+    child.ask()
 
 
 def _quietly(fn: Callable[[], Any]) -> None:
@@ -231,7 +240,7 @@ def _refuse_if_stopping() -> None:
 def _track(proc: subprocess.Popen, signum: int, group: bool, grace: float) -> None:
     _children[proc.pid] = _Child(proc, signum, group, grace)
     if _stopping:  # the signal came while it was being started
-        _children[proc.pid].send(signum)
+        _children[proc.pid].ask()
         raise Interrupted(_stopping)
 
 
@@ -245,7 +254,7 @@ def stop(proc: subprocess.Popen, signum: int = signal.SIGTERM, grace: float = GR
     """Stop ``proc`` (its whole process group unless ``group`` is false): ``signum``, up to
     ``grace`` seconds, then SIGKILL. Returns once it has exited."""
     child = _children.get(proc.pid) or _Child(proc, signum, group, grace)
-    child.send(child.signum)
+    child.ask()
     if not _wait(proc, child.grace):
         child.send(signal.SIGKILL)
         proc.wait()
@@ -294,7 +303,7 @@ def adopt(proc: subprocess.Popen, signum: int = signal.SIGTERM, grace: float = G
     whoever replaced the handler while starting it (pyspark does)."""
     _children[proc.pid] = _Child(proc, signum, False, grace, wind_down)
     if _stopping and wind_down is None:  # the signal came while it was starting (deferred() raises it)
-        _children[proc.pid].send(signum)
+        _children[proc.pid].ask()
     elif _armed:
         _arm()
 
