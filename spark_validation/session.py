@@ -82,10 +82,14 @@ def train_cds() -> str | None:
             "sc.parallelize(range(6), 6).mapPartitions(lambda it: [sum(1 for _ in it)]).collect()\n"
             "session.stop_session()\n")
     env = {**os.environ, "KRAFT_SPARK_CDS_TRAIN": tmp}
-    try:
-        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    try:  # its own session: an interrupt stops it and the JVM it starts
+        exit_code = interrupt.run([sys.executable, "-c", code], env=env, timeout=600,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError as exc:
         print(f"kraft: no Spark class archive: {exc}", file=sys.stderr)
+        return None
+    if exit_code is None:
+        print("kraft: no Spark class archive: the training run took more than 600 s", file=sys.stderr)
         return None
     size = -1
     for _ in range(100):  # the JVM may still be writing it as the Python side returns
@@ -272,4 +276,5 @@ def _main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+    with interrupt.guard("python -m spark_validation.session"):
+        sys.exit(_main(sys.argv[1:]))
