@@ -33,12 +33,12 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 from kraft.outcome import EXIT_INTERRUPTED, EXIT_TERMINATED
 
-__all__ = ["Interrupted", "guard", "run", "tracked", "adopt", "release", "stop", "deferred",
-           "stopping", "exit_code_of"]
+__all__ = ["Interrupted", "guard", "run", "tracked", "adopt", "release", "stop", "deferred", "exit_code_of"]
 
 GRACE = 5.0  # seconds a child gets to stop on its own before it is killed
 
@@ -93,11 +93,6 @@ _defer = 0  # depth of deferred() in the main thread
 _armed = False  # our handlers are installed (inside guard)
 
 
-def stopping() -> bool:
-    """Whether this process is being interrupted."""
-    return bool(_stopping)
-
-
 def _signal_children(signum: int | None = None) -> None:
     """Send each child its stop signal (one with a wind-down waits for :func:`_finish`), or
     ``signum`` to all."""
@@ -108,16 +103,26 @@ def _signal_children(signum: int | None = None) -> None:
             child.ask()
 
 
+def _begin(signum: int) -> None:
+    """The interrupt has come: nothing more is logged or warned (libraries report what it cuts
+    short: py4j logs the calls and connections it broke with their tracebacks, pyspark warns of a
+    JVM it could not stop cleanly), and the children are asked to stop."""
+    global _stopping
+    _stopping = signum
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter("ignore")
+    _signal_children()
+
+
 def _on_signal(signum: int, frame: Any) -> None:
-    global _stopping, _raised
+    global _raised
     if _stopping:  # a second signal: no more grace
         _signal_children(signal.SIGKILL)
         if not _raised:
             _raised = True
             raise Interrupted(_stopping)
         return
-    _stopping = signum
-    _signal_children()
+    _begin(signum)
     if _defer:
         return
     _raised = True
@@ -131,13 +136,6 @@ def _arm() -> None:
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
     _armed = True
-
-
-def _unlogged_interrupt(record: logging.LogRecord) -> bool:
-    """A root-logger filter: no record of the interrupt itself (py4j logs a call cut short by
-    Ctrl-C with ``logging.exception``, a traceback on stderr)."""
-    exc = record.exc_info[1] if record.exc_info else None
-    return not isinstance(exc, Interrupted)
 
 
 def _quiet_threads(previous: Callable[[threading.ExceptHookArgs], Any]) -> Callable[[threading.ExceptHookArgs], Any]:
@@ -159,7 +157,6 @@ def guard(name: str | Callable[[], str]) -> Iterator[None]:
     read when the signal has come (``kraft`` knows the subcommand only once it has parsed it)."""
     _arm()
     threading.excepthook = _quiet_threads(threading.excepthook)
-    logging.getLogger().addFilter(_unlogged_interrupt)
     try:
         yield
     except Interrupted as exc:
@@ -194,11 +191,10 @@ def _isatty(stream: Any) -> bool:
 def _finish(signum: int) -> None:
     """Stop every tracked child: its stop signal (already sent by the handler, unless the
     interrupt came another way), the grace, then SIGKILL."""
-    global _stopping, _raised
+    global _raised
     _raised = True  # from here on a second signal only hurries the children
     if not _stopping:
-        _stopping = signum
-        _signal_children()
+        _begin(signum)
     children = list(_children.values())
     for child in children:
         if child.wind_down is not None:
