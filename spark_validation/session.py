@@ -212,12 +212,13 @@ def _adopt_gateway(context_class: type) -> None:
     interrupted; Spark's shutdown hooks then stop its Python workers."""
     proc = getattr(getattr(context_class, "_gateway", None), "proc", None)
     if proc is not None:
-        interrupt.adopt(proc, wind_down=_cancel_jobs)
+        interrupt.adopt(proc, grace=10.0, wind_down=_cancel_jobs)  # a stop takes seconds on a busy machine
 
 
 def _cancel_jobs() -> None:
     """End the context's jobs as a cancelled job ends (its tasks and their Python workers are
-    killed without an error report), so that the JVM's shutdown then finds nothing running."""
+    killed without an error report), then stop the context, so that the JVM's shutdown finds
+    nothing running (a shutdown under running tasks logs each as a crash)."""
     sc = _SC
     if sc is None:
         return
@@ -225,6 +226,7 @@ def _cancel_jobs() -> None:
     deadline = time.monotonic() + 3.0
     while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
         time.sleep(0.1)
+    stop_session()
 
 
 _LOG4J = """\
