@@ -30,7 +30,7 @@ them whole once its verdict is known (:func:`write_document`: a temporary file i
 directory, then ``os.replace``), the header document last. A document in OUT therefore always
 belongs to a run that finished; an interrupted, killed or crashed run leaves none (the audit's
 ``results.json`` and ``malformed.json``, read beside its ``summary.json``, follow the same rule, as
-do the simulator's per-run trace and history files).
+do the simulator's per-run trace and history files; docs/contracts.md section 10.1).
 """
 
 from __future__ import annotations
