@@ -27,6 +27,7 @@ def test(ctx: click.Context) -> None:
     """Run the test suite (arguments go to pytest; `-m slow` runs the exhaustive ones)."""
     root = Path(__file__).resolve().parents[2]
     # its own session, so Ctrl-C reaches it once, through kraft (SIGINT: pytest ends its run and
-    # reports it); pytest's exit 2 of its own interruption stays an error
-    code = interrupt.run([sys.executable, "-m", "pytest", *ctx.args], signum=signal.SIGINT, cwd=root)
+    # reports it, which can take seconds on a busy machine); pytest's exit 2 of its own
+    # interruption stays an error
+    code = interrupt.run([sys.executable, "-m", "pytest", *ctx.args], signum=signal.SIGINT, grace=15.0, cwd=root)
     sys.exit(PYTEST_TO_KRAFT.get(code, EXIT_ERROR))
