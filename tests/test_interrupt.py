@@ -199,8 +199,8 @@ def test_conform_stops_the_tlc_runs_of_its_worker_threads(started, tmp_path):
 
 
 def _register_histories(d: Path, n: int, ops: int) -> None:
-    """Register histories of six clients, each op taking effect inside its interval: seconds of
-    linearizability search each."""
+    """Register histories of six clients with overlapping operations: seconds of linearizability
+    search each (whatever the verdict; the run is interrupted long before)."""
     rng = random.Random(7)
     d.mkdir(parents=True)
     for h in range(n):
