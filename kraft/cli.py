@@ -8,6 +8,8 @@ Exit codes shared by every subcommand (defined once, in kraft/outcome.py):
   1  ran and found a violation (counterexample, rejected trace, anomaly)
   2  usage error, bad input, or a tool failure (missing java, TLA+ parse error, ...)
   3  inconclusive: an `unknown` verdict, a time or memory budget reached, nothing checkable found
+130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): "kraft CMD: interrupted" on stderr,
+     every child process stopped, no document written (kraft/interrupt.py)
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 
 import click
 
+from kraft.interrupt import guard
 from kraft.outcome import EXIT_ERROR
 
 # name -> "module:attribute" of a click.Command
@@ -42,6 +45,7 @@ class LazyGroup(click.Group):
         target = COMMANDS.get(name)
         if target is None:
             return None
+        ctx.meta["kraft.command"] = name  # for the interrupt message, before the slow import
         module_name, attr = target.split(":")
         try:
             module = importlib.import_module(module_name)
@@ -50,6 +54,10 @@ class LazyGroup(click.Group):
                 return _unavailable(name, f"module {module_name} is not part of this build yet")
             raise
         return getattr(module, attr)
+
+    def invoke(self, ctx: click.Context) -> object:
+        with guard(lambda: " ".join(("kraft", ctx.meta.get("kraft.command", ""))).strip()):
+            return super().invoke(ctx)
 
 
 def _unavailable(name: str, why: str) -> click.Command:

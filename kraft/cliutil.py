@@ -5,7 +5,8 @@ but its human output is switched off and stdout carries exactly one thing, the c
 document (the one with the kraft/outcome.py header it writes under ``--out``). The command hands
 that document over with :func:`set_document` when it has built it. A command that stops before it
 has a document (a usage or input error, exit 2) prints a header-only document instead, so stdout
-is always one JSON object; the error message itself stays on stderr.
+is always one JSON object; the error message itself stays on stderr. An interrupted command
+(exit 130 or 143, kraft/interrupt.py) has no verdict and prints nothing on stdout.
 
 The live line (:class:`LiveLine`): progress of a long run as one line on stderr, rewritten in
 place, shown only on a terminal and never under ``CI``: piped or logged output gets the summary

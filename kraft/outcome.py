@@ -12,24 +12,42 @@ it without pulling in a checker.
                             error, unreadable file)
   3          inconclusive   ran but cannot say: an ``unknown`` verdict, a time or memory budget
                             reached, nothing checkable found
+  130        (none)         interrupted (SIGINT, Ctrl-C): stopped before it could decide
+  143        (none)         terminated (SIGTERM): the same, for a signal from outside
+
+130 and 143 (the shell's 128 + signal number) are not verdicts: a command stopped by a signal
+writes no document (kraft/interrupt.py says how it stops, its children with it, and why no JSON it
+leaves can be read as a finished run).
 
 Every JSON document a command writes starts with the same four fields, in this order, then the
 command's own fields::
 
     {"command": "conform", "verdict": "clean", "summary": "4 traces, all accepted",
      "exit_code": 0, ...}
+
+A command removes its documents from OUT when its work starts (:func:`clear_documents`) and writes
+them whole once its verdict is known (:func:`write_document`: a temporary file in the same
+directory, then ``os.replace``), the header document last. A document in OUT therefore always
+belongs to a run that finished; an interrupted, killed or crashed run leaves none (the audit's
+``results.json`` and ``malformed.json``, read beside its ``summary.json``, follow the same rule, as
+do the simulator's per-run trace and history files; docs/contracts.md section 10.1).
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
-from typing import Any, Iterable, Mapping
+import os
+from pathlib import Path
+from typing import IO, Any, Iterable, Iterator, Mapping
 
 __all__ = [
     "EXIT_OK",
     "EXIT_VIOLATION",
     "EXIT_ERROR",
     "EXIT_INCONCLUSIVE",
+    "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
     "HEADER_FIELDS",
     "Verdict",
     "header",
@@ -37,12 +55,17 @@ __all__ = [
     "HeaderError",
     "worst_status",
     "plural",
+    "writing",
+    "write_document",
+    "clear_documents",
 ]
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_ERROR = 2
 EXIT_INCONCLUSIVE = 3
+EXIT_INTERRUPTED = 130  # SIGINT
+EXIT_TERMINATED = 143  # SIGTERM
 
 HEADER_FIELDS = ("command", "verdict", "summary", "exit_code")
 
@@ -138,3 +161,33 @@ def worst_status(statuses: Iterable[str], verdict_of: Mapping[str, Verdict],
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``plural(1, "trace") == "1 trace"``, ``plural(4, "trace") == "4 traces"``."""
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike) -> Iterator[IO[str]]:
+    """A text file to write ``path`` through, whole or not at all: it is a temporary file beside
+    ``path``, renamed over it when the block ends and removed if the block fails or is interrupted."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_document(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (:func:`writing`)."""
+    with writing(path) as fh:
+        fh.write(text)
+
+
+def clear_documents(*paths: str | os.PathLike) -> None:
+    """Remove the documents an earlier run left where this run will write its own, so none is
+    taken for this run's result before this run has written it. A document that cannot be removed
+    cannot be replaced either: the command's own write reports that."""
+    for p in paths:
+        with contextlib.suppress(OSError):
+            Path(p).unlink()

@@ -27,7 +27,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kraft.cliutil import json_flag, live_enabled, set_document
-from kraft.outcome import EXIT_ERROR, Verdict, header, plural, worst_status
+from kraft.outcome import EXIT_ERROR, Verdict, clear_documents, header, plural, worst_status, write_document
 
 from .specs import Manifest, ManifestError, load_manifests, run_spec, spec_dir
 from .tlc import Progress, TLCError, TLCResult, TraceState, _cfg_properties
@@ -258,6 +258,7 @@ def check(
                 continue
             runs.append(Run(m.name, sz, None, mode_of(sz), None))
 
+    clear_documents(Path(out_dir) / "check.json")  # written again once every run has finished
     for run in runs:
         if run.status == "skipped":
             continue
@@ -351,7 +352,7 @@ def check(
         out.mkdir(parents=True, exist_ok=True)
         doc = header("check", verdict, summary, {"runs": [r.to_json() for r in runs]})
         set_document(doc)
-        (out / "check.json").write_text(json.dumps(doc, indent=2) + "\n")
+        write_document(out / "check.json", json.dumps(doc, indent=2) + "\n")
         console.print(f"{summary}\nwrote {out / 'check.json'}", highlight=False, markup=False)
     except OSError as exc:
         err.print(f"kraft check: cannot write {out / 'check.json'}: {exc}", markup=False)

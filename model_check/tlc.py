@@ -30,6 +30,8 @@ from typing import Any, Callable, Iterable
 
 import attrs
 
+from kraft import interrupt
+
 from .values import ValueParseError, parse_value
 
 __all__ = [
@@ -731,21 +733,6 @@ def _child_setup() -> None:  # pragma: no cover - runs in the forked child
         pass
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-
-
 def run_tlc(
     tla_path: str | os.PathLike,
     cfg_path: str | os.PathLike,
@@ -864,18 +851,16 @@ def run_tlc(
             for line in proc.stderr:
                 err_lines.append(line)
 
-        threads = [threading.Thread(target=pump_out, daemon=True), threading.Thread(target=pump_err, daemon=True)]
-        for t in threads:
-            t.start()
         timed_out = False
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-        except BaseException:
-            _kill_group(proc)
-            raise
+        with interrupt.tracked(proc):  # an interrupt of this process stops TLC's group
+            threads = [threading.Thread(target=pump_out, daemon=True), threading.Thread(target=pump_err, daemon=True)]
+            for t in threads:
+                t.start()
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                interrupt.stop(proc)
         for t in threads:
             t.join(timeout=10)
         seconds = time.monotonic() - start

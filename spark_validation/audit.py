@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import attrs
 
-from kraft.outcome import Verdict, header, plural
+from kraft.outcome import Verdict, clear_documents, header, plural, write_document
 from spark_validation import elle, kafka_ref
 from spark_validation.records import Malformed, command_summaries, discover, ignored_files
 
@@ -225,6 +225,7 @@ def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
              f"{len(summaries)} kraft summary file(s), {len(ignored)} other file(s) ignored")
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
+    clear_documents(*(out / name for name in DOCUMENTS))  # written again when every history is decided
     ops_dir = out / "ops.parquet"
     reading_own = any(Path(t).resolve() == ops_dir.resolve() for t in tables)
     write_ops = (opts.write_ops or opts.store_kafka) and not reading_own
@@ -575,7 +576,7 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         traces = sorted(set(traces) | set(extra))
     if ops_out is not None and opts.store_kafka and (ops_out / KAFKA_ROWS).is_dir():
         manifest = {"v": 1, "ops_table": "ops.parquet", "ops_files": _parquet_listing(ops_out / "ops.parquet")}
-        _atomic_write(ops_out / KAFKA_ROWS_MANIFEST, json.dumps(manifest, indent=1))
+        write_document(ops_out / KAFKA_ROWS_MANIFEST, json.dumps(manifest, indent=1) + "\n")
     if traces and "metadata" in opts.checks:
         from spark_validation.metadata import check_traces_spark
 
@@ -795,7 +796,7 @@ def _store_kafka_rows(spark: Any, ops: Any, out: Path) -> None:
     parts = max(2, spark.sparkContext.defaultParallelism * 2)
     kafka_arrow.store(ops, str(out / KAFKA_ROWS), parts)
     manifest = {"v": 1, "ops_table": "ops.parquet", "ops_files": _parquet_listing(out / "ops.parquet")}
-    _atomic_write(out / KAFKA_ROWS_MANIFEST, json.dumps(manifest, indent=1))
+    write_document(out / KAFKA_ROWS_MANIFEST, json.dumps(manifest, indent=1) + "\n")
 
 
 def _stored_kafka_rows(tables: list[Path], histories: list[Path]) -> Path | None:
@@ -818,14 +819,16 @@ def _stored_kafka_rows(tables: list[Path], histories: list[Path]) -> Path | None
 # ---------------------------------------------------------------------------------------------
 
 
+DOCUMENTS = ("results.json", "malformed.json", "summary.json")  # summary.json, with the header, last
+
+
 def _write_outputs(report: AuditReport, out: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / "results.json", json.dumps(report.results, indent=1, default=str))
-    _atomic_write(out / "malformed.json", json.dumps(report.malformed, indent=1, default=str))
-    _atomic_write(out / "summary.json", json.dumps(report.document(), indent=1, default=str))
+    write_document(out / "results.json", json.dumps(report.results, indent=1, default=str) + "\n")
+    write_document(out / "malformed.json", json.dumps(report.malformed, indent=1, default=str) + "\n")
     res_tbl = pa.Table.from_pylist(
         [{"history": r["history"], "model": r["model"], "valid": str(r["valid"]).lower(), "ops": r["ops"],
           "seconds": float(r["seconds"]), "anomalies": json.dumps(r["anomalies"], default=str),
@@ -840,9 +843,4 @@ def _write_outputs(report: AuditReport, out: Path) -> None:
         schema=pa.schema([("history", pa.string()), ("kind", pa.string()), ("key", pa.string()),
                           ("evidence", pa.string())]))
     pq.write_table(an_tbl, out / "anomalies.parquet")
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_document(out / "summary.json", json.dumps(report.document(), indent=1, default=str) + "\n")

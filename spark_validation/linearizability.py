@@ -813,4 +813,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from kraft.interrupt import guard
+
+    with guard("python -m spark_validation.linearizability"):
+        raise SystemExit(main())

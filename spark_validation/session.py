@@ -15,6 +15,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from kraft import interrupt
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
@@ -80,10 +82,14 @@ def train_cds() -> str | None:
             "sc.parallelize(range(6), 6).mapPartitions(lambda it: [sum(1 for _ in it)]).collect()\n"
             "session.stop_session()\n")
     env = {**os.environ, "KRAFT_SPARK_CDS_TRAIN": tmp}
-    try:
-        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    try:  # its own session: an interrupt stops it and the JVM it starts
+        exit_code = interrupt.run([sys.executable, "-c", code], env=env, timeout=600,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError as exc:
         print(f"kraft: no Spark class archive: {exc}", file=sys.stderr)
+        return None
+    if exit_code is None:
+        print("kraft: no Spark class archive: the training run took more than 600 s", file=sys.stderr)
         return None
     size = -1
     for _ in range(100):  # the JVM may still be writing it as the Python side returns
@@ -191,12 +197,36 @@ def get_context(master: str | None = None, *, shuffle_partitions: int | None = N
     if not master.startswith("local"):
         conf = conf.set("spark.executor.memory", os.environ.get("KRAFT_SPARK_EXECUTOR_MEMORY", "1g"))
     try:
-        sc = SparkContext.getOrCreate(conf)
+        with interrupt.deferred():  # an interrupt waits until the JVM is up and can be stopped
+            sc = SparkContext.getOrCreate(conf)
+            _adopt_gateway(SparkContext)
     except Exception as exc:  # noqa: BLE001 - Py4J/JVM start errors come in many types
         raise SparkUnavailable(f"Spark could not start with master {master}: {exc}") from exc
     sc.setLogLevel("ERROR")
     _SC, _MASTER = sc, master
     return sc
+
+
+def _adopt_gateway(context_class: type) -> None:
+    """Stop the driver's JVM (pyspark's gateway process, which ignores SIGINT) when this process is
+    interrupted; Spark's shutdown hooks then stop its Python workers."""
+    proc = getattr(getattr(context_class, "_gateway", None), "proc", None)
+    if proc is not None:
+        interrupt.adopt(proc, grace=10.0, wind_down=_cancel_jobs)  # a stop takes seconds on a busy machine
+
+
+def _cancel_jobs() -> None:
+    """End the context's jobs as a cancelled job ends (its tasks and their Python workers are
+    killed without an error report), then stop the context, so that the JVM's shutdown finds
+    nothing running (a shutdown under running tasks logs each as a crash)."""
+    sc = _SC
+    if sc is None:
+        return
+    sc.cancelAllJobs()
+    deadline = time.monotonic() + 3.0
+    while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stop_session()
 
 
 _LOG4J = """\
@@ -248,4 +278,5 @@ def _main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+    with interrupt.guard("python -m spark_validation.session"):
+        sys.exit(_main(sys.argv[1:]))

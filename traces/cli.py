@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 from kraft.cliutil import LiveLine, json_flag, set_document
-from kraft.outcome import EXIT_ERROR, Verdict, header, plural
+from kraft.outcome import EXIT_ERROR, Verdict, clear_documents, header, plural, write_document
 from traces.check import Options, TraceResult, check_paths, expand_inputs
 
 
@@ -71,7 +71,7 @@ def write_doc(out: Path, totals: dict[str, Any], results: list[TraceResult]) -> 
     doc = header("conform", verdict, sentence,
                  {"v": 1, "kind": "conform", "totals": totals, "results": [r.as_dict() for r in results]})
     out.mkdir(parents=True, exist_ok=True)
-    (out / "conform.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    write_document(out / "conform.json", json.dumps(doc, indent=1, default=str) + "\n")
     set_document(doc)
     return verdict
 
@@ -176,6 +176,7 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
     except OSError as exc:
         click.echo(f"kraft conform: cannot create --out {exc.filename or out_dir}: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)
+    clear_documents(Path(out_dir) / "conform.json")  # written again once every trace is decided
     paths, ignored = expand_inputs(inputs)
     if ignored:
         shown = ", ".join(str(p) for p, _ in ignored[:3]) + (" ..." if len(ignored) > 3 else "")

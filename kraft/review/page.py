@@ -32,7 +32,7 @@ from typing import Any, Iterable
 
 import click
 
-from kraft.outcome import EXIT_ERROR, EXIT_OK, HeaderError, Verdict, plural, read_header
+from kraft.outcome import EXIT_ERROR, EXIT_OK, HeaderError, Verdict, plural, read_header, write_document
 
 from . import msc
 from .timeline import ops_from_history, timeline_svg
@@ -647,7 +647,7 @@ def write_report(out: Path) -> Path:
     """Write ``out/report.html`` from the documents under ``out`` (used by ``kraft review``)."""
     found = collect(out)
     path = out / "report.html"
-    path.write_text(build_page(found), encoding="utf-8")
+    write_document(path, build_page(found))
     return path
 
 
@@ -670,7 +670,7 @@ def report(results_dir: str) -> None:
         sys.exit(EXIT_ERROR)
     page = out / "report.html"
     try:
-        page.write_text(build_page(found), encoding="utf-8")
+        write_document(page, build_page(found))
     except OSError as exc:
         click.echo(f"kraft report: cannot write {page}: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)

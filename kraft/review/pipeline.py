@@ -29,9 +29,11 @@ from pathlib import Path
 import attrs
 import click
 
+from kraft import interrupt
 from kraft.cli import COMMANDS
 from kraft.cliutil import json_flag, set_document
-from kraft.outcome import HeaderError, Verdict, header, plural, read_header, worst_status
+from kraft.outcome import (HeaderError, Verdict, clear_documents, header, plural, read_header, worst_status,
+                           write_document)
 
 from .page import write_report
 
@@ -179,13 +181,9 @@ def run_stage(stage: Stage, out: Path, timeout: float | None) -> StageResult:
     argv = [sys.executable, *_launcher(), *stage.argv]
     click.echo(f"== {stage.name}: {stage.what}\n   $ kraft {' '.join(stage.argv)}")
     start = time.monotonic()
-    with log_path.open("w") as log:
-        try:
-            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=timeout,
-                                  env={**os.environ, "PYTHONUNBUFFERED": "1"})
-            code: int | None = proc.returncode
-        except subprocess.TimeoutExpired:
-            code = None
+    with log_path.open("w") as log:  # the stage in its own session: stopped whole at the timeout or an interrupt
+        code = interrupt.run(argv, timeout=timeout, stdout=log, stderr=subprocess.STDOUT,
+                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     seconds = time.monotonic() - start
     status, detail = judge(stage, code, json_path, log_path.read_text(errors="replace"), timeout)
     click.echo(f"   -> {status} in {seconds:.1f}s  {detail}")
@@ -224,12 +222,13 @@ def review(out_dir: str, seeds: int, steps: int, protocols: tuple[str, ...], sta
     Exit code: the worst stage's (1 a violation, 2 an error, 3 inconclusive), else 0."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    clear_documents(out / "summary.json")  # written again after the last stage
     results = [run_stage(s, out, stage_timeout) for s in _stages(out, seeds, steps, protocols, zoo_budget)]
     verdict, sentence = review_verdict(results)
     summary = header("review", verdict, sentence,
                      {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                       "stages": [attrs.asdict(r) for r in results]})
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_document(out / "summary.json", json.dumps(summary, indent=2))
     set_document(summary)
     page = write_report(out)
     click.echo("\nSummary")

@@ -38,7 +38,6 @@ import importlib
 import importlib.util
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -49,8 +48,9 @@ from typing import Any, Callable, Iterable
 import attrs
 import click
 
+from kraft import interrupt
 from kraft.core.declaration import Protocol, Variant, declarations
-from kraft.outcome import EXIT_ERROR, Verdict, header, plural
+from kraft.outcome import EXIT_ERROR, Verdict, clear_documents, header, plural, write_document
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -242,47 +242,19 @@ def _launcher() -> list[str]:
     return [sys.executable, "-m", "kraft.cli"]
 
 
-_ACTIVE: set[subprocess.Popen] = set()  # running children, stopped if the zoo itself is stopped
-
-
-def _on_terminate(signum: int, frame: Any) -> None:
-    for proc in list(_ACTIVE):
-        _stop(proc)
-    os._exit(128 + signum)
-
-
 def run_process(argv: list[str], log: Path, budget: Budget, env: dict[str, str] | None = None,
                 cwd: Path | None = None) -> tuple[int | None, float]:
     """Run ``argv`` with its output in ``log``; stop it (its whole process group: TLC's java too)
-    at the budget's deadline. Returns (exit code or None if stopped, seconds)."""
+    at the budget's deadline, or when the zoo is interrupted (kraft/interrupt.py). Returns (exit
+    code or None if stopped, seconds)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     with log.open("w") as f:
-        proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
-        _ACTIVE.add(proc)
-        try:
-            code: int | None = proc.wait(timeout=budget.remaining())
-        except subprocess.TimeoutExpired:
-            budget.exhausted = True
-            _stop(proc)
-            code = None
-        finally:
-            _ACTIVE.discard(proc)
+        code = interrupt.run(argv, timeout=budget.remaining(), stdout=f, stderr=subprocess.STDOUT, cwd=cwd,
+                             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+    if code is None:
+        budget.exhausted = True
     return code, time.monotonic() - start
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def _tail(log: Path, n: int = 2) -> str:
@@ -964,15 +936,14 @@ def zoo(protocols: tuple[str, ...], budget: float | None, out_dir: str, as_json:
             err.print(f"[dim]{b.elapsed():6.1f}s[/] {escape(line)}")
 
     z = Zoo(selected, out, b, plan, progress)
-    signal.signal(signal.SIGTERM, _on_terminate)  # children run in their own sessions: stop them too
-    signal.signal(signal.SIGINT, _on_terminate)
+    clear_documents(out / "zoo.json")  # written again once every cell is decided
     z.run()
     verdict, summary = zoo_verdict(z.rows, b.exhausted)
     if z.errors:
         verdict = Verdict.worst([verdict, Verdict.ERROR])
         summary += "; " + "; ".join(z.errors)
     doc = zoo_document(z.rows, verdict, summary, b, plan, z.errors)
-    (out / "zoo.json").write_text(json.dumps(doc, indent=2))
+    write_document(out / "zoo.json", json.dumps(doc, indent=2))
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     else:

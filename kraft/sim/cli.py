@@ -18,7 +18,7 @@ import click
 
 from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.core.invariants import InvariantViolation
-from kraft.outcome import EXIT_ERROR, Verdict, header, plural
+from kraft.outcome import EXIT_ERROR, Verdict, clear_documents, header, plural, write_document
 from kraft.protocols import PROTOCOLS
 from kraft.sim.core import Faults, SimulationError, Simulator
 from kraft.sim.recorder import Recorder
@@ -37,6 +37,7 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
     protocol = PROTOCOLS[protocol_name].plugin(voters, variant)
     recorder = None
     if out is not None:
+        clear_documents(*(out / f for f in ("summary.json", "trace.ndjson", "history.ndjson")))
         recorder = Recorder(
             {"protocol": protocol_name, "spec": protocol.declaration.spec_module, "constants": protocol.constants(),
              "seed": seed, "variant": variant},
@@ -89,7 +90,7 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
         summary["history_ops"] = len(recorder.ops)
         verdict, sentence = run_verdict(summary, protocol_name)
         doc = header("simulate", verdict, sentence, {k: v for k, v in summary.items() if k != "verdict"})
-        (out / "summary.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+        write_document(out / "summary.json", json.dumps(doc, indent=2, default=str) + "\n")
     return summary
 
 
@@ -193,6 +194,7 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
     except OSError as exc:
         click.echo(f"kraft simulate: cannot create --out {exc.filename or out}: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_ERROR)
+    clear_documents(out / "summary.json")  # written again after the last run
     seeds = [seed] if count is None else list(range(seed, seed + count))
     violations = 0
     results = []
@@ -216,7 +218,7 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
             "runs": len(results), "violations": violations,
             "results": [{k: r[k] for k in ("seed", "verdict", "events", "committed_offset") if k in r}
                         for r in results]})
-        (out / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
+        write_document(out / "summary.json", json.dumps(doc, indent=2) + "\n")
         set_document(doc)
         click.echo(f"{len(results)} runs, {violations} with an invariant violation")
     click.echo(sentence)

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kraft.outcome import writing
+
 
 def _jsonable(value: Any) -> Any:
     """Dict keys become strings in JSON; sets become sorted lists."""
@@ -50,11 +52,11 @@ class Recorder:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         tpath, hpath = d / "trace.ndjson", d / "history.ndjson"
-        with tpath.open("w") as fh:
+        with writing(tpath) as fh:  # whole files only: a reader never takes a cut trace for a run
             fh.write(json.dumps(_jsonable(self.trace_header)) + "\n")
             for s in self.steps:
                 fh.write(json.dumps(_jsonable(s), separators=(",", ":")) + "\n")
-        with hpath.open("w") as fh:
+        with writing(hpath) as fh:
             fh.write(json.dumps(_jsonable(self.history_header)) + "\n")
             for o in self.ops:
                 fh.write(json.dumps(_jsonable(o), separators=(",", ":")) + "\n")

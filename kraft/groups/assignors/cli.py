@@ -26,7 +26,7 @@ from typing import Any
 
 import click
 
-from kraft.outcome import EXIT_ERROR, Verdict, header, plural
+from kraft.outcome import EXIT_ERROR, Verdict, clear_documents, header, plural, write_document
 
 from . import ASSIGNORS
 from .types import Subscription, TopicPartition
@@ -169,6 +169,8 @@ def assign(group_file: str, assignor_name: str, settle: bool, check: bool, json_
         click.echo(f"kraft assign: --variant {variant} applies to the sticky assignors only", err=True)
         sys.exit(EXIT_ERROR)
     assignor = ASSIGNORS[assignor_name](**({variant: True} if variant else {}))
+    if json_out:
+        clear_documents(json_out)  # written again once the assignment is checked
     rounds = []
     generation = max([s.generation for s in subs.values()] + [0])
     while True:
@@ -205,8 +207,7 @@ def assign(group_file: str, assignor_name: str, settle: bool, check: bool, json_
     if json_out:
         doc = header("assign", verdict, sentence, {"assignor": assignor_name, "rounds": rounds, "problems": found})
         try:
-            with open(json_out, "w", encoding="utf-8") as f:
-                json.dump(doc, f, indent=1)
+            write_document(json_out, json.dumps(doc, indent=1))
         except OSError as e:
             click.echo(f"kraft assign: cannot write {json_out}: {e.strerror or e}", err=True)
             sys.exit(EXIT_ERROR)
