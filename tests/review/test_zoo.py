@@ -16,9 +16,11 @@ import pytest
 
 from kraft.core.declaration import by_name, declarations
 from kraft.outcome import Verdict, read_header
-from kraft.review import zoo as Z
-from kraft.review.zoo import (CAUGHT, CHECKS, CLEAN, ERROR, FIRED, INCONCLUSIVE, MISSED, UNAVAILABLE,
-                              UNOBSERVABLE, Cell, Row, zoo_verdict)
+from kraft.review.zoo import audit, conform, stateful, tlc
+from kraft.review.zoo.plan import Budget, Plan
+from kraft.review.zoo.state import Zoo
+from kraft.review.zoo.verdict import (CAUGHT, CHECKS, CLEAN, ERROR, FIRED, INCONCLUSIVE, MISSED, UNAVAILABLE,
+                                      UNOBSERVABLE, Cell, Row, zoo_verdict)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,14 +80,14 @@ def test_tool_error_is_2_and_a_violation_outranks_it():
 def test_tlc_cells_from_check_json_shapes():
     run = {"spec": "ConsumerGroup", "size": "eager", "status": "ok", "violated": "NoDoubleOwnership",
            "expected": "NoDoubleOwnership", "seconds": 9.5, "counterexample": [{}] * 22, "verdict": "caught"}
-    c = Z.Zoo._tlc_judge({"runs": [run]}, Path("x/check.json"), variant=True, seconds=10.0)
+    c = tlc.judge({"runs": [run]}, Path("x/check.json"), variant=True, seconds=10.0)
     assert (c.status, c.size, c.unit, c.seconds) == (CAUGHT, 21, "steps", 9.5)
-    c = Z.Zoo._tlc_judge({"runs": [{**run, "status": "missed", "violated": None, "counterexample": []}]},
+    c = tlc.judge({"runs": [{**run, "status": "missed", "violated": None, "counterexample": []}]},
                          Path("x"), variant=True, seconds=3.0)
     assert c.status == MISSED
-    c = Z.Zoo._tlc_judge({"runs": [{**run, "status": "violation"}]}, Path("x"), variant=False, seconds=1.0)
+    c = tlc.judge({"runs": [{**run, "status": "violation"}]}, Path("x"), variant=False, seconds=1.0)
     assert c.status == FIRED
-    c = Z.Zoo._tlc_judge({"runs": [{**run, "status": "inconclusive", "verdict": "TIMEOUT"}]}, Path("x"),
+    c = tlc.judge({"runs": [{**run, "status": "inconclusive", "verdict": "TIMEOUT"}]}, Path("x"),
                          variant=True, seconds=1.0)
     assert c.status == INCONCLUSIVE
 
@@ -93,45 +95,44 @@ def test_tlc_cells_from_check_json_shapes():
 def test_hypothesis_cells_from_plugin_records():
     found = {"role": "variant", "outcome": "passed", "found": True, "steps": 7, "seconds": 1.5,
              "violation": "NoDoubleOwnership: c1 and c2 both own t-0", "test": "t::x[A]"}
-    c = Z._hypothesis_variant_cell(found, None)
+    c = stateful.variant_cell(found, None)
     assert (c.status, c.size, c.evidence) == (CAUGHT, 7, "t::x[A]")
     not_found = {**found, "outcome": "failed", "found": False, "steps": None, "longrepr": "DID NOT RAISE"}
-    assert Z._hypothesis_variant_cell(not_found, None).status == MISSED
+    assert stateful.variant_cell(not_found, None).status == MISSED
     # failing only because the budget capped the examples is inconclusive, not a miss
-    assert Z._hypothesis_variant_cell({**not_found, "capped": True}, 150).status == INCONCLUSIVE
-    assert Z._hypothesis_variant_cell({"outcome": "absent"}, None).status == UNAVAILABLE
+    assert stateful.variant_cell({**not_found, "capped": True}, 150).status == INCONCLUSIVE
+    assert stateful.variant_cell({"outcome": "absent"}, None).status == UNAVAILABLE
     ctrl = [{"role": "control", "outcome": "passed", "seconds": 2.0}]
-    assert Z._hypothesis_control_cell(ctrl, 0, "log").status == CLEAN
-    assert Z._hypothesis_control_cell(ctrl + [{"outcome": "failed", "test": "t"}], 1, "log").status == FIRED
-    assert Z._hypothesis_control_cell([], None, "log").status == INCONCLUSIVE
+    assert stateful.control_cell(ctrl, 0, "log").status == CLEAN
+    assert stateful.control_cell(ctrl + [{"outcome": "failed", "test": "t"}], 1, "log").status == FIRED
+    assert stateful.control_cell([], None, "log").status == INCONCLUSIVE
 
 
-def test_conform_and_audit_cells(tmp_path):
+def test_conform_and_audit_cells():
     p = declarations()[0]
     v = p.variants[0]
-    z = Z.Zoo([p], tmp_path, Z.Budget(None), Z.Plan())
     rejected = [{"trace": "a", "verdict": "accepted", "seconds": 1},
                 {"trace": "b", "verdict": "rejected", "line": 40, "action": "X", "kind": "state_mismatch", "seconds": 2},
                 {"trace": "c", "verdict": "rejected", "line": 12, "action": "Y", "kind": "disabled", "seconds": 3}]
-    c = z._conform_cell(p, v, rejected)
+    c = conform.cell(v, rejected)
     assert (c.status, c.size, c.evidence) == (CAUGHT, 12, "c:12")
-    assert z._conform_cell(p, None, rejected).status == FIRED
-    assert z._conform_cell(p, v, rejected[:1]).status == MISSED
-    assert z._conform_cell(p, None, rejected[:1]).status == CLEAN
+    assert conform.cell(None, rejected).status == FIRED
+    assert conform.cell(v, rejected[:1]).status == MISSED
+    assert conform.cell(None, rejected[:1]).status == CLEAN
     hist = [{"history": "h1", "valid": False, "ops": 300, "anomalies": [{"kind": "lost-write"}], "checks": ["kafka"]},
             {"history": "h2", "valid": False, "ops": 90, "anomalies": [{"kind": "unseen"}], "checks": ["kafka"]},
             {"history": "h3", "valid": True, "ops": 50, "anomalies": [], "checks": ["kafka"]}]
-    c = z._audit_cell(p, v, hist, {"unseen"}, 0.5)
+    c = audit.cell(p, v, hist, {"unseen"}, 0.5)
     assert (c.status, c.size, c.evidence) == (CAUGHT, 300, "h1")  # "unseen" informational (--allow-unseen)
-    assert z._audit_cell(p, v, hist[1:], {"unseen"}, 0.5).status == MISSED
-    assert z._audit_cell(p, None, hist[1:], {"unseen"}, 0.5).status == CLEAN
-    assert z._audit_cell(p, v, [{"history": "h", "valid": "unknown", "malformed": "x", "checks": []}], set(),
-                         0.5).status == INCONCLUSIVE
+    assert audit.cell(p, v, hist[1:], {"unseen"}, 0.5).status == MISSED
+    assert audit.cell(p, None, hist[1:], {"unseen"}, 0.5).status == CLEAN
+    assert audit.cell(p, v, [{"history": "h", "valid": "unknown", "malformed": "x", "checks": []}], set(),
+                      0.5).status == INCONCLUSIVE
     # read, but no check applies (no Kafka ops, a model the audit does not know): not available
     unchecked = [{"history": "h", "valid": "unknown", "ops": 5, "anomalies": [], "checks": [],
                   "info": {"error": "no check applies"}}]
-    assert z._audit_cell(p, v, unchecked, set(), 0.5).status == UNAVAILABLE
-    assert z._audit_cell(p, None, unchecked, set(), 0.5).status == UNAVAILABLE
+    assert audit.cell(p, v, unchecked, set(), 0.5).status == UNAVAILABLE
+    assert audit.cell(p, None, unchecked, set(), 0.5).status == UNAVAILABLE
 
 
 def test_declared_unobservable_reasons_are_sentences():
@@ -234,14 +235,14 @@ def test_reused_tlc_runs_stand_in_for_the_zoos_own(tmp_path):
              "seconds": 8.1}]
     (tmp_path / "check.json").write_text(json.dumps({"command": "check", "runs": runs}))
     (tmp_path / "broken.json").write_text("{not json")
-    reused = Z._reused_tlc([tmp_path / "check.json", tmp_path / "broken.json", tmp_path / "absent.json"])
+    reused = tlc.reused_runs([tmp_path / "check.json", tmp_path / "broken.json", tmp_path / "absent.json"])
     assert set(reused) == {("ConsumerGroup", "EagerNoRevokeBeforeJoin"), ("ConsumerGroup", None)}
     p = by_name("groups")
-    z = Z.Zoo([p], tmp_path, Z.Budget(None), Z.Plan())
+    z = Zoo([p], tmp_path, Budget(None), Plan())
     z.reused = reused
-    c = z.tlc_variant(p, p.variant("EagerNoRevokeBeforeJoin"))
+    c = tlc.variant_cell(z, p, p.variant("EagerNoRevokeBeforeJoin"))
     assert (c.status, c.size, c.seconds) == (CAUGHT, 21, 8.0)
-    assert z.tlc_control(p).status == CLEAN
+    assert tlc.control_cell(z, p).status == CLEAN
 
 
 def test_review_runs_the_zoo_with_its_budget_and_model_check_results(tmp_path):
