@@ -1,11 +1,12 @@
 """``kraft zoo``: the verdict logic on fake cells (control fires -> 1, a variant missed by every
 check -> 1, not observable is not a miss, budget -> 3, tool error -> 2), the cells built from each
-check's real output shapes, the pytest plugin on a throwaway state machine, and one real small run."""
+check's real output shapes, the pytest plug-in and its config on a throwaway state machine, and one
+real small run."""
 
 from __future__ import annotations
 
 import json
-import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ import pytest
 from kraft.core.declaration import by_name, declarations
 from kraft.outcome import Verdict, read_header
 from kraft.review.zoo import audit, conform, stateful, tlc
+from kraft.review.zoo.config import PluginConfig
 from kraft.review.zoo.plan import Budget, Plan
 from kraft.review.zoo.state import Zoo
 from kraft.review.zoo.verdict import (CAUGHT, CHECKS, CLEAN, ERROR, FIRED, INCONCLUSIVE, MISSED, UNAVAILABLE,
@@ -143,51 +145,102 @@ def test_declared_unobservable_reasons_are_sentences():
                 assert len(why.split()) >= 5, f"{p.name} {v.name} {check}: say why, not just that"
 
 
-def test_pytest_plugin_records_the_falsifying_example(tmp_path):
+FAKE_MACHINE = textwrap.dedent("""
+    import pytest
+    from hypothesis import settings
+    from hypothesis.stateful import RuleBasedStateMachine, rule, invariant, run_state_machine_as_test
+
+    class Counter(RuleBasedStateMachine):
+        def __init__(self):
+            super().__init__()
+            self.n = 0
+        @rule()
+        def inc(self):
+            self.n += 1
+        @invariant()
+        def small(self):
+            assert self.n < 3, "Bounded: n reached 3"
+
+    @pytest.mark.parametrize("variant", ["Buggy"])
+    def test_variant_is_caught(variant):
+        with pytest.raises(AssertionError):
+            run_state_machine_as_test(Counter, settings=settings(max_examples=50, database=None))
+
+    @pytest.mark.parametrize("variant", ["Hidden"])
+    def test_variant_is_caught_never(variant):
+        run_state_machine_as_test(Counter, settings=settings(max_examples=5, stateful_step_count=2,
+                                                             database=None))
+
+    def test_control():
+        pass
+""")
+
+
+def run_plugin(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
+    """pytest with the zoo's plug-in over a throwaway state machine's tests."""
     test_file = tmp_path / "test_fake_machine.py"
-    test_file.write_text(textwrap.dedent("""
-        import pytest
-        from hypothesis import settings
-        from hypothesis.stateful import RuleBasedStateMachine, rule, invariant, run_state_machine_as_test
+    test_file.write_text(FAKE_MACHINE)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "kraft.review.zoo.pytest_plugin", *options,
+                           "-p", "no:cacheprovider", "-q", "-m", "", "--rootdir", str(tmp_path), str(test_file)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
 
-        class Counter(RuleBasedStateMachine):
-            def __init__(self):
-                super().__init__()
-                self.n = 0
-            @rule()
-            def inc(self):
-                self.n += 1
-            @invariant()
-            def small(self):
-                assert self.n < 3, "Bounded: n reached 3"
 
-        @pytest.mark.parametrize("variant", ["Buggy"])
-        def test_variant_is_caught(variant):
-            with pytest.raises(AssertionError):
-                run_state_machine_as_test(Counter, settings=settings(max_examples=50, database=None))
-
-        @pytest.mark.parametrize("variant", ["Hidden"])
-        def test_variant_is_caught_never(variant):
-            run_state_machine_as_test(Counter, settings=settings(max_examples=5, stateful_step_count=2,
-                                                                 database=None))
-
-        def test_control():
-            pass
-    """))
+def plugin_records(tmp_path: Path, **config: object) -> dict[str, dict]:
+    """The plug-in's records of a run with ``config`` (the fake machine's variants, all selected)."""
     out = tmp_path / "rec.jsonl"
-    env = {**os.environ, "KRAFT_ZOO_OUT": str(out), "KRAFT_ZOO_VARIANTS": "Buggy,Hidden,Absent",
-           "KRAFT_ZOO_CONTROL": "1"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "kraft.review.zoo_pytest", "-p", "no:cacheprovider",
-                           "-q", "-m", "", "--rootdir", str(tmp_path), str(test_file)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    recs = {r.get("variant") or r["test"]: r for r in map(json.loads, out.read_text().splitlines())}
-    assert recs["Buggy"]["found"] and recs["Buggy"]["steps"] == 3 and recs["Buggy"]["outcome"] == "passed", proc.stdout
-    assert "Bounded" in recs["Buggy"]["violation"]
-    assert recs["Hidden"]["outcome"] == "passed" and not recs["Hidden"]["found"]
+    fields = {"records": str(out), "variants": ("Buggy", "Hidden", "Absent"),
+              "selected": ("Buggy", "Hidden", "Absent"), **config}
+    PluginConfig(**fields).write(tmp_path / "zoo-config.json")
+    proc = run_plugin(tmp_path, "--zoo-config", str(tmp_path / "zoo-config.json"))
+    assert out.exists(), proc.stdout + proc.stderr
+    return {r.get("variant") or r["test"]: r for r in map(json.loads, out.read_text().splitlines())}
+
+
+def test_pytest_plugin_records_the_falsifying_example(tmp_path):
+    recs = plugin_records(tmp_path)
+    assert recs["Buggy"]["found"] and recs["Buggy"]["steps"] == 3 and recs["Buggy"]["outcome"] == "passed", recs
+    assert "Bounded" in recs["Buggy"]["violation"] and recs["Buggy"]["shrunk"]
+    assert recs["Hidden"]["outcome"] == "passed" and not recs["Hidden"]["found"] and not recs["Hidden"]["capped"]
     assert recs["Absent"]["outcome"] == "absent"
     control = [r for r in recs.values() if r.get("role") == "control"]
     assert [r["test"].rsplit("::", 1)[1] for r in control] == ["test_control"] and not control[0]["machine"]
     assert recs["Buggy"]["machine"]
+
+
+def test_pytest_plugin_runs_what_its_config_selects_within_its_cap(tmp_path):
+    recs = plugin_records(tmp_path, selected=("Hidden",), control=False, max_examples=2, shrink=False)
+    assert set(recs) == {"Hidden"}
+    assert recs["Hidden"]["capped"] and recs["Hidden"]["shrunk"] is False
+
+
+def test_pytest_plugin_without_its_option_does_nothing(tmp_path):
+    proc = run_plugin(tmp_path)
+    assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_pytest_plugin_names_a_bad_config(tmp_path):
+    bad = tmp_path / "zoo-config.json"
+    bad.write_text('{"records": "r.jsonl",\n "variants": [}')
+    proc = run_plugin(tmp_path, "--zoo-config", str(bad))
+    assert proc.returncode == 4 and f"{bad}: line 2" in proc.stderr, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "r.jsonl").exists()
+
+
+def test_plugin_config_round_trip_and_errors(tmp_path):
+    path = tmp_path / "c.json"
+    config = PluginConfig(records="r.jsonl", variants=("A", "B"), selected=("B",), max_examples=7, shrink=False)
+    config.write(path)
+    assert PluginConfig.read(path) == config
+    for text, says in [("[1]", "a JSON object"), ('{"records": "r", "variants": [], "selected": [], "x": 1}',
+                                                    "unknown field(s) x"),
+                       ('{"records": "r", "variants": "AB", "selected": []}', "variants"),
+                       ('{"records": "r", "variants": []}', "selected")]:
+        path.write_text(text)
+        with pytest.raises(ValueError, match=re.escape(says)) as err:
+            PluginConfig.read(path)
+        assert str(err.value).startswith(f"{path}: ")
+    with pytest.raises(ValueError, match="cannot read"):
+        PluginConfig.read(tmp_path / "absent.json")
 
 
 def test_real_groups_run_with_a_short_budget(tmp_path):

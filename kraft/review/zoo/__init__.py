@@ -5,7 +5,7 @@ variant, the control row) the zoo runs:
 
   tlc         TLC on the spec variant          ``kraft check SPEC --variant V`` (counterexample steps)
   hypothesis  the Hypothesis machine on the    a pytest subprocess over the protocol's stateful test
-              implementation variant           file with kraft/review/zoo_pytest.py (example steps)
+              implementation variant           file with the zoo's pytest plug-in (example steps)
   conform     the variant's simulated traces   ``kraft simulate --variant V`` then ``kraft conform``
               against the CORRECT spec         per protocol (the first rejected trace line)
   audit       the variant's client histories   one ``kraft audit`` over every variant's histories
@@ -40,6 +40,9 @@ The modules, one job each:
                     process.py: the subprocesses, stopped at the deadline or with the zoo
   tlc.py, stateful.py (Hypothesis), simulate.py, conform.py, audit.py
                     each check's runs and the cells judged from their outputs
+  config.py, pytest_plugin.py
+                    the Hypothesis run's pytest plug-in and the config file the zoo hands it
+                    (``pytest -p kraft.review.zoo.pytest_plugin --zoo-config FILE``)
   verdict.py        cells, rows, the zoo's verdict; matrix.py: the matrix and zoo.json
   command.py        the ``kraft zoo`` command
 """

@@ -36,15 +36,14 @@ def _on_terminate(signum: int, frame: Any) -> None:
     os._exit(128 + signum)
 
 
-def run_process(argv: list[str], log: Path, budget: Budget, env: dict[str, str] | None = None,
-                cwd: Path | None = None) -> tuple[int | None, float]:
+def run_process(argv: list[str], log: Path, budget: Budget, cwd: Path | None = None) -> tuple[int | None, float]:
     """Run ``argv`` with its output in ``log``; stop it at the budget's deadline.
     Returns (exit code or None if stopped, seconds)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     with log.open("w") as f:
         proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
         _ACTIVE.add(proc)
         try:
             code: int | None = proc.wait(timeout=budget.remaining())

@@ -1,5 +1,5 @@
 """The Hypothesis cells: one pytest subprocess per protocol over its stateful test file
-(``HYPOTHESIS_FILES`` in plan.py) with the zoo's plug-in (kraft/review/zoo_pytest.py), which runs each
+(``HYPOTHESIS_FILES`` in plan.py) with the zoo's plug-in (pytest_plugin.py), which runs each
 variant's test, then the control tests, and records what each found."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 from kraft.core.declaration import Protocol
 from kraft.outcome import plural
+from kraft.review.zoo.config import PluginConfig
 from kraft.review.zoo.plan import HYPOTHESIS_FILES, declared_unobservable
 from kraft.review.zoo.process import run_process, tail
 from kraft.review.zoo.state import Zoo
@@ -18,7 +19,7 @@ from kraft.review.zoo.verdict import (CAUGHT, CLEAN, ERROR, FIRED, INCONCLUSIVE,
                                       UNOBSERVABLE, Cell, budget_cell)
 
 ROOT = Path(__file__).resolve().parents[3]
-PLUGIN = "kraft.review.zoo_pytest"
+PLUGIN = "kraft.review.zoo.pytest_plugin"
 
 
 def hypothesis(zoo: Zoo, p: Protocol) -> None:
@@ -68,15 +69,12 @@ def _run_pytest(zoo: Zoo, p: Protocol, rel: str,
     d.mkdir(parents=True, exist_ok=True)
     records = d / "tests.jsonl"
     records.unlink(missing_ok=True)
-    env = {"KRAFT_ZOO_OUT": str(records), "KRAFT_ZOO_VARIANTS": ",".join(p.variant_names),
-           "KRAFT_ZOO_ONLY": ",".join(selected), "KRAFT_ZOO_CONTROL": "1"}
-    if zoo.plan.max_examples:
-        env["KRAFT_ZOO_MAX_EXAMPLES"] = str(zoo.plan.max_examples)
-    if not zoo.plan.shrink:
-        env["KRAFT_ZOO_NO_SHRINK"] = "1"
-    argv = [sys.executable, "-m", "pytest", "-p", PLUGIN, "-p", "no:cacheprovider", "-m", "", "-q",
-            "--durations=0", rel]
-    code, secs = run_process(argv, d / "pytest.log", zoo.budget, env=env, cwd=ROOT)
+    config = d / "zoo-config.json"
+    PluginConfig(records=str(records), variants=p.variant_names, selected=tuple(selected), control=True,
+                 max_examples=zoo.plan.max_examples, shrink=zoo.plan.shrink).write(config)
+    argv = [sys.executable, "-m", "pytest", "-p", PLUGIN, "--zoo-config", str(config), "-p", "no:cacheprovider",
+            "-m", "", "-q", "--durations=0", rel]
+    code, secs = run_process(argv, d / "pytest.log", zoo.budget, cwd=ROOT)
     try:
         recs = [json.loads(ln) for ln in records.read_text().splitlines() if ln.strip()]
     except (OSError, ValueError):
