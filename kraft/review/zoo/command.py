@@ -59,7 +59,7 @@ def zoo(protocols: tuple[str, ...], budget: float | None, out_dir: str, as_json:
     stop_children_on_signals()
     run(z)
     verdict, summary = zoo_verdict(z.rows, b.exhausted)
-    if z.errors:
+    if z.errors:  # a task that failed outside its cells
         verdict = Verdict.worst([verdict, Verdict.ERROR])
         summary += "; " + "; ".join(z.errors)
     doc = zoo_document(z.rows, verdict, summary, b, plan, z.errors)
@@ -67,11 +67,15 @@ def zoo(protocols: tuple[str, ...], budget: float | None, out_dir: str, as_json:
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     else:
-        console = Console(width=None if sys.stdout.isatty() else 200)
-        print_matrix(z.rows, console)
-        console.print(escape(summary))
-        console.print(f"wrote {escape(str(out / 'zoo.json'))} ({b.elapsed():.0f}s)")
+        _print(z, summary, out / "zoo.json")
     sys.exit(verdict.exit_code)
+
+
+def _print(z: Zoo, summary: str, written: Path) -> None:
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    print_matrix(z.rows, console)
+    console.print(escape(summary))
+    console.print(f"wrote {escape(str(written))} ({z.budget.elapsed():.0f}s)")
 
 
 def _usage_error(message: str) -> NoReturn:
