@@ -33,7 +33,7 @@ COMMANDS: dict[str, str] = {
     "review": "kraft.review.pipeline:review",
     "report": "kraft.review.page:report",
     "test": "kraft.review.suite:test",
-    "zoo": "kraft.review.zoo:zoo",
+    "zoo": "kraft.review.zoo.command:zoo",
 }
 
 

@@ -22,6 +22,8 @@ from collections import Counter, defaultdict
 from html import escape
 from typing import Any, Iterable
 
+from kraft.protocols import declarations
+
 __all__ = ["sequence_svg", "invariant_doc", "steps_from_machine", "MAX_STEPS"]
 
 MAX_STEPS = 120  # longer counterexamples show their last MAX_STEPS steps (the rest stays in the JSON)
@@ -135,47 +137,31 @@ def invariant_doc(name: str | None) -> str:
     """What the invariant ``name`` protects, from the protocol declarations ('' if unknown)."""
     if not name:
         return ""
-    try:
-        from kraft.core.declaration import declarations
-
-        for p in declarations():
-            for inv in p.invariants:
-                if inv.name == name:
-                    return inv.doc
-    except Exception:  # noqa: BLE001 - a page must render even if a declaration cannot be imported
-        return ""
+    for p in declarations():
+        for inv in p.invariants:
+            if inv.name == name:
+                return inv.doc
     return ""
 
 
 def _actors(spec: str | None) -> dict[str, str]:
     """Action name -> the kind of node that takes it (``Action.actor`` of the declarations; the
     protocol of ``spec`` first)."""
-    try:
-        from kraft.core.declaration import declarations
-
-        ps = sorted(declarations(), key=lambda p: p.spec_module != spec)
-        out: dict[str, str] = {}
-        for p in ps:
-            for a in p.actions:
-                out.setdefault(a.spec, a.actor)
-        return out
-    except Exception:  # noqa: BLE001
-        return {}
+    out: dict[str, str] = {}
+    for p in sorted(declarations(), key=lambda p: p.spec_module != spec):
+        for a in p.actions:
+            out.setdefault(a.spec, a.actor)
+    return out
 
 
 def _drop_actions() -> set[str]:
-    try:
-        from kraft.core.declaration import declarations
-
-        out = set()
-        for p in declarations():
-            try:
-                out.add(p.drop_message)
-            except KeyError:
-                pass
-        return out
-    except Exception:  # noqa: BLE001
-        return set()
+    out = set()
+    for p in declarations():
+        try:
+            out.add(p.drop_message)
+        except KeyError:
+            pass
+    return out
 
 
 def steps_from_machine(steps: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -373,7 +373,7 @@ ZOO_COLOURS = {"caught": ("#dafbe1", "#1a7f37"), "clean": ("#dafbe1", "#1a7f37")
 
 
 def _zoo(docs: list[Doc]) -> str:
-    """The bug zoo (kraft/review/zoo.py): a row per variant (and the control), a coloured cell per check."""
+    """The bug zoo (kraft/review/zoo/): a row per variant (and the control), a coloured cell per check."""
     out = ["<h2 id='zoo'>Bug zoo</h2>"]
     for d in docs:
         out.append(f"<p>{_badge(d.verdict.value)} {e(d.summary)}</p>")

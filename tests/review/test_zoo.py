@@ -1,11 +1,12 @@
 """``kraft zoo``: the verdict logic on fake cells (control fires -> 1, a variant missed by every
 check -> 1, not observable is not a miss, budget -> 3, tool error -> 2), the cells built from each
-check's real output shapes, the pytest plugin on a throwaway state machine, and one real small run."""
+check's real output shapes, the pytest plug-in and its config on a throwaway state machine, and one
+real small run."""
 
 from __future__ import annotations
 
 import json
-import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -14,11 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from kraft.core.declaration import by_name, declarations
+from kraft.protocols import by_name, declarations
 from kraft.outcome import Verdict, read_header
-from kraft.review import zoo as Z
-from kraft.review.zoo import (CAUGHT, CHECKS, CLEAN, ERROR, FIRED, INCONCLUSIVE, MISSED, UNAVAILABLE,
-                              UNOBSERVABLE, Cell, Row, zoo_verdict)
+from kraft.review.zoo import audit, conform, stateful, tlc
+from kraft.review.zoo.config import PluginConfig
+from kraft.review.zoo.plan import Budget, Plan
+from kraft.review.zoo.state import Zoo
+from kraft.review.zoo.verdict import (CAUGHT, CHECKS, CLEAN, ERROR, FIRED, INCONCLUSIVE, MISSED, UNAVAILABLE,
+                                      UNOBSERVABLE, Cell, Row, zoo_verdict)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,14 +82,14 @@ def test_tool_error_is_2_and_a_violation_outranks_it():
 def test_tlc_cells_from_check_json_shapes():
     run = {"spec": "ConsumerGroup", "size": "eager", "status": "ok", "violated": "NoDoubleOwnership",
            "expected": "NoDoubleOwnership", "seconds": 9.5, "counterexample": [{}] * 22, "verdict": "caught"}
-    c = Z.Zoo._tlc_judge({"runs": [run]}, Path("x/check.json"), variant=True, seconds=10.0)
+    c = tlc.judge({"runs": [run]}, Path("x/check.json"), variant=True, seconds=10.0)
     assert (c.status, c.size, c.unit, c.seconds) == (CAUGHT, 21, "steps", 9.5)
-    c = Z.Zoo._tlc_judge({"runs": [{**run, "status": "missed", "violated": None, "counterexample": []}]},
+    c = tlc.judge({"runs": [{**run, "status": "missed", "violated": None, "counterexample": []}]},
                          Path("x"), variant=True, seconds=3.0)
     assert c.status == MISSED
-    c = Z.Zoo._tlc_judge({"runs": [{**run, "status": "violation"}]}, Path("x"), variant=False, seconds=1.0)
+    c = tlc.judge({"runs": [{**run, "status": "violation"}]}, Path("x"), variant=False, seconds=1.0)
     assert c.status == FIRED
-    c = Z.Zoo._tlc_judge({"runs": [{**run, "status": "inconclusive", "verdict": "TIMEOUT"}]}, Path("x"),
+    c = tlc.judge({"runs": [{**run, "status": "inconclusive", "verdict": "TIMEOUT"}]}, Path("x"),
                          variant=True, seconds=1.0)
     assert c.status == INCONCLUSIVE
 
@@ -93,45 +97,44 @@ def test_tlc_cells_from_check_json_shapes():
 def test_hypothesis_cells_from_plugin_records():
     found = {"role": "variant", "outcome": "passed", "found": True, "steps": 7, "seconds": 1.5,
              "violation": "NoDoubleOwnership: c1 and c2 both own t-0", "test": "t::x[A]"}
-    c = Z._hypothesis_variant_cell(found, None)
+    c = stateful.variant_cell(found, None)
     assert (c.status, c.size, c.evidence) == (CAUGHT, 7, "t::x[A]")
     not_found = {**found, "outcome": "failed", "found": False, "steps": None, "longrepr": "DID NOT RAISE"}
-    assert Z._hypothesis_variant_cell(not_found, None).status == MISSED
+    assert stateful.variant_cell(not_found, None).status == MISSED
     # failing only because the budget capped the examples is inconclusive, not a miss
-    assert Z._hypothesis_variant_cell({**not_found, "capped": True}, 150).status == INCONCLUSIVE
-    assert Z._hypothesis_variant_cell({"outcome": "absent"}, None).status == UNAVAILABLE
+    assert stateful.variant_cell({**not_found, "capped": True}, 150).status == INCONCLUSIVE
+    assert stateful.variant_cell({"outcome": "absent"}, None).status == UNAVAILABLE
     ctrl = [{"role": "control", "outcome": "passed", "seconds": 2.0}]
-    assert Z._hypothesis_control_cell(ctrl, 0, "log").status == CLEAN
-    assert Z._hypothesis_control_cell(ctrl + [{"outcome": "failed", "test": "t"}], 1, "log").status == FIRED
-    assert Z._hypothesis_control_cell([], None, "log").status == INCONCLUSIVE
+    assert stateful.control_cell(ctrl, 0, "log").status == CLEAN
+    assert stateful.control_cell(ctrl + [{"outcome": "failed", "test": "t"}], 1, "log").status == FIRED
+    assert stateful.control_cell([], None, "log").status == INCONCLUSIVE
 
 
-def test_conform_and_audit_cells(tmp_path):
+def test_conform_and_audit_cells():
     p = declarations()[0]
     v = p.variants[0]
-    z = Z.Zoo([p], tmp_path, Z.Budget(None), Z.Plan())
     rejected = [{"trace": "a", "verdict": "accepted", "seconds": 1},
                 {"trace": "b", "verdict": "rejected", "line": 40, "action": "X", "kind": "state_mismatch", "seconds": 2},
                 {"trace": "c", "verdict": "rejected", "line": 12, "action": "Y", "kind": "disabled", "seconds": 3}]
-    c = z._conform_cell(p, v, rejected)
+    c = conform.cell(v, rejected)
     assert (c.status, c.size, c.evidence) == (CAUGHT, 12, "c:12")
-    assert z._conform_cell(p, None, rejected).status == FIRED
-    assert z._conform_cell(p, v, rejected[:1]).status == MISSED
-    assert z._conform_cell(p, None, rejected[:1]).status == CLEAN
+    assert conform.cell(None, rejected).status == FIRED
+    assert conform.cell(v, rejected[:1]).status == MISSED
+    assert conform.cell(None, rejected[:1]).status == CLEAN
     hist = [{"history": "h1", "valid": False, "ops": 300, "anomalies": [{"kind": "lost-write"}], "checks": ["kafka"]},
             {"history": "h2", "valid": False, "ops": 90, "anomalies": [{"kind": "unseen"}], "checks": ["kafka"]},
             {"history": "h3", "valid": True, "ops": 50, "anomalies": [], "checks": ["kafka"]}]
-    c = z._audit_cell(p, v, hist, {"unseen"}, 0.5)
+    c = audit.cell(p, v, hist, {"unseen"}, 0.5)
     assert (c.status, c.size, c.evidence) == (CAUGHT, 300, "h1")  # "unseen" informational (--allow-unseen)
-    assert z._audit_cell(p, v, hist[1:], {"unseen"}, 0.5).status == MISSED
-    assert z._audit_cell(p, None, hist[1:], {"unseen"}, 0.5).status == CLEAN
-    assert z._audit_cell(p, v, [{"history": "h", "valid": "unknown", "malformed": "x", "checks": []}], set(),
-                         0.5).status == INCONCLUSIVE
+    assert audit.cell(p, v, hist[1:], {"unseen"}, 0.5).status == MISSED
+    assert audit.cell(p, None, hist[1:], {"unseen"}, 0.5).status == CLEAN
+    assert audit.cell(p, v, [{"history": "h", "valid": "unknown", "malformed": "x", "checks": []}], set(),
+                      0.5).status == INCONCLUSIVE
     # read, but no check applies (no Kafka ops, a model the audit does not know): not available
     unchecked = [{"history": "h", "valid": "unknown", "ops": 5, "anomalies": [], "checks": [],
                   "info": {"error": "no check applies"}}]
-    assert z._audit_cell(p, v, unchecked, set(), 0.5).status == UNAVAILABLE
-    assert z._audit_cell(p, None, unchecked, set(), 0.5).status == UNAVAILABLE
+    assert audit.cell(p, v, unchecked, set(), 0.5).status == UNAVAILABLE
+    assert audit.cell(p, None, unchecked, set(), 0.5).status == UNAVAILABLE
 
 
 def test_declared_unobservable_reasons_are_sentences():
@@ -142,51 +145,102 @@ def test_declared_unobservable_reasons_are_sentences():
                 assert len(why.split()) >= 5, f"{p.name} {v.name} {check}: say why, not just that"
 
 
-def test_pytest_plugin_records_the_falsifying_example(tmp_path):
+FAKE_MACHINE = textwrap.dedent("""
+    import pytest
+    from hypothesis import settings
+    from hypothesis.stateful import RuleBasedStateMachine, rule, invariant, run_state_machine_as_test
+
+    class Counter(RuleBasedStateMachine):
+        def __init__(self):
+            super().__init__()
+            self.n = 0
+        @rule()
+        def inc(self):
+            self.n += 1
+        @invariant()
+        def small(self):
+            assert self.n < 3, "Bounded: n reached 3"
+
+    @pytest.mark.parametrize("variant", ["Buggy"])
+    def test_variant_is_caught(variant):
+        with pytest.raises(AssertionError):
+            run_state_machine_as_test(Counter, settings=settings(max_examples=50, database=None))
+
+    @pytest.mark.parametrize("variant", ["Hidden"])
+    def test_variant_is_caught_never(variant):
+        run_state_machine_as_test(Counter, settings=settings(max_examples=5, stateful_step_count=2,
+                                                             database=None))
+
+    def test_control():
+        pass
+""")
+
+
+def run_plugin(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
+    """pytest with the zoo's plug-in over a throwaway state machine's tests."""
     test_file = tmp_path / "test_fake_machine.py"
-    test_file.write_text(textwrap.dedent("""
-        import pytest
-        from hypothesis import settings
-        from hypothesis.stateful import RuleBasedStateMachine, rule, invariant, run_state_machine_as_test
+    test_file.write_text(FAKE_MACHINE)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "kraft.review.zoo.pytest_plugin", *options,
+                           "-p", "no:cacheprovider", "-q", "-m", "", "--rootdir", str(tmp_path), str(test_file)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
 
-        class Counter(RuleBasedStateMachine):
-            def __init__(self):
-                super().__init__()
-                self.n = 0
-            @rule()
-            def inc(self):
-                self.n += 1
-            @invariant()
-            def small(self):
-                assert self.n < 3, "Bounded: n reached 3"
 
-        @pytest.mark.parametrize("variant", ["Buggy"])
-        def test_variant_is_caught(variant):
-            with pytest.raises(AssertionError):
-                run_state_machine_as_test(Counter, settings=settings(max_examples=50, database=None))
-
-        @pytest.mark.parametrize("variant", ["Hidden"])
-        def test_variant_is_caught_never(variant):
-            run_state_machine_as_test(Counter, settings=settings(max_examples=5, stateful_step_count=2,
-                                                                 database=None))
-
-        def test_control():
-            pass
-    """))
+def plugin_records(tmp_path: Path, **config: object) -> dict[str, dict]:
+    """The plug-in's records of a run with ``config`` (the fake machine's variants, all selected)."""
     out = tmp_path / "rec.jsonl"
-    env = {**os.environ, "KRAFT_ZOO_OUT": str(out), "KRAFT_ZOO_VARIANTS": "Buggy,Hidden,Absent",
-           "KRAFT_ZOO_CONTROL": "1"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "kraft.review.zoo_pytest", "-p", "no:cacheprovider",
-                           "-q", "-m", "", "--rootdir", str(tmp_path), str(test_file)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    recs = {r.get("variant") or r["test"]: r for r in map(json.loads, out.read_text().splitlines())}
-    assert recs["Buggy"]["found"] and recs["Buggy"]["steps"] == 3 and recs["Buggy"]["outcome"] == "passed", proc.stdout
-    assert "Bounded" in recs["Buggy"]["violation"]
-    assert recs["Hidden"]["outcome"] == "passed" and not recs["Hidden"]["found"]
+    fields = {"records": str(out), "variants": ("Buggy", "Hidden", "Absent"),
+              "selected": ("Buggy", "Hidden", "Absent"), **config}
+    PluginConfig(**fields).write(tmp_path / "zoo-config.json")
+    proc = run_plugin(tmp_path, "--zoo-config", str(tmp_path / "zoo-config.json"))
+    assert out.exists(), proc.stdout + proc.stderr
+    return {r.get("variant") or r["test"]: r for r in map(json.loads, out.read_text().splitlines())}
+
+
+def test_pytest_plugin_records_the_falsifying_example(tmp_path):
+    recs = plugin_records(tmp_path)
+    assert recs["Buggy"]["found"] and recs["Buggy"]["steps"] == 3 and recs["Buggy"]["outcome"] == "passed", recs
+    assert "Bounded" in recs["Buggy"]["violation"] and recs["Buggy"]["shrunk"]
+    assert recs["Hidden"]["outcome"] == "passed" and not recs["Hidden"]["found"] and not recs["Hidden"]["capped"]
     assert recs["Absent"]["outcome"] == "absent"
     control = [r for r in recs.values() if r.get("role") == "control"]
     assert [r["test"].rsplit("::", 1)[1] for r in control] == ["test_control"] and not control[0]["machine"]
     assert recs["Buggy"]["machine"]
+
+
+def test_pytest_plugin_runs_what_its_config_selects_within_its_cap(tmp_path):
+    recs = plugin_records(tmp_path, selected=("Hidden",), control=False, max_examples=2, shrink=False)
+    assert set(recs) == {"Hidden"}
+    assert recs["Hidden"]["capped"] and recs["Hidden"]["shrunk"] is False
+
+
+def test_pytest_plugin_without_its_option_does_nothing(tmp_path):
+    proc = run_plugin(tmp_path)
+    assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_pytest_plugin_names_a_bad_config(tmp_path):
+    bad = tmp_path / "zoo-config.json"
+    bad.write_text('{"records": "r.jsonl",\n "variants": [}')
+    proc = run_plugin(tmp_path, "--zoo-config", str(bad))
+    assert proc.returncode == 4 and f"{bad}: line 2" in proc.stderr, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "r.jsonl").exists()
+
+
+def test_plugin_config_round_trip_and_errors(tmp_path):
+    path = tmp_path / "c.json"
+    config = PluginConfig(records="r.jsonl", variants=("A", "B"), selected=("B",), max_examples=7, shrink=False)
+    config.write(path)
+    assert PluginConfig.read(path) == config
+    for text, says in [("[1]", "a JSON object"), ('{"records": "r", "variants": [], "selected": [], "x": 1}',
+                                                    "unknown field(s) x"),
+                       ('{"records": "r", "variants": "AB", "selected": []}', "variants"),
+                       ('{"records": "r", "variants": []}', "selected")]:
+        path.write_text(text)
+        with pytest.raises(ValueError, match=re.escape(says)) as err:
+            PluginConfig.read(path)
+        assert str(err.value).startswith(f"{path}: ")
+    with pytest.raises(ValueError, match="cannot read"):
+        PluginConfig.read(tmp_path / "absent.json")
 
 
 def test_real_groups_run_with_a_short_budget(tmp_path):
@@ -234,14 +288,14 @@ def test_reused_tlc_runs_stand_in_for_the_zoos_own(tmp_path):
              "seconds": 8.1}]
     (tmp_path / "check.json").write_text(json.dumps({"command": "check", "runs": runs}))
     (tmp_path / "broken.json").write_text("{not json")
-    reused = Z._reused_tlc([tmp_path / "check.json", tmp_path / "broken.json", tmp_path / "absent.json"])
+    reused = tlc.reused_runs([tmp_path / "check.json", tmp_path / "broken.json", tmp_path / "absent.json"])
     assert set(reused) == {("ConsumerGroup", "EagerNoRevokeBeforeJoin"), ("ConsumerGroup", None)}
     p = by_name("groups")
-    z = Z.Zoo([p], tmp_path, Z.Budget(None), Z.Plan())
+    z = Zoo([p], tmp_path, Budget(None), Plan())
     z.reused = reused
-    c = z.tlc_variant(p, p.variant("EagerNoRevokeBeforeJoin"))
+    c = tlc.variant_cell(z, p, p.variant("EagerNoRevokeBeforeJoin"))
     assert (c.status, c.size, c.seconds) == (CAUGHT, 21, 8.0)
-    assert z.tlc_control(p).status == CLEAN
+    assert tlc.control_cell(z, p).status == CLEAN
 
 
 def test_review_runs_the_zoo_with_its_budget_and_model_check_results(tmp_path):
