@@ -60,8 +60,9 @@ def relay_trace(seed: int, n: int) -> list[str]:
 FAULTS = "none"
 
 
-# simulator events for the first run (times n) and for each further run (n // div + 10) until the
-# trace holds n spec steps: a KRaft event is a spec step more often than a consumer-group event
+# simulator events for the first run (times n) and to add for each further run (n // div + 10)
+# until the trace holds n spec steps: a KRaft event is a spec step more often than a consumer-group
+# event
 SIM_STEPS = {"kraft": (1, 4), "groups": (3, 1)}
 
 
@@ -78,10 +79,10 @@ def sim_trace(protocol: str, seed: int, n: int) -> list[str]:
     first, div = SIM_STEPS[protocol]
     steps = first * n
     while True:
-        sim.run(steps)
+        sim.run(steps)  # runs until the simulator has processed ``steps`` events in all
         if sum(1 for s in rec.steps if s["spec"]) >= n:
             break
-        steps = n // div + 10
+        steps = sim.events + n // div + 10
     sim.finish()
     with tempfile.TemporaryDirectory() as d:
         tpath, _ = rec.write(d)
