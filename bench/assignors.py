@@ -11,7 +11,7 @@ Scenarios per size (consumers x partitions over topics):
   racks     KIP-881: equal subscriptions, members on racks a/b/c, every partition replicated on
             2 of the 3 racks (rack-aware assignment on; range and the sticky assignors use it)
 KAFKA-9987 is the 1,000 x 10,000 fresh/leave case that took Kafka's sticky assignor minutes
-before the constrained path existed.
+before the constrained path existed. The table goes to bench/results/assignors.md.
 """
 
 from __future__ import annotations
@@ -20,8 +20,12 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
-from kraft.groups.assignors import ASSIGNORS, Subscription, TopicPartition
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import results  # noqa: E402  (bench/results.py)
+from kraft.groups.assignors import ASSIGNORS, Subscription, TopicPartition  # noqa: E402
 
 
 def group(consumers: int, partitions: int, topics: int, unequal: bool):
@@ -91,4 +95,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(results.run("assignors", main))

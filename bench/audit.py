@@ -1,7 +1,7 @@
 """Benchmark of ``kraft audit``'s Spark engine: Kafka anomaly checks and distributed linearizability.
 
     python bench/audit.py                      # 10M-op Kafka corpus, lin slice, local[1] and local[2]
-    python bench/audit.py --cores 2,1 --from-ops  # the run in docs/audit.md
+    python bench/audit.py --cores 2,1 --from-ops  # also the check from the op table
     python bench/audit.py --ops 2000000 --cores 2 --lin-histories 100
     python bench/audit.py --ops 2000000 --cores 2 --engines arrow   # the arrow engine's rows only
 
@@ -31,7 +31,8 @@ arrow kernel (micro-ops extracted beforehand, so the row times the kernel alone)
 Each configuration runs in a fresh subprocess (its own JVM) so peak memory is per run: driver =
 peak RSS of the Python driver, JVM = peak RSS (VmHWM) of the Spark JVM (driver + executors in
 local mode), py workers = the largest sum of the RSS of the JVM's Python worker processes,
-sampled every 0.2 s (where the arrow kernel runs). Not part of the test suite.
+sampled every 0.2 s (where the arrow kernel runs). The table goes to bench/results/audit.md.
+Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
+import results  # noqa: E402  (bench/results.py)
 
 OPS_PER_HISTORY = 5000
 
@@ -462,8 +465,7 @@ def main() -> None:
         print(f"{'1':>5} {name:<34} {OPS_PER_HISTORY * len(ts):>12,} {sum(ts):>9.1f} "
               f"{OPS_PER_HISTORY * len(ts) / sum(ts):>12,.0f} "
               f"{f'{statistics.median(ts):.4f}/{pct(ts, 0.99):.4f}/{ts[-1]:.4f}':>32}")
-    print(f"\nload average during the run: {[round(x, 2) for x in os.getloadavg()]}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main() if "--child" in sys.argv else results.run("audit", main))

@@ -1,12 +1,12 @@
-"""Benchmark of ``kraft audit`` at the speed of the disk (issue 17): one command, every row.
+"""Benchmark of ``kraft audit``'s ingest and end-to-end speed, and of the linearizability search.
 
     python bench/audit_speed.py                                  # all rows, local[2]
-    python bench/audit_speed.py --ops 1000000 --skip e2e10m      # a quicker run
+    python bench/audit_speed.py --ops 1000000                    # a quicker run (one e2e size)
     KRAFT_PORCUPINE=/path/to/driver python bench/audit_speed.py --etcd DIR
 
-Rows (every number is one run of this command; the load average is printed beside each, and
-the first and last lines time one core on a fixed Python loop, since a shared VM's host can slow
-every core by half with no load showing here):
+The table goes to bench/results/audit_speed.md. Rows (every number is one run of this command;
+the load average is printed beside each, and the first and last lines time one core on a fixed
+Python loop, since a shared VM's host can slow every core with no load showing here):
 
 * ``ingest: ndjson`` / ``ingest: edn``: history files to op rows (:func:`oprows.read_rows`,
   what ``kraft audit`` runs first in its Spark tasks), on Spark ``local[N]``, files grouped into
@@ -16,8 +16,8 @@ every core by half with no load showing here):
   once as NDJSON and as EDN (Clojure-printed op maps, one per line) under ``--dir``.
   Spark starts as ``kraft audit`` starts it for history files (a SparkContext on a light local
   driver JVM, ``session.get_context``). Under the NDJSON row, the same files through Spark's
-  text reader and ``from_json`` (the ingest of ``--engine dataframe``, and of every audit before
-  issue 17), in the same run, on that same JVM. ``task CPU``
+  text reader and ``from_json`` (the ingest of ``--engine dataframe``), in the same run, on that
+  same JVM. ``task CPU``
   is the CPU time the tasks spent reading, per op, and what it comes to on idle cores: on a
   shared machine that is the number that does not depend on the neighbours.
 * ``kraft audit DIR (N ops, ndjson)``: the command itself, end to end (Spark start included),
@@ -36,8 +36,10 @@ every core by half with no load showing here):
   rounds kept on both sides, so that a host slowing the cores for a while slows both alike.
   ``ours`` is what ``check_history`` runs: the compiled search (spark_validation/_linkernel.c)
   where the install built it, and the row says which; a row above it times the Python search on
-  the same histories (what runs without a C compiler). With ``KRAFT_PORCUPINE`` set, the same files are given to Porcupine in the same run and the
-  ratios (ours / Porcupine's) printed; otherwise "Porcupine not installed".
+  the same histories (what runs without a C compiler). With ``KRAFT_PORCUPINE`` set, the same
+  files are given to Porcupine in the same run and the ratios (ours / Porcupine's) printed;
+  otherwise the Porcupine row reads "not run: Porcupine driver not found", and without the
+  corpus the etcd rows read "not run: Porcupine's etcd logs not found".
 
 ``KRAFT_PORCUPINE`` names a command (split like a shell would) that the bench runs as
 ``CMD --repeat R FILE...`` on the etcd log files; it must print one JSON object per file and
@@ -66,6 +68,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
+import results  # noqa: E402  (bench/results.py)
 
 
 def load() -> str:
@@ -211,8 +215,8 @@ def spark_ingest(sc, files: list[Path]) -> tuple[int, float, float]:
 
 
 def spark_reader_ingest(spark, files: list[Path]) -> tuple[int, float]:
-    """The NDJSON ingest of --engine dataframe (and of every audit before issue 17): Spark's text
-    reader + from_json, real line numbers, malformed lines; timed to a materialised op table."""
+    """The NDJSON ingest of --engine dataframe: Spark's text reader + from_json, real line
+    numbers, malformed lines; timed to a materialised op table."""
     from spark_validation import ingest
 
     t = time.perf_counter()
@@ -341,10 +345,11 @@ def etcd_rows(etcd: Path, repeat: int, rounds: int = 3) -> None:
     row("lin: etcd corpus, ours (total)", n_ops, total,
         f"valid {sum(v is True for _, v in ours.values())}/{len(hs)}, max {ts[-1] * 1e3:.1f} ms; {load()}")
     if not cmd:
-        print("lin: etcd corpus vs Porcupine: Porcupine not installed (set KRAFT_PORCUPINE; see the docstring)")
+        print(f"{'lin: etcd corpus, Porcupine':<44} "
+              + results.not_run("Porcupine driver not found (set KRAFT_PORCUPINE; see the docstring)"))
         return
     if failed:
-        print(f"lin: etcd corpus vs Porcupine: {failed}")
+        print(f"{'lin: etcd corpus, Porcupine':<44} " + results.not_run(failed))
         return
     pt = sorted(t for t, _ in theirs.values())
     pmed, ptotal = statistics.median(pt), sum(pt)
@@ -414,7 +419,7 @@ def main() -> None:
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     sizes = [int(x) for x in args.ops.split(",") if x]
-    print(f"start: {load()}, {os.cpu_count()} cpus, local[{args.cores}]; {core_speed()}")
+    print(f"start: local[{args.cores}]; {core_speed()}")
     hdr = f"{'row':<44} {'ops':>12} {'seconds':>9} {'ops/s':>12}  notes"
     print(hdr)
     print("-" * (len(hdr) + 30))
@@ -436,7 +441,8 @@ def main() -> None:
                 f"{load()}")
             if fmt == "ndjson" and "before" not in skip:
                 n2, secs2 = spark_reader_ingest(get_session(master, light_jvm=True), files)
-                row("  the same, Spark's reader (as before)", n2, secs2, f"{second / secs2:.3f}x the time; {load()}")
+                row("  the same, Spark's text reader + from_json", n2, secs2,
+                    f"{second / secs2:.3f}x the time; {load()}")
         stop_session()
     if "e2e" not in skip:
         for n_ops in sizes:
@@ -462,9 +468,11 @@ def main() -> None:
         if args.etcd and Path(args.etcd).is_dir():
             etcd_rows(Path(args.etcd), args.repeat, args.rounds)
         else:
-            print("lin: etcd corpus: no --etcd directory (Porcupine's test_data/jepsen); rows skipped")
-    print(f"end: {load()}; {core_speed()}")
+            why = results.not_run("Porcupine's etcd logs not found (--etcd DIR: its test_data/jepsen)")
+            for name in ("lin: etcd corpus, ours", "lin: etcd corpus, Porcupine"):
+                print(f"{name:<44} {why}")
+    print(f"end: {core_speed()}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(results.run("audit_speed", main))

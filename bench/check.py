@@ -2,7 +2,8 @@
 
     python bench/check.py [SPEC ...] [--sizes small,medium] [--variants] [--workers N] [--timeout S]
 
-Prints one row per run: spec, size, variant, mode, states, distinct, depth, seconds, verdict.
+Prints one row per run: spec, size, variant, mode, states, distinct, depth, seconds, verdict;
+the table goes to bench/results/check.md.
 Works with whatever ``spec/*.toml`` manifests exist (or ``$KRAFT_SPEC_DIR``); a size a manifest
 does not define is skipped and listed as such.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import results  # noqa: E402  (bench/results.py)
 from kraft.outcome import EXIT_ERROR, Verdict  # noqa: E402
 from model_check import ManifestError, TLCError, load_manifests, run_spec, spec_dir  # noqa: E402
 
@@ -94,4 +96,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(results.run("check", main))

@@ -12,7 +12,8 @@ and prints wall seconds, CPU seconds of the TLC processes, events/s and traces/s
 time).  Traces come from the simulator of the protocol (``relay``: the toy protocol of
 tests/traces/fixtures; ``kraft``: ``kraft.sim``, faults chosen by --faults, default none;
 ``groups``: the consumer-group plug-in (``kraft.groups.sim``), 3 consumers, eager for even seeds and
-cooperative for odd ones, same --faults), cut to exactly N spec steps.  The machine's load average is printed too: on a shared machine wall time is
+cooperative for odd ones, same --faults), cut to exactly N spec steps. The table goes to
+bench/results/conform.md, whose header gives the load average: on a shared machine wall time is
 inflated by other work, the CPU column is not.
 """
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import sys
 import tempfile
@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "traces" / "fixtures"))
 
+import results  # noqa: E402  (bench/results.py)
 from traces.check import Options, check_paths  # noqa: E402
 from traces.protocols import register  # noqa: E402
 
@@ -59,8 +60,9 @@ def relay_trace(seed: int, n: int) -> list[str]:
 FAULTS = "none"
 
 
-# simulator events for the first run (times n) and for each further run (n // div + 10) until the
-# trace holds n spec steps: a KRaft event is a spec step more often than a consumer-group event
+# simulator events for the first run (times n) and to add for each further run (n // div + 10)
+# until the trace holds n spec steps: a KRaft event is a spec step more often than a consumer-group
+# event
 SIM_STEPS = {"kraft": (1, 4), "groups": (3, 1)}
 
 
@@ -77,10 +79,10 @@ def sim_trace(protocol: str, seed: int, n: int) -> list[str]:
     first, div = SIM_STEPS[protocol]
     steps = first * n
     while True:
-        sim.run(steps)
+        sim.run(steps)  # runs until the simulator has processed ``steps`` events in all
         if sum(1 for s in rec.steps if s["spec"]) >= n:
             break
-        steps = n // div + 10
+        steps = sim.events + n // div + 10
     sim.finish()
     with tempfile.TemporaryDirectory() as d:
         tpath, _ = rec.write(d)
@@ -137,9 +139,7 @@ def main() -> None:
                 rows.append((n, mode, len(ps), events, wall, cpu, events / wall, len(ps) / wall,
                              len(res) - len(bad)))
                 print(f"  {n:>5} {mode:<8} done in {wall:.1f}s", file=sys.stderr)
-    load = os.getloadavg()
-    print(f"\nkraft conform throughput ({args.protocol} traces, TLC 2.15, {os.cpu_count()} cores, "
-          f"--jobs {args.jobs}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})")
+    print(f"\nkraft conform throughput ({args.protocol} traces, TLC 2.15, --jobs {args.jobs})")
     hdr = f"{'events/trace':>12} {'mode':<9} {'traces':>6} {'events':>7} {'wall s':>7} {'TLC cpu s':>9} " \
           f"{'events/s':>9} {'traces/s':>8} {'accepted':>8}"
     print(hdr)
@@ -149,4 +149,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(results.run("conform", main))

@@ -26,9 +26,9 @@ anomalies by the arrow kernel, the cycles by :func:`spark_validation.elle.check_
 :func:`spark_validation.elle.check_rows`). Each row prints the audit's stage times, the cycle
 stage alone (``cycles``: for Spark the Spark stage, for in-process the same search timed inside
 the Kafka stage), ops/s end to end, and peak memory: the driver's RSS, and for Spark also the
-JVM's peak RSS and the largest sum of its Python workers' RSS (sampled every 0.2 s). ``uptime``'s
-load average is printed before and after each row: the machine is shared, and a row measured
-under load is pessimistic.
+JVM's peak RSS and the largest sum of its Python workers' RSS (sampled every 0.2 s). The 1-minute
+load average is printed before and after each row: on a shared machine a row measured under load
+is pessimistic. The table goes to bench/results/elle.md.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import results  # noqa: E402  (bench/results.py)
 
 CYCLE = ("G0", "G1c", "G-single-item", "G-nonadjacent-item", "G2-item", "cycle-search-timeout")
 
@@ -288,4 +290,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main() if "--child" in sys.argv else results.run("elle", main))

@@ -8,8 +8,8 @@ distinct states, depth, seconds and verdict (simulate-mode configs have no disti
 simulator does not deduplicate). With ``--variants`` every bug variant is run at its size too and
 must be caught. Second table (bench/kraft_sim.py): simulator events per second (3 and 5 voters,
 without and with faults, with and without trace recording) and Hypothesis stateful examples per
-second. Exit code: the TLC table's (0 all as expected, 1 a violation or missed variant, 2 tool
-error).
+second. Both tables go to bench/results/kraft.md. Exit code: the TLC table's (0 all as expected,
+1 a violation or missed variant, 2 tool error, 3 nothing model-checked).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ sys.path.insert(0, str(here))
 
 import check as check_bench  # noqa: E402  (bench/check.py)
 import kraft_sim as sim_bench  # noqa: E402  (bench/kraft_sim.py)
+import results  # noqa: E402  (bench/results.py)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,4 +59,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(results.run("kraft", main))

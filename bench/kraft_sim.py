@@ -5,7 +5,7 @@
 Prints one table: simulator events/second (3 and 5 voters, without faults and with all faults,
 invariants checked after every event, no trace recording; and with full trace recording), then
 Hypothesis examples/second of the stateful machine (40 steps per example, every invariant after
-every step, convergence teardown).
+every step, convergence teardown). The table goes to bench/results/kraft_sim.md.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import results  # noqa: E402  (bench/results.py)
 from hypothesis import HealthCheck, settings  # noqa: E402
 from hypothesis.stateful import run_state_machine_as_test  # noqa: E402
 
@@ -85,4 +86,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(results.run("kraft_sim", main))

@@ -11,7 +11,9 @@ histories must be ``True``; the benchmark aborts otherwise.
 
 Workloads: register (read/write, 5 values) with 5/10/20 clients, cas-register with 10 clients, and
 kv (cas-register per key) with 10 keys and 10 clients. Prints one row per workload: median and p99
-time per history, throughput in ops/s, and the verdict counts.
+time per history, throughput in ops/s, and the verdict counts. Then the ingest of one history
+as EDN and NDJSON, and long single-key histories. The tables go to bench/results/linearizability.md;
+the comparison with Porcupine is bench/audit_speed.py's (Porcupine's own etcd corpus).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import results  # noqa: E402  (bench/results.py)
 from spark_validation.history import Op  # noqa: E402
 from spark_validation.linearizability import check_history  # noqa: E402
 
@@ -229,8 +232,8 @@ def sequential(rng: random.Random, n_ops: int, values: int = 5) -> list[Op]:
 
 def long_histories(sizes: list[int], seed: int) -> None:
     """One long register history per row, each checked on one key with the default budget and
-    cache: strictly sequential ones (the issue's 150k/200k cases, and 1M), and 1M ops from 10
-    concurrent clients (2% info ops). Peak RSS is the process's so far (it only grows)."""
+    cache: strictly sequential ones, and for sizes of 1M and more also histories of that many ops
+    from 10 concurrent clients (2% info ops). Peak RSS is the process's so far (it only grows)."""
     import gc
     import resource
 
@@ -292,13 +295,9 @@ def main() -> None:
             f"   {v[True]}/{v[False]}/{v['unknown']}",
             flush=True,
         )
-    reg5 = rows[0]["median_ms"] if rows else float("nan")
     print(
         "\nms = milliseconds per history (wall clock, one core); ops/s = operations checked per second "
         "over all histories of the row (dominated by the slowest histories)."
-        f"\nPorcupine (Go) checks a typical ~100-op register history in well under 1 ms; the 5-client "
-        f"register median here is {reg5:.2f} ms. Porcupine was not run on this machine, so no measured "
-        f"ratio is claimed (see docs/audit-core.md)."
     )
     if args.ingest_ops:
         ingest(args.ingest_ops, args.seed)
@@ -308,4 +307,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(results.run("linearizability", main))

@@ -12,14 +12,13 @@ kraft/replication/protocol.py: ``kraft simulate --variant V --seed S --steps K -
 
     python bench/replication.py [VARIANT ...] [--examples N] [--no-tlc] [--no-hypothesis] [--no-audit]
 
-Numbers measured on a shared 2-core machine are pessimistic: print ``uptime`` beside them.
+The tables go to bench/results/replication.md (its header gives the machine and its load).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import results  # noqa: E402  (bench/results.py)
 from kraft.core.declaration import SimRun  # noqa: E402
 from tests.replication.machine import search  # noqa: E402
 from kraft.replication.protocol import PROTOCOL  # noqa: E402
@@ -106,9 +106,9 @@ def tlc_row(variant: str) -> tuple[str, str, str, str]:
 
 def hypothesis_row(variant: str, examples: int | None) -> tuple[str, str, str, str]:
     """:func:`hypothesis_row_here` in a fresh process: Hypothesis's search in one process depends
-    on what ran before it there (IsrJoinBeforeEpochStart: found after 1,839 test cases alone,
-    nothing in 7,290 after three other searches), and the suite runs each variant's search
-    first in its own test, so a fresh process is the number a user gets."""
+    on what ran before it there (a variant found quickly alone may be missed after other
+    searches), and the suite runs each variant's search first in its own test, so a fresh
+    process is the number a user gets."""
     import subprocess
 
     argv = [sys.executable, __file__, "--one-hypothesis", variant] + ([] if examples is None else
@@ -159,7 +159,6 @@ def main() -> None:
     if unknown:
         ap.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(PROTOCOL.variant_names)}")
     variants = args.variants or list(PROTOCOL.variant_names)
-    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
     if not (args.no_tlc and args.no_hypothesis):
         rows = []
         for v in variants:
@@ -173,8 +172,7 @@ def main() -> None:
     if not args.no_audit:
         print("\naudit of the pinned simulator runs (kraft audit --checks kafka --no-spark):")
         print(audit_table(variants))
-    print(f"\nload: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main() if "--one-hypothesis" in sys.argv else results.run("replication", main))

@@ -87,7 +87,7 @@ def load_manifest(path: str | os.PathLike) -> Manifest:
         raise ManifestError(f"{path}: not valid TOML: values nested too deeply") from None
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read: {exc}") from None
-    except UnicodeDecodeError as exc:  # hostile input (issue 15): TOML is UTF-8
+    except UnicodeDecodeError as exc:  # hostile input: TOML is UTF-8
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise ManifestError(f"{path}:{line}: not UTF-8 (byte offset {exc.start})") from None
 

@@ -5,8 +5,8 @@ checks that this kernel, the reference and the DataFrame version (:mod:`spark_va
 report exactly the same anomalies and evidence.
 
 Why a kernel: the DataFrame version needs one shuffle of the micro-ops by history and three
-sorts with window passes over them; on two cores the shuffle plus one sort alone cost most of
-the time a 1M ops/s check may take. Every anomaly is a property of one history, so if every
+sorts with window passes over them, and the shuffle plus one sort alone cost more than the whole
+check needs. Every anomaly is a property of one history, so if every
 partition holds whole histories, no shuffle is needed: each task turns its Arrow batches into
 integer columns (dictionary codes for strings) and computes every anomaly with whole-array
 numpy operations (``factorize``, ``lexsort``, ``ufunc.at``, ``searchsorted``), many histories at

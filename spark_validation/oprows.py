@@ -1,7 +1,8 @@
-"""Op rows straight from history files: the audit's fast readers (issue 17).
+"""Op rows straight from history files: the audit's fast readers.
 
 The history reader (:mod:`spark_validation.history`) builds an :class:`~history.Op` per line and
-:func:`records.history_rows` turns each into an op row: safe, general, and about 10 µs per op.
+:func:`records.history_rows` turns each into an op row: safe and general, but it builds Python
+objects per op that the audit does not need.
 The audit only needs the op rows, so this module reads them directly, as columns
 (:class:`Rows`), for the shapes almost every line has, and hands every other line to the
 history reader's own per-line code. The rows, the malformed lines (file, line, reason, text) and
@@ -172,9 +173,9 @@ class Rows:
 
 
 def _const(value: Any, n: int, typ: Any) -> Any:
-    """A pyarrow array of ``n`` copies of ``value`` (of type ``typ``), built in C: a Python list
-    of ``n`` references to one string cost 0.2 us per element to convert, as much as a tenth
-    of a history's whole check (bench/audit_speed.py, 2026-11-26)."""
+    """A pyarrow array of ``n`` copies of ``value`` (of type ``typ``), built in C rather than
+    converted from a Python list of ``n`` references to one string, whose conversion costs a
+    noticeable share of a history's whole check."""
     import pyarrow as pa
 
     return pa.repeat(pa.scalar(value, typ), n)

@@ -53,8 +53,8 @@ def cds_archive() -> str:
     """Where this Python environment keeps the class-data-sharing archive of the local driver
     JVM (JDK 13+ dynamic AppCDS, ``-XX:SharedArchiveFile``): one per java and pyspark version,
     written by :func:`train_cds` (``./kraft.sh`` runs it once after installing). Loading Spark's
-    classes from it instead of from the jars shortened a light local start from 2.4-2.6 s to
-    1.7 s (2026-11-26, 2 cores). Absent or stale: Spark starts without it."""
+    classes from it instead of from the jars shortens a light local start. Absent or stale:
+    Spark starts without it."""
     import hashlib
 
     import pyspark
@@ -149,14 +149,14 @@ def get_context(master: str | None = None, *, shuffle_partitions: int | None = N
                 app_name: str = "kraft-audit", executor_cores: int | None = None,
                 light_jvm: bool = False) -> "SparkContext":
     """The process's SparkContext, created on first use: enough for work that runs in the Python
-    workers (the audit of history files), which then does not pay for Spark SQL's session (about
-    1.5 s of a local start, measured 2026-11-26); :func:`get_session` adds it when needed.
+    workers (the audit of history files), which then does not pay for starting Spark SQL's
+    session; :func:`get_session` adds it when needed.
 
     ``light_jvm``: the caller's work runs in the Python workers and the JVM only schedules tasks
     and carries their results (the audit of history files, conformance). A local driver JVM then
     starts with the client JIT compiler only (``-XX:TieredStopAtLevel=1``) and the serial
-    collector: on two cores the optimising compiler's threads compete with the start itself
-    (the session took 11 s instead of 6-7 s with one core busy, 2026-11-26), and its code would
+    collector: on few cores the optimising compiler's threads compete with the start itself
+    and slow it down, and its code would
     only pay off in long JVM work (the DataFrame engine, Parquet tables), which keeps the default.
     ``KRAFT_SPARK_JIT=full`` turns this off. A light local JVM also loads its classes from the
     class-data-sharing archive where one was written (:func:`cds_archive`; ``KRAFT_SPARK_CDS=off``

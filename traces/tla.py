@@ -277,7 +277,7 @@ def parse_printed(text: str, start: int = 0) -> tuple[Any, int]:
 #
 # Consecutive post-states of a trace differ in a few places (one log entry appended, one message
 # added and one removed).  Writing each full state into the trace module makes it grow with
-# (steps x state size), which SANY parses at well under 1 MB/s.  A delta is TLA+ data that the
+# (steps x state size), and SANY's parse time with it.  A delta is TLA+ data that the
 # generated operator ``TrApply(old, d)`` turns back into the full value:
 #
 #   <<"set", v>>            the value v

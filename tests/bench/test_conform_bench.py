@@ -1,0 +1,32 @@
+"""bench/conform.py's trace generator: each trace holds exactly the spec steps asked for."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def load_bench():
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module("conform")  # bench/conform.py
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+@pytest.mark.parametrize("protocol", ["kraft", "groups"])
+def test_sim_trace_has_exactly_the_spec_steps_asked_for(protocol: str) -> None:
+    # more spec steps than the first simulator run gives: the generator must run the simulator on
+    bench = load_bench()
+    n = 300
+    lines = bench.sim_trace(protocol, 1, n)
+    records = [json.loads(x) for x in lines]
+    assert records[0].get("kind") == "trace"
+    assert sum(1 for r in records[1:] if r.get("spec", True)) == n
+    assert records[-1].get("spec", True)
