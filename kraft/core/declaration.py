@@ -204,6 +204,10 @@ class Protocol:
                 return v
         raise KeyError(name)
 
+    def variant_constants(self, config: Any) -> dict[str, bool]:
+        """Each variant's CONSTANT as ``config`` sets it (its same-named flag)."""
+        return {v: getattr(config, v) for v in self.variant_names}
+
     def variable_names(self, projectable_only: bool = False) -> tuple[str, ...]:
         return tuple(v.name for v in self.variables if not (projectable_only and v.spec_only))
 

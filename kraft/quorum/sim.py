@@ -77,10 +77,8 @@ class KRaftPlugin(SimPlugin):
         return world
 
     def constants(self) -> dict[str, Any]:
-        c: dict[str, Any] = {"Voters": list(self.voter_ids), "PreVote": self.config.PreVote}
-        for v in PROTOCOL.variant_names:
-            c[v] = getattr(self.config, v)
-        return c
+        return {"Voters": list(self.voter_ids), "PreVote": self.config.PreVote,
+                **PROTOCOL.variant_constants(self.config)}
 
     def encode(self, value: Any) -> Any:
         if hasattr(value, "mtype"):

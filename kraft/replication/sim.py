@@ -155,10 +155,8 @@ class ReplicationPlugin(SimPlugin):
         sim.network.discard(lambda m: m.dest == b or (m.source == b and isinstance(m, BrokerHeartbeatRequest)))
 
     def constants(self) -> dict[str, Any]:
-        c: dict[str, Any] = {"Brokers": list(self.ids), "MinIsr": self.config.min_insync_replicas}
-        for v in PROTOCOL.variant_names:
-            c[v] = getattr(self.config, v)
-        return c
+        return {"Brokers": list(self.ids), "MinIsr": self.config.min_insync_replicas,
+                **PROTOCOL.variant_constants(self.config)}
 
     def encode(self, value: Any) -> Any:
         if isinstance(value, list):
