@@ -25,9 +25,9 @@ Layout and its verification (nothing depends on the layout silently):
   dropped and are checked again after a shuffle: ``groupBy(history).applyInArrow`` with the
   same kernel. The result says how many histories took each path.
 
-Kernel rows (``ROW_SCHEMA``): the micro-ops of :func:`kafka_spark.micro_ops` (``mop`` ``send`` or
-``poll``) plus, for every ``ok``/``info`` assign/subscribe op, one row ``mop = 'assign'`` with a null
-key (the op) and one per key it names.
+Kernel rows (:func:`oprows.row_schema`): the micro-ops of :func:`kafka_spark.micro_ops` (``mop``
+``send`` or ``poll``) plus, for every ``ok``/``info`` assign/subscribe op, one row ``mop =
+'assign'`` with a null key (the op) and one per key it names.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import numpy as np
 
 from spark_validation.kafka_ref import UNSEEN_SAMPLE
+from spark_validation.oprows import row_schema, small_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -59,8 +60,6 @@ def _codes(col: "pa.ChunkedArray | pa.Array") -> tuple[np.ndarray, "pa.Array"]:
     """Dictionary codes (int64, -1 for null) and the dictionary of a string column."""
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from spark_validation.oprows import small_codes
 
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
@@ -435,14 +434,6 @@ def input_table(rows: list[dict]) -> "pa.Table":
             out.append({**base, "key": None})
             out.extend({**base, "key": k} for k in a["keys"] if k is not None)
     return pa.Table.from_pylist(out, schema=row_schema())
-
-
-def row_schema() -> "pa.Schema":
-    import pyarrow as pa
-
-    return pa.schema([("history", pa.string()), ("seq", pa.int64()), ("op", pa.int64()), ("process", pa.string()),
-                      ("type", pa.string()), ("mop", pa.string()), ("key", pa.string()), ("offset", pa.int64()),
-                      ("value", pa.string()), ("pos", pa.int64())])
 
 
 def check_rows(rows: list[dict]) -> list[dict]:

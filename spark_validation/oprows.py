@@ -894,12 +894,19 @@ def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
             "rows": rows}
 
 
-def kernel_table(rows: Rows | dict):
-    """:func:`kernel_columns` as the kernel's pyarrow table (:func:`kafka_arrow.row_schema`)."""
-    import numpy as np
+def row_schema():
+    """The kernel rows' pyarrow schema (:data:`kafka_arrow.ROW_COLUMNS`, with their types)."""
     import pyarrow as pa
 
-    from spark_validation.kafka_arrow import row_schema
+    return pa.schema([("history", pa.string()), ("seq", pa.int64()), ("op", pa.int64()), ("process", pa.string()),
+                      ("type", pa.string()), ("mop", pa.string()), ("key", pa.string()), ("offset", pa.int64()),
+                      ("value", pa.string()), ("pos", pa.int64())])
+
+
+def kernel_table(rows: Rows | dict):
+    """:func:`kernel_columns` as the kernel's pyarrow table (:func:`row_schema`)."""
+    import numpy as np
+    import pyarrow as pa
 
     if isinstance(rows, Rows) and ROW_KERNEL is not None:
         return _kernel_table_compiled(rows)
@@ -921,7 +928,6 @@ def _kernel_table_compiled(rows: Rows):
     import numpy as np
     import pyarrow as pa
 
-    from spark_validation.kafka_arrow import row_schema
     from spark_validation.kafka_ref import POS_STRIDE
 
     parsed = rows.parsed if len(rows.parsed) == len(rows.line) else None
