@@ -48,6 +48,10 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 try:  # a dependency (pyproject.toml); the plain json module keeps the readers correct without it
     import orjson
 
@@ -65,6 +69,7 @@ except ImportError:  # pragma: no cover
         return _json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()
 
 from kraft.inputs import nesting
+from spark_validation.edn import EdnError, Reader
 from spark_validation.history import (
     MAX_DEPTH,
     NEMESIS,
@@ -74,9 +79,11 @@ from spark_validation.history import (
     _ndjson_line,
     _op_from_mapping,
     no_op_readable,
+    read_history,
     select_model,
 )
-from spark_validation.records import COMPLETIONS, OP_COLUMNS, op_row, parse_text, to_int, to_text
+from spark_validation.kafka_ref import POS_STRIDE
+from spark_validation.records import COMPLETIONS, OP_COLUMNS, history_rows, op_row, parse_text, to_int, to_text
 
 __all__ = ["Rows", "read_rows", "kernel_table", "structure_problem", "fast_parse_text"]
 
@@ -125,8 +132,6 @@ class Rows:
         """A column as a pyarrow array (line, index: int64; process, type: string), computed once."""
         a = self._arrow.get(name)
         if a is None:
-            import pyarrow as pa
-
             a = self._arrow[name] = pa.array(getattr(self, name), pa.int64() if name in ("line", "index") else pa.string())
         return a
 
@@ -158,8 +163,6 @@ class Rows:
 
     def arrow(self):
         """The rows as a pyarrow table with the op table's schema (``ops.parquet``)."""
-        import pyarrow as pa
-
         n = len(self.line)
         return pa.table({
             "history": _const(self.history, n, pa.string()),
@@ -175,8 +178,6 @@ def _const(value: Any, n: int, typ: Any) -> Any:
     """A pyarrow array of ``n`` copies of ``value`` (of type ``typ``), built in C: a Python list
     of ``n`` references to one string cost 0.2 us per element to convert, as much as a tenth
     of a history's whole check (bench/audit_speed.py, 2026-11-26)."""
-    import pyarrow as pa
-
     return pa.repeat(pa.scalar(value, typ), n)
 
 
@@ -617,8 +618,6 @@ def _edn_to_json_quick(text: str) -> str | None:
 def _edn(text: str, path: str, rows: Rows) -> list[MalformedLine] | None:
     """EDN text -> rows and malformed lines, or None when the file must be read whole by the
     history reader (a form over several lines, a top-level vector or list, a bad line)."""
-    from spark_validation.edn import EdnError, Reader
-
     start = text.lstrip(" \t\r\n,\ufeff")[:1]
     if start in ("[", "(") or "\r" in text:
         return None  # a vector or list of ops; \r: the EDN reader counts lines at \n only
@@ -714,9 +713,6 @@ def no_cyclic_gc() -> Iterator[None]:
 
 def _read_rows(path: str | Path, model: str | None, hid: str | None,
                fast: bool) -> tuple[Rows, list[MalformedLine], str | None, Any]:
-    from spark_validation.history import read_history
-    from spark_validation.records import history_rows
-
     p = Path(path)
     suffix = p.suffix.lower()
     rid = hid if hid is not None else str(p)
@@ -790,8 +786,6 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
     micro-op only what differs within an op is collected; ``seq``/``op``/``process``/``type``
     come from the op row (``row``: its position in ``rows``). The loop runs compiled
     (spark_validation/_rowkernel.c) where the install built it, with the same rows."""
-    from spark_validation.kafka_ref import POS_STRIDE
-
     if ROW_KERNEL is not None:
         n = len(rows.line)
         parsed = rows.parsed if len(rows.parsed) == n else None
@@ -894,10 +888,8 @@ def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
             "rows": rows}
 
 
-def row_schema():
+def row_schema() -> pa.Schema:
     """The kernel rows' pyarrow schema (:data:`kafka_arrow.ROW_COLUMNS`, with their types)."""
-    import pyarrow as pa
-
     return pa.schema([("history", pa.string()), ("seq", pa.int64()), ("op", pa.int64()), ("process", pa.string()),
                       ("type", pa.string()), ("mop", pa.string()), ("key", pa.string()), ("offset", pa.int64()),
                       ("value", pa.string()), ("pos", pa.int64())])
@@ -905,9 +897,6 @@ def row_schema():
 
 def kernel_table(rows: Rows | dict):
     """:func:`kernel_columns` as the kernel's pyarrow table (:func:`row_schema`)."""
-    import numpy as np
-    import pyarrow as pa
-
     if isinstance(rows, Rows) and ROW_KERNEL is not None:
         return _kernel_table_compiled(rows)
     c = kernel_columns(rows) if isinstance(rows, Rows) else rows
@@ -925,11 +914,6 @@ def kernel_table(rows: Rows | dict):
 def _kernel_table_compiled(rows: Rows):
     """:func:`kernel_table` from the compiled loop's Arrow buffers (``_rowkernel.kernel_arrays``):
     the same table, without a Python object per value."""
-    import numpy as np
-    import pyarrow as pa
-
-    from spark_validation.kafka_ref import POS_STRIDE
-
     parsed = rows.parsed if len(rows.parsed) == len(rows.line) else None
     n, ri, mop, key, off, val, pos = ROW_KERNEL.kernel_arrays(
         rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
@@ -953,8 +937,6 @@ def _kernel_table_compiled(rows: Rows):
 
 
 def _MOP_NAMES():
-    import pyarrow as pa
-
     return pa.array(["send", "poll", "assign"], pa.string())  # the codes of _rowkernel.kernel_arrays
 
 
@@ -963,9 +945,6 @@ def small_codes(col: Any) -> tuple[Any, list] | None:
     array holding at most a few distinct strings, as ``pyarrow.compute.dictionary_encode`` codes
     it, from the compiled loop (``_rowkernel.small_codes``); None where that is not built, the
     array is of another type, or it holds more strings (then the caller encodes it)."""
-    import numpy as np
-    import pyarrow as pa
-
     if ROW_KERNEL is None or col.type != pa.string():
         return None
     validity, offsets, data = col.buffers()
@@ -982,10 +961,6 @@ def cycle_table(c: dict | Rows, kt=None):
     one row per op): one ``op`` row (``pos`` -1) per send/poll/txn op row, invocations included,
     and the send/poll micro-ops of :func:`kernel_columns` (the assign rows left out). ``c`` is
     :func:`kernel_columns`'s result, or the rows themselves."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if isinstance(c, Rows):
         c = {"rows": c, "history": c.history}
     rows = c["rows"]
