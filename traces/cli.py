@@ -20,10 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.outcome import EXIT_ERROR, Verdict, header, plural
+from model_check import TLCError, find_jar, find_java
 from traces.check import Options, TraceResult, check_paths, expand_inputs
+from traces.protocols import GlueError, load_glue
+from traces.spark import check_with_spark
 
 
 def summarize(results: list[TraceResult], seconds: float) -> dict[str, Any]:
@@ -96,10 +102,6 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     console = Console(highlight=False, soft_wrap=True, emoji=False)  # file:line stays text (`:100:` is no emoji)
     table = Table(title="kraft conform", show_lines=False)
     table.add_column("trace", overflow="fold")
@@ -158,9 +160,6 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
             glues: tuple[str, ...], timeout: float | None, keep_runs: str | None, no_diagnose: bool,
             heap: str, witness: str) -> None:
     """Check implementation traces against their TLA+ spec with TLC."""
-    from traces.protocols import GlueError, load_glue
-    from model_check import TLCError, find_jar, find_java
-
     for g in glues:
         try:
             load_glue(g)
@@ -207,8 +206,6 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
         line.update(f"checked {done[0]}/{total} traces", force=True)
 
     if spark:
-        from traces.spark import check_with_spark
-
         results = check_with_spark(paths, opts, master=master, out_dir=out, glue_targets=glues)
     else:
         results = check_paths(paths, opts, progress=progress)
