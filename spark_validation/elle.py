@@ -68,8 +68,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_validation import elle_graph as G
-from spark_validation import kafka_arrow, kafka_ref
+from spark_validation import kafka_ref
 from spark_validation.elle_graph import strongly_connected  # noqa: F401  (re-exported)
+from spark_validation.oprows import int_values, string_codes
 from spark_validation.records import COMPLETIONS, parse_text, to_int, to_text
 
 CYCLE_KINDS = G.ORDER + ("cycle-search-timeout",)
@@ -241,15 +242,10 @@ def realtime_pairs(rows: Iterable[dict]) -> list[tuple[int, str, int, str]]:
 
 
 def _codes(col: Any) -> tuple[np.ndarray, list]:
-    """Dictionary codes (int64, -1 for null) and the dictionary (as Python values): the Kafka
-    kernel's (:func:`kafka_arrow._codes`)."""
-    idx, d = kafka_arrow._codes(col)
+    """Dictionary codes (int64, -1 for null) and the dictionary (as Python values), as the Kafka
+    kernel codes its columns (:func:`oprows.string_codes`)."""
+    idx, d = string_codes(col)
     return idx, d.to_pylist()
-
-
-def _ints(col: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(values with nulls as 0, validity mask) of an integer column: :func:`kafka_arrow._ints`."""
-    return kafka_arrow._ints(col)
 
 
 def _rank(strings: list) -> np.ndarray:
@@ -319,9 +315,9 @@ def graph_of_table(t: Any, opts: CycleOptions) -> Graph:
     val, val_s = _codes(t.column("value"))
     typ, typ_s = _codes(t.column("type"))
     mop, mop_s = _codes(t.column("mop"))
-    seq, _ = _ints(t.column("seq"))
-    opn, _ = _ints(t.column("op"))
-    off, has_off = _ints(t.column("offset"))
+    seq, _ = int_values(t.column("seq"))
+    opn, _ = int_values(t.column("op"))
+    off, has_off = int_values(t.column("offset"))
 
     def code(names: list, name: str) -> int:
         return names.index(name) if name in names else -2

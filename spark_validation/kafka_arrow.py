@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 
 from spark_validation import kafka_ref, kafka_spark
 from spark_validation.kafka_ref import UNSEEN_SAMPLE, sort_anomalies
-from spark_validation.oprows import row_schema, small_codes
+from spark_validation.oprows import int_values, row_schema, string_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -59,27 +59,6 @@ _CHUNK_STRIDE = 1 << 24  # chunk id = partition * stride + chunk number within t
 
 # ------------------------------------------------------------------------------------------
 # the kernel
-
-
-def _codes(col: "pa.ChunkedArray | pa.Array") -> tuple[np.ndarray, "pa.Array"]:
-    """Dictionary codes (int64, -1 for null) and the dictionary of a string column."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    few = small_codes(col)
-    if few is not None:
-        return few[0], pa.array(few[1], pa.string())
-    d = pc.dictionary_encode(col)
-    idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return idx, d.dictionary
-
-
-def _ints(col: "pa.ChunkedArray | pa.Array") -> tuple[np.ndarray, np.ndarray]:
-    """(values with nulls as 0, validity mask) of an integer column."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    valid = ~col.is_null().to_numpy(zero_copy_only=False)
-    vals = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return vals, valid
 
 
 def _factorize(key: np.ndarray) -> tuple[np.ndarray, int]:
@@ -109,16 +88,16 @@ def check_table(t: "pa.Table") -> list[dict]:
     ``{"history", "kind", "key", "evidence"}`` dicts, evidence exactly as the reference's."""
     if t.num_rows == 0:
         return []
-    hist, hist_d = _codes(t.column("history"))
-    proc, proc_d = _codes(t.column("process"))
-    key, key_d = _codes(t.column("key"))
-    val, val_d = _codes(t.column("value"))
-    typ, typ_d = _codes(t.column("type"))
-    mop, mop_d = _codes(t.column("mop"))
-    seq, _ = _ints(t.column("seq"))
-    opn, _ = _ints(t.column("op"))
-    off, has_off = _ints(t.column("offset"))
-    pos, _ = _ints(t.column("pos"))
+    hist, hist_d = string_codes(t.column("history"))
+    proc, proc_d = string_codes(t.column("process"))
+    key, key_d = string_codes(t.column("key"))
+    val, val_d = string_codes(t.column("value"))
+    typ, typ_d = string_codes(t.column("type"))
+    mop, mop_d = string_codes(t.column("mop"))
+    seq, _ = int_values(t.column("seq"))
+    opn, _ = int_values(t.column("op"))
+    off, has_off = int_values(t.column("offset"))
+    pos, _ = int_values(t.column("pos"))
 
     def code_of(d: "pa.Array", name: str) -> int:
         lst = d.to_pylist()

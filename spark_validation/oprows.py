@@ -956,6 +956,28 @@ def small_codes(col: Any) -> tuple[Any, list] | None:
     return np.frombuffer(got[0], np.int64), got[1]
 
 
+def string_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Dictionary codes (int64, -1 for null) and the dictionary of a string column, for the
+    numpy kernels (:mod:`kafka_arrow`, :mod:`elle`)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    few = small_codes(col)
+    if few is not None:
+        return few[0], pa.array(few[1], pa.string())
+    d = pc.dictionary_encode(col)
+    idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return idx, d.dictionary
+
+
+def int_values(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(values with nulls as 0, validity mask) of an integer column, for the numpy kernels."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    valid = ~col.is_null().to_numpy(zero_copy_only=False)
+    vals = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return vals, valid
+
+
 def cycle_table(c: dict | Rows, kt=None):
     """The cycle rows of :mod:`elle` (``elle.ROW_COLUMNS``, what ``elle.input_table`` builds with
     one row per op): one ``op`` row (``pos`` -1) per send/poll/txn op row, invocations included,
