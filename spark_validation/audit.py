@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kraft.outcome import Verdict, header, plural
-from spark_validation import elle, ingest, kafka_arrow, kafka_ref, kafka_spark
+from spark_validation import elle, ingest, kafka_ref
 from spark_validation.history import HistoryFormatError, normalize, to_jsonable
 from spark_validation.ingest import InputError, unreadable_parquet
 from spark_validation.linearizability import check_history
@@ -272,7 +272,9 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     if not structure and has_kafka and "kafka" in opts.checks:
         t = time.perf_counter()
         cycle_opts = elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime)
-        if kafka == "kernel":
+        if kafka == "kernel":  # in the Spark workers
+            from spark_validation import kafka_arrow  # lazy: a Spark engine's; a --no-spark run does not load it
+
             try:
                 kt = kernel_table(rows)
                 kafka_anoms = kafka_ref.sort_anomalies(kafka_arrow.check_table(kt))
@@ -589,6 +591,8 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
     Parquet tables), then the checks as Spark jobs."""
     from pyspark.sql import functions as F  # optional: pyspark
 
+    from spark_validation import kafka_arrow, kafka_spark  # lazy: a Spark engine's; a --no-spark run does not load it
+
     t = time.perf_counter()
     ops, bad, meta, extra_traces, skipped = ingest.load(spark, histories, tables, opts.model)
     ops = ops.localCheckpoint()  # materialised once; later plans start from this leaf
@@ -709,12 +713,16 @@ KAFKA_ROWS_MANIFEST = "kafka_rows.json"
 
 def _parquet_listing(table: Path) -> list[list]:
     """The data files of a Parquet table as ``[relative path, size]``, sorted."""
+    from spark_validation.kafka_arrow import stored_files  # lazy: a Spark engine's; a --no-spark run does not load it
+
     table = Path(table)
-    files = [Path(f) for f in kafka_arrow.stored_files(str(table))]
+    files = [Path(f) for f in stored_files(str(table))]
     return [[str(f.relative_to(table)) if f != table else f.name, f.stat().st_size] for f in files]
 
 
 def _store_kafka_rows(spark: Any, ops: Any, out: Path) -> None:
+    from spark_validation import kafka_arrow  # lazy: a Spark engine's; a --no-spark run does not load it
+
     parts = max(2, spark.sparkContext.defaultParallelism * 2)
     kafka_arrow.store(ops, str(out / KAFKA_ROWS), parts)
     manifest = {"v": 1, "ops_table": "ops.parquet", "ops_files": _parquet_listing(out / "ops.parquet")}
