@@ -20,16 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.outcome import EXIT_ERROR, Verdict, header, plural
 from model_check import TLCError, find_jar, find_java
 from traces.check import Options, TraceResult, check_paths, expand_inputs
 from traces.protocols import GlueError, load_glue
-from traces.spark import check_with_spark
 
 
 def summarize(results: list[TraceResult], seconds: float) -> dict[str, Any]:
@@ -102,6 +98,11 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
+    # lazy: rich is slow to import, and a conform stopped by bad input prints no table
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     console = Console(highlight=False, soft_wrap=True, emoji=False)  # file:line stays text (`:100:` is no emoji)
     table = Table(title="kraft conform", show_lines=False)
     table.add_column("trace", overflow="fold")
@@ -206,6 +207,8 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
         line.update(f"checked {done[0]}/{total} traces", force=True)
 
     if spark:
+        from traces.spark import check_with_spark  # optional: pyspark (and the audit's Spark session)
+
         results = check_with_spark(paths, opts, master=master, out_dir=out, glue_targets=glues)
     else:
         results = check_paths(paths, opts, progress=progress)
