@@ -69,9 +69,7 @@ def spec_dir() -> Path:
     env = os.environ.get("KRAFT_SPEC_DIR")
     if env:
         return Path(env)
-    import model_check
-
-    return Path(model_check.__file__).resolve().parents[1] / "spec"
+    return Path(__file__).resolve().parents[1] / "spec"
 
 
 _SIZE_KEYS = {"cfg", "mode", "depth", "seconds", "workers", "traces", "seed", "check_deadlock", "deadlock", "lncheck"}

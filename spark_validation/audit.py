@@ -29,50 +29,35 @@ Outputs under ``--out`` (contract: ``results.json``):
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import shutil
 import sys
 import time
+import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
 import attrs
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from kraft.outcome import Verdict, clear_documents, header, plural, write_document
-from spark_validation import elle, kafka_ref
-from spark_validation.records import Malformed, command_summaries, discover, ignored_files
+from spark_validation import elle, ingest, kafka_ref
+from spark_validation.history import HistoryFormatError, normalize, to_jsonable
+from spark_validation.ingest import InputError, unreadable_parquet
+from spark_validation.linearizability import check_history
+from spark_validation.metadata import MODEL, check_traces_local, check_traces_spark
+from spark_validation.models import MODELS
+from spark_validation.options import AuditOptions
+from spark_validation.oprows import Rows, cycle_table, kernel_table, no_cyclic_gc, read_rows, structure_problem
+from spark_validation.records import OP_COLUMNS, Malformed, command_summaries, discover, ignored_files, rows_to_ops
+from spark_validation.session import get_context, get_session
 
-CHECKS = ("lin", "kafka", "metadata")
-KAFKA_ENGINES = ("arrow", "dataframe")
 KAFKA_FS = ("send", "poll", "txn")
-
-
-@attrs.frozen
-class AuditOptions:
-    paths: tuple[str, ...]
-    model: str | None = None
-    initial: Any = None  # a normalised Python value (from --initial EDN)
-    master: str | None = None
-    out: Path = Path("results/audit")
-    budget: float | None = None
-    checks: frozenset[str] = frozenset(CHECKS)
-    no_spark: bool = False
-    write_ops: bool = False  # also write OUT/ops.parquet (--write-ops; implied by store_kafka)
-    engine: str = "arrow"  # the Spark Kafka check: "arrow" (kafka_arrow) or "dataframe" (kafka_spark)
-    store_kafka: bool = False  # also write OUT/kafka_rows.parquet (+ .json) for later audits of OUT/ops.parquet
-    nil_reads: str = "auto"  # register models: "knossos" (nil read = unknown), "strict", auto = knossos for .edn
-    ww_deps: bool = False  # Kafka cycles: ww edges from the version order (Jepsen's :ww-deps)
-    rw_deps: bool = False  # Kafka cycles: rw (anti-dependency) edges, for G-single-item / G2-item / ...
-    process_order: bool = False  # Kafka cycles: Elle's process-order edges (G0-process, G1c-process)
-    realtime: bool = True  # Kafka cycles: Elle's realtime edges, on as in Jepsen's Kafka checker (-realtime variants)
-    allow_unseen: bool = False  # acknowledged sends never polled are informational (Jepsen: invalid)
-
-    @property
-    def allowed_kinds(self) -> frozenset[str]:
-        """Anomaly kinds reported with ``evidence.allowed`` (not violations) under these options."""
-        return frozenset({"unseen"}) if self.allow_unseen else frozenset()
 
 
 @attrs.define
@@ -164,8 +149,6 @@ def combine(verdicts: list[Any]) -> Any:
 
 
 def _lin_models() -> frozenset[str]:
-    from spark_validation.models import MODELS
-
     return frozenset(MODELS)
 
 
@@ -215,8 +198,6 @@ def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, stru
 def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
     """Run the audit and write its outputs under ``opts.out``."""
     histories, tables, traces = discover(opts.paths)
-    from spark_validation.ingest import unreadable_parquet
-
     bad_tables = [(t, why) for t in tables if (why := unreadable_parquet(t))]  # both engines skip them
     tables = [t for t in tables if not any(t == b for b, _ in bad_tables)]
     ignored = [str(p) for p in ignored_files(opts.paths)]
@@ -257,8 +238,6 @@ def mark_lost_lines(report: AuditReport) -> None:
 
 
 def _metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds: float) -> list[dict]:
-    from spark_validation.metadata import MODEL
-
     out = []
     total = max(1, sum(steps.values()))
     for path, n in sorted(steps.items()):
@@ -276,10 +255,6 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     ``kafka="ref"`` checks Kafka anomalies with the reference (:mod:`kafka_ref`, in-process),
     ``"kernel"`` with the numpy kernel (:mod:`kafka_arrow`, the Spark workers); a test holds the
     two to the same anomalies and evidence."""
-    from spark_validation.linearizability import check_history
-    from spark_validation.oprows import cycle_table, kernel_table, structure_problem
-    from spark_validation.records import rows_to_ops
-
     secs = secs if secs is not None else {}
     n = len(rows)
     model = rows.model
@@ -298,8 +273,8 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     if not structure and has_kafka and "kafka" in opts.checks:
         t = time.perf_counter()
         cycle_opts = elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime)
-        if kafka == "kernel":
-            from spark_validation import kafka_arrow
+        if kafka == "kernel":  # in the Spark workers
+            from spark_validation import kafka_arrow  # lazy: a Spark engine's; a --no-spark run does not load it
 
             try:
                 kt = kernel_table(rows)
@@ -322,7 +297,8 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
         init = opts.initial if opts.initial is not None else initial
         r = check_history(rows_to_ops(rows.dicts()), model, initial=init, budget_seconds=opts.budget,
                           nil_reads=opts.nil_reads, history_id=hid)
-        lin = {"valid": r.valid, "anomalies": _jsonable(r.anomalies), "seconds": r.seconds, "info": _jsonable(r.info)}
+        lin = {"valid": r.valid, "anomalies": to_jsonable(r.anomalies), "seconds": r.seconds,
+               "info": to_jsonable(r.info)}
         secs["lin"] = secs.get("lin", 0.0) + time.perf_counter() - t
     res = _build_result(hid, model, n, has_kafka, structure, kafka_anoms, k_secs, lin, opts.checks,
                         kafka_empty=kafka_empty, allowed_kinds=opts.allowed_kinds)
@@ -335,17 +311,12 @@ def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str |
     "history_bad", "ops", "secs"}``. With ``ops_dir`` its op rows are written there as a Parquet
     file (``model=M/part-UNIT-...``), with ``krows_dir`` its Kafka kernel rows (one history per
     file, so the files are clustered by history as ``--store-kafka-rows`` promises)."""
-    from spark_validation.oprows import no_cyclic_gc
-
     with no_cyclic_gc():
         return _check_file(path, opts, kafka, ops_dir, krows_dir, unit, keep_rows)
 
 
 def _check_file(path: str, opts: AuditOptions, kafka: str, ops_dir: str | None, krows_dir: str | None, unit: int,
                 keep_rows: bool) -> dict:
-    from spark_validation.history import HistoryFormatError
-    from spark_validation.oprows import read_rows
-
     out: dict[str, Any] = {"path": path, "trace": False, "skip": None, "malformed": [], "result": None,
                            "history_bad": None, "ops": 0, "secs": {}}
     cpu = time.process_time()
@@ -374,12 +345,6 @@ def _check_file(path: str, opts: AuditOptions, kafka: str, ops_dir: str | None, 
 
 
 def _write_unit_tables(rows: Any, ops_dir: str | None, krows_dir: str | None, unit: int, kafka: bool) -> None:
-    import uuid
-
-    import pyarrow.parquet as pq
-
-    from spark_validation.oprows import kernel_table
-
     name = f"part-{unit:05d}-{uuid.uuid4().hex[:12]}.parquet"
     if ops_dir is not None:
         part = Path(ops_dir) / f"model={rows.model if rows.model is not None else '__HIVE_DEFAULT_PARTITION__'}"
@@ -394,8 +359,6 @@ def _write_unit_tables(rows: Any, ops_dir: str | None, krows_dir: str | None, un
 
 def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], traces: list[Path],
                ops_out: Path | None, progress: Progress) -> AuditReport:
-    from spark_validation.oprows import Rows
-
     stage: dict[str, float] = defaultdict(float)
     malformed: list[dict] = []
     results: list[dict] = []
@@ -421,10 +384,6 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         if i % 1000 == 0:
             progress(f"check: {i}/{len(histories)} files")
     for t in tables:
-        import pyarrow.parquet as pq
-
-        from spark_validation.records import OP_COLUMNS
-
         try:
             tbl = pq.read_table(t)
         except Exception as exc:  # footers were fine (unreadable_parquet) but a data page is not
@@ -433,8 +392,6 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             continue
         missing = {"history", "type", "f"} - set(tbl.column_names)
         if missing:
-            from spark_validation.ingest import InputError
-
             raise InputError(f"{t}: Parquet table lacks column(s) {sorted(missing)} (needs the op columns)")
         groups: dict[str, list[dict]] = defaultdict(list)
         for r in tbl.to_pylist():
@@ -456,8 +413,6 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
     if ops_out is not None:
         _write_ops_local(ops_tables, ops_out / "ops.parquet")
     if traces and "metadata" in opts.checks:
-        from spark_validation.metadata import check_traces_local
-
         t = time.perf_counter()
         steps, an, bad = check_traces_local([str(p) for p in traces])
         stage["metadata"] = time.perf_counter() - t
@@ -477,16 +432,7 @@ def _collect_result(r: dict, results: list[dict], anomalies: list[dict], malform
     anomalies.extend({"history": res["history"], **a} for a in res["anomalies"])
 
 
-def _jsonable(x: Any) -> Any:
-    from spark_validation.history import to_jsonable
-
-    return to_jsonable(x)
-
-
 def _write_ops_local(tables: list[Any], path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if path.exists():
         shutil.rmtree(path)
     tables = [t for t in tables if t.num_rows]
@@ -503,15 +449,6 @@ def _lin_udf(models: frozenset[str], initial_json: str | None, budget: float | N
     """The function applied to each history's rows in the executors."""
 
     def run_one(pdf):
-        import json as _json
-        import time as _time
-
-        import pandas as pd
-
-        from spark_validation.history import normalize, to_jsonable
-        from spark_validation.linearizability import check_history
-        from spark_validation.records import rows_to_ops
-
         rows = pdf.astype(object).where(pdf.notna(), None).to_dict("records")
         for r in rows:
             for c in ("time", "line", "index"):
@@ -520,16 +457,16 @@ def _lin_udf(models: frozenset[str], initial_json: str | None, budget: float | N
         hid = rows[0]["history"]
         model = next((r["model"] for r in rows if r["model"]), None)
         init_text = initial_json if initial_json is not None else per_history_initial.get(hid)
-        init = normalize(_json.loads(init_text)) if init_text is not None else None
-        t = _time.perf_counter()
+        init = normalize(json.loads(init_text)) if init_text is not None else None
+        t = time.perf_counter()
         try:
             res = check_history(rows_to_ops(rows), model, initial=init, budget_seconds=budget, nil_reads=nil_reads,
                                 history_id=hid)
             out = (str(res.valid).lower() if isinstance(res.valid, bool) else str(res.valid), len(rows),
-                   res.seconds, _json.dumps(to_jsonable(res.anomalies)), _json.dumps(to_jsonable(res.info)))
+                   res.seconds, json.dumps(to_jsonable(res.anomalies)), json.dumps(to_jsonable(res.info)))
         except Exception as exc:  # noqa: BLE001 - one history's crash must not kill the corpus
-            out = ("unknown", len(rows), _time.perf_counter() - t, "[]",
-                   _json.dumps({"error": f"checker raised {type(exc).__name__}: {exc}"}))
+            out = ("unknown", len(rows), time.perf_counter() - t, "[]",
+                   json.dumps({"error": f"checker raised {type(exc).__name__}: {exc}"}))
         return pd.DataFrame([(hid, *out)], columns=["history", "valid", "ops", "seconds", "anomalies", "info"])
 
     return run_one
@@ -540,8 +477,6 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
     """On Spark: history files go straight to the checks in the Python workers
     (:func:`_spark_files`; the arrow engine), Parquet tables (and every input with ``--engine
     dataframe``) through the op table as DataFrames (:func:`_spark_tables`)."""
-    from spark_validation.session import get_context, get_session
-
     stage: dict[str, float] = {}
     t0 = time.perf_counter()
     direct = list(histories) if opts.engine == "arrow" else []
@@ -578,8 +513,6 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
         manifest = {"v": 1, "ops_table": "ops.parquet", "ops_files": _parquet_listing(ops_out / "ops.parquet")}
         write_document(ops_out / KAFKA_ROWS_MANIFEST, json.dumps(manifest, indent=1) + "\n")
     if traces and "metadata" in opts.checks:
-        from spark_validation.metadata import check_traces_spark
-
         t = time.perf_counter()
         steps, an, bad_t = check_traces_spark(get_session(opts.master, light_jvm=light), [str(p) for p in traces])
         stage["metadata"] = time.perf_counter() - t
@@ -595,8 +528,6 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
 
 def _units(files: list[Path], n: int) -> list[tuple[int, list[str]]]:
     """Files in ``n`` groups of about equal size (largest first onto the lightest group)."""
-    import heapq
-
     sized = sorted(((os.path.getsize(f) if os.path.exists(f) else 0, str(f)) for f in files), reverse=True)
     heap = [(0, u) for u in range(max(1, min(n, len(files))))]
     groups: dict[int, list[str]] = defaultdict(list)
@@ -659,9 +590,9 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
                   ) -> tuple[list[dict], list[dict], list[dict], int, dict, list[Path]]:
     """The op table as a DataFrame (Spark's NDJSON reader, the EDN reader in the executors,
     Parquet tables), then the checks as Spark jobs."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional: pyspark
 
-    from spark_validation import ingest, kafka_arrow, kafka_spark
+    from spark_validation import kafka_arrow, kafka_spark  # lazy: a Spark engine's; a --no-spark run does not load it
 
     t = time.perf_counter()
     ops, bad, meta, extra_traces, skipped = ingest.load(spark, histories, tables, opts.model)
@@ -743,7 +674,7 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
     lin_hist = [r["history"] for r in summary if r["model"] in lin_models and r["history"] not in structure]
     if lin_hist and "lin" in opts.checks:
         t = time.perf_counter()
-        init_json = json.dumps(_jsonable(opts.initial)) if opts.initial is not None else None
+        init_json = json.dumps(to_jsonable(opts.initial)) if opts.initial is not None else None
         per_init = {h: meta.get(h, (None, None))[1] for h in lin_hist}
         lops = good.where(F.col("model").isin(list(lin_models)))
         n_parts = max(2, min(len(lin_hist), spark.sparkContext.defaultParallelism * 4))
@@ -783,7 +714,7 @@ KAFKA_ROWS_MANIFEST = "kafka_rows.json"
 
 def _parquet_listing(table: Path) -> list[list]:
     """The data files of a Parquet table as ``[relative path, size]``, sorted."""
-    from spark_validation.kafka_arrow import stored_files
+    from spark_validation.kafka_arrow import stored_files  # lazy: a Spark engine's; a --no-spark run does not load it
 
     table = Path(table)
     files = [Path(f) for f in stored_files(str(table))]
@@ -791,7 +722,7 @@ def _parquet_listing(table: Path) -> list[list]:
 
 
 def _store_kafka_rows(spark: Any, ops: Any, out: Path) -> None:
-    from spark_validation import kafka_arrow
+    from spark_validation import kafka_arrow  # lazy: a Spark engine's; a --no-spark run does not load it
 
     parts = max(2, spark.sparkContext.defaultParallelism * 2)
     kafka_arrow.store(ops, str(out / KAFKA_ROWS), parts)
@@ -823,9 +754,6 @@ DOCUMENTS = ("results.json", "malformed.json", "summary.json")  # summary.json, 
 
 
 def _write_outputs(report: AuditReport, out: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     out.mkdir(parents=True, exist_ok=True)
     write_document(out / "results.json", json.dumps(report.results, indent=1, default=str) + "\n")
     write_document(out / "malformed.json", json.dumps(report.malformed, indent=1, default=str) + "\n")

@@ -10,20 +10,25 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.outcome import EXIT_ERROR
-from spark_validation.audit import CHECKS, KAFKA_ENGINES, AuditOptions, AuditReport, run
+from spark_validation.edn import EdnError, loads
+from spark_validation.history import HistoryFormatError, normalize
+from spark_validation.models import MODELS
+from spark_validation.options import CHECKS, KAFKA_ENGINES, AuditOptions
+from spark_validation.session import SparkUnavailable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from spark_validation.audit import AuditReport
 
 
 def _parse_initial(text: str | None):
     if text is None:
         return None
-    from spark_validation.edn import EdnError, loads
-    from spark_validation.history import normalize
-
     try:
         return normalize(loads(text, source="--initial"))
     except EdnError as exc:
@@ -49,7 +54,7 @@ class _AuditProgress:
 
     def _stages(self) -> str:
         try:
-            from pyspark import SparkContext
+            from pyspark import SparkContext  # optional: pyspark
 
             sc = SparkContext._active_spark_context
             if sc is None:
@@ -204,25 +209,24 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
     violation was found, 2 on bad input or a tool failure, 3 if some history stayed undecided
     (unknown) or none was found.
     """
-    from spark_validation.history import HistoryFormatError
-    from spark_validation.ingest import InputError
-    from spark_validation.session import SparkUnavailable
-
     if budget is not None and budget <= 0:
         raise click.BadParameter("must be positive", param_hint="--budget")
     if no_spark and master:
         raise click.UsageError("--master and --no-spark are exclusive")
-    if model is not None:  # a misspelt --model would leave every history unknown: a usage error
-        from spark_validation.models import MODELS
-
-        if model not in MODELS:
-            raise click.BadParameter(f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}",
-                                     param_hint="--model")
+    # a misspelt --model would leave every history unknown: a usage error
+    if model is not None and model not in MODELS:
+        raise click.BadParameter(f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}",
+                                 param_hint="--model")
     opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
                         out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark,
                         engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads,
                         ww_deps=ww_deps, rw_deps=rw_deps, process_order=process_order, realtime=realtime,
                         allow_unseen=allow_unseen)
+    # lazy: the audit's readers and checkers load numpy, pyarrow and pandas, which `kraft --help`
+    # and a usage error do not need
+    from spark_validation.audit import run
+    from spark_validation.ingest import InputError
+
     try:
         with _AuditProgress(spark=not no_spark) as progress:
             report = run(opts, progress)

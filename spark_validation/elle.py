@@ -64,10 +64,13 @@ from typing import Any, Iterable, Iterator
 
 import attrs
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from spark_validation import elle_graph as G
 from spark_validation import kafka_ref
 from spark_validation.elle_graph import strongly_connected  # noqa: F401  (re-exported)
+from spark_validation.oprows import int_values, string_codes
 from spark_validation.records import COMPLETIONS, parse_text, to_int, to_text
 
 CYCLE_KINDS = G.ORDER + ("cycle-search-timeout",)
@@ -239,19 +242,10 @@ def realtime_pairs(rows: Iterable[dict]) -> list[tuple[int, str, int, str]]:
 
 
 def _codes(col: Any) -> tuple[np.ndarray, list]:
-    """Dictionary codes (int64, -1 for null) and the dictionary (as Python values): the Kafka
-    kernel's (:func:`kafka_arrow._codes`)."""
-    from spark_validation import kafka_arrow
-
-    idx, d = kafka_arrow._codes(col)
+    """Dictionary codes (int64, -1 for null) and the dictionary (as Python values), as the Kafka
+    kernel codes its columns (:func:`oprows.string_codes`)."""
+    idx, d = string_codes(col)
     return idx, d.to_pylist()
-
-
-def _ints(col: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(values with nulls as 0, validity mask) of an integer column: :func:`kafka_arrow._ints`."""
-    from spark_validation import kafka_arrow
-
-    return kafka_arrow._ints(col)
 
 
 def _rank(strings: list) -> np.ndarray:
@@ -321,9 +315,9 @@ def graph_of_table(t: Any, opts: CycleOptions) -> Graph:
     val, val_s = _codes(t.column("value"))
     typ, typ_s = _codes(t.column("type"))
     mop, mop_s = _codes(t.column("mop"))
-    seq, _ = _ints(t.column("seq"))
-    opn, _ = _ints(t.column("op"))
-    off, has_off = _ints(t.column("offset"))
+    seq, _ = int_values(t.column("seq"))
+    opn, _ = int_values(t.column("op"))
+    off, has_off = int_values(t.column("offset"))
 
     def code(names: list, name: str) -> int:
         return names.index(name) if name in names else -2
@@ -687,8 +681,6 @@ def _cycle_rows(hs: list, lines: list, idxs: list, procs: list, types: list, fs:
     """The cycle rows (an Arrow table in ``ROW_COLUMNS``) of op rows given as columns. Per
     micro-op only what differs within an op is collected; the op's own fields are taken from its
     row at the end."""
-    import pyarrow as pa
-
     R: list[int] = []  # the op row of each cycle row
     MOP: list[str] = []
     K: list = []
@@ -749,8 +741,6 @@ def _cycle_rows(hs: list, lines: list, idxs: list, procs: list, types: list, fs:
 
 
 def _row_types() -> list:
-    import pyarrow as pa
-
     return [pa.string(), pa.int64(), pa.int64(), pa.string(), pa.string(), pa.string(), pa.string(), pa.int64(),
             pa.string(), pa.int64()]
 
@@ -786,7 +776,7 @@ def cycle_input(ops: Any) -> Any:
     selection, so partitions that hold whole histories keep holding them. The micro-ops are
     extracted in the Python worker (:func:`_cycle_rows`): on this machine that is several times
     faster than Spark's ``from_json`` with higher-order functions for Jepsen's nested values."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional: pyspark
 
     return ops.where(F.col("f").isin(*kafka_ref.KAFKA_FS)).select(*OP_IN)
 
@@ -796,8 +786,6 @@ def _rows_of_ops(t: Any) -> Any:
 
 
 def _out_batch(anoms: list[dict], hists: list, counts: list, chunk: int) -> Any:
-    import pyarrow as pa
-
     m = len(anoms)
     return pa.RecordBatch.from_arrays(
         [pa.array([a["history"] for a in anoms] + hists, pa.string()),
@@ -811,8 +799,6 @@ def _out_batch(anoms: list[dict], hists: list, counts: list, chunk: int) -> Any:
 
 def _check_chunk(t: Any, chunk: int, opts: CycleOptions) -> Any:
     """Check a chunk of op rows (whole histories, as far as this task knows)."""
-    import pyarrow.compute as pc
-
     vc = pc.value_counts(t.column("history"))
     try:
         anoms = check_table(_rows_of_ops(t), opts)
@@ -823,9 +809,6 @@ def _check_chunk(t: Any, chunk: int, opts: CycleOptions) -> Any:
 
 def _chunks(batches: Iterable[Any], base: int, chunk_rows: int, opts: CycleOptions) -> Iterator[Any]:
     """Check the rows of ``batches`` a chunk at a time, each chunk cut at a history boundary."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     buf: list = []
     nbuf = 0
     chunk = 0
@@ -860,7 +843,7 @@ def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = C
 
 def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
     """Cycle anomalies of the op table ``ops`` and a report of which path each history took."""
-    from pyspark import TaskContext
+    from pyspark import TaskContext  # optional: pyspark
     from pyspark.sql import functions as F
 
     def per_partition(it: Iterable[Any]) -> Iterator[Any]:
@@ -868,8 +851,6 @@ def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple
         yield from _chunks(it, (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE, chunk_rows, opts)
 
     def per_history(t: Any) -> Any:
-        import pyarrow as pa
-
         return pa.Table.from_batches([_check_chunk(t, -1, opts)])
 
     c = cycle_input(ops)
@@ -897,8 +878,6 @@ def edges_spark(ops: Any, opts: CycleOptions) -> Any:
     :data:`EDGE_COLUMNS` (one executor task per history, after a shuffle by history)."""
 
     def per_history(t: Any) -> Any:
-        import pyarrow as pa
-
         t = _rows_of_ops(t)
         tuples = graph_of_table(t, opts).tuples() if t.num_rows else []
         cols = list(zip(*tuples)) if tuples else [[] for _ in EDGE_COLUMNS]

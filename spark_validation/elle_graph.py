@@ -149,6 +149,8 @@ def enabled_types(kinds_present: Iterable[int]) -> tuple[str, ...]:
 def scc_labels(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Strongly connected component label of each of ``n`` vertices (scipy's iterative
     Pearce/Tarjan, linear)."""
+    # lazy: scipy.sparse is slow to import, and only histories with Kafka ops need it (an
+    # audit of register histories never does)
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
 

@@ -15,10 +15,14 @@ Malformed lines are never dropped silently: each is returned with file, line and
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from spark_validation.records import Malformed, read_any
+import pyarrow.parquet as pq
+
+from spark_validation.history import NOT_UTF8, no_op_readable, select_model, to_jsonable
+from spark_validation.records import Malformed, ndjson_lines, read_any
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -30,7 +34,7 @@ _LINE_SCHEMA = (
 
 
 def _int_col(c):
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional: pyspark
 
     t = F.trim(c)
     return F.when(t.rlike(r"^[+-]?[0-9]+$"), t.try_cast("bigint"))
@@ -38,7 +42,7 @@ def _int_col(c):
 
 def _file_lines(spark: "SparkSession", paths: list[str]) -> "DataFrame":
     """``(path, line, text)`` for every line of the given text files, with real line numbers."""
-    from pyspark.sql import Window
+    from pyspark.sql import Window  # optional: pyspark
     from pyspark.sql import functions as F
 
     raw = spark.read.text(paths).select(
@@ -64,9 +68,6 @@ def ndjson_meta(path: str, cli_model: str | None) -> tuple[str, int, str | None,
     (sidecar, header, ``model.txt``, then ``--model``); ``skip`` is a reason to skip the file
     (a header of another kind or version), as the history reader does.
     """
-    from spark_validation.history import select_model
-    from spark_validation.records import ndjson_lines
-
     header: dict = {}
     header_line = 0
     seen = 0  # non-blank lines looked at (at most two: a header and a first op)
@@ -97,10 +98,8 @@ def read_ndjson(spark: "SparkSession", metas: list[tuple]) -> tuple["DataFrame",
     is not a JSON object, lacks ``type`` or ``process``, has an unknown type, a structured
     process, or a non-integer ``index``/``time`` is malformed.
     """
-    from pyspark.sql import Window
+    from pyspark.sql import Window  # optional: pyspark
     from pyspark.sql import functions as F
-
-    from spark_validation.history import NOT_UTF8
 
     paths = [m[0] for m in metas]
     meta = spark.createDataFrame([(m[0], m[1], m[2]) for m in metas], "path string, header_line long, model string")
@@ -139,10 +138,7 @@ def read_parsed(spark: "SparkSession", paths: list[str], model: str | None
     """(ops, malformed lines, [(history, model, initial-json)], skipped files) of EDN/JSON files,
     parsed in executors. A file the reader rejects whole (not a history, undecodable) is a skipped
     file, as in ``--no-spark``, not a malformed line."""
-    import json
-
-    from spark_validation.history import to_jsonable
-    from spark_validation.ingest_schema import MALFORMED_SCHEMA, OPS_SCHEMA
+    from spark_validation.ingest_schema import MALFORMED_SCHEMA, OPS_SCHEMA  # optional: imports pyspark
 
     sc = spark.sparkContext
     n = max(1, min(len(paths), sc.defaultParallelism * 4))
@@ -176,7 +172,7 @@ def read_parquet(spark: "SparkSession", paths: list[str], model: str | None) -> 
     Required: ``history``, ``type``, ``f``; the other op columns are filled when absent (``line``
     from the row order is NOT guessed: a table without ``line`` must have ``index``).
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional: pyspark
 
     from spark_validation.ingest_schema import OPS_SCHEMA
 
@@ -213,8 +209,6 @@ def unreadable_parquet(path: str | Path) -> str | None:
     the same reason in-process and on Spark, and the histories beside it are still checked. Only
     the footers are read (cheap).
     """
-    import pyarrow.parquet as pq
-
     p = Path(path)
     files = sorted(f for f in p.rglob("*.parquet") if f.is_file()) if p.is_dir() else [p]
     for f in files:
@@ -236,7 +230,7 @@ def pairing_problems(ops: "DataFrame") -> "DataFrame":
     """``(history, line, reason)``: the first pairing problem per history, by the rules of
     :func:`spark_validation.history.pair_ops` (client = integer process; per process, invoke and
     completion alternate, and a completion's ``f`` is its invocation's)."""
-    from pyspark.sql import Window
+    from pyspark.sql import Window  # optional: pyspark
     from pyspark.sql import functions as F
 
     client = ops.where(F.trim("process").rlike(r"^[+-]?[0-9]+$"))
@@ -263,10 +257,7 @@ def load(spark: "SparkSession", histories: Iterable[Path], tables: Iterable[Path
          ) -> tuple["DataFrame", "DataFrame", dict[str, tuple[str | None, str | None]], list[Path], list[Malformed]]:
     """All inputs -> (ops, malformed lines, {history: (model, initial-json)}, extra trace files,
     skipped files)."""
-    import json
-
-    from spark_validation.history import to_jsonable
-    from spark_validation.ingest_schema import MALFORMED_SCHEMA, OPS_SCHEMA
+    from spark_validation.ingest_schema import MALFORMED_SCHEMA, OPS_SCHEMA  # optional: imports pyspark
 
     hs = [str(p) for p in histories]
     nd = [p for p in hs if p.endswith((".ndjson", ".jsonl"))]
@@ -312,8 +303,6 @@ def load(spark: "SparkSession", histories: Iterable[Path], tables: Iterable[Path
 def unreadable_files(malformed: list[dict], read: Iterable[str], with_ops: set[str]) -> list[dict]:
     """``malformed`` with the line entries of each NDJSON file that yielded no op at all replaced
     by one skipped-file entry, as the history reader reports such a file in-process."""
-    from spark_validation.history import no_op_readable
-
     empty = set(read) - with_ops
     lines: dict[str, list[int]] = {}
     for m in malformed:

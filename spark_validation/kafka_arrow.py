@@ -25,22 +25,28 @@ Layout and its verification (nothing depends on the layout silently):
   dropped and are checked again after a shuffle: ``groupBy(history).applyInArrow`` with the
   same kernel. The result says how many histories took each path.
 
-Kernel rows (``ROW_SCHEMA``): the micro-ops of :func:`kafka_spark.micro_ops` (``mop`` ``send`` or
-``poll``) plus, for every ``ok``/``info`` assign/subscribe op, one row ``mop = 'assign'`` with a null
-key (the op) and one per key it names.
+Kernel rows (:func:`oprows.row_schema`): the micro-ops of :func:`kafka_spark.micro_ops` (``mop``
+``send`` or ``poll``) plus, for every ``ok``/``info`` assign/subscribe op, one row ``mop =
+'assign'`` with a null key (the op) and one per key it names.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from spark_validation.kafka_ref import UNSEEN_SAMPLE
+from spark_validation import kafka_ref, kafka_spark
+from spark_validation.kafka_ref import UNSEEN_SAMPLE, sort_anomalies
+from spark_validation.oprows import int_values, row_schema, string_codes
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pyarrow as pa
     from pyspark.sql import DataFrame
 
 ROW_COLUMNS = ("history", "seq", "op", "process", "type", "mop", "key", "offset", "value", "pos")
@@ -55,38 +61,8 @@ _CHUNK_STRIDE = 1 << 24  # chunk id = partition * stride + chunk number within t
 # the kernel
 
 
-def _codes(col: "pa.ChunkedArray | pa.Array") -> tuple[np.ndarray, "pa.Array"]:
-    """Dictionary codes (int64, -1 for null) and the dictionary of a string column."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from spark_validation.oprows import small_codes
-
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    few = small_codes(col)
-    if few is not None:
-        return few[0], pa.array(few[1], pa.string())
-    d = pc.dictionary_encode(col)
-    idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return idx, d.dictionary
-
-
-def _ints(col: "pa.ChunkedArray | pa.Array") -> tuple[np.ndarray, np.ndarray]:
-    """(values with nulls as 0, validity mask) of an integer column."""
-    import pyarrow as pa
-
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    valid = ~col.is_null().to_numpy(zero_copy_only=False)
-    vals = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return vals, valid
-
-
 def _factorize(key: np.ndarray) -> tuple[np.ndarray, int]:
     """Dense group ids (0..n-1, first-seen order) of an int64 key."""
-    import pandas as pd
-
     codes, uniq = pd.factorize(key, sort=False)
     return codes.astype(np.int64, copy=False), len(uniq)
 
@@ -112,16 +88,16 @@ def check_table(t: "pa.Table") -> list[dict]:
     ``{"history", "kind", "key", "evidence"}`` dicts, evidence exactly as the reference's."""
     if t.num_rows == 0:
         return []
-    hist, hist_d = _codes(t.column("history"))
-    proc, proc_d = _codes(t.column("process"))
-    key, key_d = _codes(t.column("key"))
-    val, val_d = _codes(t.column("value"))
-    typ, typ_d = _codes(t.column("type"))
-    mop, mop_d = _codes(t.column("mop"))
-    seq, _ = _ints(t.column("seq"))
-    opn, _ = _ints(t.column("op"))
-    off, has_off = _ints(t.column("offset"))
-    pos, _ = _ints(t.column("pos"))
+    hist, hist_d = string_codes(t.column("history"))
+    proc, proc_d = string_codes(t.column("process"))
+    key, key_d = string_codes(t.column("key"))
+    val, val_d = string_codes(t.column("value"))
+    typ, typ_d = string_codes(t.column("type"))
+    mop, mop_d = string_codes(t.column("mop"))
+    seq, _ = int_values(t.column("seq"))
+    opn, _ = int_values(t.column("op"))
+    off, has_off = int_values(t.column("offset"))
+    pos, _ = int_values(t.column("pos"))
 
     def code_of(d: "pa.Array", name: str) -> int:
         lst = d.to_pylist()
@@ -421,10 +397,6 @@ def _reset(ci, a, b, h, p, k, sq, hist, proc, key, seq, a_rows, n_hk) -> np.ndar
 
 def input_table(rows: list[dict]) -> "pa.Table":
     """Kernel rows of op rows, built with the reference's micro-op extraction."""
-    import pyarrow as pa
-
-    from spark_validation import kafka_ref
-
     out = []
     for r in sorted(rows, key=lambda r: (r["history"], r["line"])):
         for m in kafka_ref.micro_ops(r):
@@ -437,18 +409,8 @@ def input_table(rows: list[dict]) -> "pa.Table":
     return pa.Table.from_pylist(out, schema=row_schema())
 
 
-def row_schema() -> "pa.Schema":
-    import pyarrow as pa
-
-    return pa.schema([("history", pa.string()), ("seq", pa.int64()), ("op", pa.int64()), ("process", pa.string()),
-                      ("type", pa.string()), ("mop", pa.string()), ("key", pa.string()), ("offset", pa.int64()),
-                      ("value", pa.string()), ("pos", pa.int64())])
-
-
 def check_rows(rows: list[dict]) -> list[dict]:
     """The kernel over op rows in this process (sorted like :func:`kafka_ref.check_rows`)."""
-    from spark_validation.kafka_ref import sort_anomalies
-
     return sort_anomalies(check_table(input_table(rows)))
 
 
@@ -459,8 +421,6 @@ def check_rows(rows: list[dict]) -> list[dict]:
 def kernel_input(ops: "DataFrame") -> "DataFrame":
     """Kernel rows of the op table: narrow transformations only, so partitions that hold whole
     histories keep holding them."""
-    from spark_validation import kafka_spark
-
     return kafka_spark.micro_ops(ops, with_assign=True)
 
 
@@ -472,8 +432,6 @@ def store(ops: "DataFrame", path: str, parts: int) -> None:
 
 
 def _out_batch(anoms: list[dict], seen: "pa.Table | None", chunk: int) -> "pa.RecordBatch":
-    import pyarrow as pa
-
     hs = [a["history"] for a in anoms]
     kinds: list = [a["kind"] for a in anoms]
     keys = [a["key"] for a in anoms]
@@ -496,8 +454,6 @@ def _out_batch(anoms: list[dict], seen: "pa.Table | None", chunk: int) -> "pa.Re
 
 
 def _check_chunk(t: "pa.Table", chunk: int) -> "pa.RecordBatch":
-    import pyarrow.compute as pc
-
     vc = pc.value_counts(t.column("history"))
     return _out_batch(check_table(t), vc, chunk)
 
@@ -505,9 +461,6 @@ def _check_chunk(t: "pa.Table", chunk: int) -> "pa.RecordBatch":
 def _chunks(batches: Iterable["pa.RecordBatch"], base: int, chunk_rows: int) -> Iterator["pa.RecordBatch"]:
     """Check the rows of ``batches`` a chunk at a time, each chunk cut at a history boundary
     (the trailing history waits for the next batches); chunk ids ``base + 0, 1, ...``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     buf: list = []
     nbuf = 0
     chunk = 0
@@ -535,7 +488,7 @@ def _chunks(batches: Iterable["pa.RecordBatch"], base: int, chunk_rows: int) -> 
 def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS) -> Iterator["pa.RecordBatch"]:
     """The ``mapInArrow`` function over kernel rows: anomaly rows and, per chunk, one
     ``(history, chunk, n)`` row per history it saw (``kind`` null)."""
-    from pyspark import TaskContext
+    from pyspark import TaskContext  # optional: pyspark
 
     ctx = TaskContext.get()
     yield from _chunks(batches, (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE, chunk_rows)
@@ -543,8 +496,6 @@ def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUN
 
 def _check_group(t: "pa.Table") -> "pa.Table":
     """The ``applyInArrow`` function of the fallback: one whole history."""
-    import pyarrow as pa
-
     return pa.Table.from_batches([_check_chunk(t, -1)])
 
 
@@ -571,8 +522,6 @@ def collect(ops: "DataFrame | None" = None, m: "DataFrame | None" = None,
 def stored_files(path: str) -> list[str]:
     """The data files of a Parquet table (sorted, so unit numbers are stable): the kernel rows of
     :func:`store`, or the ``ops.parquet`` an audit writes."""
-    from pathlib import Path
-
     p = Path(path)
     if p.is_file():
         return [str(p)]
@@ -583,8 +532,6 @@ def check_files(units: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS)
     """The ``mapInArrow`` function over a table of ``(unit, path)`` rows: each file is read here
     with pyarrow, a record batch at a time, and checked like :func:`check_partitions` (chunk ids
     ``unit * stride + chunk``)."""
-    import pyarrow.parquet as pq
-
     for ub in units:
         for unit, path in zip(ub.column(0).to_pylist(), ub.column(1).to_pylist()):
             batches = pq.ParquetFile(path).iter_batches(batch_size=1 << 17, columns=list(ROW_COLUMNS))
@@ -596,7 +543,7 @@ def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list
     file read by the Python worker (no row passes through the JVM). Verified and, where a
     history spans files or chunks, re-checked after a shuffle, as in :func:`collect`. The files
     must be readable at the same path on every executor (a shared or local file system)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional: pyspark
 
     files = stored_files(path)
     if not files:
@@ -610,7 +557,7 @@ def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list
 
 def _verify(rows: list, source, engine: str) -> tuple[list[dict], dict[str, Any]]:
     """Accept each history seen by exactly one chunk; re-check the others after a shuffle."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional: pyspark
 
     anoms = [r for r in rows if r["kind"] is not None]
     chunks_of: dict[str, set[int]] = {}

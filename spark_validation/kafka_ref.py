@@ -49,6 +49,7 @@ unseen                ``ok`` sends never read by an ``ok`` poll, per key: ``coun
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any, Iterable
 
@@ -189,8 +190,6 @@ def check_rows(rows: list[dict]) -> list[dict]:
 
 
 def sort_anomalies(anoms: list[dict]) -> list[dict]:
-    import json
-
     return sorted(anoms, key=lambda a: (a["history"], a["kind"], str(a["key"]), json.dumps(a["evidence"], sort_keys=True)))
 
 

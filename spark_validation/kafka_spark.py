@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _F():
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional: pyspark
 
     return F
 
@@ -152,7 +152,7 @@ def enrich(m: "DataFrame", parts: int, proven: "DataFrame") -> "DataFrame":
     Each anomaly then shows as a flag (``FLAGS``) on a few rows, so the caller keeps only those;
     before the last sort the rows are cut down to the flags and the evidence of flagged rows.
     """
-    from pyspark.sql import Window
+    from pyspark.sql import Window  # optional: pyspark
 
     F = _F()
     # Every partitioning and sort key starts with ``hno``, a dense integer standing for the
@@ -252,7 +252,7 @@ FLAGS = ("f_incons", "f_dup", "f_g1a", "f_lost", "f_unseen", "f_pre", "f_pair")
 
 def history_numbers(ops: "DataFrame") -> "DataFrame":
     """``(history, hno)``: a dense integer per history id (small; broadcast where it is used)."""
-    from pyspark.sql import Window
+    from pyspark.sql import Window  # optional: pyspark
 
     F = _F()
     return (ops.select("history").distinct()

@@ -34,13 +34,25 @@ come next, whether the model accepted it from that state (``candidates``).
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import sys
 import time
 from typing import Any, Callable, Sequence
 
 import attrs
 
-from spark_validation.history import NEMESIS, History, Op, Operation, make_operation, pair_ops, to_jsonable
+from spark_validation.history import (
+    NEMESIS,
+    History,
+    Op,
+    Operation,
+    iter_corpus,
+    make_operation,
+    pair_ops,
+    to_jsonable,
+)
 from spark_validation.models import (
     NIL_READS,
     READ,
@@ -772,12 +784,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Exit code: 0 all linearizable, 1 some history is not, 2 bad input or undecided (unknown).
     """
-    import argparse
-    import json
-    import sys
-
-    from spark_validation.history import iter_corpus
-
     ap = argparse.ArgumentParser(
         prog="python -m spark_validation.linearizability",
         description="Linearizability check of Jepsen/kraft histories (no Spark).",

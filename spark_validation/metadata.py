@@ -21,6 +21,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Iterable
 
+from spark_validation.ingest import _file_lines
+from spark_validation.records import ndjson_lines, to_text
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
@@ -29,8 +32,6 @@ MODEL = "kraft-metadata"
 
 
 def _entry_text(e: Any) -> str:
-    from spark_validation.records import to_text
-
     return to_text(e)  # compact JSON in key order, as Spark keeps raw JSON text
 
 
@@ -42,8 +43,6 @@ def check_trace_file(path: str) -> tuple[dict, list[dict]]:
     first: dict[tuple[int, str], tuple[int, int, str]] = {}  # (offset, entry) -> (step, line, node)
     steps = 0
     malformed: list[tuple[int, str]] = []
-    from spark_validation.records import ndjson_lines
-
     for n, obj, problem, _ in ndjson_lines(path):
         if problem is not None:
             malformed.append((n, problem))
@@ -97,9 +96,7 @@ def _evidence(path: str, offset: int, entries: list[tuple[tuple[int, int, str], 
 
 def check_traces_spark(spark: "SparkSession", paths: list[str]) -> tuple[dict[str, int], dict[str, dict], list]:
     """({trace: steps}, {trace: anomaly}, [(path, line, reason)]) over all traces, as DataFrame ops."""
-    from pyspark.sql import functions as F
-
-    from spark_validation.ingest import _file_lines
+    from pyspark.sql import functions as F  # optional: pyspark
 
     lines = _file_lines(spark, paths).where(F.trim("text") != "")
     schema = ("struct<i:bigint,kind:string,_corrupt:string,"

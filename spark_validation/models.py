@@ -54,6 +54,7 @@ Every model also accepts a ``key`` field on ops and then checks each key indepen
 
 from __future__ import annotations
 
+import copy
 from bisect import bisect_left
 from operator import itemgetter
 from typing import Any, Iterable, Sequence
@@ -762,8 +763,6 @@ def with_nil_reads(model: Model, nil_reads: str) -> Model:
         raise ValueError(f"nil_reads must be one of {', '.join(NIL_READS)}, got {nil_reads!r}")
     if not hasattr(model, "nil_reads") or model.nil_reads == nil_reads:
         return model
-    import copy
-
     m = copy.copy(model)
     m.nil_reads = nil_reads  # type: ignore[attr-defined]
     return m

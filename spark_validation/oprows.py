@@ -49,6 +49,10 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 try:  # a dependency (pyproject.toml); the plain json module keeps the readers correct without it
     import orjson
 
@@ -66,6 +70,7 @@ except ImportError:  # pragma: no cover
         return _json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()
 
 from kraft.inputs import nesting
+from spark_validation.edn import EdnError, Reader
 from spark_validation.history import (
     MAX_DEPTH,
     NEMESIS,
@@ -75,9 +80,11 @@ from spark_validation.history import (
     _ndjson_line,
     _op_from_mapping,
     no_op_readable,
+    read_history,
     select_model,
 )
-from spark_validation.records import COMPLETIONS, OP_COLUMNS, op_row, parse_text, to_int, to_text
+from spark_validation.kafka_ref import POS_STRIDE
+from spark_validation.records import COMPLETIONS, OP_COLUMNS, history_rows, op_row, parse_text, to_int, to_text
 
 __all__ = ["Rows", "read_rows", "kernel_table", "structure_problem", "fast_parse_text"]
 
@@ -126,8 +133,6 @@ class Rows:
         """A column as a pyarrow array (line, index: int64; process, type: string), computed once."""
         a = self._arrow.get(name)
         if a is None:
-            import pyarrow as pa
-
             a = self._arrow[name] = pa.array(getattr(self, name), pa.int64() if name in ("line", "index") else pa.string())
         return a
 
@@ -159,8 +164,6 @@ class Rows:
 
     def arrow(self):
         """The rows as a pyarrow table with the op table's schema (``ops.parquet``)."""
-        import pyarrow as pa
-
         n = len(self.line)
         return pa.table({
             "history": _const(self.history, n, pa.string()),
@@ -176,8 +179,6 @@ def _const(value: Any, n: int, typ: Any) -> Any:
     """A pyarrow array of ``n`` copies of ``value`` (of type ``typ``), built in C rather than
     converted from a Python list of ``n`` references to one string, whose conversion costs a
     noticeable share of a history's whole check."""
-    import pyarrow as pa
-
     return pa.repeat(pa.scalar(value, typ), n)
 
 
@@ -618,8 +619,6 @@ def _edn_to_json_quick(text: str) -> str | None:
 def _edn(text: str, path: str, rows: Rows) -> list[MalformedLine] | None:
     """EDN text -> rows and malformed lines, or None when the file must be read whole by the
     history reader (a form over several lines, a top-level vector or list, a bad line)."""
-    from spark_validation.edn import EdnError, Reader
-
     start = text.lstrip(" \t\r\n,\ufeff")[:1]
     if start in ("[", "(") or "\r" in text:
         return None  # a vector or list of ops; \r: the EDN reader counts lines at \n only
@@ -715,9 +714,6 @@ def no_cyclic_gc() -> Iterator[None]:
 
 def _read_rows(path: str | Path, model: str | None, hid: str | None,
                fast: bool) -> tuple[Rows, list[MalformedLine], str | None, Any]:
-    from spark_validation.history import read_history
-    from spark_validation.records import history_rows
-
     p = Path(path)
     suffix = p.suffix.lower()
     rid = hid if hid is not None else str(p)
@@ -791,8 +787,6 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
     micro-op only what differs within an op is collected; ``seq``/``op``/``process``/``type``
     come from the op row (``row``: its position in ``rows``). The loop runs compiled
     (spark_validation/_rowkernel.c) where the install built it, with the same rows."""
-    from spark_validation.kafka_ref import POS_STRIDE
-
     if ROW_KERNEL is not None:
         n = len(rows.line)
         parsed = rows.parsed if len(rows.parsed) == n else None
@@ -895,13 +889,15 @@ def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
             "rows": rows}
 
 
+def row_schema() -> pa.Schema:
+    """The kernel rows' pyarrow schema (:data:`kafka_arrow.ROW_COLUMNS`, with their types)."""
+    return pa.schema([("history", pa.string()), ("seq", pa.int64()), ("op", pa.int64()), ("process", pa.string()),
+                      ("type", pa.string()), ("mop", pa.string()), ("key", pa.string()), ("offset", pa.int64()),
+                      ("value", pa.string()), ("pos", pa.int64())])
+
+
 def kernel_table(rows: Rows | dict):
-    """:func:`kernel_columns` as the kernel's pyarrow table (:func:`kafka_arrow.row_schema`)."""
-    import numpy as np
-    import pyarrow as pa
-
-    from spark_validation.kafka_arrow import row_schema
-
+    """:func:`kernel_columns` as the kernel's pyarrow table (:func:`row_schema`)."""
     if isinstance(rows, Rows) and ROW_KERNEL is not None:
         return _kernel_table_compiled(rows)
     c = kernel_columns(rows) if isinstance(rows, Rows) else rows
@@ -919,12 +915,6 @@ def kernel_table(rows: Rows | dict):
 def _kernel_table_compiled(rows: Rows):
     """:func:`kernel_table` from the compiled loop's Arrow buffers (``_rowkernel.kernel_arrays``):
     the same table, without a Python object per value."""
-    import numpy as np
-    import pyarrow as pa
-
-    from spark_validation.kafka_arrow import row_schema
-    from spark_validation.kafka_ref import POS_STRIDE
-
     parsed = rows.parsed if len(rows.parsed) == len(rows.line) else None
     n, ri, mop, key, off, val, pos = ROW_KERNEL.kernel_arrays(
         rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
@@ -948,8 +938,6 @@ def _kernel_table_compiled(rows: Rows):
 
 
 def _MOP_NAMES():
-    import pyarrow as pa
-
     return pa.array(["send", "poll", "assign"], pa.string())  # the codes of _rowkernel.kernel_arrays
 
 
@@ -958,9 +946,6 @@ def small_codes(col: Any) -> tuple[Any, list] | None:
     array holding at most a few distinct strings, as ``pyarrow.compute.dictionary_encode`` codes
     it, from the compiled loop (``_rowkernel.small_codes``); None where that is not built, the
     array is of another type, or it holds more strings (then the caller encodes it)."""
-    import numpy as np
-    import pyarrow as pa
-
     if ROW_KERNEL is None or col.type != pa.string():
         return None
     validity, offsets, data = col.buffers()
@@ -972,15 +957,33 @@ def small_codes(col: Any) -> tuple[Any, list] | None:
     return np.frombuffer(got[0], np.int64), got[1]
 
 
+def string_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Dictionary codes (int64, -1 for null) and the dictionary of a string column, for the
+    numpy kernels (:mod:`kafka_arrow`, :mod:`elle`)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    few = small_codes(col)
+    if few is not None:
+        return few[0], pa.array(few[1], pa.string())
+    d = pc.dictionary_encode(col)
+    idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return idx, d.dictionary
+
+
+def int_values(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(values with nulls as 0, validity mask) of an integer column, for the numpy kernels."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    valid = ~col.is_null().to_numpy(zero_copy_only=False)
+    vals = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return vals, valid
+
+
 def cycle_table(c: dict | Rows, kt=None):
     """The cycle rows of :mod:`elle` (``elle.ROW_COLUMNS``, what ``elle.input_table`` builds with
     one row per op): one ``op`` row (``pos`` -1) per send/poll/txn op row, invocations included,
     and the send/poll micro-ops of :func:`kernel_columns` (the assign rows left out). ``c`` is
     :func:`kernel_columns`'s result, or the rows themselves."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if isinstance(c, Rows):
         c = {"rows": c, "history": c.history}
     rows = c["rows"]

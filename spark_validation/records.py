@@ -35,6 +35,8 @@ from typing import Any, Iterable, Iterator
 
 import attrs
 
+from spark_validation.history import Op, normalize, read_history
+
 OP_COLUMNS = ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")
 OP_TYPES = frozenset({"invoke", "ok", "fail", "info"})
 COMPLETIONS = frozenset({"ok", "fail", "info"})
@@ -411,8 +413,6 @@ def value_from_text(text: str | None) -> Any:
 
 def rows_to_ops(rows: Iterable[dict]) -> list:
     """Op rows back to :class:`spark_validation.history.Op` values (for the lin checker)."""
-    from spark_validation.history import Op, normalize
-
     out = []
     for r in sorted(rows, key=lambda r: r["line"]):
         p = r["process"]
@@ -426,8 +426,6 @@ def rows_to_ops(rows: Iterable[dict]) -> list:
 def read_any(path: Path, model: str | None = None, hid: str | None = None) -> tuple[list[dict], list[Malformed], Any]:
     """Op rows, malformed lines and the History of one file, via the history reader
     (contract section 6). A file that is not a history at all raises HistoryFormatError."""
-    from spark_validation.history import read_history
-
     h = read_history(str(path), default_model=model, id=hid)
     bad = [Malformed(str(m.path), m.line, m.reason, str(m.text)) for m in h.malformed]
     return history_rows(h), bad, h

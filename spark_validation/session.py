@@ -8,10 +8,12 @@ an audit never exposes a port beyond the machine.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from typing import TYPE_CHECKING
 
@@ -55,9 +57,7 @@ def cds_archive() -> str:
     written by :func:`train_cds` (``./kraft.sh`` runs it once after installing). Loading Spark's
     classes from it instead of from the jars shortens a light local start. Absent or stale:
     Spark starts without it."""
-    import hashlib
-
-    import pyspark
+    import pyspark  # optional: pyspark (its version names the archive)
 
     if _JAVA_VERSION is None:
         java_problem()
@@ -132,7 +132,7 @@ def get_session(master: str | None = None, *, shuffle_partitions: int | None = N
         return _SESSION
     get_context(master, shuffle_partitions=shuffle_partitions, app_name=app_name,
                 executor_cores=executor_cores, light_jvm=light_jvm)
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # optional: pyspark
 
     try:
         # wraps the live context; its spark.sql.* settings become the session's
@@ -173,7 +173,7 @@ def get_context(master: str | None = None, *, shuffle_partitions: int | None = N
         raise SparkUnavailable(problem)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkConf, SparkContext  # optional: pyspark
 
     log_conf = _quiet_log4j()
     parts = shuffle_partitions or (4 if master.startswith("local") else 8)
@@ -242,8 +242,6 @@ appender.console.layout.pattern = spark %p %c{1}: %m%n
 
 def _quiet_log4j() -> str:
     """A log4j2 config that keeps Spark to errors (written once per process to a temp file)."""
-    import tempfile
-
     path = os.path.join(tempfile.gettempdir(), f"kraft-audit-log4j2-{os.getpid()}.properties")
     if not os.path.exists(path):
         with open(path, "w") as fh:

@@ -23,7 +23,9 @@ import click
 
 from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.outcome import EXIT_ERROR, Verdict, clear_documents, header, plural, write_document
+from model_check import TLCError, find_jar, find_java
 from traces.check import Options, TraceResult, check_paths, expand_inputs
+from traces.protocols import GlueError, load_glue
 
 
 def summarize(results: list[TraceResult], seconds: float) -> dict[str, Any]:
@@ -96,6 +98,7 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
+    # lazy: rich is slow to import, and a conform stopped by bad input prints no table
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -158,9 +161,6 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
             glues: tuple[str, ...], timeout: float | None, keep_runs: str | None, no_diagnose: bool,
             heap: str, witness: str) -> None:
     """Check implementation traces against their TLA+ spec with TLC."""
-    from traces.protocols import GlueError, load_glue
-    from model_check import TLCError, find_jar, find_java
-
     for g in glues:
         try:
             load_glue(g)
@@ -208,7 +208,7 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
         line.update(f"checked {done[0]}/{total} traces", force=True)
 
     if spark:
-        from traces.spark import check_with_spark
+        from traces.spark import check_with_spark  # optional: pyspark (and the audit's Spark session)
 
         results = check_with_spark(paths, opts, master=master, out_dir=out, glue_targets=glues)
     else:

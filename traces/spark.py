@@ -15,7 +15,11 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import attrs
+
+from spark_validation.session import get_session
 from traces.check import Options, TraceResult, check_paths, plan
+from traces.protocols import load_glue
 
 PARQUET_COLUMNS = ("trace", "protocol", "spec", "seed", "variant", "events", "skipped", "checked",
                    "verdict", "kind", "line", "step", "action", "node", "disagree", "message",
@@ -24,8 +28,6 @@ PARQUET_COLUMNS = ("trace", "protocol", "spec", "seed", "variant", "events", "sk
 
 def _run_partition(items: Iterable[tuple[list[str], dict[str, Any], tuple[str, ...]]]) -> Iterator[str]:
     """Executor side: check each batch of paths, yield one JSON row per trace."""
-    from traces.protocols import load_glue
-
     for paths, opt, glues in items:
         for g in glues:
             load_glue(g)
@@ -51,9 +53,9 @@ def _row(d: dict[str, Any]) -> dict[str, Any]:
 
 def check_with_spark(paths: list[Path], opts: Options, *, master: str = "local[*]", out_dir: Path,
                      glue_targets: Iterable[str] = ()) -> list[TraceResult]:
-    from pyspark.sql import types as T
+    from pyspark.sql import types as T  # optional: pyspark
 
-    session = _session(master)
+    session = get_session(master, app_name="kraft-conform", light_jvm=True)  # TLC runs in the workers
     batches, done = plan(paths, opts)
     work = [([p.trace.path for p in b], {"timeout": opts.timeout, "heap": opts.heap,
                                           "diagnose": opts.diagnose, "witness": opts.witness},
@@ -85,24 +87,5 @@ def check_with_spark(paths: list[Path], opts: Options, *, master: str = "local[*
 
 
 def _from_dict(d: dict[str, Any]) -> TraceResult:
-    import attrs
-
     names = {f.name for f in attrs.fields(TraceResult)}
     return TraceResult(**{k: v for k, v in d.items() if k in names})
-
-
-def _session(master: str) -> Any:
-    try:
-        from spark_validation.session import get_session
-    except ImportError:  # pragma: no cover - the audit package is part of the same distribution
-        get_session = None
-    if get_session is not None:
-        return get_session(master, app_name="kraft-conform", light_jvm=True)  # TLC runs in the workers
-    import os
-
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    return (SparkSession.builder.master(master).appName("kraft-conform")
-            .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-            .config("spark.ui.enabled", "false").getOrCreate())

@@ -432,10 +432,10 @@ def test_small_codes_are_dictionary_encode_codes(xs: list, cut: int, chunked: bo
         assert got is None
     else:
         assert got is not None and (got[0].tolist(), got[1]) == want
-    from spark_validation import elle, kafka_arrow
+    from spark_validation import elle
 
     assert (elle._codes(col)[0].tolist(), elle._codes(col)[1]) == want
-    k = kafka_arrow._codes(col)
+    k = oprows.string_codes(col)
     assert (k[0].tolist(), k[1].to_pylist()) == want
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -121,8 +122,6 @@ _DECLARED: dict[Path, tuple[str, ...]] = {}
 
 def declared_constants(glue: Glue) -> tuple[str, ...]:
     """The CONSTANTS the spec module declares (parsed from its source, comments dropped)."""
-    import re
-
     path = glue.spec_dir / f"{glue.module}.tla"
     if path not in _DECLARED:
         try:
@@ -146,8 +145,6 @@ def complete_constants(glue: Glue, consts: dict[str, str], big: int = 1_000_000)
     """Give every declared constant the glue did not set a value, so a spec that grows a new
     bound keeps working: ``Max*`` bounds get ``big`` (a trace must never be cut by a model-size
     bound); anything else is taken from ``<Module>_small.cfg``; otherwise a GlueError names it."""
-    import re
-
     missing = [c for c in declared_constants(glue) if c not in consts]
     if not missing:
         return consts
