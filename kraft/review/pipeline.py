@@ -19,11 +19,13 @@ skipped, never as passed. ``OUT/summary.json`` carries the same header for the r
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import attrs
@@ -34,6 +36,7 @@ from kraft.cli import COMMANDS
 from kraft.cliutil import json_flag, set_document
 from kraft.outcome import (HeaderError, Verdict, clear_documents, header, plural, read_header, worst_status,
                            write_document)
+from model_check.specs import spec_dir
 
 from .page import write_report
 
@@ -99,12 +102,6 @@ def _stages(out: Path, seeds: int, steps: int, protocols: tuple[str, ...],
 
 def _review_sizes() -> dict[str, list[str]]:
     """Each spec's sizes for the review: the manifest's ``review_sizes`` list, else ``["small"]``."""
-    try:
-        from model_check.specs import spec_dir
-    except ImportError:
-        return {}
-    import tomllib
-
     sizes = {}
     for path in sorted(Path(spec_dir()).glob("*.toml")):
         try:
@@ -120,8 +117,6 @@ def _available(command: str) -> bool:
     if target is None:
         return False
     module = target.split(":")[0]
-    import importlib.util
-
     try:
         return importlib.util.find_spec(module) is not None
     except ModuleNotFoundError:

@@ -16,6 +16,8 @@ import json
 from html import escape
 from typing import Any, Iterable
 
+from spark_validation.history import pair_ops, read_history
+
 __all__ = ["TimelineOp", "ops_from_history", "timeline_svg", "WINDOW"]
 
 WINDOW = 160  # history positions drawn at most
@@ -51,8 +53,6 @@ def _txt(v: Any) -> str:
 
 def ops_from_history(path: str) -> list[TimelineOp]:
     """The paired operations of a history file (raises ``HistoryFormatError``/``OSError``)."""
-    from spark_validation.history import pair_ops, read_history
-
     h = read_history(path)
     operations, _ = pair_ops(h.ops)
     out = []

@@ -21,6 +21,7 @@ balanced), 1 ``--check`` found a violation, 2 bad input. ``--json FILE`` writes 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -48,8 +49,6 @@ def _tp(text: Any, where: str) -> TopicPartition:
 
 def _key_line(text: str, key: str, nth: int) -> int | str:
     """Line of the ``nth`` occurrence of ``"key":`` in the JSON text (for error messages)."""
-    import re
-
     found = list(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text))
     if len(found) < nth:
         found = list(re.finditer(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text))
