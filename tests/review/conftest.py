@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from kraft import cli
 
-FIXTURES = Path(__file__).resolve().parents[1] / "audit_core" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "spark_validation" / "fixtures"
 
 # a real trace header followed by a step without an action: conform rejects it at line 2
 TRACE_HEADER = {"v": 1, "kind": "trace", "protocol": "kraft", "spec": "KRaft",

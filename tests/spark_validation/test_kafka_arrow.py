@@ -10,8 +10,8 @@ import random
 from hypothesis import given, settings
 
 from spark_validation import kafka_arrow, kafka_ref
-from tests.audit.cases import CASES, case_rows, expected_anomalies
-from tests.audit.strategies import kafka_corpus
+from tests.spark_validation.cases import CASES, case_rows, expected_anomalies
+from tests.spark_validation.strategies import kafka_corpus
 
 
 def test_labelled_cases_kernel() -> None:

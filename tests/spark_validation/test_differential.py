@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from spark_validation import linearizability
 from spark_validation.history import Op
 from spark_validation.linearizability import check_history
-from tests.audit_core.brute import INF, BOp, kv_spec, linearizable, log_spec, register_spec, set_spec
+from tests.spark_validation.brute import INF, BOp, kv_spec, linearizable, log_spec, register_spec, set_spec
 
 VALUES = (0, 1, 2)
 

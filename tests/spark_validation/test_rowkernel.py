@@ -3,7 +3,7 @@
 ``kernel_columns`` must give the same rows, value for value and type for type (``True`` is not
 ``1``, ``"1"`` is not ``1``), on the bench's Kafka corpus and on rows whose values are anything JSON
 or EDN can carry, decoded by the reader or left as text; ``structure_problem`` must find the same
-first pairing error. (tests/audit_core/test_oprows.py checks both against the reference checks,
+first pairing error. (tests/spark_validation/test_oprows.py checks both against the reference checks,
 on whichever loop is built.)
 """
 
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from spark_validation import oprows
 from spark_validation.oprows import Rows
-from tests.audit_core.test_oprows import uniform_file
+from tests.spark_validation.test_oprows import uniform_file
 
 pytestmark = pytest.mark.skipif(oprows._compiled_rows is None, reason="the compiled row loops are not built (setup.py)")
 
@@ -266,7 +266,7 @@ def test_scan_uniform_takes_the_lines_the_expression_takes(text: str) -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(uniform_file())
 def test_scan_uniform_on_the_reader_tests_files(data: bytes) -> None:
-    """tests/audit_core/test_oprows.py's hostile uniform files: the same answer as the expression
+    """tests/spark_validation/test_oprows.py's hostile uniform files: the same answer as the expression
     (text that is not ASCII is left to the expression)."""
     text = data.decode()
     if not text.isascii():

@@ -313,7 +313,7 @@ def test_edn_clojure_shape_is_rewritten_to_json() -> None:
 @given(st.data())
 def test_kernel_rows_equal_input_table(data) -> None:
     from spark_validation import kafka_arrow
-    from tests.audit.strategies import kafka_corpus
+    from tests.spark_validation.strategies import kafka_corpus
 
     rows = data.draw(kafka_corpus(max_size=3))
     by: dict[str, list[dict]] = {}
@@ -327,7 +327,7 @@ def test_kernel_rows_equal_input_table(data) -> None:
 @given(st.data())
 def test_cycle_rows_give_the_reference_cycles(data) -> None:
     from spark_validation import elle
-    from tests.audit.strategies import kafka_corpus
+    from tests.spark_validation.strategies import kafka_corpus
 
     rows = data.draw(kafka_corpus(max_size=3))
     by: dict[str, list[dict]] = {}

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from spark_validation.history import Op, read_history
 from spark_validation.linearizability import check_history, main as lin_main
-from tests.audit_core.brute import (
+from tests.spark_validation.brute import (
     INF,
     BOp,
     knossos_register_spec,
@@ -31,7 +31,7 @@ from tests.audit_core.brute import (
     multi_register_spec,
     register_spec,
 )
-from tests.audit_core.test_differential import histories
+from tests.spark_validation.test_differential import histories
 
 FIX = Path(__file__).parent / "fixtures"
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from spark_validation import kafka_ref
 from spark_validation.kafka_ref import KINDS, micro_ops
 from spark_validation.records import op_row
-from tests.audit.cases import CASES, H, expected_anomalies
-from tests.audit.strategies import kafka_corpus
+from tests.spark_validation.cases import CASES, H, expected_anomalies
+from tests.spark_validation.strategies import kafka_corpus
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

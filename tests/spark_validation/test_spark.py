@@ -17,9 +17,9 @@ from hypothesis import given, settings
 
 from spark_validation import kafka_ref
 from spark_validation.records import discover
-from tests.audit.cases import case_rows, expected_anomalies
-from tests.audit.corpus import build, expected_verdicts
-from tests.audit.strategies import kafka_corpus
+from tests.spark_validation.cases import case_rows, expected_anomalies
+from tests.spark_validation.corpus import build, expected_verdicts
+from tests.spark_validation.strategies import kafka_corpus
 
 pytestmark = pytest.mark.spark
 
@@ -49,7 +49,7 @@ def test_labelled_cases_dataframe(spark) -> None:
 
 # Behind -m slow (38 s of the default suite's 15 minutes on CI): the DataFrame engine is not the
 # default (--engine arrow is); its labelled cases above stay in the default suite, and the arrow
-# kernel's own differential (tests/audit/test_kafka_arrow.py) runs by default.
+# kernel's own differential (tests/spark_validation/test_kafka_arrow.py) runs by default.
 @pytest.mark.slow
 @settings(max_examples=3)
 @given(kafka_corpus(min_size=25, max_size=40))
@@ -275,7 +275,7 @@ def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
 def test_elle_cycles_on_spark_equal_reference(spark) -> None:
     from spark_validation import elle
     from spark_validation.elle import CycleOptions, check_rows_ref, check_spark
-    from tests.audit import test_elle as T
+    from tests.spark_validation import test_elle as T
 
     rows = [r for name, h in (("g1c", T.g1c()), ("g0", T.g0()), ("gs", T.g_single()), ("g2", T.g2_item()),
                               ("gn", T.g_nonadjacent()), ("g1cp", T.g1c_process()), ("g1cr", T.g1c_realtime()),

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spark_validation.elle import CycleOptions, check_rows, check_rows_ref, edges_ref, edges_rows, strongly_connected
-from tests.audit.strategies import kafka_corpus
-from tests.audit.cases import H
+from tests.spark_validation.strategies import kafka_corpus
+from tests.spark_validation.cases import H
 
 
 def _kinds(anoms: list[dict]) -> list[str]:
