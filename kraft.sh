@@ -2,7 +2,7 @@
 # Bootstrap once, then run kraft.
 #
 #   ./kraft.sh review          the review pipeline: model-check, simulate, conform, audit, summarise
-#   ./kraft.sh test [ARGS]     the test suite (pytest ARGS)
+#   ./kraft.sh test [ARGS]     the test suite (pytest ARGS) on every core (pytest-xdist)
 #   ./kraft.sh <cmd> ...       any other kraft subcommand (check, simulate, conform, audit, ...)
 #
 # The first run (and any run after pyproject.toml, setup.py or the C source change) creates .venv,
@@ -98,6 +98,6 @@ ensure_venv
 cmd=${1:-review}
 [ $# -gt 0 ] && shift
 case "$cmd" in
-  test) ensure_chromium; cd "$here" && exec "$venv/bin/python" -m pytest "$@" ;;
+  test) ensure_chromium; cd "$here" && exec "$venv/bin/python" -m pytest -n auto --dist loadgroup "$@" ;;
   *)    exec "$venv/bin/kraft" "$cmd" "$@" ;;
 esac

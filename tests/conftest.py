@@ -37,3 +37,11 @@ def pytest_addoption(parser: "pytest.Parser") -> None:
 def rewrite(request: "pytest.FixtureRequest") -> bool:
     """True under ``pytest --rewrite`` (kraft.core.datadriven regenerates the golden files)."""
     return bool(request.config.getoption("--rewrite"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # one worker runs every Spark test (--dist loadgroup): one Spark JVM per run, not one per worker
+    for item in items:
+        if item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.xdist_group("spark"))
