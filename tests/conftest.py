@@ -1,31 +1,17 @@
 """Shared pytest configuration.
 
-Hypothesis profiles:
-  ci   derandomized, no deadline: CI is deterministic (selected when CI is set, and by default)
-  dev  random seeds, more examples: for local bug hunting (HYPOTHESIS_PROFILE=dev)
+Hypothesis profiles (tests/examples.py holds their example counts), chosen by
+``--hypothesis-profile NAME`` or ``HYPOTHESIS_PROFILE=NAME``:
+  ci        derandomized, no deadline: what CI runs, and the default
+  dev       fewer examples, random seeds: the fast tier (``./kraft.sh test --fast``)
+  thorough  many more examples, random seeds: bug hunting
 """
-
-import os
 
 import pytest
 
-from hypothesis import HealthCheck, settings
+from tests import examples
 
-settings.register_profile(
-    "ci",
-    derandomize=True,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "dev",
-    deadline=None,
-    max_examples=500,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+examples.register_profiles()
 
 
 def pytest_addoption(parser: "pytest.Parser") -> None:

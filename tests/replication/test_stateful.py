@@ -9,17 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
 
 from kraft.core.datadriven import DatadrivenError, parse
 from kraft.core.invariants import InvariantViolation
 from kraft.replication.protocol import PROTOCOL
+from tests import examples
 from tests.replication.machine import STORY_HEADER, make_machine, search
 from tests.replication.script import ACKED_READABLE, AckedNotReadable, Story, check_acked_readable
 
 TestReplication = make_machine().TestCase
-TestReplication.settings = settings(max_examples=60, stateful_step_count=40, deadline=None, derandomize=True,
-                                    database=None, suppress_health_check=list(HealthCheck))
+TestReplication.settings = examples.HEAVY(stateful_step_count=40, deadline=None, derandomize=True,
+                                          database=None, suppress_health_check=list(HealthCheck))
 
 # The derandomized search's budget per variant.  What it generates depends on max_examples (and on
 # the shrink phase: SHRINK_SECONDS), so the budget is the one the first counterexample was measured
