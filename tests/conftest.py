@@ -5,11 +5,15 @@ Hypothesis profiles (tests/examples.py holds their example counts), chosen by
   ci        derandomized, no deadline: what CI runs, and the default
   dev       fewer examples, random seeds: the fast tier (``./kraft.sh test --fast``)
   thorough  many more examples, random seeds: bug hunting
+
+Plugin: tests/no_jvm.py (KRAFT_NO_JVM=1: a test that starts java fails the run).
 """
 
 import pytest
 
 from tests import examples
+
+pytest_plugins = ["tests.no_jvm"]
 
 examples.register_profiles()
 

@@ -49,6 +49,7 @@ def _variant_config(variant: str, protocol: RebalanceProtocol) -> GroupConfig:
     return GroupConfig(protocol=protocol, topics=(("t", 3),), **{variant: True})
 
 
+@pytest.mark.search
 @pytest.mark.parametrize("variant,protocol,violates", VARIANTS, ids=[v[0] for v in VARIANTS])
 def test_variant_is_caught(variant: str, protocol: RebalanceProtocol, violates: str) -> None:
     with pytest.raises(AssertionError) as exc:

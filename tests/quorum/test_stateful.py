@@ -108,6 +108,7 @@ SHRINK_SECONDS = 10
 SHORTEST_STEPS = 12
 
 
+@pytest.mark.search
 @pytest.mark.parametrize("variant", PROTOCOL.variant_names)
 def test_variant_is_caught(variant: str, capsys: pytest.CaptureFixture[str]) -> None:
     _catch(variant, capsys, SHRINK_SECONDS)

@@ -72,6 +72,7 @@ def test_every_variant_has_a_budget() -> None:
     assert sorted(BUDGET) == sorted(PROTOCOL.variant_names)
 
 
+@pytest.mark.search
 @pytest.mark.parametrize("variant", FAST)
 def test_variant_is_caught(variant: str, tmp_path: Path) -> None:
     _caught(variant, tmp_path)

@@ -18,6 +18,14 @@ TRACE_HEADER = {"v": 1, "kind": "trace", "protocol": "kraft", "spec": "KRaft",
                               "ForgetVoteOnRestart": False}, "seed": 1, "variant": None}
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # real_results runs `kraft check` (TLC): a test that uses it starts a JVM
+    for item in items:
+        if "real_results" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.tlc)
+
+
 def run(args: list[str]) -> int:
     res = CliRunner().invoke(cli.main, args)
     return res.exit_code

@@ -189,6 +189,7 @@ def test_pytest_plugin_records_the_falsifying_example(tmp_path):
     assert recs["Buggy"]["machine"]
 
 
+@pytest.mark.tlc
 def test_real_groups_run_with_a_short_budget(tmp_path):
     """The whole chain on ConsumerGroup with a 45 s budget and the in-process audit: whatever the
     load, the run ends near its budget, writes zoo.json with the shared header, and the cells it
