@@ -2,7 +2,8 @@
 # Bootstrap once, then run kraft.
 #
 #   ./kraft.sh review          the review pipeline: model-check, simulate, conform, audit, summarise
-#   ./kraft.sh test [ARGS]     the test suite (pytest ARGS) on every core (pytest-xdist)
+#   ./kraft.sh test [ARGS]     the test suite (pytest ARGS) on every core (pytest-xdist); the
+#                              --durations table also goes to .ci/artifacts/durations.txt
 #   ./kraft.sh test --fast [ARGS]  the fast tier: no JVM (no TLC, no Spark), no slow test, no bug
 #                              variant search, the dev Hypothesis profile
 #   ./kraft.sh <cmd> ...       any other kraft subcommand (check, simulate, conform, audit, ...)
@@ -104,7 +105,8 @@ run_tests() {
   else
     ensure_chromium
   fi
-  cd "$here" && exec "$venv/bin/python" -m pytest -n auto --dist loadgroup "${tier[@]}" "$@"
+  cd "$here" && exec "$venv/bin/python" -m pytest -n auto --dist loadgroup \
+    --durations-file=.ci/artifacts/durations.txt "${tier[@]}" "$@"
 }
 
 [ "${1:-} ${2:-}" = "test --fast" ] || ensure_java  # the fast tier needs no Java

@@ -6,14 +6,15 @@ Hypothesis profiles (tests/examples.py holds their example counts), chosen by
   dev       fewer examples, random seeds: the fast tier (``./kraft.sh test --fast``)
   thorough  many more examples, random seeds: bug hunting
 
-Plugin: tests/no_jvm.py (KRAFT_NO_JVM=1: a test that starts java fails the run).
+Plugins: tests/no_jvm.py (KRAFT_NO_JVM=1: a test that starts java fails the run),
+tests/durations_file.py (``--durations-file=PATH``).
 """
 
 import pytest
 
 from tests import examples
 
-pytest_plugins = ["tests.no_jvm"]
+pytest_plugins = ["tests.no_jvm", "tests.durations_file"]
 
 examples.register_profiles()
 
