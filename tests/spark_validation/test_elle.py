@@ -310,7 +310,7 @@ def test_kraft_audit_reports_cycles(tmp_path) -> None:
     assert r2.exit_code == 1 and "G2-item" in r2.output
 
 
-@examples.PURE(deadline=None)
+@examples.MODEL(deadline=None)
 @given(st.data())
 def test_kernel_sorting_shortcuts_equal_numpy(data) -> None:
     """graph_of_table's two shortcuts give numpy's answers: the vertex keys by a mask over their
