@@ -2,7 +2,10 @@
 # Bootstrap once, then run kraft.
 #
 #   ./kraft.sh review          the review pipeline: model-check, simulate, conform, audit, summarise
-#   ./kraft.sh test [ARGS]     the test suite (pytest ARGS)
+#   ./kraft.sh test [ARGS]     the test suite (pytest ARGS) on every core (pytest-xdist); the
+#                              --durations table also goes to .ci/artifacts/durations.txt
+#   ./kraft.sh test --fast [ARGS]  the fast tier: no JVM (no TLC, no Spark), no slow test, no bug
+#                              variant search, the dev Hypothesis profile
 #   ./kraft.sh <cmd> ...       any other kraft subcommand (check, simulate, conform, audit, ...)
 #
 # The first run (and any run after pyproject.toml, setup.py or the C source change) creates .venv,
@@ -92,12 +95,26 @@ ensure_venv() {
   touch "$stamp"
 }
 
-ensure_java
+run_tests() {
+  local tier=()
+  if [ "${1:-}" = --fast ]; then
+    shift
+    # tests/no_jvm.py fails the run if a test starts java under KRAFT_NO_JVM=1
+    export KRAFT_NO_JVM=1
+    tier=(-m "not slow and not tlc and not spark and not jvm and not search" --hypothesis-profile dev)
+  else
+    ensure_chromium
+  fi
+  cd "$here" && exec "$venv/bin/python" -m pytest -n auto --dist loadgroup \
+    --durations-file=.ci/artifacts/durations.txt "${tier[@]}" "$@"
+}
+
+[ "${1:-} ${2:-}" = "test --fast" ] || ensure_java  # the fast tier needs no Java
 ensure_venv
 
 cmd=${1:-review}
 [ $# -gt 0 ] && shift
 case "$cmd" in
-  test) ensure_chromium; cd "$here" && exec "$venv/bin/python" -m pytest "$@" ;;
+  test) run_tests "$@" ;;
   *)    exec "$venv/bin/kraft" "$cmd" "$@" ;;
 esac

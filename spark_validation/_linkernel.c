@@ -8,7 +8,7 @@
  * split them by key, run the impossible-read pre-check and, per key, the Wing & Gong / Lowe search
  * with the same pruning rules (read-only forced lifts, the symmetry of optional calls with equal
  * inputs, blind writes after optional calls), in the same order, so that verdicts, step counts,
- * cache sizes and evidence are identical to the Python path (tests/audit/test_linkernel.py checks
+ * cache sizes and evidence are identical to the Python path (tests/spark_validation/test_linkernel.py checks
  * this on random histories). Values are interned through a Python dict, so equality is Python's.
  *
  * Anything outside the common case -- a structure error, a value that is not None/int/str, an

@@ -17,7 +17,7 @@
  * The loops follow the Python functions line for line. Every conversion the Python code makes with
  * a helper for an uncommon type (a value that is neither str nor int, an offset that is not an int,
  * a value not decoded yet) calls that same Python helper, passed in by the caller, so the rows are
- * the same objects (tests/audit_core/test_rowkernel.py compares both on the bench's corpus and on
+ * the same objects (tests/spark_validation/test_rowkernel.py compares both on the bench's corpus and on
  * random values).
  */
 #define PY_SSIZE_T_CLEAN

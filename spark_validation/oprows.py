@@ -6,7 +6,7 @@ objects per op that the audit does not need.
 The audit only needs the op rows, so this module reads them directly, as columns
 (:class:`Rows`), for the shapes almost every line has, and hands every other line to the
 history reader's own per-line code. The rows, the malformed lines (file, line, reason, text) and
-the files rejected whole are exactly the history reader's (``tests/audit_core/test_oprows.py``
+the files rejected whole are exactly the history reader's (``tests/spark_validation/test_oprows.py``
 checks it on random and hostile lines):
 
 * **Uniform files** first (NDJSON, and EDN after its rewrite to JSON): when every op line has
@@ -346,7 +346,7 @@ def _ndjson_lines(lines: list[bytes], first_lineno: int, path: str, rows: Rows, 
 # byte (so each value's text is its compact JSON, ``records.to_text``), with no float in it.
 # Anything else (another key order on some line, white space, escapes, a float, a line that is
 # not an op, an odd byte) and the file is read by the per-line loop above, which gives the same
-# rows (tests/audit_core/test_oprows.py compares both with the history reader).
+# rows (tests/spark_validation/test_oprows.py compares both with the history reader).
 _U_INT = r"(?:0|-?[1-9][0-9]{0,17})"
 _U_STR = r'"([^"\\\x00-\x1f]*)"'
 _U_FIELD = {  # key -> (pattern, group count)

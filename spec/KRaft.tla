@@ -831,7 +831,7 @@ NeededTimeout(n) == ~TimeoutIsFault(n) /\ Timeout(n)
 \* BeginQuorumEpoch is how followers find a new leader (KafkaRaftClient: a
 \* Kafka leader pushes nothing else), so its fairness is kept apart: without
 \* it a leader is elected but nothing is ever committed (LiveSpecNoBQE, the
-\* broken spec tests/spec_kraft shows failing EventuallyCommitted).
+\* broken spec tests/quorum/spec shows failing EventuallyCommitted).
 BQEFairness ==
     WF_vars(\E n, d \in Voters : BQEFree(n, d) /\ SendBeginQuorumEpoch(n, d))
 

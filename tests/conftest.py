@@ -1,31 +1,22 @@
 """Shared pytest configuration.
 
-Hypothesis profiles:
-  ci   derandomized, no deadline: CI is deterministic (selected when CI is set, and by default)
-  dev  random seeds, more examples: for local bug hunting (HYPOTHESIS_PROFILE=dev)
-"""
+Hypothesis profiles (tests/examples.py holds their example counts), chosen by
+``--hypothesis-profile NAME`` or ``HYPOTHESIS_PROFILE=NAME``:
+  ci        derandomized, no deadline: what CI runs, and the default
+  dev       fewer examples, random seeds: the fast tier (``./kraft.sh test --fast``)
+  thorough  many more examples, random seeds: bug hunting
 
-import os
+Plugins: tests/no_jvm.py (KRAFT_NO_JVM=1: a test that starts java fails the run),
+tests/durations_file.py (``--durations-file=PATH``).
+"""
 
 import pytest
 
-from hypothesis import HealthCheck, settings
+from tests import examples
 
-settings.register_profile(
-    "ci",
-    derandomize=True,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "dev",
-    deadline=None,
-    max_examples=500,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+pytest_plugins = ["tests.no_jvm", "tests.durations_file"]
+
+examples.register_profiles()
 
 
 def pytest_addoption(parser: "pytest.Parser") -> None:
@@ -37,3 +28,11 @@ def pytest_addoption(parser: "pytest.Parser") -> None:
 def rewrite(request: "pytest.FixtureRequest") -> bool:
     """True under ``pytest --rewrite`` (kraft.core.datadriven regenerates the golden files)."""
     return bool(request.config.getoption("--rewrite"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # one worker runs every Spark test (--dist loadgroup): one Spark JVM per run, not one per worker
+    for item in items:
+        if item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.xdist_group("spark"))

@@ -97,6 +97,7 @@ def jvm(tmp_path_factory):
     return ask
 
 
+@pytest.mark.jvm
 def test_hash_compare_and_iteration_order_match_the_jvm(jvm):
     rng = random.Random(20260101)
     lines: list[str] = []

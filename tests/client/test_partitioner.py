@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kraft.client.partitioner import (
@@ -19,6 +19,7 @@ from kraft.client.partitioner import (
     to_positive,
 )
 from kraft.groups.coordinator_lookup import coordinator_partition
+from tests import examples
 
 # org.apache.kafka.common.utils.UtilsTest#testMurmur2
 MURMUR2 = {
@@ -60,7 +61,7 @@ def test_partition_for_key_vectors():
         murmur2("not bytes")  # type: ignore[arg-type]
 
 
-@settings(max_examples=200)
+@examples.PURE()
 @given(st.binary(max_size=64), st.integers(1, 10_000))
 def test_partition_for_key_is_in_range_and_stable(key, n):
     p = partition_for_key(key, n)
@@ -167,7 +168,7 @@ def test_coordinator_partition_known_values():
     assert coordinator_partition("hello", 1) == 0
 
 
-@settings(max_examples=200)
+@examples.PURE()
 @given(st.text(max_size=30), st.integers(1, 500))
 def test_coordinator_partition_in_range(group, n):
     assert 0 <= coordinator_partition(group, n) < n

@@ -17,7 +17,7 @@ from kraft.review.page import report
 from kraft.sim.cli import simulate
 from spark_validation.cli import audit, unknown_reason
 
-FIXTURES = Path(__file__).resolve().parents[1] / "audit_core" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "spark_validation" / "fixtures"
 GOOD = FIXTURES / "reg_valid_concurrent.ndjson"  # a valid register history (6 ops)
 
 

@@ -14,7 +14,7 @@ from spark_validation.audit import AuditOptions, run
 pytestmark = [pytest.mark.spark, pytest.mark.slow]  # two audits of the corpus, one on Spark: minutes, not seconds
 
 ROOT = Path(__file__).resolve().parents[2]
-FIX = ROOT / "tests" / "audit_core" / "fixtures"
+FIX = ROOT / "tests" / "spark_validation" / "fixtures"
 TRACE = ROOT / "tests" / "traces" / "fixtures" / "kraft_fetch_resent_while_outstanding.ndjson"
 
 

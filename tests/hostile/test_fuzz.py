@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tests.hostile.strategies import FAST, LONG, hostile, wrong_typed_ops
 
 ROOT = Path(__file__).resolve().parents[2]
-FIX = ROOT / "tests" / "audit_core" / "fixtures"
+FIX = ROOT / "tests" / "spark_validation" / "fixtures"
 
 
 def _read(*names: str) -> list[bytes]:

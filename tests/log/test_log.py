@@ -6,11 +6,12 @@ import random
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kraft.log import CorruptBatchError, Log, MemoryFS, OsFS, Record, RecordBatch, leader_change_batch, write_atomically
 from kraft.log.cli import dump_log
+from tests import examples
 
 SEG = "n1/00000000000000000000.log"
 
@@ -54,7 +55,7 @@ def test_crash_loses_exactly_the_unflushed_suffix() -> None:
     assert not report.truncated  # nothing torn: the unflushed bytes simply never reached the disk
 
 
-@settings(max_examples=60)
+@examples.MODEL()
 @given(st.lists(st.sampled_from(["append", "append", "append", "flush", "crash", "truncate"]), max_size=40), st.randoms(use_true_random=False))
 def test_memoryfs_crash_model(ops: list[str], rnd: random.Random) -> None:
     """Against a model: the durable prefix is what was flushed (truncation is durable)."""
@@ -299,7 +300,7 @@ def test_constructing_over_existing_segments_is_refused() -> None:
     assert Log.open(fs, "n1")[0].end_offset == 2
 
 
-@settings(max_examples=60)
+@examples.MODEL()
 @given(st.integers(1, 12), st.integers(0, 12), st.integers(120, 400), st.randoms(use_true_random=False))
 def test_torn_crash_keeps_a_prefix_at_least_the_flushed_one(n: int, flushed: int, seg_bytes: int, rnd: random.Random) -> None:
     """A crash that tears pending writes (random prefixes of every file's unsynced bytes reach

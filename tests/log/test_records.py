@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kraft.log import (
@@ -22,6 +22,7 @@ from kraft.log import (
     leader_change_batch,
 )
 from kraft.log.records import write_varint, write_varlong
+from tests import examples
 
 
 def test_crc32c_check_value() -> None:
@@ -142,7 +143,7 @@ def batches(draw: st.DrawFn) -> RecordBatch:
     )
 
 
-@settings(max_examples=300)
+@examples.PURE()
 @given(batches())
 def test_batch_round_trip(batch: RecordBatch) -> None:
     raw = batch.encode()
@@ -210,7 +211,7 @@ def test_bad_magic_and_length() -> None:
         RecordBatch.decode(bytes(raw))
 
 
-@settings(max_examples=300)
+@examples.PURE()
 @given(
     st.integers(-80, 80),
     st.integers(-80, 80),

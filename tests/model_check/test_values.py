@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from model_check import TLADict, ValueParseError, format_value, parse_value
 from model_check.values import to_json
+from tests import examples
 
 
 def test_scalars() -> None:
@@ -85,7 +86,7 @@ def _values(children: st.SearchStrategy) -> st.SearchStrategy:
 tla_values = st.recursive(scalars, _values, max_leaves=20)
 
 
-@settings(max_examples=200)
+@examples.PURE()
 @given(tla_values)
 @example(" @@ ")  # found by the full suite once Hypothesis mined the constant from loaded modules
 def test_round_trip(value: object) -> None:

@@ -20,19 +20,19 @@ from hypothesis.stateful import run_state_machine_as_test
 from kraft.quorum.config import QuorumConfig
 from kraft.quorum.protocol import PROTOCOL
 from kraft.core.invariants import InvariantViolation
+from tests import examples
 from tests.quorum.machine import make_machine
 
-CORRECT = settings(max_examples=100, stateful_step_count=40, deadline=None,
-                   suppress_health_check=list(HealthCheck))
+CORRECT = settings(stateful_step_count=40, deadline=None, suppress_health_check=list(HealthCheck))
 
 TestKRaft = make_machine(QuorumConfig()).TestCase
-TestKRaft.settings = CORRECT
+TestKRaft.settings = examples.STATEFUL(CORRECT)
 
 TestKRaftNoPreVote = make_machine(QuorumConfig(PreVote=False)).TestCase
-TestKRaftNoPreVote.settings = settings(CORRECT, max_examples=40)
+TestKRaftNoPreVote.settings = examples.HEAVY(CORRECT)
 
 TestKRaftFiveVoters = make_machine(QuorumConfig(), voters=5).TestCase
-TestKRaftFiveVoters.settings = settings(CORRECT, max_examples=25)
+TestKRaftFiveVoters.settings = examples.LARGE(CORRECT)
 
 PARTITIONS = {"run": 2, "isolate": 2}
 ELECTIONS = {"timeout": 3, "crash_after_vote": 3}
@@ -108,6 +108,7 @@ SHRINK_SECONDS = 10
 SHORTEST_STEPS = 12
 
 
+@pytest.mark.search
 @pytest.mark.parametrize("variant", PROTOCOL.variant_names)
 def test_variant_is_caught(variant: str, capsys: pytest.CaptureFixture[str]) -> None:
     _catch(variant, capsys, SHRINK_SECONDS)
@@ -124,6 +125,4 @@ def test_variant_shrinks_to_a_short_story(variant: str, capsys: pytest.CaptureFi
 def test_biased_machine_passes_without_the_flag(variant: str) -> None:
     search = VARIANT_SEARCH[variant]
     machine = make_machine(_config(None, search.prevote), weights=search.weights, warm_start=search.warm_start)
-    run_state_machine_as_test(machine, settings=settings(
-        max_examples=25, stateful_step_count=40, deadline=None, derandomize=True,
-        suppress_health_check=list(HealthCheck)))
+    run_state_machine_as_test(machine, settings=examples.LARGE(CORRECT, derandomize=True))

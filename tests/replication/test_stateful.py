@@ -9,18 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
 
 from kraft.core.datadriven import DatadrivenError, parse
 from kraft.core.invariants import InvariantViolation
 from kraft.replication.protocol import PROTOCOL
 from kraft.replication.story import ReplicationStory as Story
 from kraft.replication.world import ACKED_READABLE, AckedNotReadable
+from tests import examples
 from tests.replication.machine import STORY_HEADER, make_machine, search
 
 TestReplication = make_machine().TestCase
-TestReplication.settings = settings(max_examples=60, stateful_step_count=40, deadline=None, derandomize=True,
-                                    database=None, suppress_health_check=list(HealthCheck))
+TestReplication.settings = examples.HEAVY(stateful_step_count=40, deadline=None, derandomize=True,
+                                          database=None, suppress_health_check=list(HealthCheck))
 
 # The derandomized search's budget per variant.  What it generates depends on max_examples (and on
 # the shrink phase: SHRINK_SECONDS), so the budget is the one the first counterexample was measured
@@ -72,6 +73,7 @@ def test_every_variant_has_a_budget() -> None:
     assert sorted(BUDGET) == sorted(PROTOCOL.variant_names)
 
 
+@pytest.mark.search
 @pytest.mark.parametrize("variant", FAST)
 def test_variant_is_caught(variant: str, tmp_path: Path) -> None:
     _caught(variant, tmp_path)

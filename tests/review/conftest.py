@@ -9,13 +9,21 @@ from click.testing import CliRunner
 
 from kraft import cli
 
-FIXTURES = Path(__file__).resolve().parents[1] / "audit_core" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "spark_validation" / "fixtures"
 
 # a real trace header followed by a step without an action: conform rejects it at line 2
 TRACE_HEADER = {"v": 1, "kind": "trace", "protocol": "kraft", "spec": "KRaft",
                 "constants": {"Voters": [1, 2, 3], "PreVote": True, "VoteWithoutLogCheck": False,
                               "HwmFromAnyEpoch": False, "NoTruncateOnDivergence": False,
                               "ForgetVoteOnRestart": False}, "seed": 1, "variant": None}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # real_results runs `kraft check` (TLC): a test that uses it starts a JVM
+    for item in items:
+        if "real_results" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.tlc)
 
 
 def run(args: list[str]) -> int:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from kraft.outcome import read_header
 
 TESTS = Path(__file__).resolve().parents[1]
-HISTORIES = TESTS / "audit_core" / "fixtures"
+HISTORIES = TESTS / "spark_validation" / "fixtures"
 
 
 def _json(cmd, args: list) -> tuple[dict, int, str]:

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from kraft.outcome import Verdict, header
 from kraft.review import msc, page
 from kraft.review.timeline import TimelineOp, timeline_svg
+from tests import examples
 
 # tags the page itself uses; anything else in a page means text got through unescaped
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "div", "h1", "h2", "h3", "h4", "p", "b", "br",
@@ -225,7 +226,7 @@ def test_review_summary_with_paths_relative_to_another_directory(real_results: P
     assert "class='banner clean'" in html and "Review stages" in html and "class='msc'" in html
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, strategies as st  # noqa: E402
 
 _json = st.recursive(st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False) | st.text(max_size=8),
                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
@@ -236,7 +237,7 @@ _fields = {
 }
 
 
-@settings(max_examples=60, deadline=None)
+@examples.HEAVY(deadline=None)
 @given(command=st.sampled_from(sorted(_fields)), values=st.lists(_json, min_size=5, max_size=5),
        results=_json, row=st.dictionaries(st.sampled_from(
            ["spec", "verdict", "counterexample", "steps", "trace", "line", "mismatches", "guards", "history",

@@ -4,6 +4,7 @@ turn into an emoji (rich's ``:100:`` shortcode) and brackets in a file name are 
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kraft import cli
@@ -18,6 +19,7 @@ def test_check_prints_an_unknown_spec_name_as_written():
     assert "\N{HUNDRED POINTS SYMBOL}" not in res.output
 
 
+@pytest.mark.tlc
 def test_conform_prints_a_rejected_trace_file_name_and_line_as_written(tmp_path: Path):
     # a real trace header followed by a step without an action: conform rejects it at line 2
     header = {"v": 1, "kind": "trace", "protocol": "kraft", "spec": "KRaft",

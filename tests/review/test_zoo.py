@@ -243,6 +243,7 @@ def test_plugin_config_round_trip_and_errors(tmp_path):
         PluginConfig.read(tmp_path / "absent.json")
 
 
+@pytest.mark.tlc
 def test_real_groups_run_with_a_short_budget(tmp_path):
     """The whole chain on ConsumerGroup with a 45 s budget and the in-process audit: whatever the
     load, the run ends near its budget, writes zoo.json with the shared header, and the cells it

@@ -101,6 +101,7 @@ def test_unknown_protocol_is_an_error_not_a_crash(tmp_path):
     assert r.exit_code == 2 and "no conformance glue for protocol 'paxos'" in r.output.replace("\n", "")
 
 
+@pytest.mark.tlc
 def test_malformed_trace_is_rejected_not_crashing(tmp_path):
     p = tmp_path / "t.ndjson"
     p.write_text('{"v": 1, "kind": "trace", "protocol": "relay", "spec": "Relay", "constants": {}}\n{"i": 1,\n')

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from spark_validation.cli import audit
 from spark_validation.metadata import check_trace_file
-from tests.audit.cases import CASES
-from tests.audit.corpus import build, expected_verdicts, trace_lines
+from tests.spark_validation.cases import CASES
+from tests.spark_validation.corpus import build, expected_verdicts, trace_lines
 
 
 @pytest.fixture(scope="module")

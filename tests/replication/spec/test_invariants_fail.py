@@ -28,7 +28,7 @@ from model_check import run_tlc  # noqa: E402
 
 pytestmark = pytest.mark.tlc
 
-SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
+SPEC_DIR = Path(__file__).resolve().parents[3] / "spec"
 TLA = SPEC_DIR / "PartitionReplication.tla"
 
 # invariant -> (cfg it runs in, what is broken, [(spec text, replacement)], an action that must be

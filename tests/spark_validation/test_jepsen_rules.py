@@ -1,5 +1,5 @@
 """jepsen.tests.kafka rules that need a whole audit run (the per-rule micro-histories that all
-three engines check are in tests/audit/cases.py, names starting ``jepsen-``)."""
+three engines check are in tests/spark_validation/cases.py, names starting ``jepsen-``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from spark_validation.audit import AuditOptions, run
-from tests.audit.cases import H
+from tests.spark_validation.cases import H
 
 
 def _audit(tmp_path: Path, h: H, name: str, **opts) -> dict:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import pytest
 
 from spark_validation import elle
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from spark_validation.elle import CycleOptions, check_rows, check_rows_ref, edges_ref, edges_rows, strongly_connected
-from tests.audit.strategies import kafka_corpus
-from tests.audit.cases import H
+from tests import examples
+from tests.spark_validation.strategies import kafka_corpus
+from tests.spark_validation.cases import H
 
 
 def _kinds(anoms: list[dict]) -> list[str]:
@@ -260,7 +261,7 @@ def test_offset_beyond_64_bits_is_decided_by_the_reference() -> None:
     assert _kinds(check_rows(rows, ALL_EDGES)) == _kinds(check_rows_ref(rows, ALL_EDGES)) == ["G1c"]
 
 
-@settings(max_examples=20, deadline=None)
+@examples.LARGE(deadline=None)
 @given(kafka_corpus(min_size=1, max_size=8))
 def test_kernel_edges_and_cycles_equal_reference(rows: list[dict]) -> None:
     # the vectorised edges (elle.graph_of_table) are the reference's, and so are the cycles
@@ -309,7 +310,7 @@ def test_kraft_audit_reports_cycles(tmp_path) -> None:
     assert r2.exit_code == 1 and "G2-item" in r2.output
 
 
-@settings(max_examples=300, deadline=None)
+@examples.MODEL(deadline=None)
 @given(st.data())
 def test_kernel_sorting_shortcuts_equal_numpy(data) -> None:
     """graph_of_table's two shortcuts give numpy's answers: the vertex keys by a mask over their
@@ -340,7 +341,7 @@ def test_kernel_sorting_shortcuts_equal_numpy(data) -> None:
     assert big.tolist() == got.tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@examples.PURE(deadline=None)
 @given(st.lists(st.tuples(st.integers(-1, 3), st.integers(0, 9), st.integers(0, 10**6)), max_size=30), st.booleans())
 def test_dense_ids_equal_numpy_unique(tuples: list, wide: bool) -> None:
     """_dense's ids (by a mask over a small range, or by sorting) are np.unique's inverse of the tuples."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.audit.cases import CASES
+from tests.spark_validation.cases import CASES
 
 pytestmark = pytest.mark.spark
 

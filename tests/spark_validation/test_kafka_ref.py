@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 from spark_validation import kafka_ref
 from spark_validation.kafka_ref import KINDS, micro_ops
 from spark_validation.records import op_row
-from tests.audit.cases import CASES, H, expected_anomalies
-from tests.audit.strategies import kafka_corpus
+from tests import examples
+from tests.spark_validation.cases import CASES, H, expected_anomalies
+from tests.spark_validation.strategies import kafka_corpus
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -69,7 +70,7 @@ def test_breaking_a_valid_history_is_caught() -> None:
     assert "lost-write" in kinds
 
 
-@settings(max_examples=60)
+@examples.HEAVY()
 @given(kafka_corpus(max_size=4))
 def test_reference_is_total_and_deterministic(rows: list[dict]) -> None:
     a = kafka_ref.check_rows(rows)

@@ -21,7 +21,7 @@ from model_check import load_manifests, run_spec, run_tlc  # noqa: E402
 
 pytestmark = pytest.mark.tlc
 
-SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
+SPEC_DIR = Path(__file__).resolve().parents[3] / "spec"
 TLA = SPEC_DIR / "PartitionReplication.tla"
 
 # every bug-variant CONSTANT of the spec is in the manifest (--all-variants runs them all)
@@ -108,7 +108,7 @@ BUG_STEP = {
     "UncleanElection": "FenceBroker",
 }
 
-# variants that run with -m slow, so the default-suite part of tests/spec_replication stays under
+# variants that run with -m slow, so the default-suite part of tests/replication/spec stays under
 # about a minute (each run's time: docs/replication-spec.md, "Numbers")
 SLOW_VARIANTS = {"Kip320FirstTry", "LastReplicaStanding", "StaleAlterPartitionRejoin", "IsrJoinBeforeEpochStart",
                  "UncleanElection"}

@@ -7,17 +7,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from spark_validation.history import HistoryFormatError, pair_ops
 from spark_validation.oprows import (Rows, _edn_to_json, cycle_table, kernel_columns, kernel_table, read_rows,
                                      structure_problem)
 from spark_validation.records import rows_to_ops
+from tests import examples
 
 FIX = Path(__file__).parent / "fixtures"
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = examples.HEAVY(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def _read(path: Path, fast: bool):
@@ -309,11 +310,11 @@ def test_edn_clojure_shape_is_rewritten_to_json() -> None:
 # -------------------------------------------------------------------------------- kernel rows, pairing
 
 
-@settings(max_examples=40, deadline=None)
+@examples.HEAVY(deadline=None)
 @given(st.data())
 def test_kernel_rows_equal_input_table(data) -> None:
     from spark_validation import kafka_arrow
-    from tests.audit.strategies import kafka_corpus
+    from tests.spark_validation.strategies import kafka_corpus
 
     rows = data.draw(kafka_corpus(max_size=3))
     by: dict[str, list[dict]] = {}
@@ -323,11 +324,11 @@ def test_kernel_rows_equal_input_table(data) -> None:
         assert kernel_table(Rows.from_dicts(hid, hrows)).to_pylist() == kafka_arrow.input_table(hrows).to_pylist()
 
 
-@settings(max_examples=25, deadline=None)
+@examples.LARGE(deadline=None)
 @given(st.data())
 def test_cycle_rows_give_the_reference_cycles(data) -> None:
     from spark_validation import elle
-    from tests.audit.strategies import kafka_corpus
+    from tests.spark_validation.strategies import kafka_corpus
 
     rows = data.draw(kafka_corpus(max_size=3))
     by: dict[str, list[dict]] = {}
@@ -339,7 +340,7 @@ def test_cycle_rows_give_the_reference_cycles(data) -> None:
             assert elle.check_table(cycle_table(cols), opts) == elle.check_rows_ref(hrows, opts)
 
 
-@settings(max_examples=200, deadline=None)
+@examples.PURE(deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["0", "1", " 1", "nemesis", "c"]),
                           st.sampled_from(["invoke", "ok", "fail", "info"]), st.sampled_from(["r", "w", None])),
                 max_size=12))

@@ -1,4 +1,4 @@
-"""Hand-labelled histories (tests/audit_core/fixtures): exact verdicts and evidence.
+"""Hand-labelled histories (tests/spark_validation/fixtures): exact verdicts and evidence.
 
 Each ``<name>.edn`` (with its ``<name>.edn.model`` sidecar) has, unless it uses EDN-only
 features, a twin ``<name>.ndjson`` (model in the header) holding the same events. ``expected.json``

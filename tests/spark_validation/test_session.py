@@ -28,6 +28,7 @@ def test_the_archive_is_used_only_where_it_exists(tmp_path: Path, monkeypatch: p
     assert f"-XX:ArchiveClassesAtExit={tmp_path / 't.jsa'}" in opts and "SharedArchiveFile" not in opts
 
 
+@pytest.mark.jvm
 def test_the_archive_is_keyed_by_java_and_pyspark(monkeypatch: pytest.MonkeyPatch) -> None:
     if session.java_problem():
         pytest.skip("no java")
@@ -37,6 +38,7 @@ def test_the_archive_is_keyed_by_java_and_pyspark(monkeypatch: pytest.MonkeyPatc
     assert session.cds_archive() != a
 
 
+@pytest.mark.jvm
 def test_a_damaged_archive_does_not_stop_the_jvm(tmp_path: Path) -> None:
     """A truncated or foreign archive is ignored by the JVM, with the warnings the options silence."""
     if session.java_problem():

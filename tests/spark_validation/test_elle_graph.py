@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from spark_validation import elle_graph as G
+from tests import examples
 
 ALL = (G.WW, G.WR, G.RW, G.PROCESS, G.REALTIME)
 
@@ -106,7 +107,7 @@ def rw_graphs(draw):
     return n, sorted(edges)
 
 
-@settings(max_examples=120, deadline=None)
+@examples.MODEL(deadline=None)
 @given(st.one_of(typed_graphs(), rw_graphs()))
 def test_search_matches_brute_force_oracle(g) -> None:
     n, edges = g

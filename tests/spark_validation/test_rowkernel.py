@@ -3,7 +3,7 @@
 ``kernel_columns`` must give the same rows, value for value and type for type (``True`` is not
 ``1``, ``"1"`` is not ``1``), on the bench's Kafka corpus and on rows whose values are anything JSON
 or EDN can carry, decoded by the reader or left as text; ``structure_problem`` must find the same
-first pairing error. (tests/audit_core/test_oprows.py checks both against the reference checks,
+first pairing error. (tests/spark_validation/test_oprows.py checks both against the reference checks,
 on whichever loop is built.)
 """
 
@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from spark_validation import oprows
 from spark_validation.oprows import Rows
-from tests.audit_core.test_oprows import uniform_file
+from tests import examples
+from tests.spark_validation.test_oprows import uniform_file
 
 pytestmark = pytest.mark.skipif(oprows._compiled_rows is None, reason="the compiled row loops are not built (setup.py)")
 
@@ -104,14 +105,14 @@ def odd_rows(draw: Any) -> Rows:
     return rows
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples.MODEL(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_rows())
 def test_kernel_columns_on_odd_values(rows: Rows) -> None:
     with pytest.MonkeyPatch.context() as mp:
         _assert_same(rows, mp)
 
 
-@settings(max_examples=300, deadline=None)
+@examples.PURE(deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["0", "1", " 1", "01", "nemesis", "c", None]),
                           st.sampled_from(["invoke", "ok", "fail", "info"]), st.sampled_from(["r", "w", None])),
                 max_size=14))
@@ -136,7 +137,7 @@ def test_compiled_loops_reject_ragged_columns() -> None:
         k.structure_problem(["0"], [], ["r"], oprows.to_int)
 
 
-@settings(max_examples=200, deadline=None)
+@examples.PURE(deadline=None)
 @given(st.lists(st.sampled_from(["send", "poll", "txn", "read", "sen", "", None, "assign"]), max_size=30))
 def test_rows_with_f_compiled_equals_python(fs: list) -> None:
     import numpy as np
@@ -152,7 +153,7 @@ def _table_or_error(rows: Rows) -> Any:
         return type(exc)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples.MODEL(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_rows())
 def test_kernel_table_from_arrow_buffers_equals_python(rows: Rows) -> None:
     """The Arrow buffers of ``kernel_arrays`` make the table the Python lists make, and fail the
@@ -254,7 +255,7 @@ def ascii_uniform_text(draw: Any) -> str:
     return "\n" * draw(st.integers(0, 1)) + "\n".join(lines) + "\n" * draw(st.integers(0, 2))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples.PURE(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ascii_uniform_text())
 def test_scan_uniform_takes_the_lines_the_expression_takes(text: str) -> None:
     """The C scan of the uniform NDJSON subset against the regular expression it replaces, on
@@ -263,10 +264,10 @@ def test_scan_uniform_takes_the_lines_the_expression_takes(text: str) -> None:
     assert fast == slow
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples.MODEL(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(uniform_file())
 def test_scan_uniform_on_the_reader_tests_files(data: bytes) -> None:
-    """tests/audit_core/test_oprows.py's hostile uniform files: the same answer as the expression
+    """tests/spark_validation/test_oprows.py's hostile uniform files: the same answer as the expression
     (text that is not ASCII is left to the expression)."""
     text = data.decode()
     if not text.isascii():
@@ -298,7 +299,7 @@ texts_st = st.lists(st.one_of(
     value.map(lambda v: json.dumps(v, separators=(",", ":")))), max_size=6)
 
 
-@settings(max_examples=500, deadline=None)
+@examples.PURE(deadline=None)
 @given(texts_st, st.sampled_from([2, 5, 100, 101]))
 def test_value_checks_compiled_equals_python(texts: list, max_depth: int) -> None:
     joined = "[" + ",".join(texts) + "]"
@@ -321,7 +322,7 @@ plain_value = st.recursive(plain_leaf, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.text("abk0", max_size=2), inner, max_size=4)), max_leaves=15)
 
 
-@settings(max_examples=400, deadline=None)
+@examples.PURE(deadline=None)
 @given(st.one_of(st.lists(plain_value, max_size=4), st.dictionaries(st.text("ab", max_size=2), plain_value, max_size=3)))
 def test_plain_values_take_what_orjson_prints(v: Any) -> None:
     """Every array or object of plain values, as orjson prints it, is plain (and so left as text
@@ -385,7 +386,7 @@ plain_row_value = st.one_of(st.lists(plain_micro, max_size=4), st.tuples(plain_l
                             plain_value)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples.PURE(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(["send", "poll", "txn"]), st.sampled_from([None, "k0"]), plain_row_value),
                 max_size=8))
 def test_values_walked_from_their_text(ops: list) -> None:
@@ -412,7 +413,7 @@ def test_values_walked_from_their_text(ops: list) -> None:
         _assert_same(rows, mp)
 
 
-@settings(max_examples=300, deadline=None)
+@examples.PURE(deadline=None)
 @given(st.lists(st.one_of(st.none(), st.sampled_from(["ok", "invoke", "", "é", "k1", "nemesis"]),
                           st.text(max_size=3)), max_size=40), st.integers(0, 5), st.booleans())
 def test_small_codes_are_dictionary_encode_codes(xs: list, cut: int, chunked: bool) -> None:

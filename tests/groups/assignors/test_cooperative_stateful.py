@@ -14,6 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from kraft.groups.assignors import CooperativeStickyAssignor, StickyAssignor, Subscription, TopicPartition
 
+from tests import examples
 from .helpers import problems
 
 TOPICS = ["orders", "payments", "t\u00e9", "z"]
@@ -92,7 +93,12 @@ class CooperativeGroup(RuleBasedStateMachine):
 
 
 TestCooperativeGroup = CooperativeGroup.TestCase
-TestCooperativeGroup.settings = settings(max_examples=120, stateful_step_count=12)
+TestCooperativeGroup.settings = examples.STATEFUL(stateful_step_count=12)
+
+
+# the examples the search for the broken variant may use: a ceiling, not a count (it stops at the
+# first failure)
+SEARCH_BUDGET = 200
 
 
 class EagerHandoverGroup(CooperativeGroup):
@@ -104,4 +110,4 @@ def test_stateful_check_catches_handover_without_revocation():
     with pytest.raises(AssertionError, match="still owns"):
         from hypothesis.stateful import run_state_machine_as_test
         run_state_machine_as_test(EagerHandoverGroup, settings=settings(
-            max_examples=200, stateful_step_count=12, database=None, phases=[Phase.generate]))
+            max_examples=SEARCH_BUDGET, stateful_step_count=12, database=None, phases=[Phase.generate]))

@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import random
 
-from hypothesis import given, settings
+from hypothesis import given
 
 from spark_validation import kafka_arrow, kafka_ref
-from tests.audit.cases import CASES, case_rows, expected_anomalies
-from tests.audit.strategies import kafka_corpus
+from tests import examples
+from tests.spark_validation.cases import CASES, case_rows, expected_anomalies
+from tests.spark_validation.strategies import kafka_corpus
 
 
 def test_labelled_cases_kernel() -> None:
@@ -24,7 +25,7 @@ def test_labelled_cases_one_at_a_time() -> None:
         assert kafka_arrow.check_rows(rows) == kafka_ref.check_rows(rows), name
 
 
-@settings(max_examples=150)
+@examples.CORPUS()
 @given(kafka_corpus(min_size=1, max_size=30))
 def test_kernel_matches_reference(rows: list[dict]) -> None:
     assert kafka_arrow.check_rows(rows) == kafka_ref.check_rows(rows)

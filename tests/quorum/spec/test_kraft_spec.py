@@ -20,7 +20,7 @@ from model_check import load_manifests, run_spec, run_tlc  # noqa: E402
 
 pytestmark = pytest.mark.tlc
 
-SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
+SPEC_DIR = Path(__file__).resolve().parents[3] / "spec"
 
 # The small model has well over this many distinct states (see docs/kraft-spec.md); a spec
 # that became vacuous (e.g. a guard that can never be true) falls far below it.

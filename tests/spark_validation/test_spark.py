@@ -13,13 +13,14 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 from spark_validation import kafka_ref
 from spark_validation.records import discover
-from tests.audit.cases import case_rows, expected_anomalies
-from tests.audit.corpus import build, expected_verdicts
-from tests.audit.strategies import kafka_corpus
+from tests import examples
+from tests.spark_validation.cases import case_rows, expected_anomalies
+from tests.spark_validation.corpus import build, expected_verdicts
+from tests.spark_validation.strategies import kafka_corpus
 
 pytestmark = pytest.mark.spark
 
@@ -49,9 +50,9 @@ def test_labelled_cases_dataframe(spark) -> None:
 
 # Behind -m slow (38 s of the default suite's 15 minutes on CI): the DataFrame engine is not the
 # default (--engine arrow is); its labelled cases above stay in the default suite, and the arrow
-# kernel's own differential (tests/audit/test_kafka_arrow.py) runs by default.
+# kernel's own differential (tests/spark_validation/test_kafka_arrow.py) runs by default.
 @pytest.mark.slow
-@settings(max_examples=3)
+@examples.SPARK.long()
 @given(kafka_corpus(min_size=25, max_size=40))
 def test_dataframe_matches_reference(spark, rows: list[dict]) -> None:
     ref = kafka_ref.check_rows(rows)
@@ -97,7 +98,7 @@ def test_labelled_cases_arrow_every_layout(spark) -> None:
     assert info["chunks"] > 3 and info["shuffled"] == 0
 
 
-@settings(max_examples=3)
+@examples.SPARK()
 @given(kafka_corpus(min_size=25, max_size=40))
 def test_arrow_matches_reference(spark, rows: list[dict]) -> None:
     """Random corpora, as created (histories spread over partitions: in place or re-checked)."""
@@ -250,7 +251,7 @@ def _elle_df(spark, rows: list[dict]):
 
 
 @pytest.mark.slow
-@settings(max_examples=5, deadline=None)
+@examples.SPARK.long(deadline=None)
 @given(kafka_corpus(min_size=20, max_size=30))
 def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
     from spark_validation.elle import CycleOptions, edges_ref, edges_spark
@@ -262,7 +263,7 @@ def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
     ops.unpersist()
 
 
-@settings(max_examples=1, deadline=None, derandomize=True)
+@examples.SPARK(deadline=None, derandomize=True)
 @given(kafka_corpus(min_size=30, max_size=30))
 def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
     from spark_validation.elle import CycleOptions, edges_ref, edges_spark
@@ -275,7 +276,7 @@ def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
 def test_elle_cycles_on_spark_equal_reference(spark) -> None:
     from spark_validation import elle
     from spark_validation.elle import CycleOptions, check_rows_ref, check_spark
-    from tests.audit import test_elle as T
+    from tests.spark_validation import test_elle as T
 
     rows = [r for name, h in (("g1c", T.g1c()), ("g0", T.g0()), ("gs", T.g_single()), ("g2", T.g2_item()),
                               ("gn", T.g_nonadjacent()), ("g1cp", T.g1c_process()), ("g1cr", T.g1c_realtime()),

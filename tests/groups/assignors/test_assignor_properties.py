@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kraft.groups.assignors import (
@@ -19,6 +19,7 @@ from kraft.groups.assignors import (
     TopicPartition,
 )
 
+from tests import examples
 from .helpers import S, assert_valid_and_balanced, is_fully_balanced, problems
 
 TOPICS = ["t0", "t1", "topic", "\u00e9t\u00e9", "z\U0001F600"]
@@ -51,7 +52,7 @@ def subscribed_partitions(ppt, subs):
 
 # ---- validity and balance ---------------------------------------------------------------
 
-@settings(max_examples=150)
+@examples.MODEL()
 @given(groups(owned=False))
 def test_range_and_roundrobin_valid(group):
     ppt, subs = group
@@ -59,7 +60,7 @@ def test_range_and_roundrobin_valid(group):
         assert not [p for p in problems(subs, cls().assign(ppt, subs), ppt) if "could take" not in p]
 
 
-@settings(max_examples=150)
+@examples.MODEL()
 @given(groups(owned=False))
 def test_range_balances_each_topic(group):
     ppt, subs = group
@@ -70,14 +71,14 @@ def test_range_balances_each_topic(group):
             assert max(counts) - min(counts) <= 1 and sum(counts) == n
 
 
-@settings(max_examples=150)
+@examples.MODEL()
 @given(groups(equal=True, owned=False))
 def test_roundrobin_fully_balanced_with_equal_subscriptions(group):
     ppt, subs = group
     assert is_fully_balanced(RoundRobinAssignor().assign(ppt, subs))
 
 
-@settings(max_examples=300)
+@examples.MODEL()
 @given(groups())
 def test_sticky_never_raises_and_is_valid_and_balanced_on_any_claims(group):
     """Arbitrary owned partitions (nonexistent topics/partitions, duplicates, conflicting claims)
@@ -87,7 +88,7 @@ def test_sticky_never_raises_and_is_valid_and_balanced_on_any_claims(group):
     assert_valid_and_balanced(subs, r, ppt)
 
 
-@settings(max_examples=200)
+@examples.MODEL()
 @given(groups(equal=True))
 def test_sticky_quota_arithmetic_with_equal_subscriptions(group):
     """Constrained path: with P partitions of the subscribed topics and N members, every member
@@ -104,7 +105,7 @@ def test_sticky_quota_arithmetic_with_equal_subscriptions(group):
     assert sum(s == hi for s in sizes) == (total % n if lo != hi else n)
 
 
-@settings(max_examples=200)
+@examples.MODEL()
 @given(groups(owned=False), st.data())
 def test_sticky_stickiness_when_a_member_joins_or_leaves(group, data):
     """After a valid assignment, a join or leave only moves what balance requires: with equal
@@ -154,7 +155,7 @@ def cooperative_rounds(ppt, subs, max_rounds=6, partition_racks=None):
     raise AssertionError(f"no convergence in {max_rounds} follow-up rebalances")
 
 
-@settings(max_examples=200)
+@examples.MODEL()
 @given(groups())
 def test_cooperative_converges_within_bounded_rebalances(group):
     ppt, subs = group
@@ -250,7 +251,7 @@ def test_kafka_9987_size_runs_in_seconds():
     assert all(set(s.owned_partitions) <= set(r2[m]) for m, s in owned.items())
 
 
-@settings(max_examples=150)
+@examples.MODEL()
 @given(groups(), st.data())
 def test_rack_aware_assignors_stay_valid_and_balanced(group, data):
     """With member racks and random replica racks (KIP-881), the sticky assignors stay valid and
@@ -281,7 +282,7 @@ def test_max_generation_is_remembered_by_the_assignor_object():
     assert b.max_generation == 2
 
 
-@settings(max_examples=40)
+@examples.HEAVY()
 @given(st.data())
 def test_reassignment_with_random_subscriptions_and_changes(data):
     """Kafka's testReassignmentWithRandomSubscriptionsAndChanges (random sizes drawn by

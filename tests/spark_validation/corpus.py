@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.audit.cases import CASES, H
+from tests.spark_validation.cases import CASES, H
 
 E = lambda epoch, value: {"epoch": epoch, "value": value}  # noqa: E731
 
