@@ -37,7 +37,7 @@ def sim_rate(voters: int, faults: str, events: int, record: bool, seeds: int = 3
         sim.run(events)
         total_s += time.perf_counter() - t
         total_events += sim.events
-        committed += len(p.monitor.committed)
+        committed += len(p.world.monitor.committed)
     return total_events / total_s, committed // seeds
 
 
