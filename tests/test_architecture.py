@@ -7,9 +7,12 @@ failing on a deliberately broken copy."""
 from __future__ import annotations
 
 import ast
+import io
+import re
 import shutil
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -91,3 +94,31 @@ def test_the_function_import_check_fails_on_a_local_import(tmp_path: Path) -> No
                  "    # optional: pyspark is not installed everywhere\n    import pyspark\n    import py4j\n"
                  "    x = 1\n    import re\n")
     assert function_imports(f) == [2, 11]
+
+
+HISTORY = re.compile(r"\bissues? \d+\b|\(issue\b|\b20\d\d-\d\d-\d\d\b")
+
+
+def history_lines(path: Path) -> list[int]:
+    """Lines of a source file's comments and docstrings that name an issue number or a date (code
+    says what it does; git keeps its history).  Strings that are data are not read."""
+    text = path.read_text(errors="replace")
+    out = [tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+           if tok.type == tokenize.COMMENT and HISTORY.search(tok.string)]
+    for node in ast.walk(ast.parse(text, str(path))):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            out += [node.lineno + i for i, ln in enumerate(node.value.value.splitlines()) if HISTORY.search(ln)]
+    return sorted(set(out))
+
+
+def test_code_names_no_issue_numbers_or_dates() -> None:
+    found = {str(p.relative_to(ROOT)): lines
+             for d in (*PACKAGES, "tests", "bench") for p in sorted((ROOT / d).rglob("*.py"))
+             if "fixtures" not in p.parts and (lines := history_lines(p))}
+    assert not found, f"issue numbers or dates in comments or docstrings: {found}"
+
+
+def test_the_history_check_fails_on_an_issue_number(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text('"""Readers (issue 15)."""\nx = "2024-01-01"  # test data\n# measured 2026-11-26\n')
+    assert history_lines(f) == [1, 3]

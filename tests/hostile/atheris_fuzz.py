@@ -1,4 +1,4 @@
-"""Coverage-guided fuzzing of the EDN/history reader and the trace reader with atheris (issue 15).
+"""Coverage-guided fuzzing of the EDN/history reader and the trace reader with atheris.
 
 Not part of pytest (atheris is not a project dependency). Run, e.g.:
 

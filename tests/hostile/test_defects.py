@@ -109,8 +109,8 @@ def test_conform_expand_inputs_survives_deep_header(tmp_path):
 
 
 def test_report_on_an_audit_directory_renders_it(tmp_path):
-    """Before: 'KeyError: stages' (then: 'not a `kraft review` summary'); issue 14: the page reads
-    an audit's output as it reads a review's."""
+    """The page reads an audit's output as it reads a review's (it once failed with 'KeyError:
+    stages', then refused it as 'not a `kraft review` summary')."""
     _audit(tmp_path, GOOD)
     d = tmp_path / "out"
     res = run(report, [d])
@@ -412,7 +412,7 @@ def test_a_file_of_malformed_lines_is_one_skipped_file(tmp_path):
 
 @pytest.mark.parametrize("bad", ["Infinity", "-Infinity", "NaN"])
 def test_a_time_of_infinity_or_nan_is_a_malformed_line(tmp_path, bad):
-    """Found by the long fuzz run (HOSTILE_EXAMPLES=1500) on 2026-11-26: Python's JSON reader takes
+    """Found by the long fuzz run (HOSTILE_EXAMPLES=1500): Python's JSON reader takes
     ``Infinity`` and ``NaN``, and ``int()`` of them was an OverflowError/ValueError traceback."""
     d = tmp_path / "corpus"
     d.mkdir()

@@ -1,4 +1,4 @@
-"""Spark and ``--no-spark`` on one corpus of every bad-input class (issue 15): results.json,
+"""Spark and ``--no-spark`` on one corpus of every bad-input class: results.json,
 malformed.json and the exit code must be equal, modulo timings (and the wording of a malformed
 line's JSON error, which each engine's parser words its own way)."""
 

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of every reader that needs no Spark or TLC (issue 15).
+"""Property-based fuzzing of every reader that needs no Spark or TLC.
 
 Each reader gets random bytes and mutated valid documents (tests/hostile/strategies.py). The
 property is the project's bad-input rule: never a traceback; either the reader's own error type,

@@ -1,4 +1,4 @@
-"""The audit sees PartitionReplication's data-loss variants in client histories (issue 13).
+"""The audit sees PartitionReplication's data-loss variants in client histories.
 
 ``kraft simulate --protocol replication --after-violation N`` keeps running after the first
 invariant violation (faults and clients as before) for N events, then ends as a Jepsen test does:

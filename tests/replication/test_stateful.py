@@ -24,13 +24,10 @@ TestReplication.settings = examples.HEAVY(stateful_step_count=40, deadline=None,
                                           database=None, suppress_health_check=list(HealthCheck))
 
 # The derandomized search's budget per variant.  What it generates depends on max_examples (and on
-# the shrink phase: SHRINK_SECONDS), so the budget is the one the first counterexample was measured
-# with (bench/replication.py runs the same search): 3000, except IsrJoinBeforeEpochStart (5000:
-# found after 1839 test cases counting the discarded ones, 49 s, after the implementation changes
-# of 2026-11-26 made the budget of 1500 it was first found with miss it).  Measured 2026-11-26 (test
-# cases to the first failure, CPU seconds with the shrink): StaleAlterPartitionRejoin 545-558,
-# 14 s; EpochLookupKip101 101, Kip320FirstTry 88, HwAdvanceUnderMinIsr 87, TruncateToHighWatermark
-# 30, the others 2.  SLOW: IsrJoinBeforeEpochStart, about 380 s at load average 13.
+# the shrink phase: SHRINK_SECONDS), so the budget is a ceiling the first counterexample fits under
+# (bench/replication.py runs the same search and reports the test cases each variant needs):
+# 3000, except IsrJoinBeforeEpochStart, whose counterexample needs more than 1500 test cases.
+# SLOW: IsrJoinBeforeEpochStart's search takes minutes.
 BUDGET = {v: 3000 for v in PROTOCOL.variant_names} | {"IsrJoinBeforeEpochStart": 5000}
 SLOW = {"IsrJoinBeforeEpochStart"}
 
