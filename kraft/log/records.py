@@ -29,12 +29,15 @@ flexible message: Version int16, LeaderId int32, Voters and GrantingVoters as co
 
 from __future__ import annotations
 
-import enum
 import struct
 from typing import Any
 
 import attrs
 import crc32c as _crc32c
+
+from .codec import SchemaError
+from .control import ControlType, control_key, encode_control
+from .control import decode_control as decode_control_value
 
 __all__ = [
     "MAGIC",
@@ -105,18 +108,6 @@ class UnsupportedBatchError(ValueError):
         self.why = why
         where = f"{path}: " if path else ""
         super().__init__(f"{where}unsupported record batch at byte position {position}: {why}")
-
-
-class ControlType(enum.IntEnum):
-    """Control record types (Kafka's ``ControlRecordType``)."""
-
-    ABORT = 0
-    COMMIT = 1
-    LEADER_CHANGE = 2  # KIP-595
-    SNAPSHOT_HEADER = 3
-    SNAPSHOT_FOOTER = 4
-    KRAFT_VERSION = 5  # KIP-853
-    KRAFT_VOTERS = 6  # KIP-853
 
 
 # ------------------------------------------------------------------------------------ varints
@@ -514,92 +505,33 @@ class RecordBatch:
 # ------------------------------------------------------------------------------------ control
 
 
-def control_key(t: ControlType) -> bytes:
-    return struct.pack(">hh", 0, int(t))
-
-
-def _write_compact_voters(out: bytearray, voters: list[int] | tuple[int, ...]) -> None:
-    _write_uvarint(out, len(voters) + 1)
-    for v in voters:
-        out += struct.pack(">i", v)
-        _write_uvarint(out, 0)  # no tagged fields
-
-
 def encode_leader_change(leader_id: int, voters: list[int] | tuple[int, ...], granting_voters: list[int] | tuple[int, ...] = ()) -> bytes:
-    """Kafka's ``LeaderChangeMessage`` version 0 (flexible): Version int16, LeaderId int32,
-    Voters compact array of {VoterId int32, tagged fields}, GrantingVoters likewise, tagged
-    fields. Schema: clients/src/main/resources/common/message/LeaderChangeMessage.json."""
-    out = bytearray(struct.pack(">hi", 0, leader_id))
-    _write_compact_voters(out, list(voters))
-    _write_compact_voters(out, list(granting_voters))
-    _write_uvarint(out, 0)
-    return bytes(out)
-
-
-def _skip_tagged(r: _Reader) -> dict[int, bytes]:
-    tags = {}
-    for _ in range(r.uvarint(5)):
-        tag = r.uvarint(5)
-        size = r.uvarint(5)
-        tags[tag] = r.take(size)
-    return tags
-
-
-def _read_compact_voters(r: _Reader) -> list[int] | None:
-    n = r.uvarint(5)
-    if n == 0:
-        return None
-    out = []
-    for _ in range(n - 1):
-        out.append(r.int32())
-        _skip_tagged(r)
-    return out
+    """Kafka's ``LeaderChangeMessage`` version 0 from the schema table: Version int16 (0),
+    LeaderId int32, Voters and GrantingVoters as compact arrays of {VoterId int32}."""
+    fields = {
+        "version": 0,
+        "leaderId": leader_id,
+        "voters": [{"voterId": v} for v in voters],
+        "grantingVoters": [{"voterId": v} for v in granting_voters],
+    }
+    return encode_control(ControlType.LEADER_CHANGE, fields)[1]
 
 
 def decode_leader_change(value: bytes) -> dict[str, Any]:
-    r = _Reader(value, 0, len(value), 0)
+    """The fields of a ``LeaderChangeMessage`` value; ``ValueError`` if it is malformed."""
     try:
-        version = r.int16()
-        leader = r.int32()
-        voters = _read_compact_voters(r)
-        granting = _read_compact_voters(r)
-        _skip_tagged(r)
-    except CorruptBatchError as exc:
-        raise ValueError(f"malformed LeaderChangeMessage: {exc.why}") from None
-    if r.pos != len(value):
-        raise ValueError(f"malformed LeaderChangeMessage: {len(value) - r.pos} trailing bytes")
-    return {
-        "version": version,
-        "leaderId": leader,
-        "voters": [{"voterId": v} for v in (voters or [])],
-        "grantingVoters": [{"voterId": v} for v in (granting or [])],
-    }
+        return decode_control_value(control_key(ControlType.LEADER_CHANGE), value)[2]
+    except SchemaError as exc:
+        raise ValueError(f"malformed LeaderChangeMessage: {exc}") from None
 
 
 def decode_control(record: Record) -> tuple[ControlType | int, dict[str, Any] | None]:
-    """Decode a control record's key and (for the types we know) its value."""
-    if record.key is None or len(record.key) < 4:
-        raise ValueError("control record key shorter than 4 bytes")
-    version, t = struct.unpack(">hh", record.key[:4])
-    try:
-        ctype: ControlType | int = ControlType(t)
-    except ValueError:
-        return t, None
-    v = record.value or b""
-    if ctype == ControlType.LEADER_CHANGE:
-        return ctype, decode_leader_change(v)
-    if ctype in (ControlType.ABORT, ControlType.COMMIT) and len(v) >= 6:
-        ver, coordinator_epoch = struct.unpack(">hi", v[:6])
-        return ctype, {"version": ver, "coordinatorEpoch": coordinator_epoch}
-    if ctype == ControlType.SNAPSHOT_HEADER and len(v) >= 10:
-        ver, ts = struct.unpack(">hq", v[:10])
-        return ctype, {"version": ver, "lastContainedLogTimestamp": ts}
-    if ctype == ControlType.SNAPSHOT_FOOTER and len(v) >= 2:
-        return ctype, {"version": struct.unpack(">h", v[:2])[0]}
-    if ctype == ControlType.KRAFT_VERSION and len(v) >= 4:
-        ver, kv = struct.unpack(">hh", v[:4])
-        return ctype, {"version": ver, "kRaftVersion": kv}
-    return ctype, None
+    """Decode a control record's key and value (``ValueError`` if either is malformed); an
+    unknown type gives its number and None."""
+    kind, _version, fields = decode_control_value(record.key, record.value)
+    if kind == "UNKNOWN":
+        return fields["type"], None
+    return ControlType[kind], fields
 
 
 def leader_change_batch(
