@@ -181,3 +181,15 @@ def test_hostile_control_and_offsets_input() -> None:
     assert e.value.position == 300 + 11
     with pytest.raises(SchemaError, match="unknown __consumer_offsets record type 99"):
         decode_offsets_record(b"\x00\x63", None)
+
+
+def test_group_metadata_value_embeds_the_consumer_protocol() -> None:
+    subscription = b"\x00\x01" + encode("ConsumerProtocolSubscription", {"topics": ["t"], "ownedPartitions": []}, 1)
+    member = {"memberId": "m", "clientId": "c", "clientHost": "h", "sessionTimeout": 10, "subscription": subscription, "assignment": b"\x00"}
+    key, value = encode_offsets_record(2, {"group": "g"}, {"protocolType": "consumer", "generation": 1, "protocol": "range", "leader": "m", "members": [member]}, 3)
+    key_json, value_json = decode_offsets_record(key, value)
+    assert key_json == {"type": "2", "data": {"group": "g"}}
+    (m,) = value_json["data"]["members"]
+    # the subscription decodes (ConsumerProtocolSubscription v1); the 1-byte assignment does not and stays base64
+    assert m["subscription"] == {"topics": ["t"], "userData": None, "ownedPartitions": []}
+    assert m["assignment"] == "AA==" and m["groupInstanceId"] is None and m["rebalanceTimeout"] == -1
