@@ -190,7 +190,8 @@ def test_segment_rolling_and_truncation_across_segments(tmp_path) -> None:
         for i in range(10):
             log.append(data_batch(i, epoch=1 + i // 4))
         log.flush()
-        names = fs.listdir(d)
+        names = [n for n in fs.listdir(d) if n.endswith(".log")]
+        assert fs.listdir(d) == sorted(n[:20] + ext for n in names for ext in (".index", ".log", ".timeindex"))
         assert len(names) > 2
         bases = [int(n[:20]) for n in names]
         assert bases == [log.read(b, 1)[0].base_offset for b in bases]  # named by base offset
@@ -198,11 +199,12 @@ def test_segment_rolling_and_truncation_across_segments(tmp_path) -> None:
         assert all(fs.size(f"{d}/{n}") <= 200 for n in names)
         log.truncate_to(bases[1] + 1)  # into the second segment: later segments go
         assert log.end_offset == bases[1] + 1
-        assert fs.listdir(d) == names[:2]
+        assert [n for n in fs.listdir(d) if n.endswith(".log")] == names[:2]
+        assert len(fs.listdir(d)) == 6  # each remaining segment keeps its two indexes
         log.append(data_batch(log.end_offset, epoch=9))
         log.flush()
         log2, report = Log.open(fs, d, segment_bytes=200)
-        assert log2.end_offset == bases[1] + 2 and not report.truncated
+        assert log2.end_offset == bases[1] + 2 and not report.truncated and not report.indexes
         assert [b.base_offset for b in log2.read(0)] == list(range(bases[1] + 2))
         log2.truncate_to(0)
         assert log2.end_offset == 0 and log2.read(0) == []
