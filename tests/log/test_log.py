@@ -257,25 +257,24 @@ def _segment_file(tmp_path) -> tuple[str, Log]:
 
 
 def test_dump_log_output(tmp_path) -> None:
+    """Line formats of DumpLogSegments.printBatchLevel and dumpLog (kafka-dump-log.sh)."""
     path, log = _segment_file(tmp_path)
-    res = CliRunner().invoke(dump_log, [path, "--print-data"])
+    res = CliRunner().invoke(dump_log, [path, "--print-data-log"])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    size0 = len(log.read(0)[0].encode())
+    raw0 = log.read(0)[0].encode()
+    size0, crc0 = len(raw0), int.from_bytes(raw0[17:21], "big")
     assert lines[0] == f"Dumping {path}"
     assert lines[1] == "Log starting offset: 0"
-    assert lines[2].startswith(
+    assert lines[2] == (
         "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 "
-        "producerEpoch: -1 partitionLeaderEpoch: 1 isTransactional: false isControl: true position: 0 "
-        f"CreateTime: 1000 size: {size0} magic: 2 compresscodec: none crc: "
-    ) and lines[2].endswith(" isvalid: true")
-    assert lines[3] == (
-        '| offset: 0 CreateTime: 1000 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] LeaderChange: '
-        '{"version":0,"leaderId":1,"voters":[{"voterId":1},{"voterId":2},{"voterId":3}],"grantingVoters":[{"voterId":1},{"voterId":2}]}'
+        "producerEpoch: -1 partitionLeaderEpoch: 1 isTransactional: false isControl: true deleteHorizonMs: OptionalLong.empty "
+        f"position: 0 CreateTime: 1000 size: {size0} magic: 2 compresscodec: none crc: {crc0} isvalid: true"
     )
+    assert lines[3] == "| offset: 0 CreateTime: 1000 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] controlType: LEADER_CHANGE(2)"
     assert f"position: {size0} CreateTime: 2005" in lines[4] and "count: 2" in lines[4]
     assert lines[5] == "| offset: 1 CreateTime: 2000 keySize: 1 valueSize: 5 sequence: -1 headerKeys: [h] key: k payload: hello"
-    assert lines[6] == "| offset: 2 CreateTime: 2005 keySize: -1 valueSize: -1 sequence: -1 headerKeys: [] key: null payload: null"
+    assert lines[6] == "| offset: 2 CreateTime: 2005 keySize: -1 valueSize: -1 sequence: -1 headerKeys: []"
     shallow = CliRunner().invoke(dump_log, [path])
     assert shallow.exit_code == 0 and not any(l.startswith("|") for l in shallow.output.splitlines())
 
