@@ -176,3 +176,14 @@ def test_control_records_print_as_kafka_names_them(tmp_path) -> None:
     b = RecordBatch(0, 0, recs, is_control=True)
     out = run("--print-data-log", _one_batch_file(tmp_path, b)).output.splitlines()
     assert out[3].endswith(" controlType: LEADER_CHANGE(2)") and out[4].endswith(" controlType: UNKNOWN(9)")
+
+
+def test_cluster_metadata_decoder(tmp_path) -> None:
+    """ClusterMetadataLogMessageParser: no key, the value as {"type","version","data"} JSON;
+    a value that does not decode prints "Error at OFFSET, skipping. ..." (runs with the schema table)."""
+    metadata = __import__("pytest").importorskip("kraft.log.metadata")
+    rec = metadata.MetadataRecord("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 7})
+    b = RecordBatch(0, 1, [Record(0, 0, None, metadata.encode_metadata(rec)), Record(1, 0, None, b"\xff")])
+    lines = run("--cluster-metadata-decoder", _one_batch_file(tmp_path, b)).output.splitlines()
+    assert lines[3].endswith(' payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":7}}')
+    assert " payload: Error at 1, skipping. " in lines[4]
