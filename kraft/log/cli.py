@@ -38,7 +38,7 @@ def format_batch(batch: RecordBatch, position: int, size: int) -> str:
         f"producerEpoch: {batch.producer_epoch} partitionLeaderEpoch: {batch.partition_leader_epoch} "
         f"isTransactional: {str(batch.is_transactional).lower()} isControl: {str(batch.is_control).lower()} "
         f"position: {position} {ts_name}: {batch.max_timestamp} size: {size} magic: 2 "
-        f"compresscodec: none crc: {crc} isvalid: true"
+        f"compresscodec: {batch.compression} crc: {crc} isvalid: true"
     )
 
 
