@@ -147,7 +147,12 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-_CONTROL_JSON = {ControlType.SNAPSHOT_HEADER: "SnapshotHeader", ControlType.SNAPSHOT_FOOTER: "SnapshotFooter", ControlType.KRAFT_VERSION: "KRaftVersion"}
+_CONTROL_JSON = {
+    ControlType.SNAPSHOT_HEADER: "SnapshotHeader",
+    ControlType.SNAPSHOT_FOOTER: "SnapshotFooter",
+    ControlType.KRAFT_VERSION: "KRaftVersion",
+    ControlType.KRAFT_VOTERS: "KRaftVoters",
+}
 
 
 def _control_text(rec: Record) -> str:
