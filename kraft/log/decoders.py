@@ -20,31 +20,19 @@ import struct
 
 from .records import Record, RecordBatch
 
-try:
-    from .metadata import decode_metadata, dumps_kafka_json, to_kafka_json
-    from .offsets import RECORD_TYPES, decode_offsets_record
-except ImportError:  # the schema table is optional for every other use of dump-log
-    decode_metadata = dumps_kafka_json = to_kafka_json = decode_offsets_record = None  # type: ignore[assignment]
-    RECORD_TYPES = {}
+from .metadata import decode_metadata, dumps_kafka_json, to_kafka_json
+from .offsets import RECORD_TYPES, decode_offsets_record
 
-__all__ = ["cluster_metadata_parser", "offsets_parser", "SCHEMA_AVAILABLE"]
-
-SCHEMA_AVAILABLE = decode_metadata is not None
-
-
-def _require_schema() -> None:
-    if not SCHEMA_AVAILABLE:
-        raise RuntimeError("the schema table (kraft.log.codec, kraft.log.metadata) is not installed")
+__all__ = ["cluster_metadata_parser", "offsets_parser"]
 
 
 def cluster_metadata_parser(batch: RecordBatch, rec: Record) -> tuple[str | None, str | None]:
     offset = batch.base_offset + rec.offset_delta
     try:
-        _require_schema()
         if rec.value is None:
             raise ValueError("the record has no value")
         return None, dumps_kafka_json(to_kafka_json(decode_metadata(rec.value)))
-    except (ValueError, RuntimeError) as exc:
+    except ValueError as exc:
         return None, f"Error at {offset}, skipping. {exc}"
 
 
@@ -54,11 +42,10 @@ def offsets_parser(batch: RecordBatch, rec: Record) -> tuple[str | None, str | N
         return f"Error at offset {offset}, skipping. the record has no key", None
     if len(rec.key) >= 2:
         (kind,) = struct.unpack_from(">h", rec.key)
-        if SCHEMA_AVAILABLE and kind not in RECORD_TYPES:
+        if kind not in RECORD_TYPES:
             return f"Unknown record type {kind} at offset {offset}, skipping.", None
     try:
-        _require_schema()
         key, value = decode_offsets_record(rec.key, rec.value)
-    except (ValueError, RuntimeError) as exc:
+    except ValueError as exc:
         return f"Error at offset {offset}, skipping. {exc}", None
     return dumps_kafka_json(key), value if isinstance(value, str) else dumps_kafka_json(value)

@@ -15,6 +15,8 @@ from kraft.log.dump import increment_sequence
 from kraft.log.records import ControlType, control_key
 from kraft.log.snapshot import SnapshotId, write_snapshot
 from kraft.log.cli import dump_log
+from kraft.log.control import encode_control
+from kraft.log.metadata import MetadataRecord, encode_metadata
 
 INT32_MAX = 2**31 - 1
 
@@ -180,10 +182,9 @@ def test_control_records_print_as_kafka_names_them(tmp_path) -> None:
 
 def test_cluster_metadata_decoder(tmp_path) -> None:
     """ClusterMetadataLogMessageParser: no key, the value as {"type","version","data"} JSON;
-    a value that does not decode prints "Error at OFFSET, skipping. ..." (runs with the schema table)."""
-    metadata = __import__("pytest").importorskip("kraft.log.metadata")
-    rec = metadata.MetadataRecord("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 7})
-    b = RecordBatch(0, 1, [Record(0, 0, None, metadata.encode_metadata(rec)), Record(1, 0, None, b"\xff")])
+    a value that does not decode prints "Error at OFFSET, skipping. ..."."""
+    rec = MetadataRecord("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 7})
+    b = RecordBatch(0, 1, [Record(0, 0, None, encode_metadata(rec)), Record(1, 0, None, b"\xff")])
     lines = run("--cluster-metadata-decoder", _one_batch_file(tmp_path, b)).output.splitlines()
     assert lines[3].endswith(' payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":7}}')
     assert " payload: Error at 1, skipping. " in lines[4]
@@ -191,8 +192,6 @@ def test_cluster_metadata_decoder(tmp_path) -> None:
 
 def test_voters_record_prints_as_kraft_voters(tmp_path) -> None:
     """dumpLog prints a KRAFT_VOTERS value with VotersRecordJsonConverter, as " KRaftVoters {...}"."""
-    from kraft.log.control import encode_control
-
     voter = {"voterId": 1, "voterDirectoryId": "AAAAAAAAAAAAAAAAAAAAAQ", "endpoints": [{"name": "CONTROLLER", "host": "h", "port": 9093}], "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1}}
     key, value = encode_control("KRAFT_VOTERS", {"version": 0, "voters": [voter]})
     b = RecordBatch(0, 0, [Record(0, 0, key, value)], is_control=True)
