@@ -27,7 +27,9 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from .fs import FileSystem, join
-from .records import ControlType, CorruptBatchError, Record, RecordBatch, UnsupportedBatchError, control_key
+from .codec import SchemaError
+from .control import ControlType, decode_control, encode_control
+from .records import CorruptBatchError, Record, RecordBatch, UnsupportedBatchError
 
 __all__ = [
     "DELETE_SUFFIX",
@@ -92,16 +94,8 @@ def parse_snapshot_path(path: str) -> SnapshotPath | None:
     return SnapshotPath(path, SnapshotId(int(m.group(1)), int(m.group(2))), partial, deleted)
 
 
-def encode_header(last_contained_log_timestamp: int) -> bytes:
-    return struct.pack(">hqB", 0, last_contained_log_timestamp, 0)
-
-
-def encode_footer() -> bytes:
-    return struct.pack(">hB", 0, 0)
-
-
-def _control_batch(base_offset: int, epoch: int, kind: ControlType, value: bytes, timestamp: int) -> RecordBatch:
-    rec = Record(0, 0, control_key(kind), value)
+def _control_batch(base_offset: int, epoch: int, kind: ControlType, fields: dict, timestamp: int) -> RecordBatch:
+    rec = Record(0, 0, *encode_control(kind, {"version": 0, **fields}))
     return RecordBatch(base_offset, epoch, (rec,), is_control=True, first_timestamp=timestamp, max_timestamp=timestamp)
 
 
@@ -111,7 +105,8 @@ def snapshot_batches(
     """The batches of a snapshot: header, one data batch per sequence of records (offset
     deltas are renumbered 0, 1, ...), footer; offsets from 0, every batch of the snapshot's epoch."""
     epoch = snapshot_id.epoch
-    out = [_control_batch(0, epoch, ControlType.SNAPSHOT_HEADER, encode_header(last_contained_log_timestamp), timestamp)]
+    out = [_control_batch(0, epoch, ControlType.SNAPSHOT_HEADER,
+                          {"lastContainedLogTimestamp": last_contained_log_timestamp}, timestamp)]
     offset = 1
     for records in data:
         recs = [attrs.evolve(r, offset_delta=i) for i, r in enumerate(records)]
@@ -119,7 +114,7 @@ def snapshot_batches(
             continue
         out.append(RecordBatch(offset, epoch, recs, first_timestamp=timestamp, max_timestamp=timestamp))
         offset += len(recs)
-    out.append(_control_batch(offset, epoch, ControlType.SNAPSHOT_FOOTER, encode_footer(), timestamp))
+    out.append(_control_batch(offset, epoch, ControlType.SNAPSHOT_FOOTER, {}, timestamp))
     return out
 
 
@@ -190,10 +185,12 @@ def _control_kind(batch: RecordBatch, record: Record) -> int | None:
 def _header_timestamp(path: str, pos: int, batch: RecordBatch) -> int:
     if not batch.records or _control_kind(batch, batch.records[0]) != ControlType.SNAPSHOT_HEADER:
         raise SnapshotError(path, pos, "the first batch is not a control batch starting with a SnapshotHeaderRecord")
-    value = batch.records[0].value or b""
-    if len(value) < 11 or struct.unpack(">h", value[:2])[0] != 0:
-        raise SnapshotError(path, pos, f"SnapshotHeaderRecord value of {len(value)} bytes is not version 0")
-    return struct.unpack(">q", value[2:10])[0]
+    rec = batch.records[0]
+    try:
+        _, _, fields = decode_control(rec.key, rec.value)
+    except SchemaError as exc:
+        raise SnapshotError(path, pos, f"SnapshotHeaderRecord: {exc}") from None
+    return fields["lastContainedLogTimestamp"]
 
 
 def _check_footer(path: str, located: list[tuple[int, RecordBatch]]) -> None:

@@ -59,7 +59,7 @@ FOOTER = struct.pack(">hB", 0, 0)
         ([RecordBatch(0, 3, [Record(0, 0, None, b"x")]), _control(1, ControlType.SNAPSHOT_FOOTER, FOOTER)], 0, "first batch is not a control batch"),
         ([_control(0, ControlType.SNAPSHOT_HEADER, HEADER), RecordBatch(1, 3, [Record(0, 0, None, b"x")])], 83, "incomplete snapshot"),
         ([_control(0, ControlType.SNAPSHOT_HEADER, HEADER), _control(2, ControlType.SNAPSHOT_FOOTER, FOOTER)], 83, "base offset 2, expected 1"),
-        ([_control(0, ControlType.SNAPSHOT_HEADER, b"\0\1"), _control(1, ControlType.SNAPSHOT_FOOTER, FOOTER)], 0, "not version 0"),
+        ([_control(0, ControlType.SNAPSHOT_HEADER, b"\0\1"), _control(1, ControlType.SNAPSHOT_FOOTER, FOOTER)], 0, "lastContainedLogTimestamp: needs 8 byte"),
     ],
 )
 def test_bad_snapshots_name_the_position(batches, position, why) -> None:
