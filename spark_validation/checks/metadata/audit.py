@@ -108,6 +108,7 @@ def audit_directory(directory: str, min_isr: int = 1) -> dict[str, Any]:
         "aborted_transaction_records": rep.aborted_records,
         "image": {"brokers": len(rep.image.brokers), "topics": len(rep.image.topics),
                   "partitions": sum(len(t.partitions) for t in rep.image.topics.values())},
+        "unclean_election_count": rep.unclean_elections, "unclean_elections": rep.unclean,
         "violation_count": rep.violation_count,
         "violations_by_invariant": dict(sorted(rep.by_invariant.items())),
         "violations": [v.to_json() for v in rep.violations],

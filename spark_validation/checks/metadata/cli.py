@@ -39,6 +39,11 @@ def _print_directory(r: dict[str, Any]) -> None:
     click.echo(f"  control        {_counts(r['control_records'])}")
     click.echo(f"  not checked    {_counts(r['not_interpreted'])}"
                + (f"; {r['aborted_transaction_records']} in aborted transactions" if r["aborted_transaction_records"] else ""))
+    if r["unclean_election_count"]:
+        first = r["unclean_elections"][0]
+        click.echo(f"  unclean        {r['unclean_election_count']} election(s) of a leader from outside the ISR "
+                   f"(lawful when unclean.leader.election.enable allowed it; records may be lost), first: "
+                   f"{first['partition']} {first['from']} -> {first['to']} at {first['file']} offset {first['offset']}")
     for v in r["violations"][:10]:
         part = f" {v['partition']}" if v["partition"] else ""
         click.echo(f"  VIOLATION {v['invariant']}: {v['file']} offset {v['offset']} (batch at byte {v['position']}) "

@@ -151,17 +151,29 @@ def changed(before: Partition, after: Partition, fields: dict[str, Any], image: 
             + _replica_changes(before, after, fields, image) + _recovery(before, after))
 
 
+def is_election(before: Partition, after: Partition) -> bool:
+    return after.leader != before.leader and after.leader != NO_LEADER
+
+
+def is_clean_election(before: Partition, after: Partition) -> bool:
+    """The new leader comes from the ISR, or from the ELR when the ISR is empty (isValidNewLeader)."""
+    return after.leader in before.isr or (not before.isr and after.leader in before.elr)
+
+
+def is_marked_unclean(after: Partition) -> bool:
+    """What tryElection writes for an unclean election: ISR = [leader], RECOVERING."""
+    return after.leader_recovery_state == RECOVERING and after.isr == (after.leader,)
+
+
 def _election(before: Partition, after: Partition, image: Image) -> list[Finding]:
-    if after.leader == before.leader or after.leader == NO_LEADER:
+    if not is_election(before, after):
         return []
     out: list[Finding] = []
     why = _eligible(image, after.leader)
     if why:
         out.append(("EligibleLeader" if why != "not registered" else "KnownBroker",
                     f"broker {after.leader}, which is {why}, made leader"))
-    clean = after.leader in before.isr or (not before.isr and after.leader in before.elr)
-    unclean_marked = after.leader_recovery_state == RECOVERING and after.isr == (after.leader,)
-    if not clean and not unclean_marked:
+    if not is_clean_election(before, after) and not is_marked_unclean(after):
         out.append(("CleanElection",
                     f"leader {before.leader} -> {after.leader}: not in ISR {_ids(before.isr)}"
                     + (f" nor ELR {_ids(before.elr)}" if not before.isr else "")

@@ -71,8 +71,11 @@ class Replayer:
     record_types: Counter = attrs.Factory(Counter)
     not_interpreted: Counter = attrs.Factory(Counter)
     aborted_records: int = 0
+    unclean_elections: int = 0
+    unclean: list[dict[str, Any]] = attrs.Factory(list)
     in_snapshot: bool = False
     _pending: list[tuple[Record, Where]] | None = None
+    _at: Where | None = None  # the record being applied
 
     def replay(self, record: Record, where: Where) -> None:
         self.record_types[record.name] += 1
@@ -102,6 +105,7 @@ class Replayer:
         if handler is None:
             self.not_interpreted[record.name] += 1
             return
+        self._at = where
         try:
             findings, partition = handler(self, record.fields)
         except Refused as exc:
@@ -177,7 +181,13 @@ class Replayer:
         t.partitions[f["partitionId"]] = after
         findings = (invariants.changed(before, after, f, self.image) + invariants.partition_state(after)
                     + invariants.elr_under_min_isr(after, self.image.min_isr(t.id)))
-        return findings, f"{t.name}-{f['partitionId']}"
+        name = f"{t.name}-{f['partitionId']}"
+        if invariants.is_election(before, after) and not invariants.is_clean_election(before, after):
+            self.unclean_elections += 1
+            if len(self.unclean) < MAX_LISTED and self._at is not None:
+                self.unclean.append({"file": self._at.file, "offset": self._at.offset, "partition": name,
+                                     "from": before.leader, "to": after.leader, "leaderEpoch": after.leader_epoch})
+        return findings, name
 
     def _config(self, f: dict[str, Any]) -> tuple[list[Finding], None]:
         self.image.set_config(f)

@@ -82,6 +82,16 @@ def test_rule_fails_on_its_record_and_holds_on_the_twin(tmp_path: Path, invarian
     assert (ok["verdict"], ok["violations"]) == ("clean", []), ok["violations"]
 
 
+def test_unclean_elections_are_counted_not_violations(tmp_path: Path) -> None:
+    bad, good = CASES["CleanElection"]
+    r = _audit(tmp_path, good, "unclean")
+    assert r["verdict"] == "clean" and r["unclean_election_count"] == 1
+    assert r["unclean_elections"] == [{"file": "00000000000000000000.log", "offset": 7, "partition": "t-0",
+                                       "from": 1, "to": 3, "leaderEpoch": 1}]
+    assert _audit(tmp_path, bad, "unmarked")["unclean_election_count"] == 1
+    assert _audit(tmp_path, [[change(isr=[1, 2])], [change(leader=2)]], "clean")["unclean_election_count"] == 0
+
+
 def test_aborted_transaction_is_not_replayed(tmp_path: Path) -> None:
     begin, end, abort = (MetadataRecord(n, 0, {}) for n in
                          ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"))
