@@ -3,10 +3,12 @@
 Public API (docs/contracts.md section 3)::
 
     from kraft.log import Record, RecordBatch, ControlType, Log, MemoryFS, OsFS, RecoveryReport, CorruptBatchError
+    from kraft.log.snapshot import SnapshotId, write_snapshot, read_snapshot
 """
 
 from .fs import FileSystem, MemoryFS, OsFS, write_atomically
-from .log import DEFAULT_SEGMENT_BYTES, Log, RecoveryReport, segment_name
+from .index import CorruptIndexError
+from .log import DEFAULT_SEGMENT_BYTES, IndexRebuild, Log, RecoveryReport, segment_name
 from .records import (
     ControlType,
     CorruptBatchError,
@@ -24,8 +26,10 @@ from .records import (
 __all__ = [
     "ControlType",
     "CorruptBatchError",
+    "CorruptIndexError",
     "DEFAULT_SEGMENT_BYTES",
     "FileSystem",
+    "IndexRebuild",
     "Log",
     "MemoryFS",
     "OsFS",

@@ -1,124 +1,82 @@
-"""``kraft dump-log FILE``: print a segment file the way Kafka's ``kafka-dump-log.sh``
-(``DumpLogSegments``) prints it: one line per batch, and with ``--deep``/``--print-data`` one
-``| offset: ...`` line per record, control records decoded (``LeaderChange: {...}``).
+"""``kraft dump-log``: Kafka's ``kafka-dump-log.sh`` (``DumpLogSegments``) with its options and
+its output (kraft/log/dump.py says what is printed and where it comes from).
 
-Exit codes (kraft/outcome.py): 0 the whole file decoded; 2 the file is missing, or holds corrupt,
-torn or unsupported data (everything before it is printed, and the byte position is named). It
-writes no JSON.
+Files come from ``--files a,b,c`` (Kafka's way) and/or as arguments. ``.log`` segments and
+``.checkpoint`` snapshots print their batches (``--deep-iteration`` adds a line per record,
+``--print-data-log`` keys and values, a decoder option implies both); ``.index`` and
+``.timeindex`` files print their entries, checked against the segment beside them
+(``--verify-index-only`` checks without printing, ``--index-sanity-check`` runs only Kafka's
+start-up sanity check). ``--max-bytes`` reads only that many bytes of each segment.
+
+Exit codes (kraft/outcome.py): 0 every file read cleanly; 1 an index does not match its segment
+(the mismatches are listed on stderr, as Kafka lists them); 2 a file is missing, unknown or holds
+corrupt, torn or unsupported data (everything before the problem is printed, and the file and
+byte position are named on stderr). It writes no JSON.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import sys
-from pathlib import Path
 
 import click
 
-from kraft.outcome import EXIT_ERROR, EXIT_OK
+from kraft.outcome import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION
 
-from .records import ControlType, CorruptBatchError, RecordBatch, TruncatedBatchError, UnsupportedBatchError, decode_control
-
-
-def _text(b: bytes | None) -> str:
-    if b is None:
-        return "null"
-    return b.decode("utf-8", errors="backslashreplace")
+from .decoders import cluster_metadata_parser, offsets_parser
+from .dump import INT32_MAX, Dumper, DumpOptions
 
 
-def format_batch(batch: RecordBatch, position: int, size: int) -> str:
-    last_seq = batch.base_sequence + batch.last_offset_delta if batch.base_sequence >= 0 else -1
-    ts_name = "LogAppendTime" if batch.timestamp_type else "CreateTime"
-    raw = batch.encode()
-    crc = int.from_bytes(raw[17:21], "big")
-    return (
-        f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {len(batch.records)} "
-        f"baseSequence: {batch.base_sequence} lastSequence: {last_seq} producerId: {batch.producer_id} "
-        f"producerEpoch: {batch.producer_epoch} partitionLeaderEpoch: {batch.partition_leader_epoch} "
-        f"isTransactional: {str(batch.is_transactional).lower()} isControl: {str(batch.is_control).lower()} "
-        f"position: {position} {ts_name}: {batch.max_timestamp} size: {size} magic: 2 "
-        f"compresscodec: none crc: {crc} isvalid: true"
-    )
-
-
-def format_records(batch: RecordBatch, print_data: bool) -> list[str]:
-    lines = []
-    ts_name = "LogAppendTime" if batch.timestamp_type else "CreateTime"
-    for rec in batch.records:
-        seq = batch.base_sequence + rec.offset_delta if batch.base_sequence >= 0 else -1
-        line = (
-            f"| offset: {batch.base_offset + rec.offset_delta} {ts_name}: {batch.first_timestamp + rec.timestamp_delta} "
-            f"keySize: {-1 if rec.key is None else len(rec.key)} valueSize: {-1 if rec.value is None else len(rec.value)} "
-            f"sequence: {seq} headerKeys: [{','.join(k for k, _ in rec.headers)}]"
-        )
-        if batch.is_control:
-            try:
-                ctype, value = decode_control(rec)
-            except ValueError as exc:
-                line += f" control record: undecodable ({exc})"
-            else:
-                if ctype == ControlType.LEADER_CHANGE:
-                    line += " LeaderChange: " + json.dumps(value, separators=(",", ":"))
-                elif ctype in (ControlType.ABORT, ControlType.COMMIT) and value is not None:
-                    line += f" endTxnMarker: {ctype.name} coordinatorEpoch: {value['coordinatorEpoch']}"
-                elif isinstance(ctype, ControlType):
-                    line += f" {ctype.name}: " + (json.dumps(value, separators=(",", ":")) if value is not None else (rec.value or b"").hex())
-                else:
-                    line += f" unknown control type {ctype}"
-        elif print_data:
-            line += f" key: {_text(rec.key)} payload: {_text(rec.value)}"
-        lines.append(line)
-    return lines
-
-
-def _dump(file: str, print_data: bool, deep: bool) -> bool:
-    """Print one file; False if it could not be read completely."""
-    path = Path(file)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        click.echo(f"kraft dump-log: cannot read {file}: {exc.strerror or exc}", err=True)
-        return False
-    click.echo(f"Dumping {file}")
-    m = re.match(r"^(\d{20})\.log$", path.name)
-    if m:
-        click.echo(f"Log starting offset: {int(m.group(1))}")
-    pos = 0
-    batches = records = 0
-    while pos < len(data):
-        try:
-            batch, end = RecordBatch.decode(data, pos)
-        except (CorruptBatchError, UnsupportedBatchError) as exc:
-            kind = (
-                "torn (incomplete) batch" if isinstance(exc, TruncatedBatchError)
-                else "unsupported batch" if isinstance(exc, UnsupportedBatchError)
-                else "corrupt batch"
-            )
-            click.echo(
-                f"kraft dump-log: {file}: {kind} at byte position {pos}: {exc.why}; "
-                f"{len(data) - pos} byte(s) from there not decoded ({batches} batch(es), {records} record(s) before it)",
-                err=True,
-            )
-            return False
-        click.echo(format_batch(batch, pos, end - pos))
-        if deep:
-            for line in format_records(batch, print_data):
-                click.echo(line)
-        batches += 1
-        records += len(batch.records)
-        pos = end
-    return True
+def _files(files_opt: str | None, files: tuple[str, ...]) -> list[str]:
+    out = [f for f in (files_opt or "").split(",") if f] + list(files)
+    if not out:
+        raise click.UsageError("name the files to dump: --files a.log,b.index or as arguments")
+    return out
 
 
 @click.command(name="dump-log")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--print-data", is_flag=True, help="print keys and values (implies --deep)")
-@click.option("--deep", "deep", is_flag=True, help="one line per record (--deep-iteration)")
-@click.option("--deep-iteration", "deep", is_flag=True, hidden=True)
-def dump_log(files: tuple[str, ...], print_data: bool, deep: bool) -> None:
-    """Print the record batches of segment FILES like Kafka's kafka-dump-log.sh."""
-    ok = True
-    for file in files:
-        ok = _dump(file, print_data, deep or print_data) and ok
-    sys.exit(EXIT_OK if ok else EXIT_ERROR)
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--files", "files_opt", metavar="FILE1,FILE2,...", help="comma-separated data, index and snapshot files to dump")
+@click.option("--deep-iteration", "deep", is_flag=True, help="one line per record (implied by --print-data-log)")
+@click.option("--print-data-log", "print_data", is_flag=True, help="print keys and values (implied by a decoder option)")
+@click.option("--cluster-metadata-decoder", is_flag=True, help="decode values as __cluster_metadata records")
+@click.option("--offsets-decoder", is_flag=True, help="decode keys and values as __consumer_offsets records")
+@click.option("--skip-record-metadata", is_flag=True, help="leave out offset, timestamp, sizes and headers of each record")
+@click.option("--verify-index-only", is_flag=True, help="check .index/.timeindex files against their segment without printing entries")
+@click.option("--index-sanity-check", is_flag=True, help="only run the sanity check a broker runs on its indexes at start-up")
+@click.option("--max-bytes", type=click.IntRange(min=0), default=INT32_MAX, show_default=True, help="read at most this many bytes of each .log file")
+@click.option("--max-message-size", type=click.IntRange(min=1), default=5 * 1024 * 1024, show_default=True, help="bytes read at an index entry's position")
+@click.option("--deep", "deep", is_flag=True, hidden=True)
+@click.option("--print-data", "print_data", is_flag=True, hidden=True)
+def dump_log(
+    files: tuple[str, ...],
+    files_opt: str | None,
+    deep: bool,
+    print_data: bool,
+    cluster_metadata_decoder: bool,
+    offsets_decoder: bool,
+    skip_record_metadata: bool,
+    verify_index_only: bool,
+    index_sanity_check: bool,
+    max_bytes: int,
+    max_message_size: int,
+) -> None:
+    """Print segment, snapshot and index FILES like Kafka's kafka-dump-log.sh."""
+    if cluster_metadata_decoder and offsets_decoder:
+        raise click.UsageError("choose one of --cluster-metadata-decoder and --offsets-decoder")
+    parser = cluster_metadata_parser if cluster_metadata_decoder else offsets_parser if offsets_decoder else None
+    print_data = print_data or parser is not None
+    opts = DumpOptions(
+        deep=deep or print_data,
+        print_data=print_data,
+        skip_record_metadata=skip_record_metadata,
+        verify_only=verify_index_only,
+        index_sanity_only=index_sanity_check,
+        max_bytes=max_bytes,
+        max_message_size=max_message_size,
+        parser=parser,
+    )
+    dumper = Dumper(opts, click.echo, lambda line: click.echo(line, err=True))
+    for file in _files(files_opt, files):
+        dumper.dump(file)
+    dumper.finish()
+    sys.exit(EXIT_ERROR if dumper.problems else EXIT_VIOLATION if dumper.found_mismatches else EXIT_OK)

@@ -37,6 +37,7 @@ class FileSystem(Protocol):
     def exists(self, path: str) -> bool: ...
     def size(self, path: str) -> int: ...
     def read_bytes(self, path: str) -> bytes: ...
+    def read_at(self, path: str, position: int, size: int) -> bytes: ...
     def write_bytes(self, path: str, data: bytes) -> None: ...
     def append(self, path: str, data: bytes) -> None: ...
     def truncate(self, path: str, size: int) -> None: ...
@@ -68,6 +69,12 @@ class OsFS:
 
     def read_bytes(self, path: str) -> bytes:
         return Path(path).read_bytes()
+
+    def read_at(self, path: str, position: int, size: int) -> bytes:
+        """Up to ``size`` bytes from ``position`` (fewer at the end of the file)."""
+        with open(path, "rb") as f:
+            f.seek(position)
+            return f.read(size)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         with open(path, "wb") as f:
@@ -162,6 +169,9 @@ class MemoryFS:
 
     def read_bytes(self, path: str) -> bytes:
         return bytes(self._get(path).data)
+
+    def read_at(self, path: str, position: int, size: int) -> bytes:
+        return bytes(self._get(path).data[position : position + size])
 
     def write_bytes(self, path: str, data: bytes) -> None:
         f = self._files.get(path)

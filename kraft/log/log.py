@@ -21,23 +21,47 @@ never compacts, and the check is what catches a damaged ``baseOffset`` (which Ka
 not cover).
 
 All batches are kept decoded in memory (``read`` never touches the file system), which is what
-makes the simulator's thousands of appends and reads per second cheap.
+makes the simulator's thousands of appends and reads per second cheap. ``read_from_disk`` reads
+the segment files as Kafka does, through the offset index.
+
+Every segment has Kafka's ``.index`` and ``.timeindex`` beside it (kraft/log/index.py): written as
+batches are appended, fsynced by ``flush``, cut by ``truncate_to``, closed on a roll, and checked
+by recovery against the segment's batches, which rewrites a missing or wrong index and deletes an
+index without a segment (``RecoveryReport.indexes``). A lost index never loses data.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+import struct
 
 import attrs
 
 from .fs import FileSystem, join
-from .records import CorruptBatchError, RecordBatch, TruncatedBatchError, UnsupportedBatchError, MAGIC, LOG_OVERHEAD, LENGTH_OFFSET, MIN_BATCH_LENGTH
+from .index import (
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    OFFSET_ENTRY_SIZE,
+    TIME_ENTRY_SIZE,
+    CorruptIndexError,
+    IndexBuilder,
+    build_indexes,
+    decode_offset_index,
+    encode_offset_index,
+    encode_time_index,
+    index_name,
+    lookup_position,
+    timeindex_name,
+)
+from .records import HEADER_SIZE, LENGTH_OFFSET, LOG_OVERHEAD, MAGIC, MIN_BATCH_LENGTH, CorruptBatchError, RecordBatch, TruncatedBatchError, UnsupportedBatchError
 
-__all__ = ["Cut", "Log", "RecoveryReport", "segment_name", "DEFAULT_SEGMENT_BYTES"]
+LAST_OFFSET_DELTA_OFFSET = 23
+
+__all__ = ["Cut", "IndexRebuild", "Log", "RecoveryReport", "segment_name", "DEFAULT_SEGMENT_BYTES"]
 
 DEFAULT_SEGMENT_BYTES = 1 << 20
 SEGMENT_RE = re.compile(r"^(\d{20})\.log$")
+INDEX_RE = re.compile(r"^(\d{20})\.(index|timeindex)$")
 
 
 def segment_name(base_offset: int) -> str:
@@ -55,6 +79,16 @@ class Cut:
 
 
 @attrs.frozen
+class IndexRebuild:
+    """An index file recovery rewrote (``action`` "rebuilt") or deleted (``action``
+    "removed", an index without its segment), and why."""
+
+    path: str
+    action: str
+    reason: str
+
+
+@attrs.frozen
 class RecoveryReport:
     """What ``Log.open`` found. ``bytes_cut > 0`` means a torn/corrupt tail was removed at
     ``position`` of ``segment`` for ``reason`` (the first cut; ``cuts`` lists them all: a torn
@@ -67,6 +101,7 @@ class RecoveryReport:
     cuts: tuple[Cut, ...] = ()
     removed_segments: tuple[str, ...] = ()
     ignored_files: tuple[str, ...] = ()
+    indexes: tuple[IndexRebuild, ...] = ()
 
     @property
     def segment(self) -> str | None:
@@ -96,6 +131,8 @@ class RecoveryReport:
             s += f"; removed segment(s) {', '.join(self.removed_segments)}"
         if self.ignored_files:
             s += f"; ignored non-segment file(s) {', '.join(self.ignored_files)}"
+        for r in self.indexes:
+            s += f"; {r.action} index {r.path}: {r.reason}"
         return s
 
 
@@ -105,6 +142,15 @@ class _Segment:
     path: str
     first_index: int  # index of its first batch in Log._batches
     size: int = 0
+    index: IndexBuilder = attrs.field(factory=IndexBuilder)
+
+    @property
+    def index_path(self) -> str:
+        return self.path[: -len(".log")] + ".index"
+
+    @property
+    def timeindex_path(self) -> str:
+        return self.path[: -len(".log")] + ".timeindex"
 
 
 def _valid_batch_after(data: bytes, start: int) -> int | None:
@@ -126,10 +172,29 @@ def _valid_batch_after(data: bytes, start: int) -> int | None:
     return None
 
 
+def _header_length_and_last_offset(head: bytes, path: str, pos: int) -> tuple[int, int]:
+    """(total size, last offset) of the batch whose header is ``head``, read at ``pos``."""
+    if len(head) < HEADER_SIZE:
+        raise TruncatedBatchError(path, pos, f"only {len(head)} bytes left, a batch header needs {HEADER_SIZE}")
+    base, length = struct.unpack_from(">qi", head, 0)
+    if length < MIN_BATCH_LENGTH:
+        raise CorruptBatchError(path, pos, f"batchLength {length} is smaller than the minimum {MIN_BATCH_LENGTH}")
+    (delta,) = struct.unpack_from(">i", head, LAST_OFFSET_DELTA_OFFSET)
+    return LOG_OVERHEAD + length, base + delta
+
+
 class Log:
     """Segments of record batches in ``directory`` of ``fs`` (docs/contracts.md section 3)."""
 
-    def __init__(self, fs: FileSystem, directory: str, segment_bytes: int = DEFAULT_SEGMENT_BYTES, *, _recovering: bool = False) -> None:
+    def __init__(
+        self,
+        fs: FileSystem,
+        directory: str,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        *,
+        index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+        _recovering: bool = False,
+    ) -> None:
         """An empty log in ``directory``. A directory that already holds segments must be opened
         with :meth:`open` (which recovers them); constructing over it is refused rather than
         silently overwriting data."""
@@ -138,6 +203,7 @@ class Log:
         self.fs = fs
         self.directory = directory.rstrip("/") or directory
         self.segment_bytes = segment_bytes
+        self.index_interval_bytes = index_interval_bytes
         self._segments: list[_Segment] = []
         self._batches: list[RecordBatch] = []
         self._positions: list[int] = []  # byte position of each batch in its segment
@@ -156,19 +222,26 @@ class Log:
 
     # ------------------------------------------------------------------------------ open
     @classmethod
-    def open(cls, fs: FileSystem, directory: str, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> tuple["Log", RecoveryReport]:
-        """Open (or create) the log in ``directory``, recovering it. Raises
-        :class:`CorruptBatchError` for corruption that is not a torn tail."""
-        log = cls(fs, directory, segment_bytes, _recovering=True)
+    def open(
+        cls, fs: FileSystem, directory: str, segment_bytes: int = DEFAULT_SEGMENT_BYTES, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES
+    ) -> tuple["Log", RecoveryReport]:
+        """Open (or create) the log in ``directory``, recovering it: segments as the module
+        says, then each segment's ``.index`` and ``.timeindex``, rebuilt when missing or not
+        what the segment's batches give (and reported). Raises :class:`CorruptBatchError` for
+        corruption that is not a torn tail."""
+        log = cls(fs, directory, segment_bytes, index_interval_bytes=index_interval_bytes, _recovering=True)
         names = fs.listdir(log.directory)
         segs: list[tuple[int, str]] = []
         ignored: list[str] = []
+        index_files: list[str] = []
         for name in names:
             m = SEGMENT_RE.match(name)
             if m:
                 segs.append((int(m.group(1)), name))
             elif name.endswith(".log"):
                 raise CorruptBatchError(join(log.directory, name), 0, "a .log file whose name is not a 20-digit base offset")
+            elif INDEX_RE.match(name):
+                index_files.append(name)
             else:
                 ignored.append(name)
         segs.sort()
@@ -187,7 +260,7 @@ class Log:
                 continue
             if expected is not None and base != expected and data:
                 raise CorruptBatchError(path, 0, f"segment base offset {base} does not continue the previous segment, which ends at offset {expected}")
-            seg = _Segment(base, path, len(log._batches))
+            seg = log._new_segment(base, path)
             pos = 0
             next_offset = base
             while pos < len(data):
@@ -228,6 +301,7 @@ class Log:
         if removed or cuts:
             fs.fsync_dir(log.directory)
         log._flushed_offset = log._end_offset
+        rebuilt = log._recover_indexes(index_files)
         report = RecoveryReport(
             directory=log.directory,
             segments=len(log._segments),
@@ -236,8 +310,62 @@ class Log:
             cuts=tuple(cuts),
             removed_segments=tuple(removed),
             ignored_files=tuple(ignored),
+            indexes=tuple(rebuilt),
         )
         return log, report
+
+    def _new_segment(self, base: int, path: str) -> _Segment:
+        return _Segment(base, path, len(self._batches), index=IndexBuilder(self.index_interval_bytes))
+
+    def _segment_span(self, k: int) -> range:
+        """Indexes into ``_batches`` of the batches of segment ``k``."""
+        end = self._segments[k + 1].first_index if k + 1 < len(self._segments) else len(self._batches)
+        return range(self._segments[k].first_index, end)
+
+    def _recover_indexes(self, index_files: list[str]) -> list[IndexRebuild]:
+        """Check every segment's index files against its batches (what ``LogSegment.recover``
+        would write); rewrite the ones that differ and delete the ones without a segment."""
+        out: list[IndexRebuild] = []
+        live = set()
+        for k, seg in enumerate(self._segments):
+            span = self._segment_span(k)
+            triples = ((self._positions[i], self._last[i], self._batches[i].max_timestamp) for i in span)
+            active = k == len(self._segments) - 1
+            seg.index, built = build_indexes(triples, active=active, interval_bytes=self.index_interval_bytes)
+            expected = {
+                seg.index_path: encode_offset_index(seg.base_offset, built.offsets),
+                seg.timeindex_path: encode_time_index(seg.base_offset, built.times),
+            }
+            for path, data in expected.items():
+                live.add(path)
+                why = self._index_differs(path, data)
+                if why is not None:
+                    self.fs.write_bytes(path, data)
+                    self.fs.fsync(path)
+                    out.append(IndexRebuild(path, "rebuilt", why))
+        for name in index_files:
+            path = join(self.directory, name)
+            if path not in live:
+                self.fs.remove(path)
+                out.append(IndexRebuild(path, "removed", "no segment of that base offset"))
+        if out:
+            self.fs.fsync_dir(self.directory)
+        return out
+
+    def _index_differs(self, path: str, expected: bytes) -> str | None:
+        if not self.fs.exists(path):
+            return "missing"
+        data = self.fs.read_bytes(path)
+        if data == expected:
+            return None
+        size = TIME_ENTRY_SIZE if path.endswith(".timeindex") else OFFSET_ENTRY_SIZE
+        if len(data) % size:
+            return f"{len(data)} bytes, not a multiple of the entry size {size}"
+        n, m = len(data) // size, len(expected) // size
+        first = next((j for j in range(min(n, m)) if data[j * size : (j + 1) * size] != expected[j * size : (j + 1) * size]), None)
+        if first is not None:
+            return f"entry {first} (byte position {first * size}) does not match the segment's batches"
+        return f"{n} entries, the segment's batches give {m}"
 
     def _add(self, batch: RecordBatch, pos: int, size: int) -> None:
         self._batches.append(batch)
@@ -258,23 +386,53 @@ class Log:
         raw = batch.encode()
         seg = self._segments[-1] if self._segments else None
         if seg is None or (seg.size > 0 and seg.size + len(raw) > self.segment_bytes):
-            seg = _Segment(batch.base_offset, join(self.directory, segment_name(batch.base_offset)), len(self._batches))
-            self._segments.append(seg)
-            self._dir_dirty = True
-            if self.fs.exists(seg.path):  # cannot happen after open(); never overwrite data
-                raise ValueError(f"{seg.path} exists already; refusing to overwrite it")
+            seg = self._roll(batch.base_offset)
         self.fs.append(seg.path, raw)
+        self._index_batch(seg, batch)
         self._add(batch, seg.size, len(raw))
         seg.size += len(raw)
         self._dirty.add(seg.path)
         self._end_offset = batch.next_offset
 
+    def _roll(self, base_offset: int) -> _Segment:
+        """Start a segment at ``base_offset``; the previous one gets its closing time-index
+        entry (``LogSegment.onBecomeInactiveSegment``)."""
+        if self._segments:
+            self._close_time_index(self._segments[-1])
+        seg = self._new_segment(base_offset, join(self.directory, segment_name(base_offset)))
+        for path in (seg.path, seg.index_path, seg.timeindex_path):
+            if self.fs.exists(path):  # cannot happen after open(); never overwrite data
+                raise ValueError(f"{path} exists already; refusing to overwrite it")
+        self._segments.append(seg)
+        self._dir_dirty = True
+        for path in (seg.index_path, seg.timeindex_path):
+            self.fs.write_bytes(path, b"")
+            self._dirty.add(path)
+        return seg
+
+    def _close_time_index(self, seg: _Segment) -> None:
+        if seg.index.close():
+            self.fs.append(seg.timeindex_path, encode_time_index(seg.base_offset, seg.index.times[-1:]))
+            self._dirty.add(seg.timeindex_path)
+
+    def _index_batch(self, seg: _Segment, batch: RecordBatch) -> None:
+        """The index entries ``LogSegment.append`` makes for a batch written at ``seg.size``."""
+        times = len(seg.index.times)
+        if not seg.index.add(seg.size, batch.last_offset, batch.max_timestamp):
+            return
+        self.fs.append(seg.index_path, encode_offset_index(seg.base_offset, seg.index.offsets[-1:]))
+        self._dirty.add(seg.index_path)
+        if len(seg.index.times) > times:
+            self.fs.append(seg.timeindex_path, encode_time_index(seg.base_offset, seg.index.times[-1:]))
+            self._dirty.add(seg.timeindex_path)
+
     def flush(self) -> None:
         """Make everything appended so far durable (fsync the dirty segments and, after a
         roll, the directory)."""
         for seg in self._segments:
-            if seg.path in self._dirty:
-                self.fs.fsync(seg.path)
+            for path in (seg.path, seg.index_path, seg.timeindex_path):
+                if path in self._dirty:
+                    self.fs.fsync(path)
         self._dirty.clear()
         if self._dir_dirty:
             self.fs.fsync_dir(self.directory)
@@ -291,8 +449,10 @@ class Log:
         new_end = self._batches[i].base_offset
         while self._segments and self._segments[-1].first_index > i:
             seg = self._segments.pop()
-            self.fs.remove(seg.path)
-            self._dirty.discard(seg.path)
+            for path in (seg.path, seg.index_path, seg.timeindex_path):
+                if self.fs.exists(path):
+                    self.fs.remove(path)
+                self._dirty.discard(path)
             self._dir_dirty = True
         # the segment holding batch i keeps what precedes it (possibly nothing: an empty
         # segment whose name, the base offset of batch i, is exactly the new end offset)
@@ -300,6 +460,7 @@ class Log:
         seg.size = self._positions[i]
         self.fs.truncate_durably(seg.path, seg.size)
         del self._batches[i:], self._positions[i:], self._sizes[i:], self._last[i:]
+        self._truncate_indexes(seg)
         if self._dir_dirty:
             self.fs.fsync_dir(self.directory)
             self._dir_dirty = False
@@ -308,12 +469,54 @@ class Log:
         while self._epochs and self._epochs[-1][1] >= new_end:
             self._epochs.pop()
 
+    def _truncate_indexes(self, seg: _Segment) -> None:
+        """Cut the now-active last segment's indexes to the entries of its remaining batches
+        (``OffsetIndex.truncateTo``/``TimeIndex.truncateTo``); the closing time-index entry of a
+        formerly rolled segment goes too, since the segment is active again. Durable at once."""
+        span = self._segment_span(len(self._segments) - 1)
+        triples = ((self._positions[j], self._last[j], self._batches[j].max_timestamp) for j in span)
+        seg.index, built = build_indexes(triples, active=True, interval_bytes=self.index_interval_bytes)
+        self.fs.truncate_durably(seg.index_path, len(built.offsets) * OFFSET_ENTRY_SIZE)
+        self.fs.truncate_durably(seg.timeindex_path, len(built.times) * TIME_ENTRY_SIZE)
+
     # ------------------------------------------------------------------------------ reads
     def read(self, from_offset: int, max_batches: int | None = None) -> list[RecordBatch]:
         """Batches containing offsets >= ``from_offset``, in order (from memory)."""
         i = bisect.bisect_left(self._last, from_offset)
         j = len(self._batches) if max_batches is None else min(len(self._batches), i + max_batches)
         return self._batches[i:j]
+
+    def read_from_disk(self, from_offset: int, max_bytes: int | None = None) -> list[RecordBatch]:
+        """Batches containing offsets >= ``from_offset``, read from the segment files the way
+        Kafka reads them (``LogSegment.translateOffset``): the offset index gives the position
+        of the last entry <= ``from_offset``, batch headers are scanned forward from there, and
+        batches are read from the first one holding ``from_offset`` on, up to ``max_bytes``
+        (always at least one batch)."""
+        if not self._segments or from_offset >= self._end_offset:
+            return []
+        k = max(0, bisect.bisect_right([s.base_offset for s in self._segments], from_offset) - 1)
+        out: list[RecordBatch] = []
+        used = 0
+        for seg in self._segments[k:]:
+            index = decode_offset_index(self.fs.read_bytes(seg.index_path), seg.base_offset, seg.index_path)
+            pos = lookup_position(index, from_offset)
+            while pos < seg.size:
+                head = self.fs.read_at(seg.path, pos, HEADER_SIZE)
+                length, last = _header_length_and_last_offset(head, seg.path, pos)
+                if last < from_offset:
+                    pos += length
+                    continue
+                if max_bytes is not None and out and used + length > max_bytes:
+                    return out
+                raw = head + self.fs.read_at(seg.path, pos + len(head), length - len(head))
+                try:
+                    batch, _ = RecordBatch.decode(raw)
+                except CorruptBatchError as exc:
+                    raise type(exc)(seg.path, pos, exc.why) from None
+                out.append(batch)
+                used += length
+                pos += length
+        return out
 
     @property
     def end_offset(self) -> int:

@@ -190,7 +190,8 @@ def test_segment_rolling_and_truncation_across_segments(tmp_path) -> None:
         for i in range(10):
             log.append(data_batch(i, epoch=1 + i // 4))
         log.flush()
-        names = fs.listdir(d)
+        names = [n for n in fs.listdir(d) if n.endswith(".log")]
+        assert fs.listdir(d) == sorted(n[:20] + ext for n in names for ext in (".index", ".log", ".timeindex"))
         assert len(names) > 2
         bases = [int(n[:20]) for n in names]
         assert bases == [log.read(b, 1)[0].base_offset for b in bases]  # named by base offset
@@ -198,11 +199,12 @@ def test_segment_rolling_and_truncation_across_segments(tmp_path) -> None:
         assert all(fs.size(f"{d}/{n}") <= 200 for n in names)
         log.truncate_to(bases[1] + 1)  # into the second segment: later segments go
         assert log.end_offset == bases[1] + 1
-        assert fs.listdir(d) == names[:2]
+        assert [n for n in fs.listdir(d) if n.endswith(".log")] == names[:2]
+        assert len(fs.listdir(d)) == 6  # each remaining segment keeps its two indexes
         log.append(data_batch(log.end_offset, epoch=9))
         log.flush()
         log2, report = Log.open(fs, d, segment_bytes=200)
-        assert log2.end_offset == bases[1] + 2 and not report.truncated
+        assert log2.end_offset == bases[1] + 2 and not report.truncated and not report.indexes
         assert [b.base_offset for b in log2.read(0)] == list(range(bases[1] + 2))
         log2.truncate_to(0)
         assert log2.end_offset == 0 and log2.read(0) == []
@@ -255,25 +257,24 @@ def _segment_file(tmp_path) -> tuple[str, Log]:
 
 
 def test_dump_log_output(tmp_path) -> None:
+    """Line formats of DumpLogSegments.printBatchLevel and dumpLog (kafka-dump-log.sh)."""
     path, log = _segment_file(tmp_path)
-    res = CliRunner().invoke(dump_log, [path, "--print-data"])
+    res = CliRunner().invoke(dump_log, [path, "--print-data-log"])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    size0 = len(log.read(0)[0].encode())
+    raw0 = log.read(0)[0].encode()
+    size0, crc0 = len(raw0), int.from_bytes(raw0[17:21], "big")
     assert lines[0] == f"Dumping {path}"
     assert lines[1] == "Log starting offset: 0"
-    assert lines[2].startswith(
+    assert lines[2] == (
         "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 "
-        "producerEpoch: -1 partitionLeaderEpoch: 1 isTransactional: false isControl: true position: 0 "
-        f"CreateTime: 1000 size: {size0} magic: 2 compresscodec: none crc: "
-    ) and lines[2].endswith(" isvalid: true")
-    assert lines[3] == (
-        '| offset: 0 CreateTime: 1000 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] LeaderChange: '
-        '{"version":0,"leaderId":1,"voters":[{"voterId":1},{"voterId":2},{"voterId":3}],"grantingVoters":[{"voterId":1},{"voterId":2}]}'
+        "producerEpoch: -1 partitionLeaderEpoch: 1 isTransactional: false isControl: true deleteHorizonMs: OptionalLong.empty "
+        f"position: 0 CreateTime: 1000 size: {size0} magic: 2 compresscodec: none crc: {crc0} isvalid: true"
     )
+    assert lines[3] == "| offset: 0 CreateTime: 1000 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] controlType: LEADER_CHANGE(2)"
     assert f"position: {size0} CreateTime: 2005" in lines[4] and "count: 2" in lines[4]
     assert lines[5] == "| offset: 1 CreateTime: 2000 keySize: 1 valueSize: 5 sequence: -1 headerKeys: [h] key: k payload: hello"
-    assert lines[6] == "| offset: 2 CreateTime: 2005 keySize: -1 valueSize: -1 sequence: -1 headerKeys: [] key: null payload: null"
+    assert lines[6] == "| offset: 2 CreateTime: 2005 keySize: -1 valueSize: -1 sequence: -1 headerKeys: []"
     shallow = CliRunner().invoke(dump_log, [path])
     assert shallow.exit_code == 0 and not any(l.startswith("|") for l in shallow.output.splitlines())
 
