@@ -16,7 +16,7 @@ from typing import Any
 from kraft.outcome import Verdict, plural
 
 from .image import Image
-from .reader import Layout, Unreadable, batches, layout, read_file, records
+from .reader import Layout, Unreadable, batches, check_snapshot, layout, read_file, records
 from .replay import INTERPRETED, Replayer, Where
 
 
@@ -28,6 +28,7 @@ def _replay_snapshot(directory: str, lay: Layout, rep: Replayer, counts: Counter
     name = lay.snapshot
     assert name is not None
     data = read_file(directory, name)
+    check_snapshot(directory, name)
     rep.in_snapshot = True
     last = Where(name, 0, 0)
     for batch, pos in batches(name, data):

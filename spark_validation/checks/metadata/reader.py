@@ -2,9 +2,12 @@
 snapshot, then the segments' batches from the snapshot's end offset on.
 
 File names are Kafka's: a segment is ``<20-digit base offset>.log``; a snapshot is
-``<20-digit end offset>-<10-digit epoch>.checkpoint`` (``raft/.../Snapshots.filenameFromSnapshotId``),
-its end offset the first offset it does not hold. Other files (``.index``, ``.timeindex``,
-``quorum-state``, ``leader-epoch-checkpoint``, ``partition.metadata``, ...) are listed as ignored.
+``<20-digit end offset>-<10-digit epoch>.checkpoint`` (:mod:`kraft.log.snapshot`), its end offset
+the first offset it does not hold; a ``.checkpoint.part`` (being written) or
+``.checkpoint.deleted`` one is not loaded, as Kafka loads neither. Other files (``.index``,
+``.timeindex``, ``quorum-state``, ``leader-epoch-checkpoint``, ``partition.metadata``, ...) are
+listed as ignored. A snapshot is checked as :func:`kraft.log.snapshot.read_snapshot` checks it
+(header first, footer last) before its records are replayed.
 
 Nothing is recovered or cut: a torn tail or a corrupt batch stops the read with
 :class:`Unreadable` naming the file and the byte position (``RecordBatch.decode``'s batch start,
@@ -15,19 +18,17 @@ names). Control records are counted by type, never replayed.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from typing import Iterator
 
 import attrs
 
 from kraft.log.codec import SchemaError
+from kraft.log.fs import OsFS
+from kraft.log.log import SEGMENT_RE
 from kraft.log.metadata import MetadataRecord, decode_metadata
-from kraft.log.records import ControlType, CorruptBatchError, RecordBatch, UnsupportedBatchError
-
-SEGMENT_RE = re.compile(r"^(\d{20})\.log$")
-SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
-_RECORDS_START = 61  # the v2 batch header's size (kraft/log/records.py)
+from kraft.log.records import HEADER_SIZE, ControlType, CorruptBatchError, RecordBatch, UnsupportedBatchError
+from kraft.log.snapshot import SnapshotError, parse_snapshot_path, read_snapshot
 
 
 class Unreadable(Exception):
@@ -55,8 +56,8 @@ def layout(directory: str) -> Layout:
     for name in sorted(os.listdir(directory)):
         if m := SEGMENT_RE.match(name):
             segments.append((int(m.group(1)), name))
-        elif m := SNAPSHOT_RE.match(name):
-            snapshots.append((int(m.group(1)), int(m.group(2)), name))
+        elif (snap := parse_snapshot_path(name)) is not None and not (snap.partial or snap.deleted):
+            snapshots.append((snap.snapshot_id.end_offset, snap.snapshot_id.epoch, name))
         else:
             ignored.append(name)
     latest = max(snapshots) if snapshots else None
@@ -70,6 +71,14 @@ def read_file(directory: str, name: str) -> bytes:
             return fh.read()
     except OSError as exc:
         raise Unreadable(name, None, f"cannot read: {exc.strerror or exc}") from None
+
+
+def check_snapshot(directory: str, name: str) -> None:
+    """The snapshot's framing as Kafka's reader expects it, or :class:`Unreadable`."""
+    try:
+        read_snapshot(OsFS(), os.path.join(directory, name))
+    except SnapshotError as exc:
+        raise Unreadable(name, exc.position, exc.why) from None
 
 
 def batches(name: str, data: bytes) -> Iterator[tuple[RecordBatch, int]]:
@@ -103,7 +112,7 @@ def _varint(data: bytes, p: int) -> tuple[int, int]:
 def value_positions(data: bytes, batch_pos: int, count: int) -> list[int]:
     """The file position of each record's value in an uncompressed batch that decoded (so its
     varints are sound): walk length, attributes, timestamp, offset delta, key, value length."""
-    out, p = [], batch_pos + _RECORDS_START
+    out, p = [], batch_pos + HEADER_SIZE
     for _ in range(count):
         length, p = _varint(data, p)
         end = p + length

@@ -13,7 +13,8 @@ from typing import Any
 
 import attrs
 
-from kraft.log.control import encode_control
+from kraft.log import snapshot
+from kraft.log.fs import OsFS
 from kraft.log.metadata import MetadataRecord, encode_metadata
 from kraft.log.records import Record, RecordBatch, leader_change_batch
 
@@ -116,13 +117,6 @@ class Cluster:
 
 
 def write_snapshot(directory: Path, records: list[MetadataRecord], end_offset: int, epoch: int = 1) -> Path:
-    """A ``.checkpoint`` file holding ``records``: header, data, footer (RecordsSnapshotWriter)."""
-    hk, hv = encode_control("SNAPSHOT_HEADER", {"version": 0, "lastContainedLogTimestamp": 0})
-    fk, fv = encode_control("SNAPSHOT_FOOTER", {"version": 0})
-    batches = [RecordBatch(0, epoch, [Record(0, 0, hk, hv)], is_control=True),
-               RecordBatch(1, epoch, [Record(i, 0, None, encode_metadata(r)) for i, r in enumerate(records)]),
-               RecordBatch(1 + len(records), epoch, [Record(0, 0, fk, fv)], is_control=True)]
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{end_offset:020d}-{epoch:010d}.checkpoint"
-    path.write_bytes(b"".join(b.encode() for b in batches))
-    return path
+    """A ``.checkpoint`` file holding ``records`` in one data batch (kraft.log.snapshot)."""
+    data = [[Record(i, 0, None, encode_metadata(r)) for i, r in enumerate(records)]]
+    return Path(snapshot.write_snapshot(OsFS(), str(directory), snapshot.SnapshotId(end_offset, epoch), data))

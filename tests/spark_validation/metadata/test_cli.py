@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def corpus(tmp_path: Path) -> Path:
 
 def test_registered_as_a_kraft_command() -> None:
     module, attr = COMMANDS["audit-metadata"].split(":")
-    assert (module, attr) == (audit_metadata.__module__, audit_metadata.callback.__name__)
+    assert getattr(importlib.import_module(module), attr) is audit_metadata
 
 
 def test_clean_directory_exit_0(corpus: Path, tmp_path: Path) -> None:

@@ -48,6 +48,26 @@ def test_latest_snapshot_wins_and_its_state_is_checked(tmp_path: Path) -> None:
         ("LeaderInIsr", "00000000000000000007-0000000002.checkpoint", "t-0")]
 
 
+def test_snapshot_without_footer_is_unreadable(tmp_path: Path) -> None:
+    d = tmp_path / "m"
+    path = write_snapshot(d, _flat(bootstrap()), end_offset=6)
+    data = path.read_bytes()
+    path.write_bytes(data[:RecordBatch.decode(data, 0)[1]])  # the header batch alone
+    Cluster(batches=[[change(isr=[1, 2])]]).write(d, start=6, leader_change=False)
+    r = audit_directory(str(d))
+    assert _error(r) == ("error", 2, path.name, 0) and "Footer" in r["error"]["why"]
+
+
+def test_snapshot_being_written_is_not_loaded(tmp_path: Path) -> None:
+    d = tmp_path / "m"
+    path = write_snapshot(d, _flat(bootstrap()), end_offset=6)
+    path.rename(path.with_name(path.name + ".part"))
+    Cluster().then(change(isr=[1, 2])).write(d)
+    r = audit_directory(str(d))
+    assert r["snapshot"] is None and r["verdict"] == "clean" and r["records"] == 6
+    assert r["ignored_files"] == [path.name + ".part"]
+
+
 def test_several_segments(tmp_path: Path) -> None:
     c = Cluster()
     for i in range(30):
