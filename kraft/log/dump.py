@@ -25,8 +25,8 @@ import attrs
 
 from .index import decode_offset_index, decode_time_index, lookup_position, offset_index_sanity, time_index_sanity
 from .index import OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE
+from .compression import CODEC_NAMES
 from .records import (
-    COMPRESSION_NAMES,
     CRC_OFFSET,
     LOG_OVERHEAD,
     MAGIC,
@@ -126,7 +126,7 @@ def format_batch(h: _Header, position: int, valid: bool) -> str:
     """``printBatchLevel`` for a magic-2 batch."""
     last_seq = -1 if h.base_sequence == -1 else increment_sequence(h.base_sequence, h.last_offset_delta)
     horizon = f"OptionalLong[{h.base_timestamp}]" if h.attributes & 0x40 else "OptionalLong.empty"
-    codec = COMPRESSION_NAMES.get(h.attributes & 0x07, f"unknown({h.attributes & 0x07})")
+    codec = CODEC_NAMES.get(h.attributes & 0x07, f"unknown({h.attributes & 0x07})")
     return (
         f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} count: {h.count} "
         f"baseSequence: {h.base_sequence} lastSequence: {last_seq} producerId: {h.producer_id} "
@@ -147,7 +147,12 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-_CONTROL_JSON = {ControlType.SNAPSHOT_HEADER: "SnapshotHeader", ControlType.SNAPSHOT_FOOTER: "SnapshotFooter", ControlType.KRAFT_VERSION: "KRaftVersion"}
+_CONTROL_JSON = {
+    ControlType.SNAPSHOT_HEADER: "SnapshotHeader",
+    ControlType.SNAPSHOT_FOOTER: "SnapshotFooter",
+    ControlType.KRAFT_VERSION: "KRaftVersion",
+    ControlType.KRAFT_VOTERS: "KRaftVoters",
+}
 
 
 def _control_text(rec: Record) -> str:

@@ -16,6 +16,12 @@ partitionLeaderEpoch outside it so a broker can assign offsets and stamp the lea
 recomputing it (see ``DefaultRecordBatch`` in Kafka and KIP-98/KIP-101). Attributes: compression
 in bits 0-2, timestamp type bit 3, transactional bit 4, control bit 5, delete-horizon bit 6.
 
+A compressed batch (``compression`` gzip, snappy, lz4 or zstd; framing in
+:mod:`kraft.log.compression`) keeps this header; the records section after byte 61 is one
+compressed stream, and the CRC covers the compressed bytes. Count and lastOffsetDelta are
+those of the records inside, and Kafka, like this decoder, rejects decompressed bytes left over
+after ``count`` records (``DefaultRecordBatch.RecordIterator``).
+
 Each record: length varint, attributes int8, timestampDelta varlong, offsetDelta varint,
 keyLength varint + key (-1 = null), valueLength varint + value (-1 = null), headers count varint,
 each header: key length varint + UTF-8 key, value length varint + value (-1 = null). All varints
@@ -29,12 +35,25 @@ flexible message: Version int16, LeaderId int32, Voters and GrantingVoters as co
 
 from __future__ import annotations
 
-import enum
 import struct
 from typing import Any
 
 import attrs
 import crc32c as _crc32c
+
+from .codec import SchemaError
+from .compression import (
+    CODEC_IDS,
+    CODEC_NAMES,
+    MAX_DECOMPRESSED_BYTES,
+    DecompressedTooLarge,
+    DecompressionError,
+    compress,
+    decompress,
+    known_codec,
+)
+from .control import ControlType, control_key, encode_control
+from .control import decode_control as decode_control_value
 
 __all__ = [
     "MAGIC",
@@ -66,8 +85,6 @@ TRANSACTIONAL_BIT = 0x10
 CONTROL_BIT = 0x20
 DELETE_HORIZON_BIT = 0x40
 
-COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
-
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _INT32 = struct.Struct(">i")
 
@@ -97,7 +114,8 @@ class TruncatedBatchError(CorruptBatchError):
 
 
 class UnsupportedBatchError(ValueError):
-    """A well-formed batch this implementation cannot read (compressed, or another magic)."""
+    """A batch this implementation does not read: an unassigned compression id (5-7), or a
+    records section that decompresses past the decompression bound."""
 
     def __init__(self, path: str | None, position: int, why: str) -> None:
         self.path = path
@@ -105,18 +123,6 @@ class UnsupportedBatchError(ValueError):
         self.why = why
         where = f"{path}: " if path else ""
         super().__init__(f"{where}unsupported record batch at byte position {position}: {why}")
-
-
-class ControlType(enum.IntEnum):
-    """Control record types (Kafka's ``ControlRecordType``)."""
-
-    ABORT = 0
-    COMMIT = 1
-    LEADER_CHANGE = 2  # KIP-595
-    SNAPSHOT_HEADER = 3
-    SNAPSHOT_FOOTER = 4
-    KRAFT_VERSION = 5  # KIP-853
-    KRAFT_VOTERS = 6  # KIP-853
 
 
 # ------------------------------------------------------------------------------------ varints
@@ -154,16 +160,17 @@ def write_varlong(out: bytearray, n: int) -> None:
 class _Reader:
     """Bounds-checked reads from ``buf[pos:end]``; errors name the absolute byte position."""
 
-    __slots__ = ("buf", "pos", "end", "origin")
+    __slots__ = ("buf", "pos", "end", "origin", "where")
 
-    def __init__(self, buf: bytes | bytearray | memoryview, pos: int, end: int, origin: int) -> None:
+    def __init__(self, buf: bytes | bytearray | memoryview, pos: int, end: int, origin: int, where: str = "") -> None:
         self.buf = buf
         self.pos = pos
         self.end = end
         self.origin = origin
+        self.where = where  # what ``pos`` counts in, when not the buffer handed in
 
     def fail(self, why: str) -> CorruptBatchError:
-        return CorruptBatchError(None, self.origin, f"{why} (at byte {self.pos})")
+        return CorruptBatchError(None, self.origin, f"{why} (at byte {self.pos}{self.where})")
 
     def uvarint(self, max_bytes: int) -> int:
         result = 0
@@ -341,6 +348,34 @@ def _records_converter(v: Any) -> tuple[Record, ...]:
     return tuple(v)
 
 
+def _decompress_records(codec: str, buf: Any, pos: int, end: int, limit: int) -> bytes:
+    """The records section of the compressed batch at ``buf[pos:end]``, decompressed."""
+    try:
+        return decompress(codec, bytes(buf[pos + HEADER_SIZE : end]), limit)
+    except DecompressedTooLarge as exc:
+        raise UnsupportedBatchError(None, pos, str(exc)) from None
+    except DecompressionError as exc:
+        raise CorruptBatchError(None, pos, f"records section (bytes {pos + HEADER_SIZE}-{end - 1}): {exc}") from None
+
+
+def _decode_records(r: _Reader, count: int) -> list[Record]:
+    """``count`` records from ``r``, offsetDeltas strictly increasing."""
+    records = []
+    prev_delta = -1
+    buf, end = r.buf, r.end
+    for i in range(count):
+        fast = _fast_record(buf, r.pos, end) if r.pos < end else None
+        if fast is not None:
+            rec, r.pos = fast
+        else:
+            rec = Record._decode(r)
+        if rec.offset_delta <= prev_delta:
+            raise CorruptBatchError(None, r.origin, f"record {i} has offsetDelta {rec.offset_delta} after {prev_delta} (offsets must increase)")
+        prev_delta = rec.offset_delta
+        records.append(rec)
+    return records
+
+
 @attrs.frozen(eq=True)
 class RecordBatch:
     """A v2 record batch. ``encode()`` gives Kafka's bytes; ``decode`` checks everything it can."""
@@ -355,7 +390,7 @@ class RecordBatch:
     base_sequence: int = attrs.field(default=-1, kw_only=True)
     first_timestamp: int = attrs.field(default=0, kw_only=True)
     max_timestamp: int = attrs.field(default=0, kw_only=True)
-    compression: int = attrs.field(default=0, kw_only=True)
+    compression: str = attrs.field(default="none", kw_only=True, validator=known_codec)
     timestamp_type: int = attrs.field(default=0, kw_only=True)  # 0 CreateTime, 1 LogAppendTime
     has_delete_horizon: bool = attrs.field(default=False, kw_only=True)
     last_offset_delta: int = attrs.field(default=None, kw_only=True)  # default: last record's delta
@@ -374,7 +409,7 @@ class RecordBatch:
 
     @property
     def attributes(self) -> int:
-        a = self.compression & COMPRESSION_MASK
+        a = CODEC_IDS[self.compression]
         if self.timestamp_type:
             a |= TIMESTAMP_TYPE_BIT
         if self.is_transactional:
@@ -386,11 +421,15 @@ class RecordBatch:
         return a
 
     def encode(self) -> bytes:
-        if self.compression != 0:
-            raise UnsupportedBatchError(None, 0, f"writing compressed batches ({COMPRESSION_NAMES.get(self.compression, self.compression)}) is not supported; only compression=none")
         out = bytearray(HEADER_SIZE)
-        for rec in self.records:
-            rec.encode_into(out)
+        if self.compression == "none":
+            for rec in self.records:
+                rec.encode_into(out)
+        else:
+            body = bytearray()
+            for rec in self.records:
+                rec.encode_into(body)
+            out += compress(self.compression, bytes(body))
         _HEADER.pack_into(
             out,
             0,
@@ -416,12 +455,15 @@ class RecordBatch:
         return len(self.encode())
 
     @classmethod
-    def decode(cls, buf: bytes | bytearray | memoryview, pos: int = 0) -> tuple["RecordBatch", int]:
+    def decode(
+        cls, buf: bytes | bytearray | memoryview, pos: int = 0, *, max_decompressed: int = MAX_DECOMPRESSED_BYTES
+    ) -> tuple["RecordBatch", int]:
         """Decode the batch at ``buf[pos:]``; return it and the position just after it.
 
         Raises :class:`TruncatedBatchError` if the buffer ends inside the batch,
-        :class:`CorruptBatchError` for anything invalid (length, magic, CRC, record framing),
-        :class:`UnsupportedBatchError` for a valid compressed batch."""
+        :class:`CorruptBatchError` for anything invalid (length, magic, CRC, compressed stream,
+        record framing), :class:`UnsupportedBatchError` for an unassigned compression id or a
+        records section that decompresses to more than ``max_decompressed`` bytes."""
         n = len(buf)
         if n - pos < LOG_OVERHEAD:
             raise TruncatedBatchError(None, pos, f"only {n - pos} bytes left, a batch header needs {HEADER_SIZE}")
@@ -454,28 +496,21 @@ class RecordBatch:
         computed = _crc32c.crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET : end])
         if computed != stored_crc:
             raise CorruptBatchError(None, pos, f"CRC-32C mismatch: stored {stored_crc}, computed {computed}")
-        compression = attributes & COMPRESSION_MASK
-        if compression != 0:
-            raise UnsupportedBatchError(None, pos, f"compressed batch ({COMPRESSION_NAMES.get(compression, compression)}); only compression=none is supported")
+        codec = CODEC_NAMES.get(attributes & COMPRESSION_MASK)
+        if codec is None:
+            raise UnsupportedBatchError(None, pos, f"unknown compression id {attributes & COMPRESSION_MASK} (Kafka assigns 0-4)")
         if attributes & ~0x7F & 0xFFFF:
             raise CorruptBatchError(None, pos, f"unknown attribute bits 0x{attributes:04x}")
         if count < 0:
             raise CorruptBatchError(None, pos, f"negative record count {count}")
-        r = _Reader(buf, pos + HEADER_SIZE, end, pos)
-        records = []
-        prev_delta = -1
-        for i in range(count):
-            fast = _fast_record(buf, r.pos, end) if r.pos < end else None
-            if fast is not None:
-                rec, r.pos = fast
-            else:
-                rec = Record._decode(r)
-            if rec.offset_delta <= prev_delta:
-                raise CorruptBatchError(None, pos, f"record {i} has offsetDelta {rec.offset_delta} after {prev_delta} (offsets must increase)")
-            prev_delta = rec.offset_delta
-            records.append(rec)
-        if r.pos != end:
-            raise CorruptBatchError(None, pos, f"{end - r.pos} bytes left over after {count} records")
+        if codec == "none":
+            r = _Reader(buf, pos + HEADER_SIZE, end, pos)
+        else:
+            plain = _decompress_records(codec, buf, pos, end, max_decompressed)
+            r = _Reader(plain, 0, len(plain), pos, f" of the decompressed {codec} records section")
+        records = _decode_records(r, count)
+        if r.pos != r.end:
+            raise CorruptBatchError(None, pos, f"{r.end - r.pos} bytes left over after {count} records")
         if records and records[-1].offset_delta > last_offset_delta:
             raise CorruptBatchError(None, pos, f"record offsetDelta {records[-1].offset_delta} exceeds lastOffsetDelta {last_offset_delta}")
         if last_offset_delta < 0:
@@ -492,7 +527,7 @@ class RecordBatch:
             base_sequence=base_sequence,
             first_timestamp=first_ts,
             max_timestamp=max_ts,
-            compression=compression,
+            compression=codec,
             timestamp_type=1 if attributes & TIMESTAMP_TYPE_BIT else 0,
             has_delete_horizon=bool(attributes & DELETE_HORIZON_BIT),
             last_offset_delta=last_offset_delta,
@@ -514,92 +549,33 @@ class RecordBatch:
 # ------------------------------------------------------------------------------------ control
 
 
-def control_key(t: ControlType) -> bytes:
-    return struct.pack(">hh", 0, int(t))
-
-
-def _write_compact_voters(out: bytearray, voters: list[int] | tuple[int, ...]) -> None:
-    _write_uvarint(out, len(voters) + 1)
-    for v in voters:
-        out += struct.pack(">i", v)
-        _write_uvarint(out, 0)  # no tagged fields
-
-
 def encode_leader_change(leader_id: int, voters: list[int] | tuple[int, ...], granting_voters: list[int] | tuple[int, ...] = ()) -> bytes:
-    """Kafka's ``LeaderChangeMessage`` version 0 (flexible): Version int16, LeaderId int32,
-    Voters compact array of {VoterId int32, tagged fields}, GrantingVoters likewise, tagged
-    fields. Schema: clients/src/main/resources/common/message/LeaderChangeMessage.json."""
-    out = bytearray(struct.pack(">hi", 0, leader_id))
-    _write_compact_voters(out, list(voters))
-    _write_compact_voters(out, list(granting_voters))
-    _write_uvarint(out, 0)
-    return bytes(out)
-
-
-def _skip_tagged(r: _Reader) -> dict[int, bytes]:
-    tags = {}
-    for _ in range(r.uvarint(5)):
-        tag = r.uvarint(5)
-        size = r.uvarint(5)
-        tags[tag] = r.take(size)
-    return tags
-
-
-def _read_compact_voters(r: _Reader) -> list[int] | None:
-    n = r.uvarint(5)
-    if n == 0:
-        return None
-    out = []
-    for _ in range(n - 1):
-        out.append(r.int32())
-        _skip_tagged(r)
-    return out
+    """Kafka's ``LeaderChangeMessage`` version 0 from the schema table: Version int16 (0),
+    LeaderId int32, Voters and GrantingVoters as compact arrays of {VoterId int32}."""
+    fields = {
+        "version": 0,
+        "leaderId": leader_id,
+        "voters": [{"voterId": v} for v in voters],
+        "grantingVoters": [{"voterId": v} for v in granting_voters],
+    }
+    return encode_control(ControlType.LEADER_CHANGE, fields)[1]
 
 
 def decode_leader_change(value: bytes) -> dict[str, Any]:
-    r = _Reader(value, 0, len(value), 0)
+    """The fields of a ``LeaderChangeMessage`` value; ``ValueError`` if it is malformed."""
     try:
-        version = r.int16()
-        leader = r.int32()
-        voters = _read_compact_voters(r)
-        granting = _read_compact_voters(r)
-        _skip_tagged(r)
-    except CorruptBatchError as exc:
-        raise ValueError(f"malformed LeaderChangeMessage: {exc.why}") from None
-    if r.pos != len(value):
-        raise ValueError(f"malformed LeaderChangeMessage: {len(value) - r.pos} trailing bytes")
-    return {
-        "version": version,
-        "leaderId": leader,
-        "voters": [{"voterId": v} for v in (voters or [])],
-        "grantingVoters": [{"voterId": v} for v in (granting or [])],
-    }
+        return decode_control_value(control_key(ControlType.LEADER_CHANGE), value)[2]
+    except SchemaError as exc:
+        raise ValueError(f"malformed LeaderChangeMessage: {exc}") from None
 
 
 def decode_control(record: Record) -> tuple[ControlType | int, dict[str, Any] | None]:
-    """Decode a control record's key and (for the types we know) its value."""
-    if record.key is None or len(record.key) < 4:
-        raise ValueError("control record key shorter than 4 bytes")
-    version, t = struct.unpack(">hh", record.key[:4])
-    try:
-        ctype: ControlType | int = ControlType(t)
-    except ValueError:
-        return t, None
-    v = record.value or b""
-    if ctype == ControlType.LEADER_CHANGE:
-        return ctype, decode_leader_change(v)
-    if ctype in (ControlType.ABORT, ControlType.COMMIT) and len(v) >= 6:
-        ver, coordinator_epoch = struct.unpack(">hi", v[:6])
-        return ctype, {"version": ver, "coordinatorEpoch": coordinator_epoch}
-    if ctype == ControlType.SNAPSHOT_HEADER and len(v) >= 10:
-        ver, ts = struct.unpack(">hq", v[:10])
-        return ctype, {"version": ver, "lastContainedLogTimestamp": ts}
-    if ctype == ControlType.SNAPSHOT_FOOTER and len(v) >= 2:
-        return ctype, {"version": struct.unpack(">h", v[:2])[0]}
-    if ctype == ControlType.KRAFT_VERSION and len(v) >= 4:
-        ver, kv = struct.unpack(">hh", v[:4])
-        return ctype, {"version": ver, "kRaftVersion": kv}
-    return ctype, None
+    """Decode a control record's key and value (``ValueError`` if either is malformed); an
+    unknown type gives its number and None."""
+    kind, _version, fields = decode_control_value(record.key, record.value)
+    if kind == "UNKNOWN":
+        return fields["type"], None
+    return ControlType[kind], fields
 
 
 def leader_change_batch(

@@ -7,12 +7,13 @@ complete an acks=all produce, shrink the ISR of a lagging follower, flush, heart
 nothing while stopped); ``Trigger`` of a handler (produce, controlled-shutdown request,
 clean/unclean shutdown, restart), refused when its ``requires`` condition does not hold.
 
-The partition log is a ``kraft.log.Log`` (real record batches, one record per entry, the batch's
-partition leader epoch = the entry's epoch, so the log's leader-epoch cache answers the epoch
-lookups) over the file system handed in; appends stay unsynced until the periodic flush
-(``log.flush.interval.ms``), so an unclean shutdown (``MemoryFS.crash``) loses the unflushed tail.
-The high watermark is checkpointed on every change (Kafka: replication-offset-checkpoint), the
-clean-shutdown marker holds the broker epoch (KIP-966's previous broker epoch).
+The partition log is a ``kraft.log.Log`` (real record batches, one record per entry, compressed
+with ``config.compression_type``; the batch's partition leader epoch = the entry's epoch, so the
+log's leader-epoch cache answers the epoch lookups) over the file system handed in; appends stay
+unsynced until the periodic flush (``log.flush.interval.ms``), so an unclean shutdown
+(``MemoryFS.crash``) loses the unflushed tail. The high watermark is checkpointed on every change
+(Kafka: replication-offset-checkpoint), the clean-shutdown marker holds the broker epoch (KIP-966's
+previous broker epoch).
 
 Leadership is learnt only by replaying the committed metadata log (``metadata``: the list the
 controller appends to) into a ``MetadataImage``: ``ReplayMetadata`` = ``Partition.makeLeader`` /
@@ -133,7 +134,8 @@ class Broker(Node, declaration=PROTOCOL, actor="broker"):
     def _append_entries(self, entries: Sequence[Entry]) -> None:
         for e in entries:
             off = self.log.end_offset
-            self.log.append(RecordBatch(off, e.epoch, (Record(0, 0, None, str(e.value).encode()),)))
+            record = Record(0, 0, None, str(e.value).encode())
+            self.log.append(RecordBatch(off, e.epoch, (record,), compression=self.config.compression_type))
             self._entries.append(e)
         if entries:
             self._rb.wrote("append", first=self.leo - len(entries), count=len(entries))

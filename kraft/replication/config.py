@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import attrs
 
+from kraft.log.compression import known_codec
 from kraft.replication.protocol import PROTOCOL
 
 
@@ -33,6 +34,10 @@ class ReplicationConfig:
     flush_interval_ms: int = attrs.field(default=100, validator=_positive)
     # metadata propagation delay: a broker replays the committed metadata log this often
     metadata_replay_ms: int = attrs.field(default=20, validator=_positive)
+    # the producer's compression.type (Kafka default none): the codec of the record batches the
+    # brokers write for client data; with the topic's compression.type=producer (Kafka's default)
+    # the leader keeps the producer's codec and followers copy the leader's batches
+    compression_type: str = attrs.field(default="none", validator=known_codec)
     # (replica.fetch.max.bytes is not modelled: a fetch response carries every entry from the
     # fetch offset to the leader's log end, as the spec's HandleFetchRequest sends them)
     # --- bug variants (spec CONSTANTS, default FALSE) ---

@@ -187,3 +187,17 @@ def test_cluster_metadata_decoder(tmp_path) -> None:
     lines = run("--cluster-metadata-decoder", _one_batch_file(tmp_path, b)).output.splitlines()
     assert lines[3].endswith(' payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":7}}')
     assert " payload: Error at 1, skipping. " in lines[4]
+
+
+def test_voters_record_prints_as_kraft_voters(tmp_path) -> None:
+    """dumpLog prints a KRAFT_VOTERS value with VotersRecordJsonConverter, as " KRaftVoters {...}"."""
+    from kraft.log.control import encode_control
+
+    voter = {"voterId": 1, "voterDirectoryId": "AAAAAAAAAAAAAAAAAAAAAQ", "endpoints": [{"name": "CONTROLLER", "host": "h", "port": 9093}], "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1}}
+    key, value = encode_control("KRAFT_VOTERS", {"version": 0, "voters": [voter]})
+    b = RecordBatch(0, 0, [Record(0, 0, key, value)], is_control=True)
+    out = run("--deep-iteration", _one_batch_file(tmp_path, b)).output.splitlines()
+    assert out[3].endswith(
+        ' KRaftVoters {"version":0,"voters":[{"voterId":1,"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAQ",'
+        '"endpoints":[{"name":"CONTROLLER","host":"h","port":9093}],"kRaftVersionFeature":{"minSupportedVersion":0,"maxSupportedVersion":1}}]}'
+    )
