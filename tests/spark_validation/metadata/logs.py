@@ -82,6 +82,7 @@ def bootstrap() -> list[list[MetadataRecord]]:
 class Cluster:
     batches: list[list[MetadataRecord]] = attrs.Factory(bootstrap)
     epoch: int = 1
+    compression: str = "none"
 
     def then(self, *records: MetadataRecord) -> "Cluster":
         self.batches.append(list(records))
@@ -96,7 +97,8 @@ class Cluster:
             out.append(leader_change_batch(offset, self.epoch, 1, [1], timestamp=0))
             offset += 1
         for recs in self.batches:
-            out.append(RecordBatch(offset, self.epoch, [Record(i, 0, None, encode_metadata(r)) for i, r in enumerate(recs)]))
+            out.append(RecordBatch(offset, self.epoch, [Record(i, 0, None, encode_metadata(r)) for i, r in enumerate(recs)],
+                                   compression=self.compression))
             offset += len(recs)
         return out
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kraft.log.metadata import encode_metadata
 from kraft.log.records import Record, RecordBatch
 from spark_validation.checks.metadata.audit import audit_directory
@@ -77,6 +79,23 @@ def test_several_segments(tmp_path: Path) -> None:
     assert len(r["segments"]) > 3
     [v] = r["violations"]
     assert v["invariant"] == "LeaderInIsr" and v["offset"] == 36 and v["file"] == r["segments"][-1]
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_compressed_batches(tmp_path: Path, codec: str) -> None:
+    c = Cluster(compression=codec).then(change(isr=[1, 2])).then(change(isr=[2, 3]))
+    r = audit_directory(str(c.write(tmp_path / "m")))
+    assert [(v["invariant"], v["offset"]) for v in r["violations"]] == [("LeaderInIsr", 7)]
+    assert r["records"] == 7
+
+
+def test_undecodable_record_in_a_compressed_batch_names_the_batch(tmp_path: Path) -> None:
+    d = Cluster().write(tmp_path / "m")
+    seg = d / SEGMENT
+    at = len(seg.read_bytes())
+    seg.write_bytes(seg.read_bytes() + RecordBatch(6, 1, [Record(0, 0, None, bytes([1, 99, 0]))], compression="gzip").encode())
+    r = audit_directory(str(d))
+    assert _error(r) == ("error", 2, SEGMENT, at) and "api key 99" in r["error"]["why"]
 
 
 def test_log_not_starting_where_the_snapshot_ends_is_inconclusive(tmp_path: Path) -> None:
