@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from .fs import FileSystem, join
-from .records import ControlType, CorruptBatchError, Record, RecordBatch, UnsupportedBatchError, control_key
+from .records import ControlType, CorruptBatchError, Record, RecordBatch, UnsupportedBatchError, control_key, iter_batches
 
 __all__ = [
     "DELETE_SUFFIX",
@@ -166,18 +166,15 @@ class Snapshot:
 
 
 def _decode_all(data: bytes, path: str) -> list[tuple[int, RecordBatch]]:
-    out = []
-    pos = 0
-    while pos < len(data):
-        try:
-            batch, end = RecordBatch.decode(data, pos)
-        except (CorruptBatchError, UnsupportedBatchError) as exc:
-            raise SnapshotError(path, exc.position, exc.why) from None
-        expected = out[-1][1].next_offset if out else 0
-        if batch.base_offset != expected:
-            raise SnapshotError(path, pos, f"batch base offset {batch.base_offset}, expected {expected}")
-        out.append((pos, batch))
-        pos = end
+    out: list[tuple[int, RecordBatch]] = []
+    try:
+        for pos, batch in iter_batches(data):
+            expected = out[-1][1].next_offset if out else 0
+            if batch.base_offset != expected:
+                raise SnapshotError(path, pos, f"batch base offset {batch.base_offset}, expected {expected}")
+            out.append((pos, batch))
+    except (CorruptBatchError, UnsupportedBatchError) as exc:
+        raise SnapshotError(path, exc.position, exc.why) from None
     return out
 
 

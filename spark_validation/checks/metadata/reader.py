@@ -27,7 +27,8 @@ from kraft.log.codec import SchemaError
 from kraft.log.fs import OsFS
 from kraft.log.log import SEGMENT_RE
 from kraft.log.metadata import MetadataRecord, decode_metadata
-from kraft.log.records import HEADER_SIZE, ControlType, CorruptBatchError, RecordBatch, UnsupportedBatchError
+from kraft.log.records import (HEADER_SIZE, ControlType, CorruptBatchError, RecordBatch, UnsupportedBatchError,
+                               iter_batches)
 from kraft.log.snapshot import SnapshotError, parse_snapshot_path, read_snapshot
 
 
@@ -83,14 +84,11 @@ def check_snapshot(directory: str, name: str) -> None:
 
 def batches(name: str, data: bytes) -> Iterator[tuple[RecordBatch, int]]:
     """Every batch of a file with its byte position; a bad one raises :class:`Unreadable`."""
-    pos = 0
-    while pos < len(data):
-        try:
-            batch, end = RecordBatch.decode(data, pos)
-        except (CorruptBatchError, UnsupportedBatchError) as exc:
-            raise Unreadable(name, exc.position, exc.why) from None
-        yield batch, pos
-        pos = end
+    try:
+        for pos, batch in iter_batches(data):
+            yield batch, pos
+    except (CorruptBatchError, UnsupportedBatchError) as exc:
+        raise Unreadable(name, exc.position, exc.why) from None
 
 
 def _uvarint(data: bytes, p: int) -> tuple[int, int]:
