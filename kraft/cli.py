@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "kraft.sim.cli:simulate",
     "conform": "traces.cli:conform",
     "audit": "spark_validation.cli:audit",
+    "audit-metadata": "spark_validation.checks.metadata.cli:audit_metadata",
     "dump-log": "kraft.log.cli:dump_log",
     "assign": "kraft.groups.assignors.cli:assign",
     "review": "kraft.review.pipeline:review",

@@ -36,7 +36,7 @@ flexible message: Version int16, LeaderId int32, Voters and GrantingVoters as co
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, Iterator
 
 import attrs
 import crc32c as _crc32c
@@ -61,6 +61,7 @@ __all__ = [
     "ControlType",
     "Record",
     "RecordBatch",
+    "iter_batches",
     "CorruptBatchError",
     "TruncatedBatchError",
     "UnsupportedBatchError",
@@ -576,6 +577,15 @@ def decode_control(record: Record) -> tuple[ControlType | int, dict[str, Any] | 
     if kind == "UNKNOWN":
         return fields["type"], None
     return ControlType[kind], fields
+
+
+def iter_batches(buf: bytes | bytearray | memoryview, pos: int = 0) -> Iterator[tuple[int, RecordBatch]]:
+    """Every batch of ``buf`` from ``pos`` on, with its byte position; a bad batch raises what
+    :meth:`RecordBatch.decode` raises."""
+    while pos < len(buf):
+        batch, end = RecordBatch.decode(buf, pos)
+        yield pos, batch
+        pos = end
 
 
 def leader_change_batch(

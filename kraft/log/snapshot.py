@@ -29,7 +29,7 @@ import attrs
 from .fs import FileSystem, join
 from .codec import SchemaError
 from .control import ControlType, decode_control, encode_control
-from .records import CorruptBatchError, Record, RecordBatch, UnsupportedBatchError
+from .records import CorruptBatchError, Record, RecordBatch, UnsupportedBatchError, iter_batches
 
 __all__ = [
     "DELETE_SUFFIX",
@@ -161,18 +161,15 @@ class Snapshot:
 
 
 def _decode_all(data: bytes, path: str) -> list[tuple[int, RecordBatch]]:
-    out = []
-    pos = 0
-    while pos < len(data):
-        try:
-            batch, end = RecordBatch.decode(data, pos)
-        except (CorruptBatchError, UnsupportedBatchError) as exc:
-            raise SnapshotError(path, exc.position, exc.why) from None
-        expected = out[-1][1].next_offset if out else 0
-        if batch.base_offset != expected:
-            raise SnapshotError(path, pos, f"batch base offset {batch.base_offset}, expected {expected}")
-        out.append((pos, batch))
-        pos = end
+    out: list[tuple[int, RecordBatch]] = []
+    try:
+        for pos, batch in iter_batches(data):
+            expected = out[-1][1].next_offset if out else 0
+            if batch.base_offset != expected:
+                raise SnapshotError(path, pos, f"batch base offset {batch.base_offset}, expected {expected}")
+            out.append((pos, batch))
+    except (CorruptBatchError, UnsupportedBatchError) as exc:
+        raise SnapshotError(path, exc.position, exc.why) from None
     return out
 
 

@@ -1,0 +1,176 @@
+"""The audit of one ``__cluster_metadata-0`` directory (:func:`audit_directory`), and of a corpus
+of them in this process or on Spark, one task per directory running the same function
+(:func:`audit_corpus`).
+
+A directory's result is a JSON-ready dict whose ``verdict`` follows kraft/outcome.py: ``violation``
+(some record breaks a rule), ``error`` (a file cannot be read: file and byte position), ``inconclusive``
+(nothing to check, or a log that does not start where its snapshot ends), ``clean``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+from kraft.outcome import Verdict, plural
+
+from .image import Image
+from .reader import Layout, Unreadable, batches, check_snapshot, layout, read_file, records
+from .replay import INTERPRETED, Replayer, Where
+
+
+class _Gap(Exception):
+    """The log does not continue the snapshot (or, without one, does not start at offset 0)."""
+
+
+def _replay_snapshot(directory: str, lay: Layout, rep: Replayer, counts: Counter, controls: Counter) -> None:
+    name = lay.snapshot
+    assert name is not None
+    data = read_file(directory, name)
+    check_snapshot(directory, name)
+    rep.in_snapshot = True
+    last = Where(name, 0, 0)
+    for batch, pos in batches(name, data):
+        counts["batches"] += 1
+        for record, offset in records(name, data, batch, pos, controls):
+            counts["snapshot_records"] += 1
+            last = Where(name, pos, offset)
+            rep.replay(record, last)
+    rep.in_snapshot = False
+    rep.end_snapshot(last)
+
+
+def _replay_segments(directory: str, lay: Layout, rep: Replayer, counts: Counter, controls: Counter) -> None:
+    start = lay.snapshot_end
+    if lay.segments and lay.segments[0][0] > start:
+        what = f"the snapshot ends at offset {start}" if lay.snapshot else "there is no snapshot"
+        raise _Gap(f"the log starts at offset {lay.segments[0][0]} but {what}: the records before it are missing")
+    expected = None
+    for _, name in lay.segments:
+        data = read_file(directory, name)
+        for batch, pos in batches(name, data):
+            if expected is not None and batch.base_offset < expected:
+                raise Unreadable(name, pos, f"batch base offset {batch.base_offset} goes back below {expected}")
+            expected = batch.next_offset
+            counts["batches"] += 1
+            if batch.last_offset < start:
+                continue
+            for record, offset in records(name, data, batch, pos, controls):
+                if offset >= start:
+                    counts["log_records"] += 1
+                    rep.replay(record, Where(name, pos, offset))
+
+
+def _verdict(rep: Replayer, error: dict | None, reason: str | None, checked: int) -> Verdict:
+    parts = []
+    if rep.violation_count:
+        parts.append(Verdict.VIOLATION)
+    if error:
+        parts.append(Verdict.ERROR)
+    if reason or not checked:
+        parts.append(Verdict.INCONCLUSIVE)
+    return Verdict.worst(parts, empty=Verdict.CLEAN)
+
+
+def audit_directory(directory: str, min_isr: int = 1) -> dict[str, Any]:
+    """Replay and check one metadata log directory (never changes it)."""
+    rep = Replayer(Image(default_min_isr=min_isr))
+    counts: Counter = Counter()
+    controls: Counter = Counter()
+    error: dict[str, Any] | None = None
+    reason: str | None = None
+    lay = Layout(None, 0, (), ())
+    try:
+        lay = layout(directory)
+        if lay.snapshot:
+            _replay_snapshot(directory, lay, rep, counts, controls)
+        _replay_segments(directory, lay, rep, counts, controls)
+    except Unreadable as exc:
+        error = {"file": exc.file, "position": exc.position, "why": exc.why}
+    except _Gap as exc:
+        reason = str(exc)
+    except OSError as exc:
+        error = {"file": directory, "position": None, "why": exc.strerror or str(exc)}
+    checked = sum(n for t, n in rep.record_types.items() if t in INTERPRETED)
+    if not checked and not reason and not error:
+        reason = "no broker, topic or partition record to check" if (lay.segments or lay.snapshot) \
+            else "no segment (.log) or snapshot (.checkpoint) file"
+    verdict = _verdict(rep, error, reason, checked)
+    return {
+        "directory": directory, "verdict": verdict.value, "exit_code": verdict.exit_code,
+        "snapshot": ({"file": lay.snapshot, "end_offset": lay.snapshot_end, "records": counts["snapshot_records"]}
+                     if lay.snapshot else None),
+        "segments": [n for _, n in lay.segments], "ignored_files": list(lay.ignored),
+        "batches": counts["batches"], "records": counts["snapshot_records"] + counts["log_records"],
+        "control_records": dict(sorted(controls.items())),
+        "record_types": dict(sorted(rep.record_types.items())),
+        "not_interpreted": dict(sorted(rep.not_interpreted.items())),
+        "aborted_transaction_records": rep.aborted_records,
+        "image": {"brokers": len(rep.image.brokers), "topics": len(rep.image.topics),
+                  "partitions": sum(len(t.partitions) for t in rep.image.topics.values())},
+        "unclean_election_count": rep.unclean_elections, "unclean_elections": rep.unclean,
+        "violation_count": rep.violation_count,
+        "violations_by_invariant": dict(sorted(rep.by_invariant.items())),
+        "violations": [v.to_json() for v in rep.violations],
+        "error": error, "reason": reason,
+    }
+
+
+def _audit_task(args: tuple[str, int]) -> dict[str, Any]:
+    return audit_directory(*args)
+
+
+def audit_corpus(directories: list[str], min_isr: int, master: str | None = None) -> list[dict[str, Any]]:
+    """Every directory's result, in the order given: in this process, or with ``master`` one Spark
+    task per directory (paths must be readable at the same place on every executor)."""
+    if master is None:
+        return [audit_directory(d, min_isr) for d in directories]
+    from spark_validation.session import get_context  # lazy: starts a JVM, only for --master
+
+    sc = get_context(master, light_jvm=True, app_name="kraft-audit-metadata")
+    tasks = [(os.path.abspath(d), min_isr) for d in directories]
+    results = sc.parallelize(tasks, max(1, len(tasks))).map(_audit_task).collect()
+    for d, r in zip(directories, results):
+        r["directory"] = d
+    return results
+
+
+def is_metadata_dir(path: str) -> bool:
+    lay = layout(path)
+    return bool(lay.segments or lay.snapshot)
+
+
+def discover(paths: list[str]) -> list[str]:
+    """The metadata log directories under ``paths``: a path that holds segments or snapshots is
+    one; otherwise every directory below it that does. Raises FileNotFoundError / NotADirectoryError."""
+    found: list[str] = []
+    for p in paths:
+        if not os.path.exists(p):
+            raise FileNotFoundError(p)
+        if not os.path.isdir(p):
+            raise NotADirectoryError(p)
+        if is_metadata_dir(p):
+            found.append(p)
+            continue
+        for root, dirs, _ in os.walk(p):
+            dirs.sort()
+            found.extend(os.path.join(root, d) for d in dirs if is_metadata_dir(os.path.join(root, d)))
+    return found
+
+
+def summary(results: list[dict[str, Any]]) -> tuple[Verdict, str]:
+    """The corpus verdict (worst of the directories; none is inconclusive) and its sentence."""
+    verdict = Verdict.worst(Verdict(r["verdict"]) for r in results)
+    by = Counter(r["verdict"] for r in results)
+    if not results:
+        return verdict, "no metadata log directory found: nothing checked"
+    violations = sum(r["violation_count"] for r in results)
+    parts = [f"{n} {v}" for v, n in sorted(by.items())]
+    text = f"{plural(len(results), 'metadata log')}: {', '.join(parts)}"
+    if violations:
+        kinds = Counter()
+        for r in results:
+            kinds.update(r["violations_by_invariant"])
+        text += f"; {plural(violations, 'violation')} ({', '.join(sorted(kinds))})"
+    return verdict, text
