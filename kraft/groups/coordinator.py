@@ -39,6 +39,19 @@ from kraft.groups.messages import (
     SyncGroupResponse,
 )
 from kraft.groups.offsets import OffsetStore
+from kraft.groups.offsets_log import (
+    CONSUMER_PROTOCOL_TYPE,
+    EMPTY_ASSIGNMENT,
+    GroupRecord,
+    KeyValue,
+    MemberRecord,
+    OffsetsLog,
+    assignment_bytes,
+    group_tombstone,
+    offset_commit_record,
+    offset_tombstone,
+    subscription_bytes,
+)
 from kraft.groups.protocol import PROTOCOL
 
 COORDINATOR = "coordinator"  # the coordinator's node id in spec steps, traces and the simulator
@@ -85,6 +98,13 @@ class GroupConfig:
     @property
     def all_partitions(self) -> frozenset[TopicPartition]:
         return _partitions(self.topics)
+
+    @property
+    def protocol_name(self) -> str:
+        """The assignor the group runs: ``assignor``, or the default of the rebalance protocol."""
+        if self.assignor is not None:
+            return self.assignor
+        return "range" if self.protocol == RebalanceProtocol.EAGER else "cooperative-sticky"
 
 
 @functools.lru_cache(maxsize=64)
@@ -137,6 +157,10 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor="coordinator"):
     offsets: OffsetStore = attrs.field(factory=OffsetStore)
     transitions: list[tuple[GroupState, GroupState, int]] = attrs.field(factory=list)
     log: list[dict] = attrs.field(factory=list)  # rebalance log
+    # the __consumer_offsets partition the coordinator writes its records to (None: it keeps
+    # its state in memory only)
+    offsets_log: OffsetsLog | None = attrs.field(default=None, eq=False, repr=False)
+    _state_at: int | None = attrs.field(default=None, eq=False, repr=False, init=False)
     # the scratch space of the step being taken (kraft.core.step.ReadyBuilder): the spec steps
     # taken and the responses sent, in order; reset by every ``step``
     _rb: ReadyBuilder = attrs.field(factory=ReadyBuilder, eq=False, repr=False, init=False)
@@ -166,6 +190,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor="coordinator"):
         if (self.state, to) not in VALID_TRANSITIONS:
             raise InvalidTransition(f"group {self.group_id}: {self.state.value} -> {to.value}")
         self.transitions.append((self.state, to, self.generation))
+        self._state_at = now
         self.log.append({"at": now, "event": "state", "from": self.state.value, "to": to.value,
                          "generation": self.generation})
         self.state = to
@@ -237,10 +262,43 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor="coordinator"):
         if self.leader is None:
             self.leader = mid
 
+    # ------------------------------------------------------------------ __consumer_offsets
+    def _append(self, records: list[KeyValue], now: int) -> None:
+        """One batch of records to the offsets log, if the coordinator has one."""
+        if self.offsets_log is None:
+            return
+        base = self.offsets_log.append(records, now)
+        self._rb.wrote("append", offset=base, count=len(records))
+
+    def _store_group(self, now: int, assignment: dict[str, bytes]) -> None:
+        """``newGroupMetadataRecord`` of the group as it is now (every member with its assignment
+        bytes; no protocol once it has no members)."""
+        cfg = self.config
+        topics = [t for t, _ in cfg.topics]
+        members = [MemberRecord(mid, m.instance, m.client, cfg.rebalance_timeout_ms, cfg.session_timeout_ms,
+                                subscription_bytes(topics, m.reported_owned), assignment[mid])
+                   for mid, m in sorted(self.members.items())]
+        record = GroupRecord(self.group_id, CONSUMER_PROTOCOL_TYPE, self.generation,
+                             cfg.protocol_name if members else None, self.leader,
+                             now if self._state_at is None else self._state_at, members)
+        self._append([record.encode()], now)
+
+    def _store_new_group(self, now: int) -> None:
+        """``newEmptyGroupMetadataRecord``: the first JoinGroup creates the group, which Kafka
+        records empty when that join writes nothing else (``GroupMetadataManager.classicGroupJoin``;
+        a first join never completes a generation, so it never does)."""
+        self._state_at = now
+        self._append([GroupRecord(self.group_id, "", 0, None, None, now).encode()], now)
+
+    def _assignment_bytes(self) -> dict[str, bytes]:
+        return {mid: assignment_bytes(m.assignment) for mid, m in self.members.items()}
+
     # ------------------------------------------------------------------ spec actions
     def handle_join_group(self, m: JoinGroup, now: int) -> None:
         """Spec HandleJoinGroup."""
         self.took(GroupCoordinator.handle_join_group, m=m)
+        if self._state_at is None and self.state == GroupState.EMPTY:
+            self._store_new_group(now)
 
         def reply(err: Errors, member: str | None, gen: int = 0, leader: str | None = None) -> None:
             self.send(JoinGroupResponse(m.source, m.conn, err, member, gen, leader, (), corr=m.corr))
@@ -270,6 +328,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor="coordinator"):
                 self.lost(gone)
             self.log.append({"at": now, "event": "replace_static_member", "old": old, "new": new})
             if self.state == GroupState.STABLE and frozenset(m.owned) == prev.reported_owned:
+                self._store_group(now, self._assignment_bytes())
                 return reply(Errors.NONE, new, self.generation, self.leader)
             if self.state == GroupState.PREPARING_REBALANCE:
                 self.awaiting_join.pop(old, None)
@@ -308,6 +367,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor="coordinator"):
         if not joined:
             self.leader = None
             self._transition(GroupState.EMPTY, now)
+            self._store_group(now, {})
             return
         if self.leader not in joined:
             self.leader = sorted(joined)[0]
@@ -355,6 +415,8 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor="coordinator"):
                 return NO_STEP
             self.took(me, m=m)
             given = dict(m.assignment)
+            self._store_group(now, {x: assignment_bytes(given[x]) if x in given else EMPTY_ASSIGNMENT
+                                    for x in self.members})
             for x, md in self.members.items():
                 md.assignment = frozenset(given.get(x, frozenset()))
             self._transition(GroupState.STABLE, now)
@@ -422,6 +484,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor="coordinator"):
         if err == Errors.NONE:
             self.offsets.commit(dict(m.offsets), member=m.member, committer=m.source,
                                 generation=m.generation, group_generation=self.generation, now=now)
+            self._append([offset_commit_record(self.group_id, tp, off, now) for tp, off in m.offsets], now)
         self.send(OffsetCommitResponse(m.source, m.conn, err, m.offsets, corr=m.corr))
 
     def expire_member(self, x: str, now: int) -> None:
@@ -441,6 +504,8 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor="coordinator"):
             raise ValueError(f"only an Empty group can be deleted, not {self.state.value}")
         self.took(GroupCoordinator.delete_group)
         self._transition(GroupState.DEAD, now)
+        gone = sorted(self.offsets.committed, key=lambda tp: (tp.topic, tp.partition))
+        self._append([*(offset_tombstone(self.group_id, tp) for tp in gone), group_tombstone(self.group_id)], now)
         self.offsets.clear()
 
     def _fire_timers(self, now: int) -> None:

@@ -41,6 +41,8 @@ from kraft.groups.assignors import TopicPartition
 from kraft.groups.consumer import GroupConsumer
 from kraft.groups.coordinator import COORDINATOR, GroupConfig, GroupCoordinator
 from kraft.groups.messages import ConsumerPhase, Errors, LeaveGroup, Message, OffsetCommit, is_request
+from kraft.groups.offsets_log import OffsetsLog
+from kraft.log import FileSystem, MemoryFS
 
 EMPTY = Ready()
 CONSUMERS = (("c1", None), ("c2", None), ("c3", "c3"))  # (client id, instance id): c3 is static
@@ -53,14 +55,17 @@ def client(msg: Message) -> str:
 
 
 class GroupWorld(World):
-    """``consumer_specs``: (client id, instance id or None) of each consumer."""
+    """``consumer_specs``: (client id, instance id or None) of each consumer; ``fs``: the
+    coordinator's disk, where it writes its ``__consumer_offsets`` partition (a fresh
+    ``MemoryFS`` by default)."""
 
     def __init__(self, config: GroupConfig, consumer_specs: Sequence[tuple[str, str | None]] = CONSUMERS,
-                 group_id: str = "g", now: int = 0) -> None:
+                 group_id: str = "g", now: int = 0, fs: FileSystem | None = None) -> None:
         super().__init__()
         self.now = now
         self.config = config
-        self.coordinator = GroupCoordinator(group_id, config)
+        self.fs = MemoryFS() if fs is None else fs
+        self.coordinator = GroupCoordinator(group_id, config, offsets_log=OffsetsLog.for_group(self.fs, group_id))
         self.consumers = {cid: GroupConsumer(cid, config, inst) for cid, inst in consumer_specs}
         self.fencing_breaches: set[tuple[str, str, str]] = set()
         self.found: list[Violation] = []
