@@ -39,7 +39,7 @@ import attrs
 
 from kraft.controller.controller import Controller
 from kraft.controller.image import UNFENCED
-from kraft.replication.stacked import MetadataQuorum, StartBroker
+from kraft.replication.stacked import METADATA_DIR, MetadataQuorum, StartBroker
 from kraft.core.invariants import Violation
 from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, Trigger
@@ -87,6 +87,7 @@ class ReplicationPlugin(SimPlugin):
     # every run that keeps its invariants ends with Jepsen's final phase, so the audit's `unseen`
     # (acknowledged sends no poll read) means lost, not "not read yet"
     final_phase_always = True
+    keeps_metadata_log = True
     world: PartitionWorld
     controller: Controller   # the committed metadata (the world's, set by build)
 
@@ -616,6 +617,13 @@ class ReplicationPlugin(SimPlugin):
             "clients": dict(self.stats),
             **({"metadata_quorum": self.mq.summary()} if self.mq is not None else {}),
         }
+
+    def metadata_logs(self, sim: Sim) -> dict[str, tuple[Any, str]]:
+        """Every controller's ``__cluster_metadata-0`` directory (the active one's and the
+        standbys'), as ``controller-<id>/__cluster_metadata-0``."""
+        if self.mq is None:
+            return {}
+        return {f"controller-{i}/{METADATA_DIR}": (n.fs, n.qnode.directory) for i, n in self.mq.nodes.items()}
 
 
 def make(brokers: int, variant: str | None) -> ReplicationPlugin:
