@@ -1,18 +1,13 @@
 """Serialising metadata records for ``__cluster_metadata`` on the KRaft quorum.
 
-Each record becomes one compact JSON object in the shape ``kafka-dump-log.sh
+Each record becomes one Kafka record value: compact JSON in the shape ``kafka-dump-log.sh
 --cluster-metadata-decoder`` prints (Kafka: ``MetadataRecordSerde`` + the generated
 ``*RecordJsonConverter``): ``{"type": "PARTITION_CHANGE_RECORD", "version": 0, "data": {...}}``,
 with Kafka's record type names (``MetadataRecordType``) and field names.  A ``PartitionChangeRecord``
 omits the fields it does not change (Kafka's tagged fields left at their defaults).  One controller
 operation's records are appended atomically (``QuorumController`` appends a ``ControllerResult``
-with ``RaftClient.scheduleAtomicAppend``): one quorum entry whose value is the tuple of the JSON
-texts, stored as one record batch holding one record, the JSON array of them
-(``kraft.quorum.storage``; Kafka would write one record per metadata record, but our quorum
-numbers entries, not records, so an entry is one offset).
-
-We use JSON rather than Kafka's binary metadata record encoding: the batch framing, offsets, epochs
-and CRCs are Kafka's (``kraft.log``), the record values are readable in a dump.
+with ``RaftClient.scheduleAtomicAppend``): one record batch, one record and one offset per
+metadata record (``kraft.quorum.storage``).
 """
 
 from __future__ import annotations
@@ -51,7 +46,8 @@ class MetadataDecodeError(ValueError):
     """A record text that is not one of the metadata records we write."""
 
 
-def encode(record: Any) -> str:
+def encode(record: Any) -> bytes:
+    """One metadata record as a record value."""
     name = TYPE_NAMES.get(type(record))
     if name is None:
         raise TypeError(f"not a metadata record: {record!r}")
@@ -65,16 +61,18 @@ def encode(record: Any) -> str:
         elif isinstance(v, tuple):
             v = list(v)
         data[f.name] = v
-    return json.dumps({"type": name, "version": 0, "data": data}, separators=(",", ":"), sort_keys=True)
+    doc = {"type": name, "version": 0, "data": data}
+    return json.dumps(doc, separators=(",", ":"), sort_keys=True).encode()
 
 
-def decode(text: str) -> Any:
+def decode(value: bytes) -> Any:
+    """The record a record value holds; ``MetadataDecodeError`` names what is wrong."""
     try:
-        doc = json.loads(text)
+        doc = json.loads(value)
         cls = _BY_NAME[doc["type"]]
         data = dict(doc["data"])
     except (ValueError, KeyError, TypeError) as exc:
-        raise MetadataDecodeError(f"not a metadata record: {text[:80]!r} ({exc})") from exc
+        raise MetadataDecodeError(f"not a metadata record: {value[:80]!r} ({exc!r})") from exc
     for k, v in list(data.items()):
         if k in _SETS:
             data[k] = frozenset(v)
@@ -86,12 +84,11 @@ def decode(text: str) -> Any:
         raise MetadataDecodeError(f"{doc['type']}: {exc}") from exc
 
 
-def encode_batch(records: list[Any]) -> tuple[str, ...]:
+def encode_batch(records: list[Any]) -> tuple[bytes, ...]:
+    """One operation's records: the values of one batch, in order."""
     return tuple(encode(r) for r in records)
 
 
-def decode_batch(value: Any) -> list[Any]:
-    """The records of one quorum entry's value (a tuple of JSON texts)."""
-    if not isinstance(value, tuple):
-        raise MetadataDecodeError(f"not a metadata batch: {value!r}")
-    return [decode(t) for t in value]
+def decode_batch(values: Any) -> list[Any]:
+    """The records of one batch's values."""
+    return [decode(v) for v in values]

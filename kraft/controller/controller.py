@@ -77,7 +77,11 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
         self.brokers = tuple(sorted(brokers))
         self.config = config
         self.quorum = quorum
-        self.records: list[Any] = []     # __cluster_metadata, committed, Kafka offsets 0..
+        self.records: list[Any] = []     # __cluster_metadata, committed, in offset order
+        self.offsets: list[int] = []     # the log offset of each record (quorum mode: not its index)
+        # quorum mode: the offset the next record takes (the quorum's log end offset; the driver
+        # sets it before each step, as OffsetControlManager.nextWriteOffset)
+        self.write_offset = 0
         self.spec_log: list[dict[str, Any]] = []   # the same records as the spec writes them
         self.image = MetadataImage()
         self.committed = self.image      # quorum mode: the image of ``records`` alone
@@ -90,7 +94,7 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
         # (``kafka-storage format``), committed by definition; the quorum log holds what follows.
         quorum, self.quorum = self.quorum, False
         self._append([TopicRecord()])
-        self._append([RegisterBrokerRecord(b, len(self.records) + i, fenced=False)
+        self._append([RegisterBrokerRecord(b, self.next_offset + i, fenced=False)
                       for i, b in enumerate(self.brokers)])
         self._append([PartitionRecord(PARTITION, TOPIC_ID, self.brokers, frozenset(self.brokers), self.brokers[0])])
         self.quorum = quorum
@@ -99,6 +103,7 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
             self.committed = MetadataImage()
             for off, rec in enumerate(self.records):
                 self.committed.replay(off, rec)
+            self.write_offset = len(self.records)
         self._rb = ReadyBuilder()
 
     # ------------------------------------------------------------------ records
@@ -113,17 +118,25 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
         batch (``take_batch``); they reach ``records`` once the quorum commits them."""
         if self.quorum:
             for rec in records:
-                self.image.replay(self.image.applied, rec)
+                self.image.replay(self.image.applied, rec, self.write_offset)
+                self.write_offset += 1
                 self._batch.append(rec)
             return
         for rec in records:
             offset = len(self.records)
             self.records.append(rec)
+            self.offsets.append(offset)
             self.image.replay(offset, rec)
             spec = to_spec(rec, self.image.partition)
             if spec is not None:
                 self.spec_log.append(spec)
             self._rb.committed.append((offset, rec))
+
+    @property
+    def next_offset(self) -> int:
+        """The log offset the next record takes: a registration's broker epoch
+        (QuorumController.registerBroker passes ``offsetControl.nextWriteOffset()``)."""
+        return self.write_offset if self.quorum else len(self.records)
 
     # ------------------------------------------------------------------ quorum mode
     def take_batch(self) -> list[Any]:
@@ -136,18 +149,19 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
         """Records in the in-memory image that are not committed yet."""
         return self.image.applied - self.committed.applied
 
-    def replay_committed(self, records: list[Any]) -> None:
-        """Quorum mode: records committed by the quorum, in offset order.  The in-memory image
-        follows when it holds nothing uncommitted (a standby controller); an active controller
-        replayed its own records when it appended them (the driver checks they are the same
-        quorum entries, else it calls ``revert``)."""
-        for rec in records:
-            offset = len(self.records)
+    def replay_committed(self, records: list[Any], offsets: list[int]) -> None:
+        """Quorum mode: records committed by the quorum at ``offsets``, in offset order.  The
+        in-memory image follows when it holds nothing uncommitted (a standby controller); an
+        active controller replayed its own records when it appended them (the driver checks they
+        are the same quorum entries, else it calls ``revert``)."""
+        for rec, offset in zip(records, offsets, strict=True):
+            index = len(self.records)
             follow = self.image.applied == self.committed.applied
             self.records.append(rec)
-            self.committed.replay(offset, rec)
+            self.offsets.append(offset)
+            self.committed.replay(index, rec, offset)
             if follow:
-                self.image.replay(offset, rec)
+                self.image.replay(index, rec, offset)
             spec = to_spec(rec, self.committed.partition)
             if spec is not None:
                 self.spec_log.append(spec)
@@ -158,8 +172,8 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
         if self.image.applied == self.committed.applied:
             return
         self.image = MetadataImage()
-        for off, rec in enumerate(self.records):
-            self.image.replay(off, rec)
+        for index, (rec, offset) in enumerate(zip(self.records, self.offsets)):
+            self.image.replay(index, rec, offset)
 
     def _change(self, new: PartitionRegistration) -> list[Any]:
         rec = builder.change_record(self.partition, new)
@@ -231,7 +245,7 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
         p = self.partition
         if b in p.isr:
             self._append(self._change(self._build(p, p.isr - {b}, self.image.active() - {b}, (), p.leaderRecoveryState)))
-        self.shutdown_offset[b] = self.image.applied - 1
+        self.shutdown_offset[b] = self.image.last_offset
         return None
 
     def _alter_partition_error(self, m: AlterPartitionRequest) -> str:
@@ -295,7 +309,7 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
             # BrokerHeartbeatManager.calculateNextBrokerState: SHUTDOWN_NOW once the broker leads
             # nothing and has replayed its controlled shutdown
             return (type(self).shutdown_now, {"b": b})
-        if self.quorum and m.wantShutDown and state == FENCED and m.currentMetadataOffset >= self.image.applied - 1:
+        if self.quorum and m.wantShutDown and state == FENCED and m.currentMetadataOffset >= self.image.last_offset:
             # calculateNextBrokerState: a fenced broker asking to shut down is granted SHUTDOWN_NOW
             # at once ("has requested and been granted an immediate shutdown"), once it has
             # replayed everything (its own fencing included); otherwise it stayed fenced, waiting
@@ -317,7 +331,7 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
         old_epoch = self.image.broker_epoch(b)
         unclean = m.previousBrokerEpoch == -1 or m.previousBrokerEpoch != old_epoch
         # the broker epoch is the record's offset (the next write offset)
-        self._append([RegisterBrokerRecord(b, self.image.applied, fenced=True, incarnationId=m.incarnationId)])
+        self._append([RegisterBrokerRecord(b, self.next_offset, fenced=True, incarnationId=m.incarnationId)])
         self.last_heartbeat[b] = now
         if unclean and not self.config.LastReplicaStanding:
             acc = self.image.active() - {b}

@@ -66,20 +66,30 @@ class BrokerRegistration:
 
 
 class MetadataImage:
-    """Replay state.  ``applied``: how many records were replayed (next offset)."""
+    """Replay state.  ``applied``: how many records were replayed; ``last_offset``: the log offset
+    of the last one (-1 before any).  Offsets equal positions in the spec's abstraction; in the
+    metadata quorum LeaderChange control records take offsets too, so the two differ
+    (docs/replication.md, "Metadata offsets")."""
 
     def __init__(self) -> None:
         self.applied = 0
+        self.last_offset = -1
         self.brokers: dict[int, BrokerRegistration] = {}
         self.partition: PartitionRegistration | None = None
         self.topic: TopicRecord | None = None
-        # offset of the last partition record replayed (ReplayMetadata's "changed in the range")
-        self.last_partition_offset = -1
+        # position of the last partition record replayed (ReplayMetadata's "changed in the range")
+        self.last_partition_index = -1
 
-    def replay(self, offset: int, record: MetadataRecord) -> None:
-        if offset != self.applied:
-            raise ValueError(f"replay out of order: offset {offset}, expected {self.applied}")
+    def replay(self, index: int, record: MetadataRecord, offset: int | None = None) -> None:
+        """Apply the record at position ``index`` of the metadata log, at log ``offset`` (default:
+        the position)."""
+        if index != self.applied:
+            raise ValueError(f"replay out of order: record {index}, expected {self.applied}")
+        offset = index if offset is None else offset
+        if offset <= self.last_offset:
+            raise ValueError(f"replay out of order: offset {offset} after {self.last_offset}")
         self.applied += 1
+        self.last_offset = offset
         if isinstance(record, TopicRecord):
             self.topic = record
         elif isinstance(record, RegisterBrokerRecord):
@@ -95,11 +105,11 @@ class MetadataImage:
                                                    record.partitionEpoch, record.isr,
                                                    record.eligibleLeaderReplicas, record.lastKnownElr,
                                                    record.leaderRecoveryState)
-            self.last_partition_offset = offset
+            self.last_partition_index = index
         elif isinstance(record, PartitionChangeRecord):
             assert self.partition is not None
             self.partition = self.partition.merge(record)
-            self.last_partition_offset = offset
+            self.last_partition_index = index
         elif isinstance(record, UnfenceBrokerRecord):
             self.brokers[record.id].state = UNFENCED
         else:

@@ -73,6 +73,8 @@ class SimPlugin(ABC):
     # end every run that did not stop at a violation with Jepsen's final phase (heal, quiesce,
     # final reads): a protocol whose history audit needs final reads sets it
     final_phase_always: ClassVar[bool] = False
+    # ``metadata_logs`` returns directories (``kraft simulate --metadata-log`` is allowed)
+    keeps_metadata_log: ClassVar[bool] = False
     world: World
 
     # ------------------------------------------------------------------ required
@@ -153,4 +155,10 @@ class SimPlugin(ABC):
         """End of run: close open client operations."""
 
     def summary(self, sim: Sim) -> dict[str, Any]:
+        return {}
+
+    def metadata_logs(self, sim: Sim) -> dict[str, tuple[Any, str]]:
+        """The metadata log directories this protocol keeps, for ``kraft simulate --metadata-log``:
+        a relative output path -> (the file system holding it, its directory there).  Empty: the
+        protocol keeps none."""
         return {}

@@ -7,7 +7,7 @@ Entries travel as decoded ``Entry`` values; the receiving node writes them as re
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Sequence, Union
 
 import attrs
 
@@ -16,13 +16,37 @@ LEADER_CHANGE = "LeaderChange"
 
 @attrs.frozen
 class Entry:
-    """One log entry ``[epoch |-> e, value |-> v]``; ``value`` is an int client value or ``"LeaderChange"``."""
+    """One log entry, one offset: ``[epoch |-> e, value |-> v]``.  ``value`` is an int client value,
+    ``"LeaderChange"`` or, in the metadata quorum, the bytes of one metadata record.
+
+    ``last_in_batch``: this record ends its record batch.  A client value and a LeaderChange are
+    batches of one record; a controller operation of N records is one batch at N consecutive
+    offsets (Kafka's ``RaftClient.scheduleAtomicAppend``), whose first N-1 entries have it False.
+    Batches move and are truncated whole (``whole_batches``); the spec has no batches, so
+    ``to_spec`` leaves the flag out."""
 
     epoch: int
-    value: int | str
+    value: int | str | bytes
+    last_in_batch: bool = True
 
     def to_spec(self) -> dict[str, Any]:
         return {"epoch": self.epoch, "value": self.value}
+
+
+def batch_boundary(entries: Sequence[Entry], offset: int) -> int:
+    """The largest batch boundary at or below ``offset`` in ``entries`` (a log from offset 0):
+    where a truncation to ``offset`` really ends, since a batch that straddles it goes entirely
+    (Kafka's ``LogSegment.truncateTo``)."""
+    offset = min(offset, len(entries))
+    while offset > 0 and not entries[offset - 1].last_in_batch:
+        offset -= 1
+    return offset
+
+
+def whole_batches(entries: Sequence[Entry]) -> tuple[Entry, ...]:
+    """``entries`` without a partial batch at the end (a fetch response may end inside a batch;
+    Kafka's readers skip that incomplete batch and fetch it again whole)."""
+    return tuple(entries[:batch_boundary(entries, len(entries))])
 
 
 @attrs.frozen

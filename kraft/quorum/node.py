@@ -35,6 +35,7 @@ from kraft.quorum.messages import (
     FetchResponse,
     VoteRequest,
     VoteResponse,
+    whole_batches,
 )
 from kraft.core.majority import majority, majority_value
 from kraft.core.node import Node, Pick, requires
@@ -410,12 +411,21 @@ class QuorumNode(Node, declaration=PROTOCOL):
         if m.source in self.end_offsets:
             self.end_offsets[m.source] = m.fetchOffset
         self._maybe_advance_high_watermark()
-        stop = self.storage.end_offset
-        if self.config.max_fetch_entries is not None:
-            stop = min(stop, m.fetchOffset + self.config.max_fetch_entries)
-        entries = tuple(self.storage.entries[m.fetchOffset:stop])
+        entries = self._fetch_entries(m.fetchOffset)
         self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_OK, entries,
                                  self.high_watermark, 0, 0, m.fetchOffset, m.lastFetchedEpoch))
+
+    def _fetch_entries(self, start: int) -> tuple[Entry, ...]:
+        """The entries a fetch from ``start`` returns: up to ``max_fetch_entries``, extended to the
+        end of the batch it stops in (a fetch returns whole batches, and at least one even when it
+        exceeds the limit: KIP-74)."""
+        log = self.storage.entries
+        stop = len(log)
+        if self.config.max_fetch_entries is not None and start + self.config.max_fetch_entries < stop:
+            stop = start + self.config.max_fetch_entries
+            while not log[stop - 1].last_in_batch:
+                stop += 1
+        return tuple(log[start:stop])
 
     def handle_fetch_response(self, m: FetchResponse, now: int) -> None:
         """Spec action HandleFetchResponse(n, m): truncate on Diverging; append, flush, adopt the HWM on Ok."""
@@ -436,9 +446,11 @@ class QuorumNode(Node, declaration=PROTOCOL):
             # (bug variant: a response for a rewound position is appended after the stale suffix)
             self.has_fetched_from_leader = True
             self.fetch_deadline = now + self.config.fetch_timeout_ms
-            for entry in m.entries:
-                self._rb.wrote("append", offset=self.storage.end_offset, epoch=entry.epoch, value=entry.value)
-                self.storage.append_entry(entry, m.source, self.voters, now)
+            start = self.storage.end_offset
+            entries = whole_batches(m.entries)
+            for k, entry in enumerate(entries):
+                self._rb.wrote("append", offset=start + k, epoch=entry.epoch, value=entry.value)
+            self.storage.append_entries(entries, m.source, self.voters, now)
             self.storage.flush()  # KafkaRaftClient.appendAsFollower flushes before the next fetch
             self._rb.wrote("flush", offset=self.storage.flushed_offset)
             hwm = min(m.highWatermark, self.storage.end_offset)
@@ -457,14 +469,15 @@ class QuorumNode(Node, declaration=PROTOCOL):
                 self.send(FetchRequest(self.id, m.source, self.current_epoch, target, epoch))
                 self.next_fetch_at = now + self.config.request_timeout_ms
             else:
-                self.storage.truncate_to(target)
-                self._rb.wrote("truncate", offset=target)
+                self._rb.wrote("truncate", offset=self.storage.truncate_to(target))
                 self.next_fetch_at = now
         # anything else is stale (an answer for another fetch offset) and ignored
 
     @requires(_leads, "not the leader")
     def client_append(self, v: int, now: int) -> int:
-        """Spec action ClientAppend(n, v): the leader appends a data record (not yet flushed)."""
+        """Spec action ClientAppend(n, v): the leader appends a data record (not yet flushed).
+        In the metadata quorum ``v`` is a tuple of record values, appended as one batch; the
+        answer is then the offset of its last record."""
         offset = self.storage.append_value(self.current_epoch, v, now)
         self._rb.wrote("append", offset=offset, epoch=self.current_epoch, value=v)
         if self.flush_deadline is None:
@@ -519,8 +532,14 @@ class QuorumNode(Node, declaration=PROTOCOL):
                 f"hwm={self.high_watermark} log={_short_log(self.storage.entries)}")
 
 
+def _entry_text(e: Entry) -> str:
+    """``epoch:value``; a metadata record's bytes by their size (``+`` joins the records of a batch)."""
+    value = f"<{len(e.value)}B>" if isinstance(e.value, bytes) else e.value
+    return f"{e.epoch}:{value}" + ("" if e.last_in_batch else "+")
+
+
 def _short_log(entries: list[Entry], keep: int = 6) -> str:
-    shown = [f"{e.epoch}:{e.value}" for e in entries]
+    shown = [_entry_text(e) for e in entries]
     if len(shown) > 2 * keep:
         shown = shown[:keep] + [f"...({len(shown) - 2 * keep} more)..."] + shown[-keep:]
     return "[" + " ".join(shown) + "]"

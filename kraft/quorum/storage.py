@@ -1,8 +1,10 @@
 """Durable state of one voter: the metadata log and the quorum-state file, through ``kraft.log``.
 
-The log holds real record batches: one ``LeaderChange`` control batch (control type 2) at each
-epoch start and one data batch per client value (value = the decimal bytes of the client value),
-``partition_leader_epoch`` = the entry's epoch.  The quorum-state file mirrors Kafka's
+The log holds real record batches, one offset per record: one ``LeaderChange`` control batch
+(control type 2) at each epoch start, one data batch per client value (value = the decimal bytes
+of the client value) and, in the metadata quorum, one data batch per controller operation holding
+one record per metadata record (value = the record's bytes, key null; Kafka's
+``BatchAccumulator``); ``partition_leader_epoch`` = the entries' epoch.  The quorum-state file mirrors Kafka's
 ``quorum-state`` JSON (``leaderEpoch``, ``leaderId``, ``votedId``, ``currentVoters``) and is replaced
 atomically (temp + fsync + rename) before a vote is answered or an epoch change takes effect.
 
@@ -13,7 +15,7 @@ and invariant checks do not decode batches after every event.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
 from kraft.quorum.messages import LEADER_CHANGE, Entry
 
@@ -28,18 +30,27 @@ def _read_file(fs: Any, path: str) -> bytes | None:
     return fs.read_bytes(path)
 
 
-def batch_to_entry(batch: Any) -> Entry:
-    """A data batch holds one record: a client value (decimal bytes) or, for the metadata quorum
-    under the replication simulator (``kraft.replication.stacked``), one controller operation's
-    metadata records as a JSON array; that entry's value is the tuple of the records' JSON texts."""
+def _value(raw: bytes) -> int | bytes:
+    """A record value: a client value is decimal text; anything else is a metadata record's
+    bytes, kept as they are (its codec belongs to the controller)."""
+    if raw.isdigit() or (raw[:1] == b"-" and raw[1:].isdigit()):
+        return int(raw.decode())
+    return raw
+
+
+def batch_to_entries(batch: Any) -> list[Entry]:
+    """The entries of one batch, one per record (a control batch: its LeaderChange)."""
     if batch.is_control:
-        return Entry(batch.partition_leader_epoch, LEADER_CHANGE)
-    value = batch.records[0].value or b""
-    if value.startswith(b"["):
-        docs = json.loads(value)
-        return Entry(batch.partition_leader_epoch,
-                     tuple(json.dumps(d, separators=(",", ":"), sort_keys=True) for d in docs))
-    return Entry(batch.partition_leader_epoch, int(value.decode()))
+        return [Entry(batch.partition_leader_epoch, LEADER_CHANGE)]
+    last = len(batch.records) - 1
+    return [Entry(batch.partition_leader_epoch, _value(r.value or b""), i == last)
+            for i, r in enumerate(batch.records)]
+
+
+def _data_batch(offset: int, epoch: int, values: tuple[int | bytes, ...], timestamp: int) -> RecordBatch:
+    records = tuple(Record(i, 0, None, v if isinstance(v, bytes) else str(v).encode())
+                    for i, v in enumerate(values))
+    return RecordBatch(offset, epoch, records, first_timestamp=timestamp, max_timestamp=timestamp)
 
 
 class QuorumStorage:
@@ -50,7 +61,7 @@ class QuorumStorage:
         self.directory = directory
         self.log = log
         self.recovery_report = report
-        self.entries: list[Entry] = [batch_to_entry(b) for b in log.read(0)]
+        self.entries: list[Entry] = [e for b in log.read(0) for e in batch_to_entries(b)]
 
     @classmethod
     def open(cls, fs: Any, directory: str) -> "QuorumStorage":
@@ -89,27 +100,47 @@ class QuorumStorage:
         self.entries.append(Entry(epoch, LEADER_CHANGE))
         return offset
 
-    def append_value(self, epoch: int, value: int | tuple[str, ...], timestamp: int = 0) -> int:
-        """Append one data batch of one record: an int client value, or a tuple of serialised
-        metadata records (compact JSON texts, sorted keys) written as one JSON array (one entry =
-        one offset, so the quorum's entry offsets stay the log's offsets)."""
+    def append_value(self, epoch: int, value: int | tuple[bytes, ...], timestamp: int = 0) -> int:
+        """Append one data batch: an int client value (one record), or a tuple of metadata record
+        values, one record each at consecutive offsets (all or nothing).  Returns the offset of
+        the batch's last record (Kafka's ``scheduleAtomicAppend``)."""
+        values = value if isinstance(value, tuple) else (value,)
+        if not values:
+            raise ValueError("an empty batch")
         offset = self.end_offset
-        text = "[" + ",".join(value) + "]" if isinstance(value, tuple) else str(value)
-        record = Record(0, 0, None, text.encode())
-        self.log.append(RecordBatch(offset, epoch, (record,), first_timestamp=timestamp, max_timestamp=timestamp))
-        self.entries.append(Entry(epoch, value))
-        return offset
+        self.log.append(_data_batch(offset, epoch, values, timestamp))
+        last = len(values) - 1
+        self.entries += [Entry(epoch, v, i == last) for i, v in enumerate(values)]
+        return offset + last
 
-    def append_entry(self, entry: Entry, leader_id: int, voters: tuple[int, ...], timestamp: int = 0) -> int:
-        if entry.value == LEADER_CHANGE:
-            return self.append_leader_change(entry.epoch, leader_id, voters, timestamp)
-        assert isinstance(entry.value, (int, tuple))
-        return self.append_value(entry.epoch, entry.value, timestamp)
+    def append_entries(self, entries: Sequence[Entry], leader_id: int, voters: tuple[int, ...],
+                       timestamp: int = 0) -> None:
+        """Append fetched entries as the batches their ``last_in_batch`` flags delimit (the caller
+        hands whole batches: ``whole_batches``)."""
+        start = 0
+        for k, entry in enumerate(entries):
+            if not entry.last_in_batch and k + 1 < len(entries):
+                continue
+            if entry.value == LEADER_CHANGE:
+                self.append_leader_change(entry.epoch, leader_id, voters, timestamp)
+            else:
+                self._append_batch(entries[start:k + 1], timestamp)
+            start = k + 1
 
-    def truncate_to(self, offset: int) -> None:
+    def _append_batch(self, batch: Sequence[Entry], timestamp: int) -> None:
+        epoch = batch[0].epoch
+        if any(e.epoch != epoch or not isinstance(e.value, (int, bytes)) for e in batch):
+            raise ValueError(f"not one data batch: {list(batch)}")
+        self.log.append(_data_batch(self.end_offset, epoch, tuple(e.value for e in batch), timestamp))
+        self.entries += batch
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove the entries from ``offset`` on; a batch straddling it goes whole (the log
+        removes whole batches), so the new end offset can be lower.  Returns it."""
         if offset < self.end_offset:
             self.log.truncate_to(offset)
-            del self.entries[offset:]
+            del self.entries[self.log.end_offset:]
+        return self.end_offset
 
     def flush(self) -> None:
         self.log.flush()
@@ -152,4 +183,4 @@ class QuorumStorage:
         return (epoch, None if leader < 0 else leader, None if voted < 0 else voted, awaiting)
 
 
-__all__ = ["QuorumStorage", "MemoryFS", "batch_to_entry"]
+__all__ = ["QuorumStorage", "MemoryFS", "batch_to_entries"]

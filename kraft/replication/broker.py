@@ -94,12 +94,15 @@ def _stopped(b: "Broker") -> bool:
 
 class Broker(Node, declaration=PROTOCOL, actor="broker"):
     def __init__(self, broker_id: int, brokers: Sequence[int], config: ReplicationConfig, fs: Any,
-                 metadata: Sequence[Any], *, now: int = 0, directory: str | None = None) -> None:
+                 metadata: Sequence[Any], *, now: int = 0, directory: str | None = None,
+                 metadata_offsets: Sequence[int] | None = None) -> None:
         self.id = broker_id
         self.brokers = tuple(sorted(brokers))
         self.config = config
         self.fs = fs
         self.metadata = metadata
+        # the log offset of each metadata record (default: its position, the spec's numbering)
+        self.metadata_offsets = metadata_offsets
         self.root = directory or f"/kafka/broker-{broker_id}"
         self.directory = join(self.root, "kraft-test-0")
         self._rb = ReadyBuilder()
@@ -368,8 +371,9 @@ class Broker(Node, declaration=PROTOCOL, actor="broker"):
         """Apply the committed metadata log to its end; makeLeader / makeFollower if the partition
         changed in that range (a partition epoch older than the local one is skipped)."""
         start = self.image.applied
-        for off in range(start, len(self.metadata)):
-            self.image.replay(off, self.metadata[off])
+        offsets = self.metadata_offsets
+        for i in range(start, len(self.metadata)):
+            self.image.replay(i, self.metadata[i], i if offsets is None else offsets[i])
         self.next_replay_at = now + self.config.metadata_replay_ms
         p = self.image.partition
         # A registration this broker already knows is not applied again: the same partition and
@@ -389,7 +393,7 @@ class Broker(Node, declaration=PROTOCOL, actor="broker"):
         # (ReplayEqualEpoch = FALSE in spec/PartitionReplication.tla, ReplayMetadata).
         known = p is not None and p.partitionEpoch == self.local_partition_epoch \
             and p.leaderEpoch == self.local_leader_epoch
-        if p is None or self.image.last_partition_offset < start or p.partitionEpoch < self.local_partition_epoch \
+        if p is None or self.image.last_partition_index < start or p.partitionEpoch < self.local_partition_epoch \
                 or known:
             return
         new_epoch = p.leaderEpoch > self.local_leader_epoch
@@ -615,7 +619,7 @@ class Broker(Node, declaration=PROTOCOL, actor="broker"):
 
     def heartbeat(self, now: int) -> None:
         """BrokerLifecycleManager: a heartbeat with the replayed metadata offset."""
-        self.send(BrokerHeartbeatRequest(self.id, self.broker_epoch, self.image.applied - 1, self.want_shutdown))
+        self.send(BrokerHeartbeatRequest(self.id, self.broker_epoch, self.image.last_offset, self.want_shutdown))
         self.next_heartbeat_at = now + self.config.broker_heartbeat_interval_ms
         self.noted("heartbeat")
 

@@ -11,7 +11,7 @@ here, so both sides import this module and not each other.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
@@ -141,18 +141,22 @@ _NOT_IN_SPEC: dict[type, tuple[str, ...]] = {AlterPartitionRequest: ("dest",), A
 SPEC_MESSAGES = (FetchRequest, FetchResponse, AlterPartitionRequest, AlterPartitionResponse)
 
 
-def to_spec(m: Any) -> dict[str, Any]:
-    """The spec's message record for ``m``."""
+def to_spec(m: Any, spec_epoch: Callable[[int], int] | None = None) -> dict[str, Any]:
+    """The spec's message record for ``m``; ``spec_epoch`` maps its broker epochs (log offsets)
+    to the spec's numbering (default: they are the same)."""
     out: dict[str, Any] = {"mtype": m.mtype}
     skip = _NOT_IN_SPEC.get(type(m), ())
+    epoch = spec_epoch or (lambda e: e)
     for f in attrs.fields(type(m)):
         if f.name in skip:
             continue
         v = getattr(m, f.name)
         if f.name == "entries":
             v = [e.to_spec() for e in v]
+        elif f.name == "brokerEpoch":
+            v = epoch(v)
         elif f.name == "newIsrWithEpochs":
-            v = sorted(({"broker": x.broker, "brokerEpoch": x.brokerEpoch} for x in v),
+            v = sorted(({"broker": x.broker, "brokerEpoch": epoch(x.brokerEpoch)} for x in v),
                        key=lambda d: (d["broker"], d["brokerEpoch"]))
         elif isinstance(v, frozenset):
             v = sorted(v)

@@ -17,12 +17,19 @@ from kraft.replication.invariants import entries
 from kraft.replication.messages import SPEC_MESSAGES, to_spec
 
 
+def _same(epoch: int) -> int:
+    return epoch
+
+
 @attrs.define
 class View:
+    """``spec_epoch`` maps a broker epoch (a log offset) to the spec's numbering."""
+
     controller: Any
     brokers: dict[int, Any]
     messages: list[Any] = attrs.field(factory=list)
     ghost: Any = None
+    spec_epoch: Callable[[int], int] = _same
 
 
 def _per_broker(fn: Callable[[Any], Any]) -> Callable[[View], dict[int, Any]]:
@@ -42,7 +49,12 @@ def metadata_log(v: View) -> list[dict[str, Any]]:
 
 
 def broker_epoch(v: View) -> dict[int, int]:
-    return {b: v.controller.image.broker_epoch(b) for b in v.controller.brokers}
+    return {b: v.spec_epoch(v.controller.image.broker_epoch(b)) for b in v.controller.brokers}
+
+
+def follower_broker_epoch(v: View) -> dict[int, dict[int, int]]:
+    return {b: {f: v.spec_epoch(e) for f, e in br.follower_broker_epoch.items()}
+            for b, br in sorted(v.brokers.items())}
 
 
 def broker_state(v: View) -> dict[int, str]:
@@ -50,7 +62,7 @@ def broker_state(v: View) -> dict[int, str]:
 
 
 def messages(v: View) -> list[dict[str, Any]]:
-    return [to_spec(m) for m in v.messages if isinstance(m, SPEC_MESSAGES)]
+    return [to_spec(m, v.spec_epoch) for m in v.messages if isinstance(m, SPEC_MESSAGES)]
 
 
 def exposed(v: View) -> frozenset[Any]:
@@ -84,7 +96,7 @@ PER_BROKER: dict[str, Callable[[View], Any]] = {
     "pendingIsr": _per_broker(lambda br: br.pending_isr),
     "leaderEpochStartOffset": _per_broker(lambda br: br.leader_epoch_start_offset),
     "followerEndOffset": _per_broker(lambda br: dict(br.follower_end_offset)),
-    "followerBrokerEpoch": _per_broker(lambda br: dict(br.follower_broker_epoch)),
+    "followerBrokerEpoch": follower_broker_epoch,
 }
 
 CONTROLLER: dict[str, Callable[[View], Any]] = {

@@ -39,10 +39,11 @@ import attrs
 
 from kraft.controller.controller import Controller
 from kraft.controller.image import UNFENCED
-from kraft.replication.stacked import MetadataQuorum, StartBroker
+from kraft.replication.stacked import METADATA_DIR, MetadataQuorum, StartBroker
 from kraft.core.invariants import Violation
 from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, Trigger
+from kraft.quorum.config import QuorumConfig
 from kraft.quorum.node import QuorumNode
 from kraft.replication.broker import Broker, ProduceResult
 from kraft.replication.config import ReplicationConfig
@@ -86,15 +87,18 @@ class ReplicationPlugin(SimPlugin):
     # every run that keeps its invariants ends with Jepsen's final phase, so the audit's `unseen`
     # (acknowledged sends no poll read) means lost, not "not read yet"
     final_phase_always = True
+    keeps_metadata_log = True
     world: PartitionWorld
     controller: Controller   # the committed metadata (the world's, set by build)
 
     def __init__(self, brokers: int = 3, config: ReplicationConfig | None = None, processes: int = 4,
-                 metadata_quorum: bool = True) -> None:
+                 metadata_quorum: bool = True, quorum_config: QuorumConfig | None = None) -> None:
         """``metadata_quorum``: the controllers are three KRaft voters and brokers fetch the
-        committed metadata log from them (``StackedWorld``); False: one controller whose committed
-        log brokers read directly (the spec's abstraction, node 0: ``ReplicationWorld``)."""
+        committed metadata log from them (``StackedWorld``; ``quorum_config`` configures them);
+        False: one controller whose committed log brokers read directly (the spec's abstraction,
+        node 0: ``ReplicationWorld``)."""
         self.metadata_quorum = metadata_quorum
+        self.quorum_config = quorum_config
         if brokers < 1:
             raise ValueError("need at least one broker")
         self.ids = tuple(range(1, brokers + 1))
@@ -130,7 +134,7 @@ class ReplicationPlugin(SimPlugin):
     def build(self, sim: Sim) -> PartitionWorld:
         world: PartitionWorld
         if self.metadata_quorum:
-            world = StackedWorld(len(self.ids), self.config, sim.rng, now=sim.now)
+            world = StackedWorld(len(self.ids), self.config, sim.rng, now=sim.now, qconfig=self.quorum_config)
         else:
             world = ReplicationWorld(len(self.ids), self.config, now=sim.now)
         world.net = sim.network
@@ -164,6 +168,8 @@ class ReplicationPlugin(SimPlugin):
             # once), each a dict of arguments
             return [{k: self.encode(v) for k, v in x.items()} if isinstance(x, dict) else self.encode(x)
                     for x in value]
+        if isinstance(value, SPEC_MESSAGES):
+            return to_spec(value, self.world.spec_epoch)
         return to_spec(value) if hasattr(value, "mtype") else value
 
     def drop_is_spec_step(self, sim: Sim, msg: Any) -> bool:
@@ -611,6 +617,13 @@ class ReplicationPlugin(SimPlugin):
             "clients": dict(self.stats),
             **({"metadata_quorum": self.mq.summary()} if self.mq is not None else {}),
         }
+
+    def metadata_logs(self, sim: Sim) -> dict[str, tuple[Any, str]]:
+        """Every controller's ``__cluster_metadata-0`` directory (the active one's and the
+        standbys'), as ``controller-<id>/__cluster_metadata-0``."""
+        if self.mq is None:
+            return {}
+        return {f"controller-{i}/{METADATA_DIR}": (n.fs, n.qnode.directory) for i, n in self.mq.nodes.items()}
 
 
 def make(brokers: int, variant: str | None) -> ReplicationPlugin:

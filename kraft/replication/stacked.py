@@ -32,15 +32,18 @@ controllers from 3000, ``TestKitNodes``), so they never clash with broker ids 1.
   list ``kraft.replication.broker.Broker`` replays.  Network faults apply to every one of these
   messages.  The broker sends its heartbeats and AlterPartition requests to that same controller.
 
-Metadata offsets: records are numbered in commit order after the bootstrap checkpoint (the topic,
-the brokers' first registrations and the partition, which every node is formatted with), one offset
-per record; control records (LeaderChange) take no metadata offset.  So a broker epoch is the spec's
-position of its RegisterBroker record, as in the abstract controller (Kafka's offsets also count
-control records and batch headers; docs/replication.md, "Metadata quorum").
+Metadata offsets are the quorum log's: every node is formatted with the bootstrap (the topic, the
+brokers' first registrations and the partition) as one batch in epoch 0 at offsets 0.., and one
+operation of N records is one batch at N offsets, fetched, truncated, committed and applied
+whole.  A broker epoch is the offset of its RegisterBrokerRecord, as in Kafka; LeaderChange
+records take offsets too, so the spec's numbering of the same record (control records left out)
+is ``MetadataQuorum.spec_position``, which the projection uses (docs/replication.md, "Metadata
+quorum").
 """
 
 from __future__ import annotations
 
+import bisect
 import random
 from typing import Any, Callable, Iterable
 
@@ -60,6 +63,7 @@ from kraft.quorum.messages import (
     FETCH_DIVERGING,
     FETCH_FENCED,
     FETCH_OK,
+    LEADER_CHANGE,
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
     Entry,
@@ -67,8 +71,11 @@ from kraft.quorum.messages import (
     FetchResponse,
     VoteRequest,
     VoteResponse,
+    batch_boundary,
+    whole_batches,
 )
 from kraft.quorum.node import QuorumNode
+from kraft.quorum.storage import QuorumStorage
 from kraft.quorum.projection import project_cluster
 from kraft.replication.broker import CLEAN_SHUTDOWN_FILE, Broker
 from kraft.replication.config import ReplicationConfig
@@ -82,6 +89,7 @@ from kraft.replication.messages import (
 from kraft.replication.protocol import PROTOCOL, REGISTER_STOPPED
 
 CONTROLLER_IDS = (3000, 3001, 3002)
+METADATA_DIR = "__cluster_metadata-0"   # the log directory of Kafka's metadata topic partition
 STOP = -1   # in MetadataQuorum.starts: (broker, STOP) = the broker's fencing committed, it stops
 QUORUM_MESSAGES = (VoteRequest, VoteResponse, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest,
                    FetchResponse)
@@ -112,15 +120,17 @@ class ControllerNode:
         self.mq = mq
         self.id = node_id
         self.fs = MemoryFS()
-        self.qnode = QuorumNode(node_id, mq.ids, mq.qconfig, self.fs, rng=rng, now_ms=now,
-                                directory=f"/kraft/controller-{node_id}/__cluster_metadata-0")
+        directory = f"/kraft/controller-{node_id}/{METADATA_DIR}"
+        mq.format(self.fs, directory)
+        self.qnode = QuorumNode(node_id, mq.ids, mq.qconfig, self.fs, rng=rng, now_ms=now, directory=directory)
         self._fresh(now)
 
     def _fresh(self, now: int) -> None:
         """The controller process starts: the bootstrap checkpoint, nothing replayed from the log."""
         self.controller = Controller(self.mq.brokers, self.mq.config, now=now, quorum=True)
-        self.applied_entries = 0            # quorum entries replayed this incarnation
-        self.pending: list[tuple[int, int]] = []   # (epoch, offset) of own uncommitted batches
+        self.applied_entries = 0            # quorum entries (offsets) committed this incarnation
+        self.partial: list[Entry] = []      # committed entries of a batch not yet committed whole
+        self.pending: list[tuple[int, int]] = []   # (epoch, last offset) of own uncommitted batches
         self.active = False
         self.active_epoch = -1
 
@@ -180,6 +190,7 @@ class ControllerNode:
     # ------------------------------------------------------------------ the controller
     def _run(self, inp: Any, now: int) -> Ready:
         """Let the active controller take ``inp``; its records become one quorum batch."""
+        self.controller.write_offset = self.qnode.storage.end_offset
         r = self.controller.step(inp, now)
         batch = self.controller.take_batch()
         start = (inp.source, inp.incarnationId) if isinstance(inp, BrokerRegistrationRequest) else None
@@ -188,15 +199,18 @@ class ControllerNode:
                      for m in r.messages)
         if batch:
             a = self.qnode.step(Trigger(QuorumNode.client_append, {"v": encode_batch(batch)}), now)
-            offset = a.reply
+            offset = a.reply   # of the batch's last record
+            if offset != self.controller.write_offset - 1:
+                raise AssertionError(f"controller {self.id}: batch ends at {offset}, its records were "
+                                     f"numbered up to {self.controller.write_offset - 1}")
             key = (self.qnode.current_epoch, offset)
             self.pending.append(key)
             stop = inp.source if r.note is not None and r.note.action == SHUTDOWN_NOW else None
             self.mq.register(key, _Op(self.id, key[0], r.steps, msgs, start, request, stop))
             what = r.steps[0].action if r.steps else (r.note.action if r.note else "?")
             return Ready(writes=a.writes, synced=a.synced, messages=a.messages,
-                         note=SpecStep("MetadataAppend", self.id, {"offset": offset, "records": len(batch),
-                                                                 "for": what}))
+                         note=SpecStep("MetadataAppend", self.id, {"offset": offset - len(batch) + 1,
+                                                                 "records": len(batch), "for": what}))
         if r.steps and self.pending:
             # answered without records, after what this controller appended before commits
             self.mq.register(self.pending[-1], _Op(self.id, self.qnode.current_epoch, r.steps, msgs,
@@ -230,22 +244,29 @@ class ControllerNode:
         return out
 
     def _commit(self, off: int, entry: Entry, now: int) -> Ready:
+        """Quorum entry ``off`` is committed; a batch takes effect when its last record is (a
+        controller applies whole batches only: RaftClient.Listener.handleCommit)."""
         if off != self.applied_entries:
             raise AssertionError(f"controller {self.id}: commit of offset {off}, expected {self.applied_entries}")
         self.applied_entries += 1
+        self.partial.append(entry)
+        if not entry.last_in_batch:
+            return Ready()
+        batch, self.partial = self.partial, []
+        first = off - len(batch) + 1
         committed: list[tuple[int, Any]] = []
-        if isinstance(entry.value, tuple):
+        if first >= self.mq.bootstrap_end and entry.value != LEADER_CHANGE:
             key = (entry.epoch, off)
             if self.pending and self.pending[0] == key:
                 self.pending.pop(0)
             elif self.pending:
                 self.controller.revert()
                 self.pending = []
-            records = decode_batch(entry.value)
-            first = len(self.controller.records)
-            self.controller.replay_committed(records)
-            committed = list(enumerate(records, first))
-        effects = self.mq.on_commit(self, off, entry, now)
+            records = decode_batch([e.value for e in batch])
+            start = len(self.controller.records)
+            self.controller.replay_committed(records, list(range(first, off + 1)))
+            committed = list(enumerate(records, start))
+        effects = self.mq.on_commit(self, first, batch, now)
         return Ready(committed=tuple(committed)).then(effects)
 
     def describe(self) -> str:
@@ -275,23 +296,26 @@ class _Visible:
 
 
 class MetadataFetcher:
-    """A broker as an observer of the metadata quorum (KafkaRaftClient without a vote)."""
+    """A broker as an observer of the metadata quorum (KafkaRaftClient without a vote): formatted
+    with the bootstrap batch, it fetches whole batches and applies committed ones whole."""
 
-    def __init__(self, broker_id: int, voters: tuple[int, ...], bootstrap: Iterable[Any], qconfig: QuorumConfig,
-                 now: int) -> None:
+    def __init__(self, broker_id: int, voters: tuple[int, ...], bootstrap: Iterable[Any],
+                 bootstrap_entries: Iterable[Entry], qconfig: QuorumConfig, now: int) -> None:
         self.id = broker_id
         self.voters = voters
         self.qconfig = qconfig
         self.bootstrap = tuple(bootstrap)
+        self.bootstrap_entries = tuple(bootstrap_entries)
         self.records: list[Any] = list(self.bootstrap)   # fetched committed records
+        self.offsets: list[int] = list(range(len(self.bootstrap)))   # their log offsets
         self.hold: int | None = None   # a start's incarnation: records hidden until it is registered
         self.visible = _Visible(self)  # what the broker replays
         self._clear(now)
 
     def _clear(self, now: int) -> None:
-        self.log: list[Entry] = []
-        self.high_watermark = 0
-        self.applied = 0
+        self.log: list[Entry] = list(self.bootstrap_entries)
+        self.high_watermark = len(self.log)
+        self.applied = len(self.log)   # entries applied: always the end of a batch
         self.epoch = 0
         self.leader: int | None = None
         self.target = 0
@@ -299,9 +323,10 @@ class MetadataFetcher:
         self.in_flight_until: int | None = None
 
     def lose_disk(self, now: int) -> None:
-        """The broker's metadata log is gone: back to the bootstrap checkpoint (the list object
-        the broker holds stays the same)."""
+        """The broker's metadata log is gone: back to the bootstrap (the lists the broker holds
+        stay the same objects)."""
         del self.records[len(self.bootstrap):]
+        del self.offsets[len(self.bootstrap):]
         self._clear(now)
 
     def crash(self, now: int) -> None:
@@ -351,41 +376,55 @@ class MetadataFetcher:
             return False, None       # stale: not an answer to a fetch from this log (kraft.quorum.messages)
         self.leader = m.source
         if m.result == FETCH_DIVERGING:
-            end = 0
-            for i in range(len(self.log) - 1, -1, -1):
-                if self.log[i].epoch <= m.divergingEpoch:
-                    end = i + 1
-                    break
-            target = min(m.divergingEndOffset, end)
-            problem = None
-            if target < self.applied:
-                problem = f"broker {self.id}: the leader truncates committed metadata entries {target}..{self.applied}"
-                target = self.applied
-            del self.log[target:]
-            self.next_fetch_at = now
-            return False, problem
+            return False, self._diverged(m, now)
         if m.result != FETCH_OK:
             return False, None
-        self.log.extend(m.entries)
+        self.log.extend(whole_batches(m.entries))
         self.high_watermark = max(self.high_watermark, min(m.highWatermark, len(self.log)))
         self.next_fetch_at = now if m.entries else now + self.qconfig.fetch_interval_ms
+        return self._apply()
+
+    def _diverged(self, m: FetchResponse, now: int) -> str | None:
+        """Truncate to where the leader's log and this one agree, never inside a batch."""
+        end = 0
+        for i in range(len(self.log) - 1, -1, -1):
+            if self.log[i].epoch <= m.divergingEpoch:
+                end = i + 1
+                break
+        target = batch_boundary(self.log, min(m.divergingEndOffset, end))
+        problem = None
+        if target < self.applied:
+            problem = f"broker {self.id}: the leader truncates committed metadata entries {target}..{self.applied}"
+            target = self.applied
+        del self.log[target:]
+        self.next_fetch_at = now
+        return problem
+
+    def _apply(self) -> tuple[bool, str | None]:
+        """Apply every whole batch below the high watermark (MetadataLoader.handleCommit)."""
         grew = False
         problem = None
-        while self.applied < self.high_watermark:
-            e = self.log[self.applied]
-            self.applied += 1
-            if isinstance(e.value, tuple):
-                try:
-                    recs = decode_batch(e.value)
-                except MetadataDecodeError as exc:
-                    problem = f"broker {self.id}: {exc}"
-                    continue
-                self.records.extend(recs)
-                if self.hold is not None and any(isinstance(r, RegisterBrokerRecord) and r.brokerId == self.id
-                                                 and r.incarnationId == self.hold for r in recs):
-                    self.hold = None    # caught up to its own registration
-                grew = True
-        return grew, problem
+        while True:
+            end = self.applied
+            while end < self.high_watermark and not self.log[end].last_in_batch:
+                end += 1
+            if end >= self.high_watermark:
+                return grew, problem
+            batch, first = self.log[self.applied:end + 1], self.applied
+            self.applied = end + 1
+            if batch[0].value == LEADER_CHANGE:
+                continue
+            try:
+                recs = decode_batch([e.value for e in batch])
+            except MetadataDecodeError as exc:
+                problem = f"broker {self.id}: {exc}"
+                continue
+            self.records.extend(recs)
+            self.offsets.extend(range(first, first + len(recs)))
+            if self.hold is not None and any(isinstance(r, RegisterBrokerRecord) and r.brokerId == self.id
+                                             and r.incarnationId == self.hold for r in recs):
+                self.hold = None    # caught up to its own registration
+            grew = True
 
 
 class MetadataQuorum:
@@ -402,6 +441,11 @@ class MetadataQuorum:
         self.config = config
         self.qconfig = qconfig or QuorumConfig()
         self.view = Controller(brokers, config, now=now, quorum=True)
+        # the bootstrap every node is formatted with: one batch in epoch 0 at offsets 0.. (the
+        # broker epochs 1..N it registers are those offsets)
+        values = encode_batch(list(self.view.bootstrap))
+        self.bootstrap_entries = tuple(Entry(0, v, i == len(values) - 1) for i, v in enumerate(values))
+        self.bootstrap_end = len(values)
         self.entries: list[Entry] = []           # committed quorum entries, offsets from 0
         self.ops: dict[tuple[int, int], list[_Op]] = {}
         self.problems: list[Violation] = []
@@ -417,7 +461,27 @@ class MetadataQuorum:
         self.nodes = {i: ControllerNode(self, i, random.Random(rng.randrange(2**32)), now) for i in self.ids}
 
     def fetcher(self, broker: int, now: int) -> MetadataFetcher:
-        return MetadataFetcher(broker, self.ids, self.view.bootstrap, self.qconfig, now)
+        return MetadataFetcher(broker, self.ids, self.view.bootstrap, self.bootstrap_entries, self.qconfig, now)
+
+    def format(self, fs: Any, directory: str) -> None:
+        """Write the bootstrap batch into a new controller's metadata log (``kafka-storage
+        format``; Kafka keeps it in a bootstrap checkpoint that the first active controller
+        appends to the log, ``ActivationRecordsGenerator``)."""
+        storage = QuorumStorage.open(fs, directory)
+        storage.append_value(0, tuple(e.value for e in self.bootstrap_entries))
+        storage.flush()
+
+    def spec_position(self, offset: int) -> int:
+        """The spec's number of the committed metadata record at log ``offset``: its position in
+        the committed metadata records, TopicRecord at 0 (the spec numbers from 1 without it).  A
+        broker epoch is such an offset; -1 (none) stays -1."""
+        if offset < 0:
+            return offset
+        offsets = self.view.offsets
+        i = bisect.bisect_left(offsets, offset)
+        if i == len(offsets) or offsets[i] != offset:
+            raise AssertionError(f"no committed metadata record at offset {offset}")
+        return i
 
     # ------------------------------------------------------------------ operations and commits
     def register(self, key: tuple[int, int], op: _Op) -> None:
@@ -447,34 +511,38 @@ class MetadataQuorum:
                 out.append(SpecStep(PROTOCOL.drop_message, None, {"m": attrs.evolve(m, dest=CONTROLLER)}))
         return tuple(out)
 
-    def on_commit(self, node: ControllerNode, off: int, entry: Entry, now: int) -> Ready:
-        """Controller ``node`` learnt that quorum entry ``off`` is committed.  The first time any
-        controller does, the metadata log grows and the operations the batch completes take effect."""
-        if off < len(self.entries):
-            if self.entries[off] != entry:
+    def on_commit(self, node: ControllerNode, first: int, batch: list[Entry], now: int) -> Ready:
+        """Controller ``node`` learnt that the batch at ``first`` is committed (whole).  The first
+        time any controller does, the metadata log grows and the operations the batch completes
+        take effect."""
+        end = first + len(batch)
+        if first < len(self.entries):
+            if self.entries[first:end] != batch:
                 self.problems.append(Violation(
                     "MetadataLogAgreement",
-                    f"controller {node.id} commits {entry} at offset {off}, {self.entries[off]} was committed there"))
+                    f"controller {node.id} commits {batch} at offsets {first}..{end - 1}, "
+                    f"{self.entries[first:end]} was committed there"))
             return Ready()
-        if off > len(self.entries):
+        if first > len(self.entries):
             self.problems.append(Violation("MetadataLogAgreement",
-                                           f"controller {node.id} commits offset {off} before {len(self.entries)}"))
+                                           f"controller {node.id} commits offset {first} before {len(self.entries)}"))
             return Ready()
-        self.entries.append(entry)
-        if isinstance(entry.value, tuple):
-            records = decode_batch(entry.value)
-            self.view.replay_committed(records)
+        self.entries += batch
+        off, last = end - 1, batch[-1]
+        if first >= self.bootstrap_end and last.value != LEADER_CHANGE:
+            records = decode_batch([e.value for e in batch])
+            self.view.replay_committed(records, list(range(first, end)))
             self.stats["committed_batches"] += 1
             self.stats["committed_records"] += len(records)
         # operations appended at this offset in another epoch were truncated: lost; an
         # AlterPartition request no channel holds any more is lost for the spec with them (the
         # drops come first: a copy handled in this step is then consumed by the handling)
         lost: list[Any] = []
-        for key in [k for k in self.ops if k[1] <= off and k != (entry.epoch, off)]:
+        for key in [k for k in self.ops if k[1] <= off and k != (last.epoch, off)]:
             ops = self.ops.pop(key)
             self.stats["lost_operations"] += len(ops)
             lost += [op.request for op in ops if op.request is not None]
-        done = self.ops.pop((entry.epoch, off), [])
+        done = self.ops.pop((last.epoch, off), [])
         handled = {attrs.evolve(op.request, dest=CONTROLLER) for op in done if op.request is not None}
         out = Ready(steps=self.lost_from_flight(m for m in lost if attrs.evolve(m, dest=CONTROLLER) not in handled))
         for op in done:
@@ -522,6 +590,27 @@ class MetadataQuorum:
             if c.records != committed[:n]:
                 out.append(Violation("ControllerReplaysCommitted",
                                      f"controller {i} replayed records that differ from the committed log"))
+        return out + self._whole_batches(brokers)
+
+    def _whole_batches(self, brokers: dict[int, MetadataFetcher]) -> list[Violation]:
+        """``MetadataWholeBatches``: every metadata log, a controller's or a broker's, ends at the
+        end of a batch, and what is committed and applied ends at one too (a batch is appended,
+        replicated, committed and applied whole: scheduleAtomicAppend)."""
+        logs: list[tuple[str, list[Entry], int]] = []
+        for i, node in self.nodes.items():
+            entries = node.qnode.storage.entries
+            logs.append((f"controller {i}", entries, node.qnode.high_watermark))
+            logs.append((f"controller {i}", entries, node.controller.committed.last_offset + 1))
+        for b, f in brokers.items():
+            logs.append((f"broker {b}", f.log, f.applied))
+        out = []
+        for who, log, committed in logs:
+            if batch_boundary(log, len(log)) != len(log):
+                out.append(Violation("MetadataWholeBatches", f"{who}'s metadata log ends inside a batch "
+                                     f"(at offset {len(log)})"))
+            elif committed <= len(log) and batch_boundary(log, committed) != committed:
+                out.append(Violation("MetadataWholeBatches", f"{who} commits or applies up to offset {committed}, "
+                                     f"inside a batch"))
         return out
 
     def active(self) -> ControllerNode | None:

@@ -30,6 +30,7 @@ from kraft.core.step import TICK, Ready, Trigger
 from kraft.core.world import World
 from kraft.log import MemoryFS
 from kraft.replication.broker import Broker, ProduceResult
+from kraft.quorum.config import QuorumConfig
 from kraft.replication.config import ReplicationConfig
 from kraft.replication.invariants import Ghost, check_all, has_at
 from kraft.replication.messages import (
@@ -94,7 +95,11 @@ class PartitionWorld(World):
         return ready
 
     def view(self, in_flight: Sequence[Any] = ()) -> View:
-        return View(self.controller, self.brokers, list(in_flight), self.ghost)
+        return View(self.controller, self.brokers, list(in_flight), self.ghost, self.spec_epoch)
+
+    def spec_epoch(self, epoch: int) -> int:
+        """A broker epoch as the spec numbers it: here the offsets are the spec's positions."""
+        return epoch
 
     def state(self) -> dict[str, Any]:
         """The spec variables the invariants read (no messages, no metadata log) and ``MinIsr``."""
@@ -383,18 +388,26 @@ class StackedWorld(PartitionWorld):
     metadata.  The spec's controller variables are projected from the quorum's committed log
     (``mq.view``).  ``rng`` seeds the voters' election jitter."""
 
-    def __init__(self, brokers: int, config: ReplicationConfig, rng: random.Random, *, now: int = 0) -> None:
+    def __init__(self, brokers: int, config: ReplicationConfig, rng: random.Random, *, now: int = 0,
+                 qconfig: QuorumConfig | None = None) -> None:
         super().__init__(brokers, config)
         self.now = now
-        self.mq = MetadataQuorum(self.ids, config, rng, now)
+        self.mq = MetadataQuorum(self.ids, config, rng, now, qconfig)
         self.controller = self.mq.view
         self.fetchers: dict[int, MetadataFetcher] = {b: self.mq.fetcher(b, now) for b in self.ids}
-        self.brokers = {b: Broker(b, self.ids, config, self.fs[b], self.fetchers[b].visible, now=now)
+        self.brokers = {b: Broker(b, self.ids, config, self.fs[b], self.fetchers[b].visible, now=now,
+                                  metadata_offsets=self.fetchers[b].offsets)
                         for b in self.ids}
         self.broker_nodes = {b: BrokerNode(self.brokers[b], self.fetchers[b], self.mq) for b in self.ids}
         for br in self.brokers.values():
             br.stops_on_its_own = False   # it stops when the controller's fencing commits
         self.mq.on_network = self._on_network
+
+    def spec_epoch(self, epoch: int) -> int:
+        """A broker epoch (the log offset of a committed RegisterBrokerRecord) as the spec numbers
+        it: the record's position among the committed metadata records (LeaderChange control
+        records take log offsets, not spec positions)."""
+        return self.mq.spec_position(epoch)
 
     def _on_network(self, key: AlterPartitionRequest) -> bool:
         """Is a copy of AlterPartition request ``key`` (addressed to ``CONTROLLER``) in flight?"""

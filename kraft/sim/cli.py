@@ -9,6 +9,7 @@ the header's ``verdict`` (``clean``/``violation``) there.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -24,20 +25,26 @@ from kraft.sim.core import Faults, SimulationError, Simulator
 from kraft.sim.recorder import Recorder
 
 
+METADATA_LOG_DIR = "metadata-log"   # under a run's --out, with --metadata-log
+
 # the targeted faults of each protocol, for --help
 _NEMESES = "; ".join(f"{name}: {', '.join(offered)}" for name, r in sorted(PROTOCOLS.items())
                      if (offered := tuple(r.plugin(3, None).nemeses())))
 
 
 def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant: str | None, voters: int,
-             out: Path | None, *, states: bool = True, after_violation: int | None = None) -> dict[str, Any]:
+             out: Path | None, *, states: bool = True, after_violation: int | None = None,
+             metadata_log: bool = False) -> dict[str, Any]:
     """One simulation; returns the summary dict (also written as ``summary.json`` when ``out``).
     ``after_violation``: None stops at the first violation; N runs on N events after it, then
-    ends with the final phase (heal, quiesce, final reads; :meth:`Simulator.quiesce`)."""
+    ends with the final phase (heal, quiesce, final reads; :meth:`Simulator.quiesce`).
+    ``metadata_log``: also write the protocol's metadata log directories under ``out/metadata-log``."""
     protocol = PROTOCOLS[protocol_name].plugin(voters, variant)
     recorder = None
     if out is not None:
         clear_documents(*(out / f for f in ("summary.json", "trace.ndjson", "history.ndjson")))
+        if metadata_log:
+            shutil.rmtree(out / METADATA_LOG_DIR, ignore_errors=True)
         recorder = Recorder(
             {"protocol": protocol_name, "spec": protocol.declaration.spec_module, "constants": protocol.constants(),
              "seed": seed, "variant": variant},
@@ -82,6 +89,8 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
     elif sim.final_phase:
         # a protocol whose runs always end with the final phase (Protocol.final_phase_always)
         summary["final_phase"] = dict(sim.final_phase)
+    if out is not None and metadata_log:
+        summary["metadata_log"] = write_metadata_logs(protocol.metadata_logs(sim), out / METADATA_LOG_DIR)
     if out is not None and recorder is not None:
         tpath, hpath = recorder.write(out)
         summary["trace"] = str(tpath)
@@ -92,6 +101,20 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
         doc = header("simulate", verdict, sentence, {k: v for k, v in summary.items() if k != "verdict"})
         write_document(out / "summary.json", json.dumps(doc, indent=2, default=str) + "\n")
     return summary
+
+
+def write_metadata_logs(logs: dict[str, tuple[Any, str]], out: Path) -> list[str]:
+    """Copy each log directory (every file in it, as the run left it: segments written by
+    ``kraft.log``, the quorum-state file) from its file system to ``out/<name>``; the
+    directories written."""
+    written = []
+    for name, (fs, directory) in sorted(logs.items()):
+        target = out / name
+        target.mkdir(parents=True, exist_ok=True)
+        for f in sorted(fs.listdir(directory)):
+            (target / f).write_bytes(fs.read_bytes(f"{directory}/{f}"))
+        written.append(str(target))
+    return written
 
 
 def run_verdict(s: dict[str, Any], protocol_name: str) -> tuple[Verdict, str]:
@@ -148,6 +171,8 @@ def _print_summary(s: dict[str, Any]) -> None:
         click.echo("  " + v["state"].replace("\n", "\n  "))
     if "trace" in s:
         click.echo(f"  wrote {s['trace']} ({s['trace_steps']} steps), {s['history']} ({s['history_ops']} ops)")
+    for d in s.get("metadata_log", ()):
+        click.echo(f"  wrote the metadata log {d}")
 
 
 @click.command("simulate")
@@ -173,9 +198,16 @@ def _print_summary(s: dict[str, Any]) -> None:
                    "damage to `kraft audit`; every run then ends with that final phase "
                    "(a replication run that keeps its invariants always does) "
                    "[default: stop at the violation]")
+@click.option("--metadata-log", is_flag=True,
+              help="also write the metadata log as the run left it: every controller's "
+                   "__cluster_metadata-0 directory (record batches as Kafka writes them, one record per "
+                   "metadata record, one batch per controller operation) under "
+                   "OUT/metadata-log/controller-<id>/, for `kraft dump-log` or `kraft audit-metadata` "
+                   "(replication only)")
 @json_flag("simulate")
 def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: str | None, voters: int,
-             out: Path, count: int | None, no_states: bool, after_violation: int | None) -> None:
+             out: Path, count: int | None, no_states: bool, after_violation: int | None,
+             metadata_log: bool) -> None:
     """Run the implementation in the seeded simulator; check invariants after every event."""
     if protocol_name not in PROTOCOLS:
         raise click.BadParameter(f"unknown protocol {protocol_name!r}; known: {', '.join(sorted(PROTOCOLS))}",
@@ -185,6 +217,8 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
         fault_set = Faults.parse(faults, registered.plugin(voters, None).nemeses())
     except SimulationError as exc:
         raise click.BadParameter(str(exc), param_hint="--faults") from None
+    if metadata_log and not registered.plugin(voters, None).keeps_metadata_log:
+        raise click.BadParameter(f"protocol {protocol_name} keeps no metadata log", param_hint="--metadata-log")
     known = registered.variants
     if variant is not None and variant not in known:
         raise click.BadParameter(f"unknown variant {variant!r} for {protocol_name}; known: {', '.join(known)}",
@@ -204,7 +238,7 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
         if count is not None:
             line.update(f"run {k}/{count} (seed {s}), {violations} with a violation so far", force=True)
         summary = run_once(protocol_name, s, steps, fault_set, variant, voters, run_dir, states=not no_states,
-                           after_violation=after_violation)
+                           after_violation=after_violation, metadata_log=metadata_log)
         results.append(summary)
         line.done()
         _print_summary(summary)

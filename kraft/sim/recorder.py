@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,10 @@ from kraft.outcome import writing
 
 
 def _jsonable(value: Any) -> Any:
-    """Dict keys become strings in JSON; sets become sorted lists."""
+    """Dict keys become strings in JSON; sets become sorted lists; bytes (a metadata record in a
+    quorum message) become base64 text, as Kafka's JSON converters write a bytes field."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -8,21 +8,31 @@ uncommitted records, and the leadership a broker acts on is always a committed o
 
 from __future__ import annotations
 
-from typing import Callable
+import random
+from typing import Any, Callable
 
 import pytest
 
 from kraft.controller import codec
 from kraft.controller.image import MetadataImage
-from kraft.replication.stacked import CONTROLLER_IDS
+from kraft.replication.config import ReplicationConfig
+from kraft.replication.stacked import CONTROLLER_IDS, MetadataQuorum
 from kraft.controller.records import (
     TOPIC_ID,
+    BrokerRegistrationChangeRecord,
     FenceBrokerRecord,
     PartitionChangeRecord,
+    PartitionRecord,
     RegisterBrokerRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
 )
 from kraft.log import MemoryFS
-from kraft.quorum.config import Role
+from kraft.core.invariants import InvariantViolation
+from kraft.quorum import node as node_module
+from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.messages import Entry
+from kraft.quorum.node import QuorumNode
 from kraft.quorum.storage import QuorumStorage
 from kraft.replication.broker import Broker
 from kraft.replication.messages import AlterPartitionRequest, AlterPartitionResponse, FetchRequest, FetchResponse
@@ -64,24 +74,39 @@ def broker_images_committed(p: ReplicationPlugin) -> None:
 
 # -- serialisation -------------------------------------------------------------------------------
 
-def test_records_round_trip_through_the_quorum_log() -> None:
-    recs = [PartitionChangeRecord(0, TOPIC_ID, leader=2, isr=frozenset({2, 3})), FenceBrokerRecord(1, 1),
-            RegisterBrokerRecord(1, 9, fenced=True, incarnationId=1002)]
-    batch = codec.encode_batch(recs)
-    assert '"type":"PARTITION_CHANGE_RECORD"' in batch[0] and '"eligibleLeaderReplicas"' not in batch[0]
+def every_record() -> list[Any]:
+    """One of each record the controller writes, with the values it puts in them."""
+    return [TopicRecord(), RegisterBrokerRecord(1, 1, fenced=False), RegisterBrokerRecord(2, 9, incarnationId=2003),
+            PartitionRecord(0, TOPIC_ID, (1, 2, 3), frozenset({1, 2, 3}), 1),
+            PartitionChangeRecord(0, TOPIC_ID, leader=2, isr=frozenset({2, 3})),
+            PartitionChangeRecord(0, TOPIC_ID, leader=-1, isr=frozenset(), eligibleLeaderReplicas=frozenset({1}),
+                                  lastKnownElr=frozenset({3}), leaderRecoveryState="RECOVERING"),
+            FenceBrokerRecord(1, 1), UnfenceBrokerRecord(2, 9), BrokerRegistrationChangeRecord(3, 3)]
+
+
+def test_every_record_the_controller_writes_round_trips() -> None:
+    recs = every_record()
+    assert {type(r) for r in recs} == set(codec.TYPE_NAMES)
+    values = codec.encode_batch(recs)
+    assert codec.decode_batch(values) == recs
     fs = MemoryFS()
     st = QuorumStorage.open(fs, "/m")
-    st.append_value(1, batch)
+    st.append_value(1, values)
     st.append_value(1, 7)
     st.flush()
     again = QuorumStorage.open(fs, "/m")   # decoded from the record batches on disk
-    assert [e.value for e in again.entries] == [batch, 7]
-    assert codec.decode_batch(again.entries[0].value) == recs
+    assert [e.value for e in again.entries] == [*values, 7]
+    assert codec.decode_batch([e.value for e in again.entries[:-1]]) == recs
+
+
+def test_an_unchanged_partition_field_is_not_written() -> None:
+    value = codec.encode(PartitionChangeRecord(0, TOPIC_ID, isr=frozenset({2, 3})))
+    assert b'"isr":[2,3]' in value and b'"leader"' not in value and b'"eligibleLeaderReplicas"' not in value
 
 
 def test_a_bad_metadata_record_is_a_clear_error() -> None:
     with pytest.raises(codec.MetadataDecodeError, match="not a metadata record"):
-        codec.decode('{"type":"NO_SUCH_RECORD","version":0,"data":{}}')
+        codec.decode(b'{"type":"NO_SUCH_RECORD","version":0,"data":{}}')
 
 
 # -- the stacked quorum --------------------------------------------------------------------------
@@ -174,6 +199,75 @@ def test_the_check_catches_a_broker_fed_uncommitted_metadata() -> None:
     p.world.fetchers[1].records.append(FenceBrokerRecord(1, 1))   # never committed
     names = {v.invariant for v in p.mq.check(set(), p.world.fetchers)}
     assert "BrokerMetadataCommitted" in names
+
+
+def test_a_broker_epoch_is_the_offset_of_its_registration() -> None:
+    """Kafka's rule (QuorumController.registerBroker: the epoch is ``nextWriteOffset``) on the real
+    quorum offsets, where LeaderChange records take offsets too; the spec numbers the same
+    records without them (``spec_position``)."""
+    p = ReplicationPlugin(3)
+    sim = Simulator(p, 9, Faults.parse("all"))   # four quorum epochs, three re-registrations
+    sim.run(1500)
+    view, entries = p.mq.view, p.mq.entries
+    registrations = [(off, r) for off, r in zip(view.offsets, view.records) if isinstance(r, RegisterBrokerRecord)]
+    assert len(registrations) > 3                   # re-registrations after crashes, not only the bootstrap
+    assert any(e.value == "LeaderChange" for e in entries[p.mq.bootstrap_end:registrations[-1][0]])
+    for off, r in registrations:
+        assert r.brokerEpoch == off and codec.decode(entries[off].value) == r
+        assert p.mq.spec_position(off) == view.records.index(r)
+    for b in p.brokers:
+        assert p.world.project([])["brokerEpoch"][b] == p.mq.spec_position(view.image.broker_epoch(b))
+
+
+def batched_run(seed: int, events: int = 1500) -> tuple[Simulator, ReplicationPlugin]:
+    """A run whose fetches carry one entry unless a batch is longer (every batch longer than
+    one record must then be sent past the limit, whole)."""
+    p = ReplicationPlugin(3, quorum_config=QuorumConfig(max_fetch_entries=1))
+    sim = Simulator(p, seed, Faults.parse("all"))
+    sim.run(events)
+    return sim, p
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_an_operation_is_replicated_committed_and_applied_as_one_batch(seed: int) -> None:
+    sim, p = batched_run(seed)                       # MetadataWholeBatches after every event
+    s = p.mq.summary()
+    assert s["committed_records"] > s["committed_batches"] > 0
+    for node in p.mq.nodes.values():
+        log = node.qnode.storage.log
+        for batch in log.read(p.mq.bootstrap_end):
+            if not batch.is_control:   # the operation's records, in one batch of the segment
+                values = [r.value for r in batch.records]
+                assert p.mq.entries[batch.base_offset:batch.next_offset] == \
+                    [Entry(batch.partition_leader_epoch, v, i == len(values) - 1) for i, v in enumerate(values)] \
+                    or batch.base_offset >= node.qnode.high_watermark
+
+
+def test_a_controller_applies_a_committed_batch_only_whole() -> None:
+    """RaftClient.Listener.handleCommit hands the controller whole batches: the first record of an
+    operation committed alone (a high watermark inside the batch) changes nothing."""
+    mq = MetadataQuorum((1, 2, 3), ReplicationConfig(), random.Random(0), 0)
+    node = mq.nodes[CONTROLLER_IDS[0]]
+    ops = [PartitionChangeRecord(0, TOPIC_ID, isr=frozenset({1, 3})), FenceBrokerRecord(2, 2)]
+    entries = [*mq.bootstrap_entries, Entry(1, "LeaderChange"),
+               *(Entry(1, v, i == 1) for i, v in enumerate(codec.encode_batch(ops)))]
+    for off, e in enumerate(entries[:-1]):
+        node._commit(off, e, 0)
+    assert node.controller.records == list(mq.view.bootstrap) and mq.view.records == list(mq.view.bootstrap)
+    node._commit(len(entries) - 1, entries[-1], 0)
+    b = mq.bootstrap_end
+    assert node.controller.records[b:] == ops and node.controller.offsets[b:] == [b + 1, b + 2]
+    assert mq.view.records[b:] == ops and node.controller.image.broker_state(2) == "Fenced"
+
+
+def test_the_check_catches_a_follower_holding_part_of_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Broken: the leader cuts a fetch at its entry limit inside a batch and the follower
+    appends what arrived."""
+    monkeypatch.setattr(QuorumNode, "_fetch_entries",
+                        lambda self, start: tuple(self.storage.entries[start:start + 1]))
+    monkeypatch.setattr(node_module, "whole_batches", tuple)
+    with pytest.raises(InvariantViolation, match="MetadataWholeBatches"):
+        batched_run(3)
 
 
 def test_a_restarting_broker_applies_no_metadata_before_its_registration() -> None:
