@@ -73,8 +73,9 @@ class SimPlugin(ABC):
     # end every run that did not stop at a violation with Jepsen's final phase (heal, quiesce,
     # final reads): a protocol whose history audit needs final reads sets it
     final_phase_always: ClassVar[bool] = False
-    # ``metadata_logs`` returns directories (``kraft simulate --metadata-log`` is allowed)
-    keeps_metadata_log: ClassVar[bool] = False
+    # the kinds of log ``logs`` returns directories of ("metadata": ``kraft simulate
+    # --metadata-log`` is allowed, "offsets": ``--offsets-log``)
+    kept_logs: ClassVar[tuple[str, ...]] = ()
     world: World
 
     # ------------------------------------------------------------------ required
@@ -157,8 +158,8 @@ class SimPlugin(ABC):
     def summary(self, sim: Sim) -> dict[str, Any]:
         return {}
 
-    def metadata_logs(self, sim: Sim) -> dict[str, tuple[Any, str]]:
-        """The metadata log directories this protocol keeps, for ``kraft simulate --metadata-log``:
-        a relative output path -> (the file system holding it, its directory there).  Empty: the
-        protocol keeps none."""
+    def logs(self, sim: Sim, kind: str) -> dict[str, tuple[Any, str]]:
+        """The log directories of ``kind`` (one of ``kept_logs``) this protocol keeps, for
+        ``kraft simulate --<kind>-log``: a relative output path -> (the file system holding it,
+        its directory there).  Empty: the protocol keeps none."""
         return {}

@@ -11,6 +11,8 @@ Client operations: a ``write`` is a ``poll`` of a random live consumer (one reco
 partition), a ``read`` is a ``commit`` (OffsetCommit of its positions); with the
 ``subscribe``/``assign`` records of the world that is Jepsen's Kafka-workload vocabulary.
 
+The coordinator writes its offset and group records to its ``__consumer_offsets`` partition on
+a ``MemoryFS`` (:mod:`kraft.groups.offsets_log`; ``kraft simulate --offsets-log`` copies it out).
 A crashed coordinator keeps its state (as if reloaded from ``__consumer_offsets``) and is simply
 unreachable while down.  The rebalance protocol is eager for even seeds and cooperative for odd
 ones, unless a variant fixes it.
@@ -153,6 +155,7 @@ class NetworkedGroupWorld(GroupWorld):
 
 class GroupsPlugin(SimPlugin):
     declaration = PROTOCOL
+    kept_logs = ("offsets",)
     # a consumer's or the coordinator's timers fire on their own wake-ups (the client's poll loop,
     # the coordinator's timer wheel), not right after a delivery
     internal_after_delivery = False
@@ -275,6 +278,13 @@ class GroupsPlugin(SimPlugin):
                 "state": co.state.value, "rebalances": sum(1 for e in co.log if e["event"] == "stable"),
                 "commits_accepted": len(co.offsets.accepted),
                 "rebalance_log": self.world.rebalance_log()[-50:]}
+
+    def logs(self, sim: Sim, kind: str) -> dict[str, tuple[Any, str]]:
+        """The coordinator's ``__consumer_offsets-<N>`` directory, under its own name."""
+        if kind != "offsets":
+            return {}
+        log = self.world.coordinator.offsets_log
+        return {} if log is None else {log.directory: (log.fs, log.directory)}
 
 
 def _jsonable(x: Any) -> Any:

@@ -87,7 +87,7 @@ class ReplicationPlugin(SimPlugin):
     # every run that keeps its invariants ends with Jepsen's final phase, so the audit's `unseen`
     # (acknowledged sends no poll read) means lost, not "not read yet"
     final_phase_always = True
-    keeps_metadata_log = True
+    kept_logs = ("metadata",)
     world: PartitionWorld
     controller: Controller   # the committed metadata (the world's, set by build)
 
@@ -618,10 +618,10 @@ class ReplicationPlugin(SimPlugin):
             **({"metadata_quorum": self.mq.summary()} if self.mq is not None else {}),
         }
 
-    def metadata_logs(self, sim: Sim) -> dict[str, tuple[Any, str]]:
+    def logs(self, sim: Sim, kind: str) -> dict[str, tuple[Any, str]]:
         """Every controller's ``__cluster_metadata-0`` directory (the active one's and the
         standbys'), as ``controller-<id>/__cluster_metadata-0``."""
-        if self.mq is None:
+        if self.mq is None or kind != "metadata":
             return {}
         return {f"controller-{i}/{METADATA_DIR}": (n.fs, n.qnode.directory) for i, n in self.mq.nodes.items()}
 

@@ -25,7 +25,14 @@ from kraft.sim.core import Faults, SimulationError, Simulator
 from kraft.sim.recorder import Recorder
 
 
-METADATA_LOG_DIR = "metadata-log"   # under a run's --out, with --metadata-log
+# the logs a run can write out, by kind (SimPlugin.kept_logs): the flag is --<kind>-log, the
+# directory under the run's --out <kind>-log/, the summary's list of directories <kind>_log
+LOG_KINDS = ("metadata", "offsets")
+
+
+def _log_dir(kind: str) -> str:
+    return f"{kind}-log"
+
 
 # the targeted faults of each protocol, for --help
 _NEMESES = "; ".join(f"{name}: {', '.join(offered)}" for name, r in sorted(PROTOCOLS.items())
@@ -34,17 +41,17 @@ _NEMESES = "; ".join(f"{name}: {', '.join(offered)}" for name, r in sorted(PROTO
 
 def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant: str | None, voters: int,
              out: Path | None, *, states: bool = True, after_violation: int | None = None,
-             metadata_log: bool = False) -> dict[str, Any]:
+             logs: tuple[str, ...] = ()) -> dict[str, Any]:
     """One simulation; returns the summary dict (also written as ``summary.json`` when ``out``).
     ``after_violation``: None stops at the first violation; N runs on N events after it, then
     ends with the final phase (heal, quiesce, final reads; :meth:`Simulator.quiesce`).
-    ``metadata_log``: also write the protocol's metadata log directories under ``out/metadata-log``."""
+    ``logs``: the kinds of log (:data:`LOG_KINDS`) whose directories to write under ``out/<kind>-log``."""
     protocol = PROTOCOLS[protocol_name].plugin(voters, variant)
     recorder = None
     if out is not None:
         clear_documents(*(out / f for f in ("summary.json", "trace.ndjson", "history.ndjson")))
-        if metadata_log:
-            shutil.rmtree(out / METADATA_LOG_DIR, ignore_errors=True)
+        for kind in logs:
+            shutil.rmtree(out / _log_dir(kind), ignore_errors=True)
         recorder = Recorder(
             {"protocol": protocol_name, "spec": protocol.declaration.spec_module, "constants": protocol.constants(),
              "seed": seed, "variant": variant},
@@ -89,8 +96,8 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
     elif sim.final_phase:
         # a protocol whose runs always end with the final phase (Protocol.final_phase_always)
         summary["final_phase"] = dict(sim.final_phase)
-    if out is not None and metadata_log:
-        summary["metadata_log"] = write_metadata_logs(protocol.metadata_logs(sim), out / METADATA_LOG_DIR)
+    for kind in logs if out is not None else ():
+        summary[f"{kind}_log"] = write_logs(protocol.logs(sim, kind), out / _log_dir(kind))
     if out is not None and recorder is not None:
         tpath, hpath = recorder.write(out)
         summary["trace"] = str(tpath)
@@ -103,9 +110,9 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
     return summary
 
 
-def write_metadata_logs(logs: dict[str, tuple[Any, str]], out: Path) -> list[str]:
+def write_logs(logs: dict[str, tuple[Any, str]], out: Path) -> list[str]:
     """Copy each log directory (every file in it, as the run left it: segments written by
-    ``kraft.log``, the quorum-state file) from its file system to ``out/<name>``; the
+    ``kraft.log``, a quorum-state file) from its file system to ``out/<name>``; the
     directories written."""
     written = []
     for name, (fs, directory) in sorted(logs.items()):
@@ -171,8 +178,9 @@ def _print_summary(s: dict[str, Any]) -> None:
         click.echo("  " + v["state"].replace("\n", "\n  "))
     if "trace" in s:
         click.echo(f"  wrote {s['trace']} ({s['trace_steps']} steps), {s['history']} ({s['history_ops']} ops)")
-    for d in s.get("metadata_log", ()):
-        click.echo(f"  wrote the metadata log {d}")
+    for kind in LOG_KINDS:
+        for d in s.get(f"{kind}_log", ()):
+            click.echo(f"  wrote the {kind} log {d}")
 
 
 @click.command("simulate")
@@ -204,10 +212,16 @@ def _print_summary(s: dict[str, Any]) -> None:
                    "metadata record, one batch per controller operation) under "
                    "OUT/metadata-log/controller-<id>/, for `kraft dump-log` or `kraft audit-metadata` "
                    "(replication only)")
+@click.option("--offsets-log", is_flag=True,
+              help="also write the group coordinator's __consumer_offsets-<N> partition as the run "
+                   "left it (N: the group id's hash; one batch per accepted offset commit with an "
+                   "OffsetCommit record per partition, one GroupMetadata record per completed "
+                   "generation) under OUT/offsets-log/, for `kraft dump-log --offsets-decoder` "
+                   "(groups only)")
 @json_flag("simulate")
 def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: str | None, voters: int,
              out: Path, count: int | None, no_states: bool, after_violation: int | None,
-             metadata_log: bool) -> None:
+             metadata_log: bool, offsets_log: bool) -> None:
     """Run the implementation in the seeded simulator; check invariants after every event."""
     if protocol_name not in PROTOCOLS:
         raise click.BadParameter(f"unknown protocol {protocol_name!r}; known: {', '.join(sorted(PROTOCOLS))}",
@@ -217,8 +231,10 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
         fault_set = Faults.parse(faults, registered.plugin(voters, None).nemeses())
     except SimulationError as exc:
         raise click.BadParameter(str(exc), param_hint="--faults") from None
-    if metadata_log and not registered.plugin(voters, None).keeps_metadata_log:
-        raise click.BadParameter(f"protocol {protocol_name} keeps no metadata log", param_hint="--metadata-log")
+    logs = tuple(kind for kind, wanted in zip(LOG_KINDS, (metadata_log, offsets_log)) if wanted)
+    for kind in logs:
+        if kind not in registered.plugin(voters, None).kept_logs:
+            raise click.BadParameter(f"protocol {protocol_name} keeps no {kind} log", param_hint=f"--{kind}-log")
     known = registered.variants
     if variant is not None and variant not in known:
         raise click.BadParameter(f"unknown variant {variant!r} for {protocol_name}; known: {', '.join(known)}",
@@ -238,7 +254,7 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
         if count is not None:
             line.update(f"run {k}/{count} (seed {s}), {violations} with a violation so far", force=True)
         summary = run_once(protocol_name, s, steps, fault_set, variant, voters, run_dir, states=not no_states,
-                           after_violation=after_violation, metadata_log=metadata_log)
+                           after_violation=after_violation, logs=logs)
         results.append(summary)
         line.done()
         _print_summary(summary)
