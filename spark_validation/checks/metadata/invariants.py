@@ -156,8 +156,11 @@ def is_election(before: Partition, after: Partition) -> bool:
 
 
 def is_clean_election(before: Partition, after: Partition) -> bool:
-    """The new leader comes from the ISR, or from the ELR when the ISR is empty (isValidNewLeader)."""
-    return after.leader in before.isr or (not before.isr and after.leader in before.elr)
+    """The new leader comes from the ISR, or from the ELR when the ISR the election saw is empty
+    (``PartitionChangeBuilder.isValidNewLeader`` tests the *target* ISR: one record can remove the
+    fenced leader from the ISR and elect an ELR member, whom ``electLeader`` then makes the ISR)."""
+    target_isr = set(after.isr) - {after.leader}
+    return after.leader in before.isr or (after.leader in before.elr and not target_isr)
 
 
 def is_marked_unclean(after: Partition) -> bool:

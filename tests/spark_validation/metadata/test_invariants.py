@@ -116,3 +116,14 @@ def test_cluster_default_min_isr_and_topic_override(tmp_path: Path) -> None:
     topic_two = config("min.insync.replicas", "2")
     assert _audit(tmp_path, [[cluster_default, topic_two], [elr]], "b")["violations_by_invariant"] == {
         "ElrOnlyUnderMinIsr": 1}
+
+
+def test_elr_election_in_the_record_that_empties_the_isr(tmp_path: Path) -> None:
+    """One PartitionChangeRecord may take the leader out of the ISR and elect an ELR member
+    (isValidNewLeader tests the target ISR): clean. An ELR member elected while another ISR
+    member remains is not."""
+    shrunk = [[MIN_ISR_3], [change(isr=[1], eligibleLeaderReplicas=[2, 3])]]
+    good = _audit(tmp_path, shrunk + [[change(leader=2, isr=[2], eligibleLeaderReplicas=[1, 3])]], "elr")
+    assert good["verdict"] == "clean", good["violations"]
+    bad = _audit(tmp_path, shrunk + [[change(leader=2, isr=[1, 2], eligibleLeaderReplicas=[3])]], "mixed")
+    assert [v["invariant"] for v in bad["violations"]] == ["CleanElection"]
