@@ -10,8 +10,8 @@ controllers from 3000, ``TestKitNodes``), so they never clash with broker ids 1.
 * The active controller is the quorum leader once its own committed log reaches its epoch start
   (KafkaRaftClient fires ``handleLeaderChange`` to the leader's listener only after it read up to
   the epoch start offset; ``QuorumController.claim``).  It turns requests and session timeouts into
-  records (``Controller``), one operation = one batch, serialised by ``kraft.controller.codec`` and
-  appended with ``ClientAppend`` to ``__cluster_metadata``.
+  records (``Controller``), one operation = one batch of Kafka's binary metadata records
+  (``kraft.controller.codec``), appended with ``ClientAppend`` to ``__cluster_metadata``.
 * Only committed entries are applied: every controller (active or standby) replays the entries its
   quorum node hands out in ``Ready.committed`` (``replay_committed``).  Losing leadership drops the
   uncommitted in-memory state (``revert``; ``QuorumController.renounce``): records the old leader

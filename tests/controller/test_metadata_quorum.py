@@ -28,6 +28,7 @@ from kraft.controller.records import (
     UnfenceBrokerRecord,
 )
 from kraft.log import MemoryFS
+from kraft.log.metadata import MetadataRecord, decode_metadata, encode_metadata, to_kafka_json
 from kraft.core.invariants import InvariantViolation
 from kraft.quorum import node as node_module
 from kraft.quorum.config import QuorumConfig, Role
@@ -86,7 +87,7 @@ def every_record() -> list[Any]:
 
 def test_every_record_the_controller_writes_round_trips() -> None:
     recs = every_record()
-    assert {type(r) for r in recs} == set(codec.TYPE_NAMES)
+    assert {type(r) for r in recs} == set(codec.RECORD_CLASSES)
     values = codec.encode_batch(recs)
     assert codec.decode_batch(values) == recs
     fs = MemoryFS()
@@ -99,14 +100,36 @@ def test_every_record_the_controller_writes_round_trips() -> None:
     assert codec.decode_batch([e.value for e in again.entries[:-1]]) == recs
 
 
-def test_an_unchanged_partition_field_is_not_written() -> None:
-    value = codec.encode(PartitionChangeRecord(0, TOPIC_ID, isr=frozenset({2, 3})))
-    assert b'"isr":[2,3]' in value and b'"leader"' not in value and b'"eligibleLeaderReplicas"' not in value
+def test_the_bytes_of_a_partition_change_hold_only_what_changed() -> None:
+    """MetadataRecordSerde framing (frame version 1, api key 5, version 2), partitionId, topicId,
+    then one tagged field: ISR (tag 0, 9 bytes: compact array of 2 int32).  The unchanged leader,
+    ELR and recovery state keep their defaults and are not written (PartitionChangeBuilder)."""
+    value = codec.encode(PartitionChangeRecord(0, TOPIC_ID, isr=frozenset({3, 2})))
+    topic_id = bytes(15) + b"\x01"
+    assert value == b"\x01\x05\x02" + bytes(4) + topic_id + b"\x01" + b"\x00\x09\x03" + bytes([0, 0, 0, 2, 0, 0, 0, 3])
+    fields = decode_metadata(value).fields
+    assert fields == {"partitionId": 0, "topicId": TOPIC_ID, "isr": [2, 3]}
+
+
+def test_kafka_field_types_in_the_records_the_controller_writes() -> None:
+    reg = to_kafka_json(decode_metadata(codec.encode(RegisterBrokerRecord(2, 9, fenced=True, incarnationId=2003))))
+    assert reg["type"] == "REGISTER_BROKER_RECORD" and reg["version"] == 3
+    data = reg["data"]
+    assert data["incarnationId"] == "AAAAAAAAAAAAAAAAAAAH0w"   # Uuid(0, 2003)
+    assert data["rack"] is None and data["logDirs"] == [codec.log_dir(2)] and data["endPoints"][0]["port"] == 9092
+    assert data["features"] == [{"name": "metadata.version", "minSupportedVersion": 1, "maxSupportedVersion": 25}]
+    part = decode_metadata(codec.encode(PartitionRecord(0, TOPIC_ID, (1, 2, 3), frozenset({1, 2}), 1,
+                                                        leaderRecoveryState="RECOVERING"))).fields
+    assert part["leaderRecoveryState"] == 1 and part["eligibleLeaderReplicas"] == []
+    assert part["directories"] == [codec.log_dir(b) for b in (1, 2, 3)]
 
 
 def test_a_bad_metadata_record_is_a_clear_error() -> None:
-    with pytest.raises(codec.MetadataDecodeError, match="not a metadata record"):
-        codec.decode(b'{"type":"NO_SUCH_RECORD","version":0,"data":{}}')
+    with pytest.raises(codec.MetadataDecodeError, match="at byte position 1: unknown metadata record api key 99"):
+        codec.decode(b"\x01\x63\x00")
+    other = encode_metadata(MetadataRecord("NoOpRecord", 0, {}))
+    with pytest.raises(codec.MetadataDecodeError, match="NoOpRecord .*not one of the records the controller writes"):
+        codec.decode(other)
 
 
 # -- the stacked quorum --------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from kraft.controller.records import RegisterBrokerRecord
 from kraft.log import Log, OsFS
 from kraft.log.cli import dump_log
 from kraft.sim.cli import simulate
+from spark_validation.checks.metadata.cli import audit_metadata
 
 RUN = ["--protocol", "replication", "--seed", "9", "--steps", "1500", "--faults", "all"]
 
@@ -39,12 +40,22 @@ def test_the_run_writes_every_controllers_metadata_log(tmp_path: Path) -> None:
 def test_dump_log_shows_one_record_per_metadata_record(tmp_path: Path) -> None:
     CliRunner().invoke(simulate, [*RUN, "--steps", "400", "--out", str(tmp_path), "--metadata-log"])
     segment = tmp_path / "metadata-log/controller-3000/__cluster_metadata-0/00000000000000000000.log"
-    out = CliRunner().invoke(dump_log, ["--print-data", str(segment)]).output
-    batches = [line for line in out.splitlines() if line.startswith("baseOffset: 0 ")]
+    out = CliRunner().invoke(dump_log, ["--cluster-metadata-decoder", str(segment)]).output.splitlines()
+    batches = [line for line in out if line.startswith("baseOffset: 0 ")]
     assert batches and " count: 5 " in batches[0]    # the bootstrap: topic, 3 brokers, partition
-    payloads = [line for line in out.splitlines() if line.startswith("| offset: ") and "payload: {" in line]
+    payloads = [line for line in out if line.startswith("| offset: ") and "payload: {" in line]
     assert [line.split()[2] for line in payloads[:5]] == ["0", "1", "2", "3", "4"]
-    assert '"type":"REGISTER_BROKER_RECORD"' in payloads[1]
+    assert '"type":"REGISTER_BROKER_RECORD","version":3' in payloads[1]
+    log, _ = Log.open(OsFS(), str(segment.parent))
+    assert len(payloads) == sum(len(b.records) for b in log.read(0) if not b.is_control)
+
+
+def test_the_written_log_audits_clean(tmp_path: Path) -> None:
+    CliRunner().invoke(simulate, [*RUN, "--out", str(tmp_path / "run"), "--metadata-log"])
+    dirs = sorted((tmp_path / "run/metadata-log").glob("controller-*/__cluster_metadata-0"))
+    result = CliRunner().invoke(audit_metadata, ["--min-isr", "2", "--out", str(tmp_path / "audit"), *map(str, dirs)])
+    assert result.exit_code == 0, result.output
+    assert "3 clean" in result.output
 
 
 def test_off_by_default_and_refused_where_there_is_no_metadata_log(tmp_path: Path) -> None:
