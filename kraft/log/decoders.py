@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 
+from .dump import Skipped
 from .records import Record, RecordBatch
 
 from .metadata import decode_metadata, dumps_kafka_json, to_kafka_json
@@ -33,19 +34,19 @@ def cluster_metadata_parser(batch: RecordBatch, rec: Record) -> tuple[str | None
             raise ValueError("the record has no value")
         return None, dumps_kafka_json(to_kafka_json(decode_metadata(rec.value)))
     except ValueError as exc:
-        return None, f"Error at {offset}, skipping. {exc}"
+        return None, Skipped(f"Error at {offset}, skipping. {exc}")
 
 
 def offsets_parser(batch: RecordBatch, rec: Record) -> tuple[str | None, str | None]:
     offset = batch.base_offset + rec.offset_delta
     if rec.key is None:
-        return f"Error at offset {offset}, skipping. the record has no key", None
+        return Skipped(f"Error at offset {offset}, skipping. the record has no key"), None
     if len(rec.key) >= 2:
         (kind,) = struct.unpack_from(">h", rec.key)
         if kind not in RECORD_TYPES:
-            return f"Unknown record type {kind} at offset {offset}, skipping.", None
+            return Skipped(f"Unknown record type {kind} at offset {offset}, skipping."), None
     try:
         key, value = decode_offsets_record(rec.key, rec.value)
     except ValueError as exc:
-        return f"Error at offset {offset}, skipping. {exc}", None
+        return Skipped(f"Error at offset {offset}, skipping. {exc}"), None
     return dumps_kafka_json(key), value if isinstance(value, str) else dumps_kafka_json(value)

@@ -51,6 +51,11 @@ _BATCH = struct.Struct(">qiibIhiqqqhii")
 Parser = Callable[[RecordBatch, Record], tuple[str | None, str | None]]
 
 
+class Skipped(str):
+    """The text a decoder prints in place of a record it could not decode (Kafka's
+    ``Error at OFFSET, skipping. ...``); the dump counts these and reports them at the end."""
+
+
 def increment_sequence(sequence: int, increment: int) -> int:
     """``DefaultRecordBatch.incrementSequence``: add, wrapping past Int32.MAX to 0."""
     if sequence > INT32_MAX - increment:
@@ -181,8 +186,9 @@ def string_parser(batch: RecordBatch, rec: Record) -> tuple[str | None, str | No
     return key, value
 
 
-def format_record(batch: RecordBatch, rec: Record, opts: DumpOptions) -> str:
-    """One ``|`` line of ``dumpLog``'s deep iteration."""
+def format_record(batch: RecordBatch, rec: Record, opts: DumpOptions, skipped: list[int] | None = None) -> str:
+    """One ``|`` line of ``dumpLog``'s deep iteration; the offset of a record the decoder
+    skipped goes into ``skipped``."""
     line = "| "
     sep = ""
     if not opts.skip_record_metadata:
@@ -197,6 +203,8 @@ def format_record(batch: RecordBatch, rec: Record, opts: DumpOptions) -> str:
             line += _control_text(rec)
     if opts.print_data and not batch.is_control:
         key, payload = (opts.parser or string_parser)(batch, rec)
+        if skipped is not None and (isinstance(key, Skipped) or isinstance(payload, Skipped)):
+            skipped.append(batch.base_offset + rec.offset_delta)
         if key is not None:
             line += f"{sep}key: {key}"
         if payload is not None:
@@ -314,12 +322,16 @@ class Dumper:
             kind = "unsupported batch" if isinstance(exc, UnsupportedBatchError) else "corrupt batch"
             self.problems.append(Problem(file, pos, f"{kind}: {exc.why}"))
             return None
+        skipped: list[int] = []
         for rec in batch.records:
             offset = batch.base_offset + rec.offset_delta
             if last_offset != -1 and offset != last_offset + 1:
                 self.non_consecutive.setdefault(os.path.abspath(file), []).insert(0, (last_offset, offset))
             last_offset = offset
-            self.out(format_record(batch, rec, self.opts))
+            self.out(format_record(batch, rec, self.opts, skipped))
+        if skipped:
+            self.problems.append(Problem(file, pos, f"undecodable records: the decoder skipped offsets "
+                                                    f"{', '.join(map(str, skipped))} of this batch"))
         return last_offset
 
     # -- indexes -----------------------------------------------------------------------------

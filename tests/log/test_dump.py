@@ -150,7 +150,8 @@ def test_offsets_decoder_without_a_known_type(tmp_path) -> None:
     b = RecordBatch(0, 0, [Record(0, 0, struct.pack(">h", 99), b"\0\0")])
     assert offsets_parser(b, b.records[0]) == ("Unknown record type 99 at offset 0, skipping.", None)
     res = run("--offsets-decoder", _one_batch_file(tmp_path, b))
-    assert res.output.splitlines()[-1].endswith(" key: Unknown record type 99 at offset 0, skipping.")
+    assert res.stdout.splitlines()[-1].endswith(" key: Unknown record type 99 at offset 0, skipping.")
+    assert res.exit_code == 2 and "the decoder skipped offsets 0 of this batch" in res.stderr
 
 
 def test_hostile_inputs_exit_2_naming_file_and_position(tmp_path) -> None:
@@ -182,12 +183,16 @@ def test_control_records_print_as_kafka_names_them(tmp_path) -> None:
 
 def test_cluster_metadata_decoder(tmp_path) -> None:
     """ClusterMetadataLogMessageParser: no key, the value as {"type","version","data"} JSON;
-    a value that does not decode prints "Error at OFFSET, skipping. ..."."""
+    a value that does not decode prints "Error at OFFSET, skipping. ...", is counted, and the
+    dump ends with exit 2 naming the batch."""
     rec = MetadataRecord("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 7})
     b = RecordBatch(0, 1, [Record(0, 0, None, encode_metadata(rec)), Record(1, 0, None, b"\xff")])
-    lines = run("--cluster-metadata-decoder", _one_batch_file(tmp_path, b)).output.splitlines()
+    res = run("--cluster-metadata-decoder", _one_batch_file(tmp_path, b))
+    lines = res.stdout.splitlines()
     assert lines[3].endswith(' payload: {"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":7}}')
     assert " payload: Error at 1, skipping. " in lines[4]
+    assert res.exit_code == 2
+    assert res.stderr.strip().endswith("undecodable records at byte position 0: the decoder skipped offsets 1 of this batch")
 
 
 def test_voters_record_prints_as_kraft_voters(tmp_path) -> None:
