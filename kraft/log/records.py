@@ -421,7 +421,20 @@ class RecordBatch:
             a |= DELETE_HORIZON_BIT
         return a
 
+    def _check_offsets(self) -> None:
+        """Refuse to write what the reader (``decode``) would call corrupt: offset deltas that do
+        not increase, or run past ``lastOffsetDelta`` (Kafka's ``MemoryRecordsBuilder`` assigns
+        them, so it cannot write such a batch)."""
+        prev = -1
+        for i, rec in enumerate(self.records):
+            if rec.offset_delta <= prev:
+                raise ValueError(f"record {i} has offsetDelta {rec.offset_delta} after {prev} (offsets must increase)")
+            prev = rec.offset_delta
+        if prev > self.last_offset_delta or self.last_offset_delta < 0:
+            raise ValueError(f"lastOffsetDelta {self.last_offset_delta} with a last record at offsetDelta {prev}")
+
     def encode(self) -> bytes:
+        self._check_offsets()
         out = bytearray(HEADER_SIZE)
         if self.compression == "none":
             for rec in self.records:

@@ -243,3 +243,14 @@ def test_fast_record_path_agrees_with_general_decoder(off: int, ts: int, key: by
     simple = simple and (key is None or len(key) < 64) and (value is None or len(value) < 64)
     if simple:
         assert fast is not None  # the common case does take the fast path
+
+
+def test_a_batch_the_reader_would_refuse_is_not_written() -> None:
+    """Offset deltas that do not increase, or a last record past lastOffsetDelta, would be
+    refused by the reader as corrupt: the writer refuses them first."""
+    with pytest.raises(ValueError, match="offsets must increase"):
+        RecordBatch(0, 1, (Record(0, 0, None, b"a"), Record(0, 1, None, b"b"))).encode()
+    with pytest.raises(ValueError, match="lastOffsetDelta 0"):
+        RecordBatch(0, 1, (Record(0, 0, None, b"a"), Record(1, 1, None, b"b")), last_offset_delta=0).encode()
+    gap = RecordBatch(0, 1, (Record(0, 0, None, b"a"), Record(2, 1, None, b"b")), last_offset_delta=3)
+    assert RecordBatch.decode(gap.encode())[0].last_offset == 3   # compaction leaves gaps: allowed
