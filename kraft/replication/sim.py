@@ -390,7 +390,13 @@ class ReplicationPlugin(SimPlugin):
                 if n == 0 or lid is None or self.read_positions.get(process, 0) >= self.brokers[lid].high_watermark:
                     break
         hw = self.brokers[lid].high_watermark if lid is not None else None
-        return {"leader": lid, "high_watermark": hw, "readers": readers, "polls": polls}
+        out = {"leader": lid, "high_watermark": hw, "readers": readers, "polls": polls}
+        p = self.controller.partition
+        if lid is None and not p.isr and not p.elr:
+            # PartitionChangeBuilder.electLeader: no ISR or ELR member left (each lost its unflushed
+            # tail to a crash) and unclean election disabled: the partition stays offline
+            out["offline"] = "no eligible leader: ISR and ELR are empty"
+        return out
 
     def _answer(self, sim: Sim, r: ProduceResult) -> None:
         process = next((p for p, x in self.pending.items() if x.value == r.value), None)

@@ -169,7 +169,8 @@ def _print_summary(s: dict[str, Any]) -> None:
         reads = fin.get("final_reads") or {}
         click.echo(f"  final phase: {after}calm from event {fin.get('calm_at_event')}, quiesce "
                    f"{fin.get('quiesce_events', 0)} events, final reads {reads.get('polls', 0)} polls "
-                   f"from leader {reads.get('leader')}")
+                   f"from leader {reads.get('leader')}"
+                   + (f" ({reads['offline']})" if reads.get("offline") else ""))
     if s["verdict"] == "ok":
         click.echo("  invariants: all held")
     else:
