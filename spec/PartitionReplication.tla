@@ -107,7 +107,15 @@ AcksAllOnly == {-1}
 AnyAcks == Acks
 Recovered == "RECOVERED"
 Recovering == "RECOVERING"
-BrokerStates == {"Unfenced", "Fenced", "ControlledShutdown"}
+\* ClusterControlManager keeps a registration's fenced and inControlledShutdown
+\* flags apart: replaying a FenceBrokerRecord (or UnfenceBrokerRecord) leaves
+\* inControlledShutdown as it was, until the broker registers again. A broker
+\* fenced during or after its controlled shutdown is "FencedInShutdown": never
+\* unfenced (BrokerHeartbeatManager.currentBrokerState puts CONTROLLED_SHUTDOWN
+\* before FENCED) nor acceptable (isActive).
+BrokerStates == {"Unfenced", "Fenced", "ControlledShutdown", "FencedInShutdown"}
+FencedStates == {"Fenced", "FencedInShutdown"}
+ShutdownStates == {"ControlledShutdown", "FencedInShutdown"}
 
 VARIABLES
     \* controller (kraft/controller): the committed metadata log and the image it yields
@@ -350,6 +358,9 @@ Init ==
 ----------------------------------------------------------------------------
 (* Controller actions (kraft/controller)                                   *)
 
+\* the state a fencing leaves: the controlled-shutdown flag survives it
+FencedState(b) == IF brokerState[b] \in ShutdownStates THEN "FencedInShutdown" ELSE "Fenced"
+
 \* handleBrokerFenced: remove b from the ISR (b never an acceptable leader),
 \* elect; then the fencing record.
 FenceRecords(b) ==
@@ -359,14 +370,14 @@ FenceRecords(b) ==
 \* Session timeout (missed heartbeats), nondeterministic: a live broker can
 \* miss its heartbeats too.
 FenceBroker(b) ==
-    /\ brokerState[b] # "Fenced"
+    /\ brokerState[b] \notin FencedStates
     \* fencing a stopped broker is the expected consequence; a running one, a fault
     /\ running[b] => fences < MaxFences
     /\ LET r == FenceRecords(b) IN
        /\ ElectionBoundOk(r[1])
        /\ AppendMetadata(r[2])
        /\ SetImg(r[1])
-    /\ brokerState' = [brokerState EXCEPT ![b] = "Fenced"]
+    /\ brokerState' = [brokerState EXCEPT ![b] = FencedState(b)]
     /\ fences' = IF running[b] THEN fences + 1 ELSE fences
     /\ UNCHANGED <<brokerEpoch, running, cleanShutdown, replayedOffset, log, highWatermark>>
     /\ UNCHANGED <<localVars, messages, clientVars, restarts, controlledShutdowns, uncleanShutdowns, diskLosses, shrinks>>
@@ -377,7 +388,8 @@ FenceBroker(b) ==
 \* since: its heartbeat was delayed, or the record appended on it committed
 \* only after the stop (the metadata quorum's commit latency, atomic in the
 \* model-checking sizes); the controller fences it again when its session
-\* expires (FenceBroker).
+\* expires (FenceBroker). A broker fenced in its controlled shutdown stays
+\* fenced until it registers again.
 UnfenceBroker(b) ==
     /\ running[b] \/ NetworkFaults
     /\ brokerState[b] = "Fenced"
@@ -457,14 +469,14 @@ HandleAlterPartitionRequest(m) ==
 CleanShutdown(b) ==
     /\ running[b]
     /\ \/ brokerState[b] = "ControlledShutdown" /\ leader # b
-       \/ brokerState[b] = "Fenced"
+       \/ brokerState[b] \in FencedStates
     /\ LET r == FenceRecords(b) IN
-       IF brokerState[b] = "Fenced"
+       IF brokerState[b] \in FencedStates
        THEN UNCHANGED <<metadataLog, metadataBatchEnds, partVars>>
        ELSE /\ ElectionBoundOk(r[1])
             /\ AppendMetadata(r[2])
             /\ SetImg(r[1])
-    /\ brokerState' = [brokerState EXCEPT ![b] = "Fenced"]
+    /\ brokerState' = [brokerState EXCEPT ![b] = FencedState(b)]
     /\ running' = [running EXCEPT ![b] = FALSE]
     /\ cleanShutdown' = [cleanShutdown EXCEPT ![b] = TRUE]
     /\ \E lost \in LostFrom(b) : messages' = messages \ (DropTo(b) \cup lost)

@@ -31,7 +31,8 @@ from __future__ import annotations
 from typing import Any
 
 from kraft.controller import builder
-from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED, UNFENCED, MetadataImage, PartitionRegistration
+from kraft.controller.image import (
+    CONTROLLED_SHUTDOWN, FENCED, FENCED_STATES, UNFENCED, MetadataImage, PartitionRegistration)
 from kraft.controller.records import (
     PARTITION,
     TOPIC_ID,
@@ -207,19 +208,20 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
     def due(self, now: int) -> Pick | None:
         """BrokerHeartbeatManager: a broker whose session expired is fenced."""
         for b in self.brokers:
-            if self.image.broker_state(b) != FENCED and now >= self.last_heartbeat[b] + self.config.broker_session_timeout_ms:
+            if self.image.broker_state(b) not in FENCED_STATES \
+                    and now >= self.last_heartbeat[b] + self.config.broker_session_timeout_ms:
                 return (type(self).fence_broker, {"b": b})
         return None
 
     def next_deadline(self) -> int | None:
         live = [self.last_heartbeat[b] + self.config.broker_session_timeout_ms for b in self.brokers
-                if self.image.broker_state(b) != FENCED]
+                if self.image.broker_state(b) not in FENCED_STATES]
         return min(live) if live else None
 
     # ------------------------------------------------------------------ spec actions
     def fence_broker(self, b: int, now: int) -> bool | None:
         """Spec action FenceBroker(b): the session expired (handleBrokerFenced)."""
-        if self.image.broker_state(b) == FENCED:
+        if self.image.broker_state(b) in FENCED_STATES:
             return False
         self._append(self._fence_records(b))
         return None
@@ -227,7 +229,9 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
     def unfence_broker(self, b: int, now: int) -> bool | None:
         """Spec action UnfenceBroker(b): a fenced broker heartbeats having replayed its registration
         (BrokerHeartbeatManager: currentMetadataOffset >= registration offset); then a partition
-        without a leader elects (handleBrokerUnfenced)."""
+        without a leader elects (handleBrokerUnfenced).  A broker fenced in its controlled
+        shutdown is not unfenced: its heartbeat state stays CONTROLLED_SHUTDOWN
+        (BrokerHeartbeatManager.currentBrokerState) until it registers again."""
         if self.image.broker_state(b) != FENCED:
             return False
         self._append([UnfenceBrokerRecord(b, self.image.broker_epoch(b))])
@@ -309,7 +313,8 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
             # BrokerHeartbeatManager.calculateNextBrokerState: SHUTDOWN_NOW once the broker leads
             # nothing and has replayed its controlled shutdown
             return (type(self).shutdown_now, {"b": b})
-        if self.quorum and m.wantShutDown and state == FENCED and m.currentMetadataOffset >= self.image.last_offset:
+        if self.quorum and m.wantShutDown and state in FENCED_STATES \
+                and m.currentMetadataOffset >= self.image.last_offset:
             # calculateNextBrokerState: a fenced broker asking to shut down is granted SHUTDOWN_NOW
             # at once ("has requested and been granted an immediate shutdown"), once it has
             # replayed everything (its own fencing included); otherwise it stayed fenced, waiting
@@ -347,7 +352,7 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
     def broker_stopped(self, b: int, now: int) -> None:
         """The controller half of CleanShutdown: the broker that finished its controlled shutdown
         is fenced (its session ends); nothing if it is fenced already."""
-        if self.image.broker_state(b) != FENCED:
+        if self.image.broker_state(b) not in FENCED_STATES:
             self._append(self._fence_records(b))
         self.noted("broker_stopped", b=b)
 
@@ -358,7 +363,7 @@ class Controller(Node, declaration=PROTOCOL, actor="controller"):
         fenced stops at once (BrokerHeartbeatManager.calculateNextBrokerState, FENCED with
         wantShutDown: SHUTDOWN_NOW)."""
         state = self.image.broker_state(b)
-        if state not in (FENCED, CONTROLLED_SHUTDOWN):
+        if state not in (*FENCED_STATES, CONTROLLED_SHUTDOWN):
             return False
         if state == CONTROLLED_SHUTDOWN:   # (already fenced: no records, the broker stops at once)
             self._append(self._fence_records(b))

@@ -23,7 +23,8 @@ from kraft.controller.records import (
     UnfenceBrokerRecord,
 )
 
-from kraft.controller.protocol import CONTROLLED_SHUTDOWN, FENCED, UNFENCED  # noqa: E402  (re-exported)
+from kraft.controller.protocol import (  # noqa: E402  (re-exported)
+    CONTROLLED_SHUTDOWN, FENCED, FENCED_IN_SHUTDOWN, FENCED_STATES, UNFENCED)
 
 
 @attrs.frozen
@@ -97,9 +98,11 @@ class MetadataImage:
                                                                FENCED if record.fenced else UNFENCED,
                                                                record.incarnationId)
         elif isinstance(record, FenceBrokerRecord):
-            self.brokers[record.id].state = FENCED
+            reg = self.brokers[record.id]
+            reg.state = FENCED_IN_SHUTDOWN if reg.state in (CONTROLLED_SHUTDOWN, FENCED_IN_SHUTDOWN) else FENCED
         elif isinstance(record, BrokerRegistrationChangeRecord):
-            self.brokers[record.brokerId].state = CONTROLLED_SHUTDOWN
+            reg = self.brokers[record.brokerId]
+            reg.state = FENCED_IN_SHUTDOWN if reg.state in FENCED_STATES else CONTROLLED_SHUTDOWN
         elif isinstance(record, PartitionRecord):
             self.partition = PartitionRegistration(record.replicas, record.leader, record.leaderEpoch,
                                                    record.partitionEpoch, record.isr,
@@ -111,7 +114,8 @@ class MetadataImage:
             self.partition = self.partition.merge(record)
             self.last_partition_index = index
         elif isinstance(record, UnfenceBrokerRecord):
-            self.brokers[record.id].state = UNFENCED
+            reg = self.brokers[record.id]
+            reg.state = CONTROLLED_SHUTDOWN if reg.state == FENCED_IN_SHUTDOWN else UNFENCED
         else:
             raise TypeError(f"not a metadata record at offset {offset}: {record!r}")
 

@@ -14,3 +14,7 @@ PARTITION_CHANGE = "PartitionChange"
 UNFENCED = "Unfenced"
 FENCED = "Fenced"
 CONTROLLED_SHUTDOWN = "ControlledShutdown"
+# fenced with the registration still in controlled shutdown (ClusterControlManager keeps the two
+# flags apart until the broker registers again): never unfenced, never acceptable
+FENCED_IN_SHUTDOWN = "FencedInShutdown"
+FENCED_STATES = (FENCED, FENCED_IN_SHUTDOWN)

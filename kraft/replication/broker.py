@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import attrs
 
-from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED, UNFENCED, MetadataImage
+from kraft.controller.image import CONTROLLED_SHUTDOWN, FENCED_STATES, UNFENCED, MetadataImage
 from kraft.core.node import Node, Pick, requires
 from kraft.core.step import ReadyBuilder
 from kraft.log import Log, Record, RecordBatch
@@ -306,7 +306,7 @@ class Broker(Node, declaration=PROTOCOL, actor="broker"):
     def _may_stop(self) -> bool:
         state = self.image.broker_state(self.id)
         p = self.image.partition
-        return state in (CONTROLLED_SHUTDOWN, FENCED) and self.image.applied > 0 and \
+        return state in (CONTROLLED_SHUTDOWN, *FENCED_STATES) and self.image.applied > 0 and \
             (p is None or p.leader != self.id) and self.local_leader != self.id
 
     # ------------------------------------------------------------------ spec actions: lifecycle

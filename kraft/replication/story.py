@@ -54,7 +54,7 @@ from typing import Any, Callable
 import attrs
 
 from kraft.controller.controller import Controller
-from kraft.controller.image import FENCED
+from kraft.controller.image import FENCED_STATES
 from kraft.core.datadriven import Case, Story, changes
 from kraft.core.step import Ready
 from kraft.replication.broker import Broker, ProduceResult
@@ -392,7 +392,7 @@ def _unfence(s: ReplicationStory, args: list[str]) -> None:
 
 def _fence(s: ReplicationStory, args: list[str]) -> None:
     n = s.broker(_one(s, args, "fence N"))
-    if s.world.controller.image.broker_state(n) == FENCED:
+    if s.world.controller.image.broker_state(n) in FENCED_STATES:
         s.say(f"(broker {n} is fenced already)")
     else:
         s.world.fence(n)

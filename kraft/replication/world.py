@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 import attrs
 
 from kraft.controller.controller import Controller
-from kraft.controller.image import FENCED
+from kraft.controller.image import FENCED_STATES
 from kraft.replication.stacked import BrokerNode, ControllerNode, MetadataFetcher, MetadataQuorum
 from kraft.core.invariants import InvariantViolation, Violation
 from kraft.core.step import TICK, Ready, Trigger
@@ -351,7 +351,7 @@ class ReplicationWorld(PartitionWorld):
         return ld.is_leader() and set(ld.local_isr) == set(self.ids) and ld.high_watermark == ld.leo \
             and not ld.pending_produce and all(
                 b.running and b.local_leader == lid and b.entries == ld.entries
-                and b.high_watermark == ld.high_watermark and self.controller.image.broker_state(n) != FENCED
+                and b.high_watermark == ld.high_watermark and self.controller.image.broker_state(n) not in FENCED_STATES
                 for n, b in self.brokers.items())
 
     def settle(self, rounds: int = 150) -> None:

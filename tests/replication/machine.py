@@ -25,6 +25,7 @@ from hypothesis.control import current_build_context
 from hypothesis.internal.conjecture import engine
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
 
+from kraft.controller.image import FENCED, FENCED_STATES
 from kraft.core.invariants import InvariantViolation
 from kraft.replication.config import ReplicationConfig
 from kraft.replication.messages import CONTROLLER
@@ -117,10 +118,10 @@ def make_machine(config: ReplicationConfig | None = None, brokers: int = 3, *, s
             return [n for n, b in self.c.brokers.items() if b.running and b.image.applied < end]
 
         def _fenced(self) -> list[int]:
-            return [n for n in self._running() if self.c.controller.image.broker_state(n) == "Fenced"]
+            return [n for n in self._running() if self.c.controller.image.broker_state(n) == FENCED]
 
         def _unfenced(self) -> list[int]:
-            return [n for n in self.c.ids if self.c.controller.image.broker_state(n) != "Fenced"]
+            return [n for n in self.c.ids if self.c.controller.image.broker_state(n) not in FENCED_STATES]
 
         @initialize(k=st.integers(min_value=0, max_value=2))
         def warm_up(self, k: int) -> None:

@@ -50,6 +50,22 @@ def test_a_heartbeat_takes_the_controller_action_its_broker_state_calls_for() ->
     assert not r.steps and r.note == SpecStep("BrokerHeartbeatStale", 0, {"b": 2})
 
 
+def test_a_broker_fenced_in_its_controlled_shutdown_is_not_unfenced() -> None:
+    """ClusterControlManager keeps inControlledShutdown through a FenceBrokerRecord, and
+    BrokerHeartbeatManager.currentBrokerState puts CONTROLLED_SHUTDOWN before FENCED: a heartbeat
+    that does not ask to shut down (one sent before the request, delivered late) unfences nothing,
+    and the broker is no acceptable leader until it registers again."""
+    c, _ = nodes()
+    epoch = c.image.broker_epoch(2)
+    c.step(BrokerHeartbeatRequest(2, epoch, 4, wantShutDown=True), 0)
+    c.step(Trigger(Controller.fence_broker, {"b": 2}), 0)
+    assert c.image.broker_state(2) == "FencedInShutdown" and 2 not in c.image.active()
+    r = c.step(BrokerHeartbeatRequest(2, epoch, c.image.last_offset), 0)
+    assert not r.steps and r.note == SpecStep("BrokerHeartbeat", 0, {"b": 2})
+    assert not c.step(Trigger(Controller.unfence_broker, {"b": 2}), 0).steps
+    assert c.image.broker_state(2) == "FencedInShutdown"
+
+
 def test_steps_without_a_spec_action_are_notes() -> None:
     _, b = nodes()
     r = b.step(TICK, 0)

@@ -237,13 +237,13 @@ for _a in PROTOCOL.actions:
     elif _a.consumes is not None and _a.actor == CONTROLLER:
         _GUARDS_BY_HANDLER[PROTOCOL.handler(_a)] = {"message in network": "p[1] \\in messages"}
 _GUARDS_BY_HANDLER.update({
-    C.fence_broker: {"not fenced": f'brokerState[p[1]] # "{FENCED}"'},
+    C.fence_broker: {"not fenced": "brokerState[p[1]] \\notin FencedStates"},
     C.unfence_broker: {"running": "running[p[1]]", "fenced": f'brokerState[p[1]] = "{FENCED}"',
                        "replayed its registration": "replayedOffset[p[1]] >= brokerEpoch[p[1]]"},
     C.controlled_shutdown: {"running": "running[p[1]]", "unfenced": f'brokerState[p[1]] = "{UNFENCED}"'},
     B.clean_shutdown: {"running": "running[p[1]]",
                        "fenced, or in controlled shutdown and not the leader":
-                           f'brokerState[p[1]] = "{FENCED}" \\/ (brokerState[p[1]] = "{CONTROLLED_SHUTDOWN}" /\\ leader # p[1])'},
+                           f'brokerState[p[1]] \\in FencedStates \\/ (brokerState[p[1]] = "{CONTROLLED_SHUTDOWN}" /\\ leader # p[1])'},
     B.unclean_shutdown: {"running": "running[p[1]]", "k within the log": "p[2] \\in 0..Len(log[p[1]])"},
     B.restart_broker: {"stopped": "~running[p[1]]"},
     B.restart_broker_with_disk_loss: {"stopped": "~running[p[1]]"},
