@@ -73,9 +73,10 @@ def _verdict(rep: Replayer, error: dict | None, reason: str | None, checked: int
     return Verdict.worst(parts, empty=Verdict.CLEAN)
 
 
-def audit_directory(directory: str, min_isr: int = 1) -> dict[str, Any]:
-    """Replay and check one metadata log directory (never changes it)."""
-    rep = Replayer(Image(default_min_isr=min_isr))
+def audit_directory(directory: str, min_isr: int = 1, unclean_allowed: bool = False) -> dict[str, Any]:
+    """Replay and check one metadata log directory (never changes it). ``min_isr`` and
+    ``unclean_allowed`` stand for the static configuration, which the log does not hold."""
+    rep = Replayer(Image(default_min_isr=min_isr, unclean_allowed=unclean_allowed))
     counts: Counter = Counter()
     controls: Counter = Counter()
     error: dict[str, Any] | None = None
@@ -117,19 +118,20 @@ def audit_directory(directory: str, min_isr: int = 1) -> dict[str, Any]:
     }
 
 
-def _audit_task(args: tuple[str, int]) -> dict[str, Any]:
+def _audit_task(args: tuple[str, int, bool]) -> dict[str, Any]:
     return audit_directory(*args)
 
 
-def audit_corpus(directories: list[str], min_isr: int, master: str | None = None) -> list[dict[str, Any]]:
+def audit_corpus(directories: list[str], min_isr: int, master: str | None = None,
+                 unclean_allowed: bool = False) -> list[dict[str, Any]]:
     """Every directory's result, in the order given: in this process, or with ``master`` one Spark
     task per directory (paths must be readable at the same place on every executor)."""
     if master is None:
-        return [audit_directory(d, min_isr) for d in directories]
+        return [audit_directory(d, min_isr, unclean_allowed) for d in directories]
     from spark_validation.session import get_context  # lazy: starts a JVM, only for --master
 
     sc = get_context(master, light_jvm=True, app_name="kraft-audit-metadata")
-    tasks = [(os.path.abspath(d), min_isr) for d in directories]
+    tasks = [(os.path.abspath(d), min_isr, unclean_allowed) for d in directories]
     results = sc.parallelize(tasks, max(1, len(tasks))).map(_audit_task).collect()
     for d, r in zip(directories, results):
         r["directory"] = d

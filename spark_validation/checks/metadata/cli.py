@@ -62,10 +62,14 @@ def _print_directory(r: dict[str, Any]) -> None:
 @click.argument("directories", nargs=-1, required=True)
 @click.option("--min-isr", type=click.IntRange(min=1), default=1, show_default=True,
               help="min.insync.replicas where the log sets none (Kafka's default is 1)")
+@click.option("--unclean-allowed", is_flag=True,
+              help="unclean.leader.election.enable=true where the log sets none (the brokers' static "
+                   "config), or an administrator ran unclean elections: do not report them")
 @click.option("--master", default=None, help="Spark master URL: one task per directory (default: in this process)")
 @click.option("--out", "out", default="results/audit-metadata", show_default=True, type=click.Path(file_okay=False))
 @json_flag("audit-metadata")
-def audit_metadata(directories: tuple[str, ...], min_isr: int, master: str | None, out: str) -> None:
+def audit_metadata(directories: tuple[str, ...], min_isr: int, unclean_allowed: bool, master: str | None,
+                   out: str) -> None:
     """Check a KRaft cluster's metadata log against the replication protocol's rules.
 
     DIRECTORY is a copy of a controller's __cluster_metadata-0 directory (its .checkpoint
@@ -77,7 +81,7 @@ def audit_metadata(directories: tuple[str, ...], min_isr: int, master: str | Non
         dirs = discover(list(directories))
         out_dir.mkdir(parents=True, exist_ok=True)
         clear_documents(out_dir / DOCUMENT)
-        results = audit_corpus(dirs, min_isr, master)
+        results = audit_corpus(dirs, min_isr, master, unclean_allowed)
     except FileNotFoundError as exc:
         click.echo(f"kraft audit-metadata: no such directory: {exc.filename or exc.args[0]}", err=True)
         sys.exit(EXIT_ERROR)
@@ -94,6 +98,7 @@ def audit_metadata(directories: tuple[str, ...], min_isr: int, master: str | Non
     verdict, sentence = summary(results)
     doc = header("audit-metadata", verdict, sentence,
                  {"engine": f"spark {master}" if master else "in-process", "min_isr_default": min_isr,
+                  "unclean_allowed_default": unclean_allowed,
                   "directories": results})
     try:
         write_document(out_dir / DOCUMENT, json.dumps(doc, indent=2) + "\n")

@@ -38,6 +38,7 @@ LRS_NAMES = {RECOVERED: "RECOVERED", RECOVERING: "RECOVERING"}
 CONFIG_TOPIC = 2  # org.apache.kafka.common.config.ConfigResource.Type
 CONFIG_BROKER = 4
 MIN_ISR_CONFIG = "min.insync.replicas"
+UNCLEAN_CONFIG = "unclean.leader.election.enable"
 
 
 class Refused(Exception):
@@ -128,6 +129,7 @@ class Image:
     across unregistrations (a broker epoch never goes back)."""
 
     default_min_isr: int = 1
+    unclean_allowed: bool = False
     brokers: dict[int, Broker] = attrs.Factory(dict)
     epochs_seen: dict[int, int] = attrs.Factory(dict)
     topics: dict[str, Topic] = attrs.Factory(dict)
@@ -174,6 +176,14 @@ class Image:
             configured = self.default_min_isr
         first = t.partitions.get(0) or next(iter(t.partitions.values()), None)
         return min(configured, len(first.replicas)) if first is not None and first.replicas else configured
+
+    def unclean_enabled(self, topic_id: str) -> bool:
+        """``ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic``: the topic's
+        config, else the cluster default, else the static config (not in the log: false, Kafka's
+        default, unless the audit is told otherwise)."""
+        t = self.topics[topic_id]
+        text = self.topic_configs.get(t.name, {}).get(UNCLEAN_CONFIG) or self.cluster_configs.get(UNCLEAN_CONFIG)
+        return self.unclean_allowed if text is None else text.strip().lower() == "true"
 
     # ---------------------------------------------------------------- changes
     def set_config(self, f: dict[str, Any]) -> None:

@@ -31,6 +31,12 @@ INVARIANTS: dict[str, tuple[str, str]] = {
         "a new leader comes from the ISR, or from the ELR when the ISR is empty; any other leader "
         "is an unclean election, which sets ISR = [leader] and RECOVERING",
         "PartitionChangeBuilder.electAnyLeader/isValidNewLeader/tryElection (KIP-966, KIP-704)"),
+    "UncleanElectionAllowed": (
+        "a leader from outside the ISR and ELR is elected only where unclean.leader.election.enable "
+        "is true for the topic (its config, else the cluster default, else the static config: "
+        "false unless --unclean-allowed)",
+        "ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic; "
+        "ReplicationControlManager.generateLeaderAndIsrUpdates/maybeTriggerUncleanLeaderElectionForLeaderlessPartitions"),
     "EligibleLeader": (
         "a broker that is fenced, in controlled shutdown or not registered is never made leader",
         "PartitionChangeBuilder isAcceptableLeader = ClusterControlManager.isActive"),
@@ -183,6 +189,18 @@ def _election(before: Partition, after: Partition, image: Image) -> list[Finding
                     + f", yet not an unclean election (ISR {_ids(after.isr)}, "
                       f"{'RECOVERING' if after.leader_recovery_state == RECOVERING else 'RECOVERED'})"))
     return out
+
+
+def unclean_allowed(before: Partition, after: Partition, enabled: bool) -> list[Finding]:
+    """An unclean election where the topic's effective config forbids it (the spec's
+    ``UncleanElection`` switch off). An administrator's ElectLeaders of type UNCLEAN
+    (``kafka-leader-election --election-type unclean``) is allowed whatever the config and looks
+    the same in the log: audit such a cluster with ``--unclean-allowed``."""
+    if enabled:
+        return []
+    return [("UncleanElectionAllowed",
+             f"leader {before.leader} -> {after.leader} from outside ISR {_ids(before.isr)} and ELR "
+             f"{_ids(before.elr)} while unclean.leader.election.enable is false for the topic")]
 
 
 def _isr_growth(before: Partition, after: Partition, image: Image) -> list[Finding]:

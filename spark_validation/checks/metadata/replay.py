@@ -183,6 +183,8 @@ class Replayer:
                     + invariants.elr_under_min_isr(after, self.image.min_isr(t.id)))
         name = f"{t.name}-{f['partitionId']}"
         if invariants.is_election(before, after) and not invariants.is_clean_election(before, after):
+            if invariants.is_marked_unclean(after):   # (otherwise CleanElection reports it)
+                findings += invariants.unclean_allowed(before, after, self.image.unclean_enabled(t.id))
             self.unclean_elections += 1
             if len(self.unclean) < MAX_LISTED and self._at is not None:
                 self.unclean.append({"file": self._at.file, "offset": self._at.offset, "partition": name,

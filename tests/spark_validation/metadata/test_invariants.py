@@ -18,15 +18,17 @@ from .logs import (OTHER_TOPIC_ID, Cluster, change, config, fence, noop, partiti
                    topic, unfence)
 
 MIN_ISR_3 = config("min.insync.replicas", "3")
+UNCLEAN_ON = config("unclean.leader.election.enable", "true")
+# the ISR shrinks to [1, 2], then broker 3 is elected from outside it, marked as unclean
+UNCLEAN = [[change(isr=[1, 2])], [change(leader=3, isr=[3], leaderRecoveryState=1)]]
 
 # invariant -> (operations that break it with their last record, the lawful twin of those operations)
 CASES: dict[str, tuple[list[list[MetadataRecord]], list[list[MetadataRecord]]]] = {
     "LeaderInIsr": ([[change(isr=[2, 3])]], [[change(isr=[1, 3])]]),
     "TypeOK": ([[change(leaderRecoveryState=5)]], [[change(leaderRecoveryState=0)]]),
-    "ValidLeaderRecoveryState": ([[change(leaderRecoveryState=1)]],
-                                 [[change(isr=[1, 2])], [change(leader=3, isr=[3], leaderRecoveryState=1)]]),
-    "CleanElection": ([[change(isr=[1, 2])], [change(leader=3, isr=[3])]],
-                      [[change(isr=[1, 2])], [change(leader=3, isr=[3], leaderRecoveryState=1)]]),
+    "ValidLeaderRecoveryState": ([[change(leaderRecoveryState=1)]], [[UNCLEAN_ON], *UNCLEAN]),
+    "CleanElection": ([[UNCLEAN_ON], [change(isr=[1, 2])], [change(leader=3, isr=[3])]], [[UNCLEAN_ON], *UNCLEAN]),
+    "UncleanElectionAllowed": (UNCLEAN, [[UNCLEAN_ON], *UNCLEAN]),
     "EligibleLeader": ([[fence(3, 3)], [change(leader=3)]], [[fence(2, 2)], [change(leader=3)]]),
     "EligibleIsr": ([[change(isr=[1, 2]), fence(3, 3)], [change(isr=[1, 2, 3])]],
                     [[change(isr=[1, 2]), fence(3, 3)], [change(isr=[1])]]),
@@ -44,11 +46,11 @@ CASES: dict[str, tuple[list[list[MetadataRecord]], list[list[MetadataRecord]]]] 
 }
 
 
-def _audit(tmp_path: Path, ops: list[list[MetadataRecord]], name: str = "log") -> dict:
+def _audit(tmp_path: Path, ops: list[list[MetadataRecord]], name: str = "log", **static: bool) -> dict:
     c = Cluster()
     for batch in ops:
         c.then(*batch)
-    return audit_directory(str(c.write(tmp_path / name)))
+    return audit_directory(str(c.write(tmp_path / name)), **static)
 
 
 def test_every_rule_has_a_case() -> None:
@@ -82,14 +84,30 @@ def test_rule_fails_on_its_record_and_holds_on_the_twin(tmp_path: Path, invarian
     assert (ok["verdict"], ok["violations"]) == ("clean", []), ok["violations"]
 
 
-def test_unclean_elections_are_counted_not_violations(tmp_path: Path) -> None:
+def test_allowed_unclean_elections_are_counted_not_violations(tmp_path: Path) -> None:
     bad, good = CASES["CleanElection"]
     r = _audit(tmp_path, good, "unclean")
     assert r["verdict"] == "clean" and r["unclean_election_count"] == 1
-    assert r["unclean_elections"] == [{"file": "00000000000000000000.log", "offset": 7, "partition": "t-0",
+    assert r["unclean_elections"] == [{"file": "00000000000000000000.log", "offset": 8, "partition": "t-0",
                                        "from": 1, "to": 3, "leaderEpoch": 1}]
     assert _audit(tmp_path, bad, "unmarked")["unclean_election_count"] == 1
     assert _audit(tmp_path, [[change(isr=[1, 2])], [change(leader=2)]], "clean")["unclean_election_count"] == 0
+
+
+@pytest.mark.parametrize("configs,static,verdict", [
+    ([config("unclean.leader.election.enable", "true", resource="", resource_type=4)], False, "clean"),
+    ([config("unclean.leader.election.enable", "true", resource="", resource_type=4),
+      config("unclean.leader.election.enable", "false")], False, "violation"),
+    ([], True, "clean"),
+    ([config("unclean.leader.election.enable", "false")], True, "violation"),
+    ([UNCLEAN_ON, config("unclean.leader.election.enable", None)], False, "violation"),
+], ids=["cluster-default", "topic-overrides-cluster", "static", "topic-overrides-static", "config-deleted"])
+def test_unclean_election_follows_the_effective_config(tmp_path: Path, configs: list, static: bool,
+                                                       verdict: str) -> None:
+    """uncleanLeaderElectionEnabledForTopic: topic config, else cluster default, else static."""
+    r = _audit(tmp_path, [configs, *UNCLEAN] if configs else UNCLEAN, "u", unclean_allowed=static)
+    assert r["verdict"] == verdict, r["violations"]
+    assert {v["invariant"] for v in r["violations"]} == ({"UncleanElectionAllowed"} if verdict == "violation" else set())
 
 
 def test_aborted_transaction_is_not_replayed(tmp_path: Path) -> None:
