@@ -251,6 +251,8 @@ def build_page(found: Found) -> str:
         parts.append(_conform(by.pop("conform"), found.root))
     if by.get("audit"):
         parts.append(_audit(by.pop("audit"), found.root))
+    if by.get("audit-metadata"):
+        parts.append(_audit_metadata(by.pop("audit-metadata")))
     for cmd, docs in sorted(by.items()):
         parts.append(f"<h2>{e(cmd)}</h2>" + "".join(
             f"<p>{_badge(d.verdict.value)} {e(d.summary)} <span class='muted'>({e(d.path)})</span></p>"
@@ -298,6 +300,8 @@ def _summary_rows(by: dict[str, list[Doc]], reviews: list[Doc], found: Found) ->
         else:
             words = d.summary
         rows.append(("Audit", words))
+    for d in by.get("audit-metadata", []):
+        rows.append(("Metadata logs", d.summary))
     if reviews and not rows:
         rows.append(("Review", reviews[0].summary))
     if found.problems:
@@ -597,6 +601,27 @@ def _audit(docs: list[Doc], root: Path, title: str = "Audit", anchor: str = "aud
                 break
             drawn += 1
             out.append(_history(r, root))
+    return "".join(out)
+
+
+def _audit_metadata(docs: list[Doc]) -> str:
+    """One row per metadata log directory: what was replayed, unclean elections, violations."""
+    out = ["<h2 id='audit-metadata'>Metadata logs</h2>"]
+    for d in docs:
+        out.append(f"<p>{_badge(d.verdict.value)} {e(d.summary)}</p>")
+        dirs = [r for r in _seq(d.data.get("directories")) if isinstance(r, dict)]
+        rows = []
+        for r in dirs:
+            found = r.get("violations_by_invariant") if isinstance(r.get("violations_by_invariant"), dict) else {}
+            err = r.get("error") if isinstance(r.get("error"), dict) else {}
+            why = r.get("reason") or err.get("why") or ""
+            rows.append(f"<tr><td><code>{e(r.get('directory', '?'))}</code></td><td>{_badge(r.get('verdict'))}</td>"
+                        f"<td class='n'>{_num(r.get('records'))}</td><td class='n'>{_num(r.get('unclean_election_count'))}</td>"
+                        f"<td>{e(', '.join(f'{k} {v}' for k, v in sorted(found.items())))}</td><td>{e(why)}</td></tr>")
+        if rows:
+            out.append("<details" + (" open" if len(rows) <= 50 else "") + f"><summary>{plural(len(rows), 'directory', 'directories')}"
+                       "</summary><table><tr><th>directory</th><th>verdict</th><th>records</th><th>unclean elections</th>"
+                       "<th>violations</th><th>unreadable / nothing checked</th></tr>" + "".join(rows) + "</table></details>")
     return "".join(out)
 
 

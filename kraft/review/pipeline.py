@@ -9,6 +9,7 @@ subprocess (so each keeps its own output, JSON and exit code), and then summaris
   3. simulate each protocol with all faults, recording traces and client histories (kraft simulate)
   4. check the recorded traces against the specs             (kraft conform)
   5. audit the recorded histories                            (kraft audit, local Spark)
+  6. audit the simulated controllers' metadata logs          (kraft audit-metadata)
 
 Each stage's verdict and one-line summary come from the shared JSON header its command writes
 (kraft/outcome.py: ``command, verdict, summary, exit_code``); the header must agree with the
@@ -34,6 +35,8 @@ import click
 from kraft import interrupt
 from kraft.cli import COMMANDS
 from kraft.cliutil import json_flag, set_document
+from kraft.protocols import PROTOCOLS
+from kraft.replication.config import ReplicationConfig
 from kraft.outcome import (HeaderError, Verdict, clear_documents, header, plural, read_header, worst_status,
                            write_document)
 from model_check.specs import spec_dir
@@ -83,11 +86,13 @@ def _stages(out: Path, seeds: int, steps: int, protocols: tuple[str, ...],
     stages.append(Stage("zoo", f"every bug variant through TLC, Hypothesis, conformance and audit "
                                f"(budget {zoo_budget:.0f}s)",
                         ("zoo", "--budget", f"{zoo_budget:g}", "--out", str(out / "zoo"), *reuse), "zoo/zoo.json"))
+    metadata = [p for p in protocols if p in PROTOCOLS and "metadata" in PROTOCOLS[p].plugin(3, None).kept_logs]
     for protocol in protocols:
+        keep = ("--metadata-log",) if protocol in metadata else ()
         stages.append(
             Stage(f"simulate-{protocol}", f"simulator, {seeds} seeds x {steps} steps, all faults",
                   ("simulate", "--protocol", protocol, "--seed", "1", "--steps", str(steps), "--faults", "all",
-                   "--count", str(seeds), "--out", str(sim / protocol)),
+                   "--count", str(seeds), *keep, "--out", str(sim / protocol)),
                   f"sim/{protocol}/summary.json"))
     stages += [
         # every simulated protocol has conformance glue (traces/protocols/); the trace header names it
@@ -97,6 +102,13 @@ def _stages(out: Path, seeds: int, steps: int, protocols: tuple[str, ...],
         Stage("audit", "Spark audit of the recorded histories (local)", ("audit", str(sim), "--out", str(out / "audit")),
               "audit/summary.json"),
     ]
+    if metadata:
+        # the simulated cluster's min.insync.replicas is broker config, not a record in the log
+        min_isr = str(ReplicationConfig().min_insync_replicas)
+        stages.append(Stage("audit-metadata", "the simulated controllers' metadata logs against the replication rules",
+                            ("audit-metadata", *(str(sim / p) for p in metadata), "--min-isr", min_isr,
+                             "--out", str(out / "audit-metadata")),
+                            "audit-metadata/audit-metadata.json"))
     return stages
 
 

@@ -162,6 +162,10 @@ def hostile_results(root: Path) -> Path:
             {"trace": str(trace), "spec": P, "variant": P, "events": 1, "verdict": "rejected", "kind": P, "line": 2,
              "action": P, "node": P, "args": {P: P}, "message": P, "successors": 1, "spec_states": 1,
              "guards": {P: P}, "mismatches": [{"var": P, "differs_at": P, "spec_at": P, "trace_at": P}]}]})))
+    (root / "audit-metadata").mkdir()
+    (root / "audit-metadata" / "audit-metadata.json").write_text(json.dumps(header("audit-metadata", Verdict.VIOLATION, P, {
+        "directories": [{"directory": P, "verdict": P, "records": 3, "unclean_election_count": P,
+                         "violations_by_invariant": {P: 1}, "error": {"why": P}, "reason": None}]})))
     (root / "zoo").mkdir()
     (root / "zoo" / "zoo.json").write_text(json.dumps(header("zoo", Verdict.VIOLATION, P, {
         "checks": [{"id": P, "title": P}], "errors": [P],
@@ -257,6 +261,22 @@ def test_any_document_shape_renders_without_a_traceback(tmp_path_factory, comman
     assert found.docs
     html = page.build_page(found)
     assert html.startswith("<!doctype html>") and "<script" not in html
+
+
+def test_metadata_logs_get_a_row_per_directory(tmp_path: Path):
+    d = tmp_path / "audit-metadata"
+    d.mkdir()
+    (d / "audit-metadata.json").write_text(json.dumps(header("audit-metadata", Verdict.VIOLATION, "2 metadata logs: 1 violation", {
+        "directories": [{"directory": "a/__cluster_metadata-0", "verdict": "violation", "records": 12,
+                         "unclean_election_count": 1, "violations_by_invariant": {"UncleanElectionAllowed": 1},
+                         "error": None, "reason": None},
+                        {"directory": "b/__cluster_metadata-0", "verdict": "inconclusive", "records": 0,
+                         "unclean_election_count": 0, "violations_by_invariant": {}, "error": None,
+                         "reason": "no segment (.log) or snapshot (.checkpoint) file"}]})))
+    html = page.build_page(page.collect(tmp_path))
+    assert "id='audit-metadata'" in html and "Metadata logs</span>2 metadata logs: 1 violation" in html
+    assert "<code>a/__cluster_metadata-0</code>" in html and "UncleanElectionAllowed 1" in html
+    assert "no segment (.log) or snapshot (.checkpoint) file" in html
 
 
 def test_zoo_matrix_is_coloured_per_cell(tmp_path: Path):

@@ -299,6 +299,18 @@ def test_reused_tlc_runs_stand_in_for_the_zoos_own(tmp_path):
     assert tlc.control_cell(z, p).status == CLEAN
 
 
+def test_review_audits_the_metadata_logs_of_the_protocols_that_keep_them(tmp_path):
+    from kraft.review import pipeline
+
+    stages = {s.name: s for s in pipeline._stages(tmp_path, 2, 100, ("groups", "replication"))}
+    assert "--metadata-log" in stages["simulate-replication"].argv
+    assert "--metadata-log" not in stages["simulate-groups"].argv
+    argv = stages["audit-metadata"].argv
+    assert argv == ("audit-metadata", str(tmp_path / "sim" / "replication"), "--min-isr", "2",
+                    "--out", str(tmp_path / "audit-metadata"))
+    assert "audit-metadata" not in {s.name for s in pipeline._stages(tmp_path, 2, 100, ("groups",))}
+
+
 def test_review_runs_the_zoo_with_its_budget_and_model_check_results(tmp_path):
     from kraft.review import pipeline
 
