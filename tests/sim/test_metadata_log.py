@@ -58,6 +58,33 @@ def test_the_written_log_audits_clean(tmp_path: Path) -> None:
     assert "3 clean" in result.output
 
 
+def test_a_controlled_shutdown_fenced_and_heartbeating_late_audits_clean(tmp_path: Path) -> None:
+    """Seed 1: a broker in controlled shutdown is fenced, then a heartbeat from before its shutdown
+    request arrives; the controller leaves it fenced (Kafka's registration keeps the shutdown
+    flag), so no record makes it leader or ISR member while Kafka would call it inactive."""
+    run = ["--protocol", "replication", "--seed", "1", "--steps", "2000", "--faults", "all"]
+    CliRunner().invoke(simulate, [*run, "--out", str(tmp_path / "run"), "--metadata-log"])
+    result = CliRunner().invoke(audit_metadata, ["--min-isr", "2", "--out", str(tmp_path / "audit"),
+                                                 str(tmp_path / "run")])
+    assert result.exit_code == 0 and "3 metadata logs: 3 clean" in result.output, result.output
+
+
+def test_the_unclean_election_variant_is_flagged_on_its_log(tmp_path: Path) -> None:
+    """UncleanElection: the simulated cluster's config (Kafka's default) forbids the unclean
+    election its controller makes; the audit names the rule, and says it was allowed with
+    --unclean-allowed."""
+    run = ["--protocol", "replication", "--variant", "UncleanElection", "--seed", "8", "--steps", "2000",
+           "--faults", "all"]
+    CliRunner().invoke(simulate, [*run, "--out", str(tmp_path / "run"), "--metadata-log"])
+    audit = ["--min-isr", "2", "--out", str(tmp_path / "audit"), "--json", str(tmp_path / "run")]
+    result = CliRunner().invoke(audit_metadata, audit)
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.output)
+    found = {k for d in doc["directories"] for k in d["violations_by_invariant"]}
+    assert found == {"UncleanElectionAllowed"}
+    assert CliRunner().invoke(audit_metadata, [*audit, "--unclean-allowed"]).exit_code == 0
+
+
 def test_off_by_default_and_refused_where_there_is_no_metadata_log(tmp_path: Path) -> None:
     CliRunner().invoke(simulate, [*RUN, "--steps", "200", "--out", str(tmp_path)])
     assert not (tmp_path / "metadata-log").exists()
