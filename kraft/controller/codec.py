@@ -7,7 +7,10 @@ from the schema table).  This module converts between kraft's record classes
 versions a controller at metadata.version 4.0-IV3 writes (``MetadataVersion``:
 ``registerBrokerRecordVersion`` 3, ``partitionRecordVersion`` and ``partitionChangeRecordVersion``
 2, the versions that carry ELR; ``BrokerRegistrationChangeRecord`` 1 for a controlled shutdown,
-``ReplicationControlManager.handleBrokerInControlledShutdown``).  One controller operation's records
+``ReplicationControlManager.handleBrokerInControlledShutdown``, and 0 with ``fenced`` 1 or -1 for a
+fencing or an unfencing, ``handleBrokerFenced``/``handleBrokerUnfenced`` once
+``isBrokerRegistrationChangeRecordSupported``; a log of an older metadata.version holds
+``FenceBrokerRecord``/``UnfenceBrokerRecord`` instead, which read the same).  One controller operation's records
 are one record batch, one record and one offset each (``kraft.quorum.storage``).
 
 Field values as Kafka writes them:
@@ -49,6 +52,7 @@ PORT = 9092
 RECOVERY_STATES = {"RECOVERED": 0, "RECOVERING": 1}
 _RECOVERY_NAMES = {v: k for k, v in RECOVERY_STATES.items()}
 NO_LEADER_CHANGE = -2   # PartitionChangeRecord's default leader: unchanged
+FENCE, UNFENCE = 1, -1  # BrokerRegistrationFencingChange values
 
 
 class MetadataDecodeError(ValueError):
@@ -105,8 +109,10 @@ _TO: dict[type, Callable[[Any], MetadataRecord]] = {
     RegisterBrokerRecord: _register,
     PartitionRecord: _partition,
     PartitionChangeRecord: _change,
-    FenceBrokerRecord: lambda r: MetadataRecord("FenceBrokerRecord", 0, {"id": r.id, "epoch": r.epoch}),
-    UnfenceBrokerRecord: lambda r: MetadataRecord("UnfenceBrokerRecord", 0, {"id": r.id, "epoch": r.epoch}),
+    FenceBrokerRecord: lambda r: MetadataRecord(
+        "BrokerRegistrationChangeRecord", 0, {"brokerId": r.id, "brokerEpoch": r.epoch, "fenced": FENCE}),
+    UnfenceBrokerRecord: lambda r: MetadataRecord(
+        "BrokerRegistrationChangeRecord", 0, {"brokerId": r.id, "brokerEpoch": r.epoch, "fenced": UNFENCE}),
     BrokerRegistrationChangeRecord: lambda r: MetadataRecord(
         "BrokerRegistrationChangeRecord", 1,
         {"brokerId": r.brokerId, "brokerEpoch": r.brokerEpoch, "inControlledShutdown": r.inControlledShutdown}),
@@ -126,6 +132,19 @@ def _from_change(f: dict[str, Any]) -> PartitionChangeRecord:
         lastKnownElr=_optional_set(f.get("lastKnownElr")), leaderRecoveryState=None if lrs == -1 else _RECOVERY_NAMES[lrs])
 
 
+def _from_registration_change(f: dict[str, Any]) -> Any:
+    """The one change a controller's BrokerRegistrationChangeRecord makes: a fencing, an
+    unfencing, or the start of a controlled shutdown."""
+    fenced, shutdown = f.get("fenced", 0), f.get("inControlledShutdown", 0)
+    if fenced == FENCE and not shutdown:
+        return FenceBrokerRecord(f["brokerId"], f["brokerEpoch"])
+    if fenced == UNFENCE and not shutdown:
+        return UnfenceBrokerRecord(f["brokerId"], f["brokerEpoch"])
+    if shutdown == 1 and not fenced:
+        return BrokerRegistrationChangeRecord(f["brokerId"], f["brokerEpoch"], shutdown)
+    raise ValueError(f"fenced {fenced} with inControlledShutdown {shutdown} is not a change the controller makes")
+
+
 _FROM: dict[str, Callable[[dict[str, Any]], Any]] = {
     "TopicRecord": lambda f: TopicRecord(f["name"], f["topicId"]),
     "RegisterBrokerRecord": lambda f: RegisterBrokerRecord(f["brokerId"], f["brokerEpoch"], f["fenced"],
@@ -137,8 +156,7 @@ _FROM: dict[str, Callable[[dict[str, Any]], Any]] = {
     "PartitionChangeRecord": _from_change,
     "FenceBrokerRecord": lambda f: FenceBrokerRecord(f["id"], f["epoch"]),
     "UnfenceBrokerRecord": lambda f: UnfenceBrokerRecord(f["id"], f["epoch"]),
-    "BrokerRegistrationChangeRecord": lambda f: BrokerRegistrationChangeRecord(
-        f["brokerId"], f["brokerEpoch"], f.get("inControlledShutdown", 0)),
+    "BrokerRegistrationChangeRecord": lambda f: _from_registration_change(f),
 }
 
 # the records the controller writes, by class (for the round-trip tests)

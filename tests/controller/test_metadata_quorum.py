@@ -124,6 +124,23 @@ def test_kafka_field_types_in_the_records_the_controller_writes() -> None:
     assert part["directories"] == [codec.log_dir(b) for b in (1, 2, 3)]
 
 
+def test_fencing_is_a_registration_change_as_kafka_4_writes_it() -> None:
+    """handleBrokerFenced/handleBrokerUnfenced at a metadata.version with
+    BrokerRegistrationChangeRecord: version 0, brokerId, brokerEpoch, then the tagged fenced field
+    (tag 0, 1 byte): 1 to fence, -1 to unfence. A FenceBrokerRecord or UnfenceBrokerRecord (an
+    older metadata.version's log) reads the same."""
+    fence = codec.encode(FenceBrokerRecord(2, 9))
+    assert fence == b"\x01\x11\x00" + bytes([0, 0, 0, 2]) + bytes(7) + b"\x09" + b"\x01\x00\x01\x01"
+    assert codec.encode(UnfenceBrokerRecord(2, 9))[-4:] == b"\x01\x00\x01\xff"
+    assert codec.decode(fence) == FenceBrokerRecord(2, 9)
+    older = encode_metadata(MetadataRecord("UnfenceBrokerRecord", 0, {"id": 2, "epoch": 9}))
+    assert codec.decode(older) == UnfenceBrokerRecord(2, 9)
+    both = encode_metadata(MetadataRecord("BrokerRegistrationChangeRecord", 1,
+                                          {"brokerId": 2, "brokerEpoch": 9, "fenced": 1, "inControlledShutdown": 1}))
+    with pytest.raises(codec.MetadataDecodeError, match="not a change the controller makes"):
+        codec.decode(both)
+
+
 def test_a_bad_metadata_record_is_a_clear_error() -> None:
     with pytest.raises(codec.MetadataDecodeError, match="at byte position 1: unknown metadata record api key 99"):
         codec.decode(b"\x01\x63\x00")
