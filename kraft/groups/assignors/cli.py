@@ -16,12 +16,15 @@ rebalances) until nothing is revoked. ``--check`` verifies validity and balance 
 a violation. Exit codes (kraft/outcome.py): 0 assigned (and, with ``--check``, valid and
 balanced), 1 ``--check`` found a violation, 2 bad input. ``--json FILE`` writes the shared header
 (``command, verdict, summary, exit_code``) then ``assignor, rounds, problems``.
+
+``--protocol consumer`` (implied by ``--assignor uniform``) runs the coordinator's assignors of
+the consumer protocol (KIP-848), ``uniform`` or the server-side ``range``, on a consumer-protocol
+group file: see :mod:`.server.groupfile` and :mod:`.server.command`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import Any
 
@@ -30,11 +33,10 @@ import click
 from kraft.outcome import EXIT_ERROR, Verdict, clear_documents, header, plural, write_document
 
 from . import ASSIGNORS
+from .groupfile import MAX_PARTITIONS, GroupFileError, key_line, read_json
+from .server import ASSIGNORS as SERVER_ASSIGNORS
+from .server.command import assign_consumer
 from .types import Subscription, TopicPartition
-
-
-class GroupFileError(ValueError):
-    """The group file is unreadable or malformed; the message names the file and place."""
 
 
 def _tp(text: Any, where: str) -> TopicPartition:
@@ -47,53 +49,15 @@ def _tp(text: Any, where: str) -> TopicPartition:
         raise GroupFileError(f"{where}: partition number in {text!r} is not an integer") from None
 
 
-def _key_line(text: str, key: str, nth: int) -> int | str:
-    """Line of the ``nth`` occurrence of ``"key":`` in the JSON text (for error messages)."""
-    found = list(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text))
-    if len(found) < nth:
-        found = list(re.finditer(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text))
-    return text.count("\n", 0, found[nth - 1].start()) + 1 if len(found) >= nth else "?"
-
-
 def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict[TopicPartition, set[str]]]:
     """Parse a group file; errors name the file and the line/column or the JSON path."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise GroupFileError(f"{path}: cannot read: {e.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise GroupFileError(f"{path}:{line}: not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
-    dups: list[tuple[str, ...]] = []
-
-    def strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if k in seen:
-                dups.append((k,))
-            seen.add(k)
-        return dict(pairs)
-
-    try:
-        doc = json.loads(text, object_pairs_hook=strict_object)
-    except json.JSONDecodeError as e:
-        raise GroupFileError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
-    except RecursionError:
-        raise GroupFileError(f"{path}: invalid JSON: nested too deeply") from None
-    if dups:  # json keeps the last of duplicate keys; a second member "a" would replace the first
-        key = dups[0][0]
-        raise GroupFileError(f"{path}:{_key_line(text, key, 2)}: duplicate key {key!r} "
-                             f"(first at line {_key_line(text, key, 1)})")
-    if not isinstance(doc, dict):
-        raise GroupFileError(f"{path}: top level must be an object")
+    text, doc = read_json(path)
     unknown_top = set(doc) - {"partitions", "members", "partition_racks"}
     if unknown_top:
         k = sorted(unknown_top)[0]
-        raise GroupFileError(f"{path}:{_key_line(text, k, 1)}: unknown field(s) {sorted(unknown_top)} "
-                             f"(known: members, partition_racks, partitions; the assignor is --assignor)")
+        hint = "; a consumer-protocol group file takes --protocol consumer" if "topics" in unknown_top else ""
+        raise GroupFileError(f"{path}:{key_line(text, k, 1)}: unknown field(s) {sorted(unknown_top)} "
+                             f"(known: members, partition_racks, partitions; the assignor is --assignor{hint})")
     parts = doc.get("partitions")
     if not isinstance(parts, dict):
         raise GroupFileError(f"{path}: \"partitions\" must be an object of topic -> count")
@@ -102,7 +66,7 @@ def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict
             raise GroupFileError(f"{path}: partitions.{t}: count must be an integer >= 0, got {n!r}")
     total = sum(parts.values())
     if total > MAX_PARTITIONS:  # a typo like 10**12 would otherwise run the assignor out of memory
-        raise GroupFileError(f"{path}:{_key_line(text, 'partitions', 1)}: partitions: {total:,} in total, more than "
+        raise GroupFileError(f"{path}:{key_line(text, 'partitions', 1)}: partitions: {total:,} in total, more than "
                              f"this command assigns ({MAX_PARTITIONS:,})")
     members = doc.get("members")
     if not isinstance(members, dict) or not members:
@@ -115,7 +79,7 @@ def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict
         unknown = set(spec) - {"topics", "owned", "generation", "group_instance_id", "rack"}
         if unknown:
             k = sorted(unknown)[0]
-            raise GroupFileError(f"{path}:{_key_line(text, k, 1)}: members.{m}: unknown field(s) {sorted(unknown)}")
+            raise GroupFileError(f"{path}:{key_line(text, k, 1)}: members.{m}: unknown field(s) {sorted(unknown)}")
         topics = spec.get("topics", [])
         if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
             raise GroupFileError(f"{where}.topics: must be a list of topic names")
@@ -133,7 +97,7 @@ def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict
     racks: dict[TopicPartition, set[str]] = {}
     pr = doc.get("partition_racks") or {}
     if not isinstance(pr, dict):
-        raise GroupFileError(f"{path}:{_key_line(text, 'partition_racks', 1)}: \"partition_racks\" must be an "
+        raise GroupFileError(f"{path}:{key_line(text, 'partition_racks', 1)}: \"partition_racks\" must be an "
                              f"object of \"topic-partition\" -> list of rack ids, got {type(pr).__name__}")
     for key, value in pr.items():
         if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
@@ -142,23 +106,29 @@ def load_group(path: str) -> tuple[dict[str, int], dict[str, Subscription], dict
     return parts, subs, racks
 
 
-# A bound on the input, far above what one consumer group meets (KRaft clusters are sized in the
-# hundreds of thousands of partitions, KIP-500) and small enough for the assignors' memory.
-MAX_PARTITIONS = 1_000_000
-
-
 @click.command(name="assign")
 @click.argument("group_file", type=click.Path(dir_okay=False))
-@click.option("--assignor", "assignor_name", type=click.Choice(sorted(ASSIGNORS)), default="cooperative-sticky",
-              show_default=True, help="Kafka assignor (protocol name)")
+@click.option("--assignor", "assignor_name", type=click.Choice(sorted(set(ASSIGNORS) | set(SERVER_ASSIGNORS))),
+              help="Kafka assignor (protocol name); default cooperative-sticky (classic), uniform (consumer)")
+@click.option("--protocol", type=click.Choice(["classic", "consumer"]),
+              help="classic: a client assignor (the default); consumer: the coordinator's assignor of KIP-848 "
+                   "(the default with --assignor uniform)")
 @click.option("--settle", is_flag=True, help="repeat follow-up rebalances until nothing is revoked (max 10)")
 @click.option("--check", is_flag=True, help="verify validity and balance; exit 1 on a violation")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="write the assignment as JSON here")
 @click.option("--variant", type=click.Choice(["EmptySubscriptionCountsAsEqual"]),
               help="switch on a known Kafka bug (sticky assignors only)")
-def assign(group_file: str, assignor_name: str, settle: bool, check: bool, json_out: str | None,
-           variant: str | None) -> None:
+def assign(group_file: str, assignor_name: str | None, protocol: str | None, settle: bool, check: bool,
+           json_out: str | None, variant: str | None) -> None:
     """Assign partitions to the members described in GROUP_FILE exactly as Kafka would."""
+    protocol = protocol or ("consumer" if assignor_name == "uniform" else "classic")
+    if protocol == "consumer":
+        sys.exit(_consumer(group_file, assignor_name or "uniform", settle, check, json_out, variant))
+    assignor_name = assignor_name or "cooperative-sticky"
+    if assignor_name not in ASSIGNORS:
+        click.echo(f"kraft assign: --assignor {assignor_name} is an assignor of the consumer protocol "
+                   f"(--protocol consumer)", err=True)
+        sys.exit(EXIT_ERROR)
     try:
         ppt, subs, racks = load_group(group_file)
     except GroupFileError as e:
@@ -211,6 +181,20 @@ def assign(group_file: str, assignor_name: str, settle: bool, check: bool, json_
             click.echo(f"kraft assign: cannot write {json_out}: {e.strerror or e}", err=True)
             sys.exit(EXIT_ERROR)
     sys.exit(verdict.exit_code)
+
+
+def _consumer(group_file: str, assignor_name: str, settle: bool, check: bool, json_out: str | None,
+              variant: str | None) -> int:
+    """``--protocol consumer``: the coordinator computes one target assignment."""
+    if assignor_name not in SERVER_ASSIGNORS:
+        click.echo(f"kraft assign: --protocol consumer takes --assignor {' or '.join(SERVER_ASSIGNORS)}, "
+                   f"not {assignor_name}", err=True)
+        return EXIT_ERROR
+    if settle or variant:
+        click.echo(f"kraft assign: {'--settle' if settle else '--variant'} applies to the classic protocol only",
+                   err=True)
+        return EXIT_ERROR
+    return assign_consumer(group_file, assignor_name, check, json_out)
 
 
 def _problems(assignor_name: str, subs: dict[str, Subscription], result: dict[str, list[TopicPartition]],

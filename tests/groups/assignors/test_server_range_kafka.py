@@ -110,3 +110,10 @@ def test_range_testReassignmentWhenMultipleSubscriptionsRemovedAfterInitialAssig
                   C: member(T2, assignment=mk_assignment((T2, [2]), (T3, [0, 1])))},
                  HETEROGENEOUS, topics(topic1=3, topic2=3, topic3=2),
                  {A: {T1: {0, 1}}, B: {T1: {2}, T2: {0, 1}, T3: {0, 1}}, C: {T2: {2}}})
+
+
+def test_range_static_members_sort_first():
+    """``sortMemberIds`` javadoc: static members (by instance id) before dynamic ones (by member
+    id); none of RangeAssignorTest's cases tells the two orders apart."""
+    members = {A: member(T1), B: member(T1, instance="i2"), C: member(T1, instance="i1")}
+    assert_kafka(members, HOMOGENEOUS, topics(topic1=3), {C: {T1: {0}}, B: {T1: {1}}, A: {T1: {2}}})
