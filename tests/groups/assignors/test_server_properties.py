@@ -6,6 +6,8 @@ failing on a deliberately broken assignor."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -177,3 +179,17 @@ def test_range_and_uniform_balance_checks_fail_on_a_lopsided_assignment(name):
     lopsided = {"A": {T[0]: {0, 1, 2}}, "B": {T[0]: {3}}}
     assert "unbalanced" in " ".join(problems(name, group, topics, lopsided))
     assert "given to nobody" in " ".join(problems(name, group, topics, {"A": {T[0]: {0, 1, 2}}, "B": {}}))
+
+
+def test_large_groups_take_seconds_not_minutes():
+    """1,000 members x 10,000 partitions over 100 topics, subscriptions split as in
+    bench/server_assignors.py; the bench times 10,000 x 100,000."""
+    ids = [Uuid(1, i) for i in range(100)]
+    halves = (tuple(ids[:50]), tuple(ids[50:]))
+    group = GroupSpec({f"member-{i}": MemberSpec(halves[i % 4 == 0]) for i in range(1_000)}, HETEROGENEOUS)
+    topics = TopicDescriber({t: 100 for t in ids})
+    for name, cls in ASSIGNORS.items():
+        t0 = time.perf_counter()
+        result = cls().assign(group, topics)
+        assert time.perf_counter() - t0 < 10
+        assert problems(name, group, topics, result) == []

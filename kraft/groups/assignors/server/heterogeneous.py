@@ -15,7 +15,7 @@ result depends on the group's member order and on nothing else Java iterates:
 
 from __future__ import annotations
 
-from .spec import GroupAssignment, GroupSpec, PartitionAssignorError, TopicDescriber, Uuid
+from .spec import GroupAssignment, GroupSpec, PartitionAssignorError, TopicDescriber, Uuid, topic_subscribers
 
 # ``UniformHeterogeneousAssignmentBuilder.MAX_ITERATION_COUNT``
 MAX_ITERATION_COUNT = 16
@@ -34,8 +34,8 @@ class _Balancer:
         if not members:
             raise ValueError("Cannot balance an empty subscriber list.")
         sizes = self.sizes
-        n = len(sizes)
-        self.members = sorted(members, key=lambda i: sizes[i] * n + i)
+        # memberComparator: (load, number); ``members`` ascend by number and the sort is stable
+        self.members = sorted(members, key=sizes.__getitem__)
         first, last = sizes[self.members[0]], sizes[self.members[-1]]
         self.least_end = 0
         self.least_count = first - 1
@@ -94,13 +94,11 @@ class _Builder:
         self.topics = topics
         self.member_ids = list(group.members)
         self.sizes = [0] * len(self.member_ids)
-        self.subscribers: dict[Uuid, list[int]] = {}
-        for i, m in enumerate(self.member_ids):
-            for t in group.members[m].subscribed_topic_ids:
-                if topics.num_partitions(t) == -1:
-                    raise PartitionAssignorError(f"Members are subscribed to topic {t} which doesn't exist in "
-                                                 f"the topic metadata.")
-                self.subscribers.setdefault(t, []).append(i)
+        self.subscribers = topic_subscribers(group, self.member_ids)  # topicSubscribers
+        for t in self.subscribers:
+            if topics.num_partitions(t) == -1:
+                raise PartitionAssignorError(f"Members are subscribed to topic {t} which doesn't exist in "
+                                             f"the topic metadata.")
         self.owners = {t: [-1] * topics.num_partitions(t) for t in self.subscribers}
         self.target: GroupAssignment = {}
 
@@ -161,8 +159,10 @@ class _Builder:
 
     def balance_topic(self, t: Uuid, balancer: _Balancer) -> int:
         """``balanceTopic``: partitions moved from the most to the least loaded subscribers."""
-        if balancer.initialize(self.subscribers[t]) <= 1:
+        loads = [self.sizes[i] for i in self.subscribers[t]]
+        if max(loads) - min(loads) <= 1:  # what initialize() returns: balanced, nothing to do
             return 0
+        balancer.initialize(self.subscribers[t])
         owners = self.owners[t]
         # the topic's partitions grouped by owner (owner, then partition): each member's slice
         partitions = sorted(range(len(owners)), key=lambda p: (owners[p], p))

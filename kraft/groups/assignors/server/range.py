@@ -21,7 +21,7 @@ from __future__ import annotations
 from kraft.client.java import java_str_key
 
 from .spec import GroupAssignment, GroupSpec, MemberSpec, PartitionAssignorError, SubscriptionType, TopicDescriber, \
-    Uuid
+    Uuid, topic_subscribers
 
 
 class ServerRangeAssignor:
@@ -36,10 +36,7 @@ class ServerRangeAssignor:
         if group.subscription_type is SubscriptionType.HOMOGENEOUS:
             subscribers = {t: members for t in group.members[members[0]].subscribed_topic_ids}
         else:
-            subscribers = {}
-            for m in members:
-                for t in group.members[m].subscribed_topic_ids:
-                    subscribers.setdefault(t, []).append(m)
+            subscribers = {t: [members[i] for i in ps] for t, ps in topic_subscribers(group, members).items()}
         result: GroupAssignment = {m: {} for m in members}
         for t, subs in subscribers.items():
             _assign_ranges(t, _num_partitions(topics, t), subs, result)

@@ -25,6 +25,7 @@ import enum
 import re
 import struct
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 import attrs
 
@@ -39,10 +40,10 @@ class PartitionAssignorError(Exception):
 _UUID_TEXT = re.compile(r"[A-Za-z0-9_-]{22}(==)?")
 
 
-@attrs.frozen(order=True, cache_hash=True, repr=False)
-class Uuid:
-    """``org.apache.kafka.common.Uuid``: two signed longs; ``order`` is ``Uuid.compareTo``
-    (most significant long first, each compared signed)."""
+class Uuid(NamedTuple):
+    """``org.apache.kafka.common.Uuid``: two signed longs. A tuple, so that hashing, equality and
+    order run at C speed; tuple order is ``Uuid.compareTo`` (most significant long first, each
+    compared signed). ``hash()`` is Python's; :meth:`java_hash` is Kafka's."""
 
     msb: int
     lsb: int
@@ -78,7 +79,8 @@ class SubscriptionType(enum.Enum):
 
 
 def _topic_ids(xs: Iterable[Uuid]) -> tuple[Uuid, ...]:
-    return tuple(dict.fromkeys(xs))
+    ids = tuple(dict.fromkeys(xs))
+    return xs if isinstance(xs, tuple) and len(ids) == len(xs) else ids  # members may share one tuple
 
 
 def _assignment(xs: Mapping[Uuid, Iterable[int]]) -> dict[Uuid, tuple[int, ...]]:
@@ -148,6 +150,25 @@ class GroupSpec:
     def is_partition_assigned(self, topic_id: Uuid, partition: int) -> bool:
         ps = self._assigned.get(topic_id)
         return ps is not None and partition in ps
+
+
+def topic_subscribers(group: GroupSpec, order: list[str]) -> dict[Uuid, list[int]]:
+    """Each subscribed topic's subscribers, as ascending positions in ``order``; topics in the
+    order a walk over the members' subscriptions (in ``order``) first meets them. Members holding
+    the same subscription value are taken together, which gives the same lists as the walk."""
+    groups: dict[tuple[Uuid, ...], list[int]] = {}
+    for i, m in enumerate(order):
+        subs = group.members[m].subscribed_topic_ids
+        positions = groups.get(subs)
+        if positions is None:
+            groups[subs] = [i]
+        else:
+            positions.append(i)
+    parts: dict[Uuid, list[list[int]]] = {}
+    for subs, positions in groups.items():
+        for t in subs:
+            parts.setdefault(t, []).append(positions)
+    return {t: ls[0] if len(ls) == 1 else sorted(p for ps in ls for p in ps) for t, ls in parts.items()}
 
 
 # ``GroupAssignment.members()``: member id -> topic id -> partitions (a ``Set<Integer>``).
