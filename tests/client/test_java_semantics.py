@@ -18,18 +18,22 @@ from kraft.client.java import JavaHashOrder, java_str_key, string_hash, topic_pa
 
 JAVA = shutil.which("java")
 
-PROGRAM = r"""
-import java.io.*;
-import java.util.*;
-
-public class JavaOrder {
+# the Java side of enc(): a string back from its UTF-16 code units in hex
+DEC = r"""
     static String dec(String hex) {
         if (hex.equals("-")) return "";
         StringBuilder sb = new StringBuilder();
         for (String u : hex.split(",")) sb.append((char) Integer.parseInt(u, 16));
         return sb.toString();
     }
-    static final class TP {
+"""
+
+PROGRAM = r"""
+import java.io.*;
+import java.util.*;
+
+public class JavaOrder {
+""" + DEC + r"""    static final class TP {
         final String topic; final int partition;
         TP(String t, int p) { topic = t; partition = p; }
         // org.apache.kafka.common.TopicPartition.hashCode/equals

@@ -23,7 +23,7 @@ from kraft.groups.assignors.server import ASSIGNORS, GroupSpec, MemberSpec, Part
     TopicDescriber, Uuid
 from kraft.groups.assignors.server.spec import member_order, record_assignment_order, subscription_type
 
-from tests.client.test_java_semantics import enc
+from tests.client.test_java_semantics import DEC, enc
 
 KAFKA_SRC = os.environ.get("KAFKA_SRC")
 JAVAC, JAVA = shutil.which("javac"), shutil.which("java")
@@ -81,13 +81,7 @@ import java.io.*;
 import java.util.*;
 
 public class Harness {
-    static String dec(String hex) {
-        if (hex.equals("-")) return "";
-        StringBuilder sb = new StringBuilder();
-        for (String u : hex.split(",")) sb.append((char) Integer.parseInt(u, 16));
-        return sb.toString();
-    }
-    static Uuid uuid(String a, String b) { return new Uuid(Long.parseLong(a), Long.parseLong(b)); }
+""" + DEC + r"""    static Uuid uuid(String a, String b) { return new Uuid(Long.parseLong(a), Long.parseLong(b)); }
     public static void main(String[] args) throws IOException {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         String line, assignor = null, kind = null, member = null, instance = null;
