@@ -57,6 +57,11 @@ GROUP_SEEDS = [json.dumps({"partitions": {"orders": 6, "pay": 3}, "members": {
     "c1": {"topics": ["orders", "pay"], "owned": ["orders-0"], "generation": 2, "rack": "r1"},
     "c2": {"topics": ["orders"], "group_instance_id": "h"}}, "partition_racks": {"orders-0": ["r1"]}},
     indent=1).encode()]
+CONSUMER_GROUP_SEEDS = [json.dumps({"topics": {
+    "orders": {"id": "T1-A4s3VTwiI5CTbEp6POw", "partitions": 6, "racks": {"0": ["r1", "r2"]}},
+    "pay": {"id": "T3-CU8fVTLCz5YMkLoDQsQ", "partitions": 3}}, "members": {
+    "A": {"topics": ["orders", "pay"], "rack": "r1", "instance_id": "h", "assignment": {"orders": [0, 1]}},
+    "B": {"topics": ["orders"]}}}, indent=1).encode()]
 TOML_SEEDS = [p.read_bytes() for p in sorted((ROOT / "spec").glob("*.toml"))[:2]]
 TLC_SEEDS = [(
     "@!@!@STARTMSG 2262:0 @!@!@\nTLC2 Version 2.15\n@!@!@ENDMSG 2262 @!@!@\n"
@@ -269,6 +274,40 @@ def test_group_reader(tmp_path_factory, data):
 @given(data=st.data())
 def test_group_reader_long(tmp_path_factory, data):
     _group(tmp_path_factory.mktemp("g"), data.draw(hostile(GROUP_SEEDS)))
+
+
+def _consumer_group(tmp: Path, data: bytes) -> None:
+    from kraft.groups.assignors.groupfile import GroupFileError
+    from kraft.groups.assignors.server.groupfile import load_consumer_group
+
+    p = tmp / "cg.json"
+    p.write_bytes(data)
+    try:
+        group = load_consumer_group(str(p))
+    except GroupFileError as exc:
+        _names_file(str(exc), str(p))
+        return
+    if sum(group.describer.partitions.values()) > 10_000:  # a legal but huge group: the reader's job is done
+        return
+    from kraft.groups.assignors.cli import assign
+
+    for assignor in ("uniform", "range"):
+        res = CliRunner().invoke(assign, [str(p), "--protocol", "consumer", "--assignor", assignor, "--check"])
+        assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+        assert res.exit_code in (0, 1, 2), res.output
+
+
+@FAST
+@given(data=st.data())
+def test_consumer_group_reader(tmp_path_factory, data):
+    _consumer_group(tmp_path_factory.mktemp("cg"), data.draw(hostile(CONSUMER_GROUP_SEEDS)))
+
+
+@pytest.mark.slow
+@LONG
+@given(data=st.data())
+def test_consumer_group_reader_long(tmp_path_factory, data):
+    _consumer_group(tmp_path_factory.mktemp("cg"), data.draw(hostile(CONSUMER_GROUP_SEEDS)))
 
 
 # -- TOML manifests and TLC output -----------------------------------------------------------------
