@@ -47,9 +47,15 @@ def test_handlers_are_named_after_their_actions(decl) -> None:
             assert f"{a.spec}" in (handler.__doc__ or ""), f"{handler.__qualname__}'s docstring cites {a.spec}"
 
 
+# Specs that are model-checked before their implementation exists: `kraft check` runs them; the
+# zoo, conformance and the simulator, which need a declaration, do not know them yet.
+SPEC_ONLY = {"ConsumerGroupProtocol"}
+
+
 def test_every_spec_with_a_manifest_has_a_declaration() -> None:
     modules = {p.stem for p in SPEC_DIR.glob("*.toml")}
-    assert modules == {d.spec_module for d in DECLS}
+    assert modules - SPEC_ONLY == {d.spec_module for d in DECLS}
+    assert not SPEC_ONLY & {d.spec_module for d in DECLS}, "a declared spec is no longer spec-only"
 
 
 def _kraft_text() -> str:
