@@ -264,22 +264,36 @@ Join(c) ==
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
     /\ UNCHANGED <<coordVars, owned, ctarget, recon, inflight, conn, msgs, faults, badCommits>>
 
-\* ConsumerHeartbeatRequestManager: one request in flight; ACKNOWLEDGING -> STABLE once the
-\* acknowledgement is sent (onHeartbeatRequestGenerated).
+\* ConsumerHeartbeatRequestManager: one request in flight; once the acknowledgement is sent,
+\* ACKNOWLEDGING -> STABLE, or RECONCILING when a newer assignment arrived meanwhile
+\* (onHeartbeatRequestGenerated).
 \* Departure (docs/consumer-protocol-spec.md): while RECONCILING, the owned partitions are held
 \* back until the acknowledgement. Kafka sends the last reconciled assignment after a failure;
 \* the coordinator can then take it as a revocation and release a partition that the pending
 \* reconciliation installs a moment later (TLC finds that double ownership, see the doc).
 ReportOwned(c) == sendOwned[c] /\ cstate[c] # "RECONCILING"
 
+\* A heartbeat that can change nothing is not modelled (like the replication spec's no-op
+\* fetches): a STABLE consumer with nothing to report, whose member is STABLE at the current
+\* epochs, stays quiet. Sending it later is the same behaviour; a converged group is quiet.
+NoOpHeartbeat(c) ==
+    /\ cstate[c] = "STABLE" /\ ~sendOwned[c]
+    /\ member[c] # Nil /\ member[c].state = "STABLE"
+    /\ cepoch[c] = member[c].epoch /\ member[c].epoch = assignmentEpoch
+    /\ assignmentEpoch = groupEpoch
+
 SendHeartbeat(c) ==
-    /\ cstate[c] \in InGroup /\ ~inflight[c]
+    /\ cstate[c] \in InGroup /\ ~inflight[c] /\ ~NoOpHeartbeat(c)
     /\ msgs' = msgs \cup {[type |-> "Heartbeat", src |-> c, conn |-> conn[c], epoch |-> cepoch[c],
                            owned |-> IF ReportOwned(c) THEN owned[c] ELSE Nil]}
     /\ inflight' = [inflight EXCEPT ![c] = TRUE]
     /\ sendOwned' = [sendOwned EXCEPT ![c] = ~ReportOwned(c) /\ @]
-    /\ cstate' = [cstate EXCEPT ![c] = IF @ = "ACKNOWLEDGING" THEN "STABLE" ELSE @]
+    /\ cstate' = [cstate EXCEPT ![c] = IF @ # "ACKNOWLEDGING" THEN @
+                                        ELSE IF ctarget[c] = owned[c] THEN "STABLE" ELSE "RECONCILING"]
     /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, recon, conn, faults, badCommits>>
+
+\* Closing consumer c's connection loses the responses on their way to it.
+DropResponsesTo(c) == {m \in msgs : ~(m.type = "HeartbeatResponse" /\ m.dst = c)}
 
 \* A reconciliation marked stale (the member rejoined or was fenced while it ran)
 MarkStale(c) == [recon EXCEPT ![c] = IF @ = Nil THEN Nil ELSE [@ EXCEPT !.stale = TRUE]]
@@ -323,15 +337,16 @@ RejoinAfterFence(c) ==
 ReconcileCommit(c) ==
     /\ cstate[c] = "RECONCILING" /\ recon[c] = Nil /\ ctarget[c] # Nil
     /\ IF ctarget[c] = owned[c]
-         THEN /\ cstate' = [cstate EXCEPT ![c] = "ACKNOWLEDGING"]   \* nothing to do
+         THEN /\ cstate' = [cstate EXCEPT ![c] = "ACKNOWLEDGING"]   \* nothing to do but acknowledge
+              /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
               /\ UNCHANGED <<recon, msgs>>
          ELSE /\ recon' = [recon EXCEPT ![c] = [target |-> ctarget[c], step |-> "revoke", stale |-> FALSE]]
               /\ LET revoked == owned[c] \ ctarget[c] IN
                  msgs' = IF revoked = {} THEN msgs
                          ELSE msgs \cup {[type |-> "OffsetCommit", src |-> c, epoch |-> cepoch[c],
                                           parts |-> revoked]}
-              /\ UNCHANGED cstate
-    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, sendOwned, inflight, conn, faults, badCommits>>
+              /\ UNCHANGED <<cstate, sendOwned>>
+    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, inflight, conn, faults, badCommits>>
 
 \* maybeAbortReconciliation: the member left RECONCILING, or rejoined while the reconciliation ran
 Abort(c) == cstate[c] # "RECONCILING" \/ (recon[c].stale /\ ~StaleReconcileAfterRejoin)
@@ -365,7 +380,8 @@ RequestTimeout(c) ==
     /\ inflight' = [inflight EXCEPT ![c] = FALSE]
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
-    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, msgs, faults, badCommits>>
+    /\ msgs' = DropResponsesTo(c)
+    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, faults, badCommits>>
 
 \* ---------------------------------------------------------------- consumer faults
 
@@ -378,7 +394,8 @@ RequestTimeoutEarly(c) ==
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
     /\ faults' = faults + 1
-    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, msgs, badCommits>>
+    /\ msgs' = DropResponsesTo(c)
+    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, badCommits>>
 
 \* The consumer's own timer (session / poll timeout): it gives up its partitions and rejoins
 \* with epoch 0 on a new connection (the client half of the lease).
@@ -393,7 +410,8 @@ ClientSessionTimeout(c) ==
     /\ inflight' = [inflight EXCEPT ![c] = FALSE]
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
     /\ faults' = faults + 1
-    /\ UNCHANGED <<coordVars, msgs, badCommits>>
+    /\ msgs' = DropResponsesTo(c)
+    /\ UNCHANGED <<coordVars, badCommits>>
 
 \* unsubscribe()/close(): PREPARE_LEAVING commits and revokes everything (a membership change,
 \* counted in the fault budget so that membership eventually stops changing)
@@ -416,7 +434,8 @@ LeaveRevoke(c) ==
 \* The leave heartbeat (epoch -1) is sent without waiting for an outstanding one.
 SendLeaveHeartbeat(c) ==
     /\ cstate[c] = "LEAVING"
-    /\ msgs' = msgs \cup {[type |-> "Heartbeat", src |-> c, conn |-> conn[c], epoch |-> -1, owned |-> Nil]}
+    /\ msgs' = DropResponsesTo(c) \cup
+               {[type |-> "Heartbeat", src |-> c, conn |-> conn[c], epoch |-> -1, owned |-> Nil]}
     /\ cstate' = [cstate EXCEPT ![c] = "UNSUBSCRIBED"]
     /\ cepoch' = [cepoch EXCEPT ![c] = -1]
     /\ inflight' = [inflight EXCEPT ![c] = FALSE]
@@ -573,7 +592,9 @@ Fairness ==
          /\ WF_vars(RequestTimeout(c))
          /\ WF_vars(LeaveRevoke(c)) /\ WF_vars(SendLeaveHeartbeat(c))
          /\ WF_vars(\E r \in msgs : HandleHeartbeatResponseMsg(c, r))
-    /\ WF_vars(HandleHeartbeat) /\ WF_vars(HandleOffsetCommit)
+    /\ \A c \in Clients :
+         /\ WF_vars(\E m \in msgs : m.type = "Heartbeat" /\ m.src = c /\ HandleHeartbeatMsg(m))
+         /\ WF_vars(\E m \in msgs : m.type = "OffsetCommit" /\ m.src = c /\ HandleOffsetCommitMsg(m))
     /\ \A x \in Clients : WF_vars(SessionTimeout(x) /\ ~HeldBy(x))
 
 LiveSpec == Spec /\ Fairness
