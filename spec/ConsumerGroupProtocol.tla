@@ -678,4 +678,8 @@ SanityNeverTwoOwners == ~\E c1, c2 \in Clients : c1 # c2 /\ owned[c1] # {} /\ ow
 \* State constraint for the safety configs
 Bounds == groupEpoch <= MaxGroupEpoch
 
+\* The three-consumer size also bounds the messages in flight at once (a bound like the group
+\* epoch's: behaviours beyond it are not explored)
+BoundsInFlight == Bounds /\ Cardinality(msgs) <= 2
+
 =============================================================================
