@@ -30,7 +30,6 @@ Field values as Kafka writes them:
 
 from __future__ import annotations
 
-import base64
 import struct
 from typing import Any, Callable
 
@@ -45,7 +44,7 @@ from kraft.controller.records import (
 )
 from kraft.log.codec import SchemaError
 from kraft.log.metadata import MetadataRecord, decode_metadata, encode_metadata
-from kraft.log.schema import uuid_to_str
+from kraft.log.schema import uuid_from_str, uuid_to_str
 
 METADATA_VERSION_LEVELS = (1, 25)   # MINIMUM_KRAFT_VERSION (3.0-IV1) .. latestTesting (4.0-IV3)
 PORT = 9092
@@ -66,7 +65,7 @@ def uuid(msb: int, lsb: int) -> str:
 
 def uuid_longs(text: str) -> tuple[int, int]:
     """The (most, least significant) longs of a Uuid string."""
-    return struct.unpack(">qq", base64.urlsafe_b64decode(text + "=="))
+    return struct.unpack(">qq", uuid_from_str(text))
 
 
 def log_dir(broker: int) -> str:

@@ -28,12 +28,11 @@ use exactly its declared size (Kafka reads the value and ignores the size); a ve
 
 from __future__ import annotations
 
-import base64
 import binascii
 import struct
 from typing import Any
 
-from .schema import Field, FieldType, Message, Struct, message, uuid_to_str
+from .schema import Field, FieldType, Message, Struct, message, uuid_from_str, uuid_to_str
 
 __all__ = ["EncodeError", "SchemaError", "decode", "encode", "full_fields", "write_uvarint"]
 
@@ -88,7 +87,7 @@ def _uuid_bytes(value: Any, where: str) -> bytes:
     if not isinstance(value, str):
         raise EncodeError(f"{where}: a Uuid is a 22-character string, got {value!r}")
     try:
-        raw = base64.urlsafe_b64decode(value + "==")
+        raw = uuid_from_str(value)
     except (binascii.Error, ValueError):
         raw = b""
     if len(raw) != 16 or uuid_to_str(raw) != value:

@@ -31,7 +31,8 @@ from typing import Any
 
 import attrs
 
-__all__ = ["KAFKA_COMMIT", "MESSAGES", "Field", "FieldType", "Message", "Struct", "Versions", "message", "uuid_to_str", "ZERO_UUID"]
+__all__ = ["KAFKA_COMMIT", "MESSAGES", "Field", "FieldType", "Message", "Struct", "Versions", "message", "uuid_from_str",
+           "uuid_to_str", "ZERO_UUID"]
 
 KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
 MAX_VERSION = 0x7FFF
@@ -42,6 +43,12 @@ ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 def uuid_to_str(raw: bytes) -> str:
     """Kafka's ``Uuid.toString``: URL-safe base64 of the 16 bytes, without padding."""
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def uuid_from_str(text: str) -> bytes:
+    """The bytes of a ``Uuid.toString`` text (padding optional); ``binascii.Error`` on bad
+    base64. The caller checks the length (16) and, where it must, the exact form."""
+    return base64.urlsafe_b64decode(text + "==")
 
 
 @attrs.frozen

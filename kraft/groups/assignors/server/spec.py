@@ -20,7 +20,6 @@ they are.
 
 from __future__ import annotations
 
-import base64
 import enum
 import re
 import struct
@@ -30,7 +29,7 @@ from typing import NamedTuple
 import attrs
 
 from kraft.client.java import JavaHashOrder, java_str_key, string_hash, table_size_for, to_int32
-from kraft.log.schema import uuid_to_str
+from kraft.log.schema import uuid_from_str, uuid_to_str
 
 
 class PartitionAssignorError(Exception):
@@ -54,7 +53,7 @@ class Uuid(NamedTuple):
         unused low bits of the last character are ignored. ValueError otherwise."""
         if not isinstance(text, str) or not _UUID_TEXT.fullmatch(text):
             raise ValueError(f"not a Uuid (22 base64url characters): {text!r}")
-        msb, lsb = struct.unpack(">qq", base64.urlsafe_b64decode(text[:22] + "=="))
+        msb, lsb = struct.unpack(">qq", uuid_from_str(text[:22]))
         return cls(msb, lsb)
 
     def java_hash(self) -> int:
