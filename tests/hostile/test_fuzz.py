@@ -271,19 +271,6 @@ def _group(tmp: Path, data: bytes) -> None:
     _group_file(tmp, data, load_group, lambda g: sum(g[0].values()), [["--check"]])
 
 
-@FAST
-@given(data=st.data())
-def test_group_reader(tmp_path_factory, data):
-    _group(tmp_path_factory.mktemp("g"), data.draw(hostile(GROUP_SEEDS)))
-
-
-@pytest.mark.slow
-@LONG
-@given(data=st.data())
-def test_group_reader_long(tmp_path_factory, data):
-    _group(tmp_path_factory.mktemp("g"), data.draw(hostile(GROUP_SEEDS)))
-
-
 def _consumer_group(tmp: Path, data: bytes) -> None:
     from kraft.groups.assignors.server.groupfile import load_consumer_group
 
@@ -291,17 +278,25 @@ def _consumer_group(tmp: Path, data: bytes) -> None:
                 [["--protocol", "consumer", "--assignor", a, "--check"] for a in ("uniform", "range")])
 
 
+# each group file kind: its reader, and the seeds the mutations start from
+GROUP_FILES = {"classic": (_group, GROUP_SEEDS), "consumer": (_consumer_group, CONSUMER_GROUP_SEEDS)}
+
+
 @FAST
+@pytest.mark.parametrize("kind", sorted(GROUP_FILES))
 @given(data=st.data())
-def test_consumer_group_reader(tmp_path_factory, data):
-    _consumer_group(tmp_path_factory.mktemp("cg"), data.draw(hostile(CONSUMER_GROUP_SEEDS)))
+def test_group_reader(tmp_path_factory, kind, data):
+    read, seeds = GROUP_FILES[kind]
+    read(tmp_path_factory.mktemp("g"), data.draw(hostile(seeds)))
 
 
 @pytest.mark.slow
 @LONG
+@pytest.mark.parametrize("kind", sorted(GROUP_FILES))
 @given(data=st.data())
-def test_consumer_group_reader_long(tmp_path_factory, data):
-    _consumer_group(tmp_path_factory.mktemp("cg"), data.draw(hostile(CONSUMER_GROUP_SEEDS)))
+def test_group_reader_long(tmp_path_factory, kind, data):
+    read, seeds = GROUP_FILES[kind]
+    read(tmp_path_factory.mktemp("g"), data.draw(hostile(seeds)))
 
 
 # -- TOML manifests and TLC output -----------------------------------------------------------------
