@@ -40,6 +40,7 @@ from kraft.groups import invariants, projection
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.consumer import GroupConsumer
 from kraft.groups.coordinator import COORDINATOR, GroupConfig, GroupCoordinator
+from kraft.groups.history import ClientHistory
 from kraft.groups.messages import ConsumerPhase, Errors, LeaveGroup, Message, OffsetCommit, is_request
 from kraft.groups.offsets_log import OffsetsLog
 from kraft.log import FileSystem, MemoryFS
@@ -69,13 +70,10 @@ class GroupWorld(World):
         self.consumers = {cid: GroupConsumer(cid, config, inst) for cid, inst in consumer_specs}
         self.fencing_breaches: set[tuple[str, str, str]] = set()
         self.found: list[Violation] = []
-        self.history: list[dict[str, Any]] = []
+        self.hist = ClientHistory(lambda: self.now)
+        self.history: list[dict[str, Any]] = self.hist.ops
         self.narrative: list[str] = []   # what happened, one line per operation (failure messages)
         self.faults = 0
-        # the history keeps Jepsen's shape (one open op per process, every completion after its
-        # invocation): a process's open invocation, and assignment changes waiting for it to complete
-        self._open_op: dict[str, dict[str, Any]] = {}
-        self._held_assign: dict[str, list[Any]] = {}
         self._seen_transitions = 0
         topics = sorted(t for t, _ in config.topics)
         for c in self.consumers.values():  # OffsetFetch reads the coordinator's offset store
@@ -212,48 +210,17 @@ class GroupWorld(World):
 
     # ------------------------------------------------------------------ history
     def _hist(self, process: str, typ: str, f: str, value: Any) -> None:
-        """Append one op, keeping the history well formed as Jepsen writes one: an invocation
-        while the process still waits on an asynchronous commit ends that commit as ``info`` (the
-        client stopped waiting: its outcome is unknown), and a completion that answers no open
-        invocation of that op (the answer to an abandoned or duplicated commit) is not written."""
-        if typ == "invoke":
-            if self._abandon(process):
-                self._release_assignments(process)
-            self._open_op[process] = {"f": f, "value": value}
-        else:
-            held = self._open_op.get(process)
-            if held is None or held["f"] != f or (f == "commit" and held["value"] != value):
-                return   # (a commit's answer names its offsets: an older commit's is not this one's)
-            del self._open_op[process]
-        self._append(process, typ, f, value)
-        if typ != "invoke":
-            self._release_assignments(process)
+        self.hist.op(process, typ, f, value)
 
     def _abandon(self, process: str) -> bool:
-        """The process stops waiting for its open op (a new invocation, a crash): it ends as
-        ``info``, its outcome unknown.  False if none was open."""
-        held = self._open_op.pop(process, None)
-        if held is not None:
-            self._append(process, "info", held["f"], held["value"])
-        return held is not None
-
-    def _append(self, process: str, typ: str, f: str, value: Any) -> None:
-        self.history.append({"process": process, "type": typ, "f": f, "value": value,
-                             "time": self.now * 1_000_000, "index": len(self.history)})
+        return self.hist.abandon(process)
 
     def _note_assignment(self, cid: str, before: frozenset[TopicPartition]) -> None:
         """The consumer's assignment changed (its rebalance listener ran): an ``assign`` op, as
-        Jepsen's Kafka workload records one, once no op of the process is open."""
+        Jepsen's Kafka workload records one."""
         after = self.consumers[cid].owned
         if after != before:
-            self._held_assign.setdefault(cid, []).append(sorted(map(str, after)))
-            if cid not in self._open_op:
-                self._release_assignments(cid)
-
-    def _release_assignments(self, cid: str) -> None:
-        for value in self._held_assign.pop(cid, []):
-            self._append(cid, "invoke", "assign", value)
-            self._append(cid, "ok", "assign", value)
+            self.hist.assigned(cid, sorted(map(str, after)))
 
     def _committed(self) -> dict[TopicPartition, int]:
         """OffsetFetch: the committed offset of every partition that has one."""
