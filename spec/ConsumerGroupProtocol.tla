@@ -107,6 +107,8 @@ CONSTANTS
                         \* flight, the consumer's own session timeout, leaving the group, the
                         \* coordinator expiring a member its consumer still holds
     AnyAssignment,      \* TRUE: any valid target assignment; FALSE: a deterministic one
+    SendNoOpHeartbeats, \* TRUE: a consumer also sends the heartbeats that can change nothing, as
+                        \* Kafka's does (trace validation); FALSE: they are left out (model checking)
     \* bug variants (FALSE in every cfg)
     PartitionEpochLostOnReassign,
     AcceptAnyOlderEpoch,
@@ -273,9 +275,11 @@ Join(c) ==
 \* reconciliation installs a moment later (TLC finds that double ownership, see the doc).
 ReportOwned(c) == sendOwned[c] /\ cstate[c] # "RECONCILING"
 
-\* A heartbeat that can change nothing is not modelled (like the replication spec's no-op
-\* fetches): a STABLE consumer with nothing to report, whose member is STABLE at the current
-\* epochs, stays quiet. Sending it later is the same behaviour; a converged group is quiet.
+\* A heartbeat that can change nothing is left out of model checking (like the replication
+\* spec's no-op fetches) unless SendNoOpHeartbeats: a STABLE consumer with nothing to report,
+\* whose member is STABLE at the current epochs, stays quiet. Sending it later is the same
+\* behaviour; a converged group is quiet. Traces of the implementation, which heartbeats on its
+\* interval, are checked with SendNoOpHeartbeats = TRUE.
 NoOpHeartbeat(c) ==
     /\ cstate[c] = "STABLE" /\ ~sendOwned[c]
     /\ member[c] # Nil /\ member[c].state = "STABLE"
@@ -283,7 +287,7 @@ NoOpHeartbeat(c) ==
     /\ assignmentEpoch = groupEpoch
 
 SendHeartbeat(c) ==
-    /\ cstate[c] \in InGroup /\ ~inflight[c] /\ ~NoOpHeartbeat(c)
+    /\ cstate[c] \in InGroup /\ ~inflight[c] /\ (SendNoOpHeartbeats \/ ~NoOpHeartbeat(c))
     /\ msgs' = msgs \cup {[type |-> "Heartbeat", src |-> c, conn |-> conn[c], epoch |-> cepoch[c],
                            owned |-> IF ReportOwned(c) THEN owned[c] ELSE Nil]}
     /\ inflight' = [inflight EXCEPT ![c] = TRUE]
@@ -299,19 +303,19 @@ DropResponsesTo(c) == {m \in msgs : ~(m.type = "HeartbeatResponse" /\ m.dst = c)
 MarkStale(c) == [recon EXCEPT ![c] = IF @ = Nil THEN Nil ELSE [@ EXCEPT !.stale = TRUE]]
 
 \* onHeartbeatSuccess / onHeartbeatFailure
-HandleHeartbeatResponseMsg(c, r) ==
-    /\ r.type = "HeartbeatResponse" /\ r.dst = c /\ r.conn = conn[c] /\ inflight[c]
-    /\ msgs' = msgs \ {r}
+HandleHeartbeatResponseMsg(c, m) ==
+    /\ m.type = "HeartbeatResponse" /\ m.dst = c /\ m.conn = conn[c] /\ inflight[c]
+    /\ msgs' = msgs \ {m}
     /\ inflight' = [inflight EXCEPT ![c] = FALSE]
     /\ IF cstate[c] \notin InGroup
          THEN UNCHANGED <<cstate, cepoch, ctarget, recon, sendOwned>>   \* not in the group: ignored
-       ELSE IF r.err = "NONE" THEN
-            /\ cepoch' = [cepoch EXCEPT ![c] = r.epoch]
-            /\ IF r.assignment = Nil
+       ELSE IF m.err = "NONE" THEN
+            /\ cepoch' = [cepoch EXCEPT ![c] = m.epoch]
+            /\ IF m.assignment = Nil
                  THEN UNCHANGED <<cstate, ctarget>>
-                 ELSE /\ ctarget' = [ctarget EXCEPT ![c] = r.assignment]
+                 ELSE /\ ctarget' = [ctarget EXCEPT ![c] = m.assignment]
                       /\ cstate' = [cstate EXCEPT ![c] =
-                            IF r.assignment # owned[c] \/ recon[c] # Nil THEN "RECONCILING"
+                            IF m.assignment # owned[c] \/ recon[c] # Nil THEN "RECONCILING"
                             ELSE IF @ = "JOINING" THEN "STABLE" ELSE @]
             /\ UNCHANGED <<recon, sendOwned>>
        ELSE \* FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID: transitionToFenced
