@@ -12,6 +12,7 @@ import attrs
 from kraft.core.declaration import Protocol
 from kraft.core.plugin import SimPlugin
 from kraft.groups import sim as groups_sim
+from kraft.groups.consumer_protocol import sim as consumer_protocol_sim
 from kraft.quorum import sim as quorum_sim
 from kraft.replication import sim as replication_sim
 
@@ -31,6 +32,7 @@ PROTOCOLS: dict[str, Registered] = {
         Registered(quorum_sim.PROTOCOL, quorum_sim.make, quorum_sim.VARIANTS),
         Registered(groups_sim.PROTOCOL, groups_sim.make, groups_sim.VARIANTS),
         Registered(replication_sim.PROTOCOL, replication_sim.make, replication_sim.VARIANTS),
+        Registered(consumer_protocol_sim.PROTOCOL, consumer_protocol_sim.make, consumer_protocol_sim.VARIANTS),
     )
 }
 
