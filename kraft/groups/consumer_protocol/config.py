@@ -22,7 +22,7 @@ class ProtocolConfig:
     session_timeout_ms: int = 1_000
     rebalance_timeout_ms: int = 3_000
     heartbeat_interval_ms: int = 300
-    request_timeout_ms: int = 800
+    request_timeout_ms: int = 500
     lease_ms: int = 900
     assignor: str = "uniform"
     PartitionEpochLostOnReassign: bool = False
