@@ -13,7 +13,8 @@ class ProtocolConfig:
     """``topics``: (name, partitions).  Timeouts follow Kafka's names: ``session_timeout_ms``
     (``group.consumer.session.timeout.ms``), ``rebalance_timeout_ms`` (the consumer's
     ``max.poll.interval.ms``), ``heartbeat_interval_ms`` (``group.consumer.heartbeat.interval.ms``),
-    ``request_timeout_ms``.  ``lease_ms``: how long the consumer keeps its partitions after the
+    ``request_timeout_ms``.  ``listener_ms``: how long each of the rebalance listener's stages
+    (revoke, assign) takes on the application thread; heartbeats go on meanwhile.  ``lease_ms``: how long the consumer keeps its partitions after the
     send time of its last acknowledged heartbeat (docs/consumer-protocol.md, "The lease"); it must
     not exceed the session or the rebalance timeout.  ``assignor``: ``uniform`` or ``range``
     (``group.consumer.assignors``)."""
@@ -24,6 +25,7 @@ class ProtocolConfig:
     heartbeat_interval_ms: int = 300
     request_timeout_ms: int = 500
     lease_ms: int = 900
+    listener_ms: int = 0
     assignor: str = "uniform"
     PartitionEpochLostOnReassign: bool = False
     AcceptAnyOlderEpoch: bool = False

@@ -83,6 +83,7 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         self.sent_at = 0
         self.next_heartbeat_at = 0
         self.lease_until: int | None = None
+        self.listener_at = 0    # when the application thread runs the listener's next stage
         self.positions: dict[TopicPartition, int] = {}
         # ports the driver gives: the group's committed offsets (OffsetFetch), the network's view
         self.committed_offsets: Callable[[], dict[TopicPartition, int]] = dict
@@ -149,6 +150,7 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
             self.state, self.send_owned = S.ACKNOWLEDGING, True
             return
         self.recon = Reconciliation(self.target)
+        self.listener_at = now + self.config.listener_ms
         revoked = self.owned - self.target
         if revoked:
             self.send(self._commit(revoked))
@@ -169,6 +171,7 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
             return
         self._set_owned(self.owned & self.recon.target)
         self.recon = attrs.evolve(self.recon, step="assign")
+        self.listener_at = now + self.config.listener_ms
 
     def reconcile_assign(self, now: int) -> None:
         """Spec ReconcileAssign: onPartitionsAssigned, then ACKNOWLEDGING."""
@@ -248,14 +251,16 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
             return Consumer.client_session_timeout, {}
         if self.inflight and now >= self.sent_at + self.config.request_timeout_ms:
             return Consumer.request_timeout, {}
-        internal = self._internal()
+        internal = self._internal(now)
         if internal is not None:
             return internal, {}
         if self.state in IN_GROUP and not self.inflight and now >= self._heartbeat_due():
             return Consumer.send_heartbeat, {}
         return None
 
-    def _internal(self) -> Callable[..., Any] | None:
+    def _internal(self, now: int) -> Callable[..., Any] | None:
+        """The membership manager's next transition; a listener stage once the application
+        thread gets to it (``listener_at``)."""
         if self.state is S.FENCED:
             return Consumer.rejoin_after_fence
         if self.state is S.PREPARE_LEAVING:
@@ -263,6 +268,8 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         if self.state is S.LEAVING:
             return Consumer.send_leave_heartbeat
         if self.recon is not None:
+            if now < self.listener_at:
+                return None
             return Consumer.reconcile_revoke if self.recon.step == "revoke" else Consumer.reconcile_assign
         if self.state is S.RECONCILING and self.target is not None:
             return Consumer.reconcile_commit
@@ -282,7 +289,9 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
             ts.append(self.sent_at + self.config.request_timeout_ms)
         elif self.state in IN_GROUP:
             ts.append(self._heartbeat_due())
-        if self._internal() is not None:
+        if self.recon is not None:
+            ts.append(self.listener_at)
+        elif self._internal(self.listener_at) is not None:
             ts.append(0)
         return min(ts) if ts else None
 

@@ -13,7 +13,7 @@ node is ``"coordinator"``; ``DropMessage`` has node ``None``.
 
 from __future__ import annotations
 
-from kraft.core.declaration import Action, Protocol, Variable, Variant
+from kraft.core.declaration import Action, Protocol, SimRun, Variable, Variant
 from kraft.core.invariants import Invariant
 from kraft.groups.consumer_protocol import invariants as inv
 from kraft.groups.consumer_protocol.messages import Heartbeat, HeartbeatResponse, OffsetCommit
@@ -92,7 +92,10 @@ VARIANTS = (
             unobservable={"hypothesis": _IN_ORDER, "audit": _IN_ORDER}),
     Variant("StaleReconcileAfterRejoin", "CommitFencing",
             "KAFKA-16375: a reconciliation in flight when the consumer is fenced and rejoins installs the old "
-            "assignment", size="rejoin", unobservable={"audit": _STALE_COMMIT}),
+            "assignment", size="rejoin", unobservable={"audit": _STALE_COMMIT},
+            sim=(SimRun(0, steps=2000, faults="all,poll-timeout:500", after_violation=200,
+                        note="a consumer leaves and rejoins in the middle of a reconciliation (poll-timeout); "
+                             "the stale listener stages install the old assignment"),)),
     Variant("RevocationAckIgnoredOnNewTarget", "EventuallyConverges",
             "KAFKA-16249: a new target recomputes a revoking member from what it held, its acknowledgement is "
             "lost and the rebalance never completes", size="liveconverge",

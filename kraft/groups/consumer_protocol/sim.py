@@ -23,19 +23,20 @@ so is a response that arrives on a closed connection.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Mapping
 
 import attrs
 
-from kraft.core.plugin import Sim, SimPlugin
+from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, SpecStep
 from kraft.groups.consumer_protocol.config import ProtocolConfig
-from kraft.groups.consumer_protocol.messages import ClientState, client_of, is_request
+from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, client_of, is_request
 from kraft.groups.consumer_protocol.projection import SpecVocabulary
 from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
 
 VARIANTS = PROTOCOL.variant_names
+LISTENER_MS = 40  # each rebalance-listener stage on the application thread
 
 
 @attrs.frozen
@@ -126,7 +127,7 @@ class ConsumerProtocolPlugin(SimPlugin):
     def build(self, sim: Sim) -> NetworkedWorld:
         flags = {self.variant: True} if self.variant else {}
         assignor = "range" if sim.seed % 2 else "uniform"
-        config = ProtocolConfig(assignor=assignor, **flags)
+        config = ProtocolConfig(assignor=assignor, listener_ms=LISTENER_MS, **flags)
         world = self.world = NetworkedWorld(config, tuple(f"c{i}" for i in range(1, self.n + 1)), now=sim.now)
         world.net = sim.network
         world.stepper = sim.step_node
@@ -195,6 +196,25 @@ class ConsumerProtocolPlugin(SimPlugin):
             sim.recorder.op(op["process"], op["type"], op["f"], None, op["value"], op["time"] // 1_000_000)
 
     # -- faults --------------------------------------------------------------------------------
+    def nemeses(self) -> Mapping[str, Nemesis]:
+        return {"poll-timeout": Nemesis(self._poll_timeout,
+                                        "a consumer's application misses max.poll.interval.ms (a slow rebalance "
+                                        "listener): the consumer leaves the group and, when the application polls "
+                                        "again, subscribes anew; one in the middle of a reconciliation is struck "
+                                        "first (KAFKA-16375's window)")}
+
+    def _poll_timeout(self, sim: Sim) -> None:
+        self.world.now = sim.now
+        live = sorted(c for c, x in self.world.consumers.items() if x.up and x.state in IN_GROUP)
+        busy = [c for c in live if self.world.consumers[c].recon is not None]
+        if not live:
+            return
+        cid = sim.rng.choice(busy or live)
+        sim.count("poll-timeout")
+        self.world.leave(cid)
+        sim.run_due(cid)
+        self._join(sim, cid)
+
     def crash(self, sim: Sim, node: Any) -> None:
         """A consumer's process dies (the coordinator only becomes unreachable)."""
         if node != COORDINATOR:
