@@ -183,12 +183,13 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
     # ------------------------------------------------------------------ offset commits
     def handle_offset_commit(self, now: int, m: OffsetCommit) -> Errors:
         """Spec HandleOffsetCommit: accepted from a known member at its current member epoch
-        (``validateMemberEpoch``: STALE_MEMBER_EPOCH otherwise; CommitWithoutEpochCheck: any)."""
+        (``ConsumerGroup.validateOffsetCommit``: an unknown member is UNKNOWN_MEMBER_ID, any other
+        epoch STALE_MEMBER_EPOCH; CommitWithoutEpochCheck: any epoch)."""
         mem = self.members.get(m.member_id)
         if mem is None:
             return Errors.UNKNOWN_MEMBER_ID
         if m.member_epoch != mem.epoch and not self.config.CommitWithoutEpochCheck:
-            return Errors.FENCED_MEMBER_EPOCH if m.member_epoch > mem.epoch else Errors.STALE_MEMBER_EPOCH
+            return Errors.STALE_MEMBER_EPOCH
         self.offsets.commit(dict(m.offsets), member=m.member_id, committer=m.member_id,
                             generation=m.member_epoch, group_generation=self.group_epoch, now=now)
         for p, o in m.offsets:
