@@ -24,7 +24,8 @@ Each write is one record batch, as Kafka's coordinator hands each write to the l
 no producer id, base sequence 0, uncompressed (``offsets.topic.compression.codec`` defaults to
 none).  Kafka's runtime may also gather the writes of several requests that arrive within
 ``group.coordinator.append.linger.ms`` into one batch; kraft writes one batch per write.  The
-leader epoch of the partition is 0: the simulator runs one coordinator that never moves.
+leader epoch of the partition is 0 until the coordinator moves: the next leader opens the same
+partition (:meth:`OffsetsLog.next_leader`, the replica it holds) one leader epoch later.
 
 Where the simulator has no Kafka counterpart for a field it writes a stand-in: ``clientHost`` is
 :data:`CLIENT_HOST` (there are no sockets) and a subscription's ``generationId`` is -1 (kraft's
@@ -53,7 +54,7 @@ CONSUMER_PROTOCOL_VERSION = 3
 CONSUMER_PROTOCOL_TYPE = "consumer"
 NO_PARTITION_LEADER_EPOCH = -1
 CLIENT_HOST = "/127.0.0.1"
-LEADER_EPOCH = 0             # the partition's leader epoch stamped on every batch
+LEADER_EPOCH = 0             # the leader epoch of the partition's first leader, stamped on its batches
 EMPTY_ASSIGNMENT = b""       # ClassicGroupMember.EMPTY_ASSIGNMENT: a member the leader left out
 
 KeyValue = tuple[bytes, "bytes | None"]
@@ -141,21 +142,29 @@ def group_tombstone(group: str) -> KeyValue:
 class OffsetsLog:
     """``__consumer_offsets-<partition>`` of one coordinator, a :class:`kraft.log.Log` in ``fs``."""
 
-    def __init__(self, fs: FileSystem, partition: int) -> None:
+    def __init__(self, fs: FileSystem, partition: int, leader_epoch: int = LEADER_EPOCH,
+                 log: Log | None = None) -> None:
         self.fs = fs
         self.partition = partition
+        self.leader_epoch = leader_epoch
         self.directory = f"{OFFSETS_TOPIC}-{partition}"
-        self.log = Log(fs, self.directory)
+        self.log = Log(fs, self.directory) if log is None else log
 
     @classmethod
     def for_group(cls, fs: FileSystem, group_id: str) -> "OffsetsLog":
         """The partition ``group_id`` hashes to (50 partitions, Kafka's default)."""
         return cls(fs, coordinator_partition(group_id))
 
+    def next_leader(self) -> "OffsetsLog":
+        """The partition as its next leader opens it: the same records (every write of this
+        leader was acknowledged once replicated), batches stamped one leader epoch later."""
+        log, _ = Log.open(self.fs, self.directory)
+        return OffsetsLog(self.fs, self.partition, self.leader_epoch + 1, log)
+
     def append(self, records: Sequence[KeyValue], now: int) -> int:
         """One batch of ``records`` stamped ``now``; its base offset."""
         base = self.log.end_offset
-        batch = RecordBatch(base, LEADER_EPOCH, tuple(Record(i, 0, k, v) for i, (k, v) in enumerate(records)),
+        batch = RecordBatch(base, self.leader_epoch, tuple(Record(i, 0, k, v) for i, (k, v) in enumerate(records)),
                             base_sequence=0, first_timestamp=now, max_timestamp=now)
         self.log.append(batch)
         return base
