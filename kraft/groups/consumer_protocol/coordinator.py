@@ -13,17 +13,23 @@ assignor), ``CurrentAssignmentBuilder`` (:mod:`.reconcile`), the session and reb
 
 Every member subscribes to every topic of the config (one subscription: only membership moves the
 group epoch), as the spec abstracts it.  The member id is the client's id (KIP-1082).
+
+The coordinator writes what it changes to its ``__consumer_offsets`` partition (:mod:`.records`),
+one batch per write, the records of one write in the order ``consumerGroupHeartbeat`` and
+``consumerGroupFenceMember`` add them; :meth:`GroupCoordinator.load` rebuilds a coordinator from
+that partition (``GroupMetadataManager.replay`` of each record, then ``onLoaded``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, Callable
 
 from kraft.core.node import Node, Pick
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.assignors.server import ASSIGNORS
 from kraft.groups.assignors.server.spec import GroupSpec, MemberSpec, SubscriptionType, TopicDescriber, Uuid
+from kraft.groups.consumer_protocol import records as rec
 from kraft.groups.consumer_protocol.config import ProtocolConfig
 from kraft.groups.consumer_protocol.messages import (
     JOIN_EPOCH,
@@ -37,7 +43,13 @@ from kraft.groups.consumer_protocol.messages import (
 )
 from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.reconcile import NEW_MEMBER, MemberRecord, reconcile, update_partition_epochs
-from kraft.groups.offsets import OffsetStore
+from kraft.groups.offsets import OffsetAndMetadata, OffsetStore
+from kraft.groups.offsets_log import KeyValue, OffsetsLog, offset_commit_record
+from kraft.log import MemoryFS
+
+# what a replayed commit does not say (OffsetCommitValue has no member or epoch)
+UNKNOWN_COMMITTER = ""
+NO_EPOCH = -1
 
 
 def topic_id(name: str) -> Uuid:
@@ -47,10 +59,10 @@ def topic_id(name: str) -> Uuid:
 
 
 class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
-    """One consumer group at its coordinator.  ``records``: what the coordinator wrote, in order,
-    as (kind, fields) pairs (:mod:`.records` turns them into ``__consumer_offsets`` records)."""
+    """One consumer group at its coordinator.  ``offsets_log``: the ``__consumer_offsets``
+    partition it writes (by default a fresh one on a ``MemoryFS``)."""
 
-    def __init__(self, group_id: str, config: ProtocolConfig) -> None:
+    def __init__(self, group_id: str, config: ProtocolConfig, offsets_log: OffsetsLog | None = None) -> None:
         self.id = COORDINATOR
         self.group_id = group_id
         self.config = config
@@ -62,17 +74,23 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         self.offsets = OffsetStore()
         self.last_heartbeat: dict[str, int] = {}
         self.revoking_since: dict[str, int] = {}
-        self.records: list[tuple[str, dict[str, Any]]] = []
+        self.offsets_log = OffsetsLog.for_group(MemoryFS(), group_id) if offsets_log is None else offsets_log
+        self._batch: list[KeyValue] = []
         self._ids = {t: topic_id(t) for t in config.topic_names}
         self._names = {v: k for k, v in self._ids.items()}
 
     # ------------------------------------------------------------------ heartbeats
     def handle_heartbeat(self, now: int, m: Heartbeat) -> HeartbeatResponse | None:
         """Spec HandleHeartbeat: leave, unknown member, fenced epoch, or accept and reconcile."""
+        resp = self._heartbeat(now, m)
+        self._write(now)
+        return resp
+
+    def _heartbeat(self, now: int, m: Heartbeat) -> HeartbeatResponse | None:
         c, mem = m.member_id, self.members.get(m.member_id)
         if m.member_epoch == LEAVE_EPOCH:
             if mem is not None:
-                self._remove(c, "leave")
+                self._remove(c)
             return None
         if mem is None and m.member_epoch != JOIN_EPOCH:
             return self._respond(m, Errors.UNKNOWN_MEMBER_ID, 0, None)
@@ -92,14 +110,9 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
     def _accept(self, now: int, m: Heartbeat, old: MemberRecord | None) -> HeartbeatResponse:
         c = m.member_id
         if old is None:
-            self.group_epoch += 1
-            self.records.append(("member", {"member": c, "topics": self.config.topic_names}))
-            self.records.append(("group_epoch", {"epoch": self.group_epoch}))
+            self._subscribe(c)
         if self.group_epoch > self.assignment_epoch:
-            self.target = self._compute_target({*self.members, c})
-            self.assignment_epoch = self.group_epoch
-            self.records.append(("target", {"epoch": self.assignment_epoch,
-                                            "members": {x: sorted(ps, key=str) for x, ps in self.target.items()}}))
+            self._new_target(self._compute_target({*self.members, c}))
         new = reconcile(old or NEW_MEMBER, m.topic_partitions, self.target.get(c, frozenset()), self.assignment_epoch,
                         self.partition_epoch, self.config.RevocationAckIgnoredOnNewTarget)
         self._set_member(now, c, old, new)
@@ -116,9 +129,27 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         else:
             self.revoking_since.pop(c, None)
         if new != old:
-            self.records.append(("current", {"member": c, "epoch": new.epoch, "prev": new.prev,
-                                             "state": new.state.value, "assigned": sorted(new.assigned, key=str),
-                                             "pending": sorted(new.pending, key=str)}))
+            self._batch.append(rec.current_assignment(self.group_id, c, new, self._ids))
+
+    def _subscribe(self, c: str) -> None:
+        """A new member: its subscription, the group's subscribed topics if it is the first
+        member, the group epoch bumped."""
+        self._batch.append(rec.member_subscription(self.group_id, c, self.config.topic_names,
+                                                   self.config.rebalance_timeout_ms))
+        if not self.members:
+            self._batch.append(rec.partition_metadata(self.group_id, self.config.topics, self._ids))
+        self.group_epoch += 1
+        self._batch.append(rec.group_epoch(self.group_id, self.group_epoch))
+
+    def _new_target(self, target: dict[str, Partitions]) -> None:
+        """``TargetAssignmentBuilder.build``: a record for each member whose target changed, then
+        the assignment epoch."""
+        for x in sorted(target):
+            if self.target.get(x) != target[x]:
+                self._batch.append(rec.target_member(self.group_id, x, target[x], self._ids))
+        self.target = target
+        self.assignment_epoch = self.group_epoch
+        self._batch.append(rec.target_epoch(self.group_id, self.assignment_epoch))
 
     def _respond(self, m: Heartbeat, error: Errors, epoch: int, assignment: Partitions | None) -> HeartbeatResponse:
         resp = HeartbeatResponse(m.member_id, m.conn, error, epoch, assignment, self.config.heartbeat_interval_ms)
@@ -143,24 +174,29 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         return out
 
     # ------------------------------------------------------------------ removal and timers
-    def _remove(self, x: str, why: str) -> None:
-        """Tombstones for the member's records; its partitions are free; the group epoch moves."""
+    def _remove(self, x: str) -> None:
+        """``consumerGroupFenceMember``: tombstones for the member's records (and an empty
+        subscription if it was the last member); its partitions are free; the group epoch moves."""
         old = self.members.pop(x)
         update_partition_epochs(self.partition_epoch, old, None, self.config.PartitionEpochLostOnReassign)
         self.target.pop(x, None)
         self.group_epoch += 1
         self.last_heartbeat.pop(x, None)
         self.revoking_since.pop(x, None)
-        self.records.append(("remove", {"member": x, "why": why}))
-        self.records.append(("group_epoch", {"epoch": self.group_epoch}))
+        self._batch.extend(rec.member_tombstones(self.group_id, x))
+        if not self.members:
+            self._batch.append(rec.partition_metadata(self.group_id, (), self._ids))
+        self._batch.append(rec.group_epoch(self.group_id, self.group_epoch))
 
     def session_timeout(self, now: int, x: str) -> None:
         """Spec SessionTimeout: no heartbeat from member ``x`` for the session timeout."""
-        self._remove(x, "session timeout")
+        self._remove(x)
+        self._write(now)
 
     def rebalance_timeout(self, now: int, x: str) -> None:
         """Spec RebalanceTimeout: member ``x`` did not revoke within the rebalance timeout."""
-        self._remove(x, "rebalance timeout")
+        self._remove(x)
+        self._write(now)
 
     def _deadlines(self) -> list[tuple[int, Any, str]]:
         out: list[tuple[int, Any, str]] = []
@@ -192,9 +228,98 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
             return Errors.STALE_MEMBER_EPOCH
         self.offsets.commit(dict(m.offsets), member=m.member_id, committer=m.member_id,
                             generation=m.member_epoch, group_generation=self.group_epoch, now=now)
-        for p, o in m.offsets:
-            self.records.append(("offset", {"partition": p, "offset": o}))
+        self._batch.extend(offset_commit_record(self.group_id, p, o, now) for p, o in m.offsets)
+        self._write(now)
         return Errors.NONE
+
+    # ------------------------------------------------------------------ __consumer_offsets
+    def _write(self, now: int) -> None:
+        """One batch of what this write changed (nothing when it changed nothing)."""
+        if self._batch:
+            self.offsets_log.append(self._batch, now)
+            self._batch = []
+
+    @classmethod
+    def load(cls, group_id: str, config: ProtocolConfig, offsets_log: OffsetsLog, now: int) -> "GroupCoordinator":
+        """A coordinator rebuilt from ``offsets_log`` at ``now``: every record replayed, then
+        ``onLoaded``: every member's session timeout starts over, and the rebalance timeout of
+        every member revoking partitions."""
+        co = cls(group_id, config, offsets_log)
+        for batch in offsets_log.batches():
+            for r in batch.records:
+                co.replay(r.key, r.value)
+        for x, mem in co.members.items():
+            co.last_heartbeat[x] = now
+            if mem.state is ServerState.UNREVOKED_PARTITIONS:
+                co.revoking_since[x] = now
+        return co
+
+    def replay(self, key: bytes | None, value: bytes | None) -> None:
+        """``GroupMetadataManager.replay`` (``OffsetMetadataManager.replay`` for a commit) of one
+        record of this group; a record of another group is not this coordinator's."""
+        if key is None:
+            raise ValueError("a __consumer_offsets record without a key")
+        record_type, k, v = rec.decode(key, value)
+        if k.get("groupId", k.get("group")) != self.group_id:
+            return
+        replay = self._REPLAY.get(record_type)
+        if replay is None:
+            raise ValueError(f"record type {record_type}: not a record of a consumer-protocol group")
+        replay(self, k, v)
+
+    def _replay_group_epoch(self, k: dict[str, Any], v: dict[str, Any] | None) -> None:
+        if v is None:
+            raise ValueError(f"group {self.group_id} deleted: the coordinator never deletes its group")
+        self.group_epoch = v["epoch"]
+
+    def _replay_partition_metadata(self, k: dict[str, Any], v: dict[str, Any] | None) -> None:
+        """The subscribed topics' metadata: the coordinator reads its topics from its config."""
+
+    def _replay_member(self, k: dict[str, Any], v: dict[str, Any] | None) -> None:
+        """Subscription: a new member (epoch 0, nothing assigned); a tombstone removes it."""
+        x = k["memberId"]
+        if v is not None:
+            self.members.setdefault(x, NEW_MEMBER)
+        elif x in self.members:
+            self.members.pop(x)
+
+    def _replay_target_member(self, k: dict[str, Any], v: dict[str, Any] | None) -> None:
+        if v is None:
+            self.target.pop(k["memberId"], None)
+        else:
+            self.target[k["memberId"]] = rec.partitions_of(v["topicPartitions"], self._names)
+
+    def _replay_target_epoch(self, k: dict[str, Any], v: dict[str, Any] | None) -> None:
+        if v is None:
+            raise ValueError(f"group {self.group_id}: the coordinator never deletes its target assignment")
+        self.assignment_epoch = v["assignmentEpoch"]
+
+    def _replay_current(self, k: dict[str, Any], v: dict[str, Any] | None) -> None:
+        """``ConsumerGroup.updateMember``: the member's new record, its partitions' epochs with it;
+        a tombstone leaves it at epoch -1 holding nothing until its subscription goes."""
+        x = k["memberId"]
+        old = self.members.get(x, NEW_MEMBER)
+        new = rec.LEFT if v is None else rec.member_of(v, self._names, self.assignment_epoch)
+        update_partition_epochs(self.partition_epoch, old, new, self.config.PartitionEpochLostOnReassign)
+        self.members[x] = new
+
+    def _replay_offset(self, k: dict[str, Any], v: dict[str, Any] | None) -> None:
+        tp = TopicPartition(k["topic"], k["partition"])
+        if v is None:
+            self.offsets.committed.pop(tp, None)
+        else:
+            self.offsets.committed[tp] = OffsetAndMetadata(v["offset"], NO_EPOCH, UNKNOWN_COMMITTER,
+                                                           v["commitTimestamp"])
+
+    _REPLAY: dict[int, Callable[["GroupCoordinator", dict[str, Any], dict[str, Any] | None], None]] = {
+        rec.OFFSET_COMMIT: _replay_offset,
+        rec.GROUP_EPOCH: _replay_group_epoch,
+        rec.PARTITION_METADATA: _replay_partition_metadata,
+        rec.MEMBER_METADATA: _replay_member,
+        rec.TARGET_MEMBER: _replay_target_member,
+        rec.TARGET_EPOCH: _replay_target_epoch,
+        rec.CURRENT_ASSIGNMENT: _replay_current,
+    }
 
     def describe(self) -> str:
         lines = [f"coordinator group epoch {self.group_epoch} assignment epoch {self.assignment_epoch}"]
