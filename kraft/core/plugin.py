@@ -53,6 +53,8 @@ class Sim(Interface):
 
     def restart_later(self, node: Any, at: int) -> None: ...
 
+    def record(self, action: str, node: Any, args: dict[str, Any], spec: bool = True) -> None: ...
+
 
 @attrs.frozen
 class Nemesis:

@@ -4,15 +4,20 @@ The bytes of every record type are spelled out by hand from Kafka's schemas
 (group-coordinator/src/main/resources/common/message/ConsumerGroup*.json: keys non-flexible at
 their record type, values flexible version 0) and decode back through kraft's decoder; the records
 of one write come in ``GroupMetadataManager``'s order; replaying the log gives the live
-coordinator's state after every event of seeded simulations.
+coordinator's state after every event of seeded simulations; a coordinator moved by the
+``coordinator-failover`` nemesis keeps every invariant; the partition dumps with
+``kraft dump-log --offsets-decoder``.
 """
 
 from __future__ import annotations
 
+import json
 import struct
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from kraft.core.invariants import InvariantViolation
 from kraft.groups.assignors import TopicPartition
@@ -24,7 +29,10 @@ from kraft.groups.consumer_protocol.messages import ServerState
 from kraft.groups.consumer_protocol.reconcile import MemberRecord
 from kraft.groups.consumer_protocol.sim import ConsumerProtocolPlugin
 from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
+from kraft.log import Log, OsFS
+from kraft.log.cli import dump_log
 from kraft.log.offsets import decode_offsets_record
+from kraft.sim.cli import simulate
 from kraft.sim.core import Faults, Simulator
 
 IDS = {"t1": Uuid(0, 1), "t2": Uuid(0, 2)}
@@ -203,3 +211,66 @@ def test_a_record_of_another_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="record type 2"):
         co.replay(b"\x00\x02\x00\x01g", None)
     co.replay(b"\x00\x02\x00\x01h", None)      # another group's record is not this coordinator's
+
+
+# ---------------------------------------------------------------------------------------- failover
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_failover_keeps_every_invariant(seed: int) -> None:
+    plugin = ConsumerProtocolPlugin(3, None)
+    sim = Simulator(plugin, seed, Faults.parse("all,coordinator-failover:400", plugin.nemeses()))
+    sim.run(2000)
+    assert sim.fault_counts["coordinator-failover"] >= 10
+    log = plugin.world.coordinator.offsets_log
+    epochs = [b.partition_leader_epoch for b in log.batches()]   # each leader writes after the last
+    assert epochs == sorted(epochs) and len(set(epochs)) > 5 and epochs[-1] <= log.leader_epoch
+    assert plugin.world.coordinator.offsets.accepted   # the history carried over
+
+
+def test_a_failover_that_loses_state_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FailoverKeepsState fails when the replay forgets the targets."""
+    w = ConsumerProtocolWorld(ProtocolConfig(), ("c1", "c2"))
+    w.join("c1")
+    w.join("c2")
+    w.settle()
+    monkeypatch.setitem(GroupCoordinator._REPLAY, rec.TARGET_MEMBER, lambda co, k, v: None)
+    w.failover()
+    assert [v.invariant for v in w.violations()] == ["FailoverKeepsState"]
+
+
+def test_failover_mid_rebalance_then_the_group_converges() -> None:
+    w = ConsumerProtocolWorld(ProtocolConfig(), ("c1", "c2", "c3"))
+    w.join("c1")
+    w.settle()
+    w.join("c2")
+    w.join("c3")
+    for _ in range(4):
+        w.deliver(0)
+        w.failover()
+    w.settle()
+    assert w.quiet() and not w.violations()
+    assert w.coordinator.offsets_log.leader_epoch == 4 and len(w.coordinator.members) == 3
+
+
+# ---------------------------------------------------------------------------------------- the CLI
+def test_simulate_keeps_the_partition_for_dump_log(tmp_path: Path) -> None:
+    run = ["--protocol", "consumer-protocol", "--seed", "1", "--steps", "1500",
+           "--faults", "all,coordinator-failover:500", "--out", str(tmp_path), "--offsets-log"]
+    result = CliRunner().invoke(simulate, run)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    [directory] = summary["offsets_log"]
+    assert Path(directory).relative_to(tmp_path).as_posix() == "offsets-log/__consumer_offsets-3"
+    log, _ = Log.open(OsFS(), directory)
+    decoded = [decode_offsets_record(r.key, r.value) for b in log.read(0) for r in b.records]
+    assert {k["type"] for k, _ in decoded} == {"1", "3", "4", "5", "6", "7", "8"}
+    assert sum(1 for k, _ in decoded if k["type"] == "1") == summary["commits_accepted"]
+    out = CliRunner().invoke(dump_log, ["--offsets-decoder", "--files", str(Path(directory) / "00000000000000000000.log")])
+    assert out.exit_code == 0, out.output
+    lines = [line for line in out.output.splitlines() if line.startswith("| offset: ")]
+    assert len(lines) == len(decoded)
+    assert lines[0].endswith(' key: {"type":"5","data":{"groupId":"g","memberId":"c1"}} payload: {"version":"0",'
+                             '"data":{"instanceId":null,"rackId":null,"clientId":"c1","clientHost":"/127.0.0.1",'
+                             '"subscribedTopicNames":["t1","t2"],"subscribedTopicRegex":"","rebalanceTimeoutMs":3000,'
+                             '"serverAssignor":null,"classicMemberMetadata":null}}')
+    assert any('payload: <DELETE>' in line and '"type":"8"' in line for line in lines)
+    assert any("partitionLeaderEpoch: 1 " in line for line in out.output.splitlines())

@@ -113,6 +113,7 @@ class NetworkedWorld(ConsumerProtocolWorld):
 class ConsumerProtocolPlugin(SimPlugin):
     declaration = PROTOCOL
     internal_after_delivery = False
+    kept_logs = ("offsets",)
     world: NetworkedWorld
 
     def __init__(self, consumers: int = 3, variant: str | None = None) -> None:
@@ -229,6 +230,23 @@ class ConsumerProtocolPlugin(SimPlugin):
             self.world.restart(node)
             self._mirror_history(sim)
 
+    def nemeses(self) -> Mapping[str, Nemesis]:
+        return {"coordinator-failover": Nemesis(
+            self._failover, "the group moves to a new coordinator rebuilt from its __consumer_offsets partition "
+                            "(its timers start over; requests on the way reach the new one)")}
+
+    def _failover(self, sim: Sim) -> None:
+        """The ``coordinator-failover`` nemesis, when the coordinator is up: no spec step (the
+        spec state stays as it was), a trace line of its own."""
+        if COORDINATOR in sim.down:
+            return
+        sim.count("coordinator-failover")
+        self.world.now = sim.now
+        self.world.failover()
+        sim.record("CoordinatorFailover", COORDINATOR,
+                   {"leader_epoch": self.world.coordinator.offsets_log.leader_epoch}, spec=False)
+        sim.reschedule(COORDINATOR)
+
     # -- checking ------------------------------------------------------------------------------
     def project(self, sim: Sim) -> dict[str, Any]:
         return self.world.project()
@@ -247,6 +265,13 @@ class ConsumerProtocolPlugin(SimPlugin):
         return {"assignor": self.world.config.assignor, "group_epoch": co.group_epoch,
                 "assignment_epoch": co.assignment_epoch, "members": sorted(co.members),
                 "commits_accepted": len(co.offsets.accepted)}
+
+    def logs(self, sim: Sim, kind: str) -> dict[str, tuple[Any, str]]:
+        """The coordinator's ``__consumer_offsets-<N>`` directory, under its own name."""
+        if kind != "offsets":
+            return {}
+        log = self.world.coordinator.offsets_log
+        return {log.directory: (log.fs, log.directory)}
 
 
 def make(consumers: int, variant: str | None) -> ConsumerProtocolPlugin:

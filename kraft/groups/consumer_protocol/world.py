@@ -284,6 +284,22 @@ class ConsumerProtocolWorld(World):
         self.narrative.append(f"restart {cid}")
         return self.join(cid) if c.state is ClientState.UNSUBSCRIBED else self._checked(EMPTY)
 
+    def failover(self) -> None:
+        """The group moves to a new coordinator, the next leader of its ``__consumer_offsets``
+        partition, built from what the old one wrote there (:meth:`GroupCoordinator.load`).  The
+        requests on the way reach the new one; the accepted-commit history (the checks' record,
+        not the coordinator's state) carries over.  The spec has no failover: every spec variable
+        must be what it was (``FailoverKeepsState``), and so must the committed offsets."""
+        old = self.coordinator
+        before = self.state(), self._committed()
+        self.coordinator = GroupCoordinator.load(old.group_id, self.config, old.offsets_log.next_leader(), self.now)
+        self.coordinator.offsets.accepted = old.offsets.accepted
+        self.narrative.append(f"coordinator failover (leader epoch {self.coordinator.offsets_log.leader_epoch})")
+        if (self.state(), self._committed()) != before and not self.found:
+            self.found = [Violation("FailoverKeepsState", "the coordinator loaded from __consumer_offsets differs "
+                                    "from the one that wrote it:\n" + old.describe() + "\n" + self.coordinator.describe())]
+        self._checked(EMPTY)
+
     def poll(self, cid: str) -> dict[TopicPartition, int]:
         """The application reads one record of every partition it owns (Jepsen's ``poll``)."""
         c = self.consumers[cid]
