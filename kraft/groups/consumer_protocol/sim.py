@@ -202,7 +202,10 @@ class ConsumerProtocolPlugin(SimPlugin):
                                         "a consumer's application misses max.poll.interval.ms (a slow rebalance "
                                         "listener): the consumer leaves the group and, when the application polls "
                                         "again, subscribes anew; one in the middle of a reconciliation is struck "
-                                        "first (KAFKA-16375's window)")}
+                                        "first (KAFKA-16375's window)"),
+                "coordinator-failover": Nemesis(
+                    self._failover, "the group moves to a new coordinator rebuilt from its __consumer_offsets "
+                                    "partition (its timers start over; requests on the way reach the new one)")}
 
     def _poll_timeout(self, sim: Sim) -> None:
         self.world.now = sim.now
@@ -229,11 +232,6 @@ class ConsumerProtocolPlugin(SimPlugin):
             self.world.now = sim.now
             self.world.restart(node)
             self._mirror_history(sim)
-
-    def nemeses(self) -> Mapping[str, Nemesis]:
-        return {"coordinator-failover": Nemesis(
-            self._failover, "the group moves to a new coordinator rebuilt from its __consumer_offsets partition "
-                            "(its timers start over; requests on the way reach the new one)")}
 
     def _failover(self, sim: Sim) -> None:
         """The ``coordinator-failover`` nemesis, when the coordinator is up: no spec step (the
