@@ -27,7 +27,7 @@ from typing import Any, Callable
 import attrs
 
 from traces.schema import Event
-from traces.tla import T
+from traces.tla import RenderError, T, tla_string
 
 
 @attrs.frozen
@@ -70,6 +70,66 @@ class Glue:
                                 f"(known: {', '.join(sorted(self.variables))})")
             out[k] = t.render(v, f"{where}.{k}")
         return out
+
+
+class Tagged(T):
+    """A record whose field ``tag`` names its kind; each kind has exactly its own fields (a field
+    missing or extra would silently make it another TLA+ value, so none is allowed)."""
+
+    def __init__(self, tag: str, kinds: dict[str, dict[str, T]], what: str = "a message") -> None:
+        self.tag, self.kinds, self.what = tag, kinds, what
+
+    def render(self, v: Any, where: str) -> str:
+        if not isinstance(v, dict) or v.get(self.tag) not in self.kinds:
+            raise RenderError(f"{where}: {self.what} must be an object whose {self.tag!r} is one of "
+                              f"{', '.join(self.kinds)}")
+        fields = self.kinds[v[self.tag]]
+        want = set(fields) | {self.tag}
+        if set(v) != want:
+            raise RenderError(f"{where}: a {v[self.tag]} has fields {sorted(want)}, got {sorted(v)}")
+        parts = [f"{k} |-> {fields[k].render(v[k], f'{where}.{k}')}" for k in fields]
+        parts.append(f"{self.tag} |-> {tla_string(v[self.tag])}")
+        return "[" + ", ".join(sorted(parts)) + "]"
+
+
+Translate = Callable[[str, Any, dict[str, Any], str], SpecStep]
+
+
+def declared_step(declaration: Any, actor: str, node_type: T, arg_types: dict[str, T]) -> Translate:
+    """Translate one action of a protocol declaration (``kraft.core.declaration.Protocol``): the
+    node first when the action is ``actor``'s, then the declared args, each rendered by its type."""
+
+    def one(action: str, node: Any, args: dict[str, Any], where: str) -> SpecStep:
+        if not declaration.has_action(action):
+            raise UnknownAction(action)
+        a = declaration.action(action)
+        params: list[str] = []
+        if a.actor == actor:
+            try:
+                params.append(node_type.render(node, f"{where} node"))
+            except RenderError as exc:
+                raise GlueError(f"{where}: action {action} needs a {actor} as node: {exc}") from None
+        for name in a.args:
+            if name not in args:
+                raise GlueError(f"{where}: action {action} needs args.{name}")
+            params.append(arg_types[name].render(args[name], f"{where} args.{name}"))
+        return SpecStep(action, tuple(params))
+
+    return one
+
+
+def composed(ev: Event, one: Translate) -> list[SpecStep]:
+    """The spec steps of one trace line: its own action, then each part of ``args.then`` in order
+    (``one(action, node, args, where)`` translates one of them)."""
+    steps = [one(ev.action, ev.node, ev.args, f"line {ev.line}")]
+    then = ev.args.get("then", [])
+    if not isinstance(then, list):
+        raise GlueError(f"line {ev.line}: args.then must be a list of {{action, node, ...}}")
+    for k, part in enumerate(then):
+        if not isinstance(part, dict) or not isinstance(part.get("action"), str):
+            raise GlueError(f"line {ev.line}: args.then[{k}] must be an object with an 'action'")
+        steps.append(one(part["action"], part.get("node"), part, f"line {ev.line} then[{k}]"))
+    return steps
 
 
 _BUILTIN = {

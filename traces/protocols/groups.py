@@ -43,7 +43,7 @@ from kraft.core.declaration import Action
 from kraft.groups.consumer import GroupConsumer as C
 from kraft.groups.coordinator import GroupCoordinator as G
 from kraft.groups.protocol import CONSUMER, NETWORK, PROTOCOL
-from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
+from traces.protocols import Glue, GlueError, SpecStep, composed, declared_step
 from traces.schema import Event
 from traces.tla import BOOL, INT, STR, Fun, Nullable, Rec, RenderError, Set, T
 
@@ -179,36 +179,11 @@ GUARDS: dict[str, dict[str, str]] = {PROTOCOL.spec_name(h): g for h, g in _GUARD
 GUARDS[PROTOCOL.drop_message] = {"message in network": "p[1] \\in msgs"}
 
 
-def _where(ev: Event, part: int) -> str:
-    return f"line {ev.line}" + (f" then[{part - 1}]" if part else "")
-
-
-def _one(action: str, node: Any, args: dict[str, Any], where: str) -> SpecStep:
-    if not PROTOCOL.has_action(action):
-        raise UnknownAction(action)
-    a = PROTOCOL.action(action)
-    params: list[str] = []
-    if a.actor == CONSUMER:
-        if not isinstance(node, str):
-            raise GlueError(f"{where}: action {action} needs a consumer as node, got {node!r}")
-        params.append(CONSUMER_T.render(node, f"{where} node"))
-    for name in a.args:
-        if name not in args:
-            raise GlueError(f"{where}: action {action} needs args.{name}")
-        params.append(ARG_TYPES[name].render(args[name], f"{where} args.{name}"))
-    return SpecStep(action, tuple(params))
+_ONE = declared_step(PROTOCOL, CONSUMER, CONSUMER_T, ARG_TYPES)
 
 
 def translate(ev: Event) -> list[SpecStep]:
-    steps = [_one(ev.action, ev.node, ev.args, _where(ev, 0))]
-    then = ev.args.get("then", [])
-    if not isinstance(then, list):
-        raise GlueError(f"line {ev.line}: args.then must be a list of {{action, node, ...}}")
-    for k, part in enumerate(then, 1):
-        if not isinstance(part, dict) or not isinstance(part.get("action"), str):
-            raise GlueError(f"line {ev.line}: args.then[{k - 1}] must be an object with an 'action'")
-        steps.append(_one(part["action"], part.get("node"), part, _where(ev, k)))
-    return steps
+    return composed(ev, _ONE)
 
 
 def constants(header: dict[str, Any]) -> dict[str, str]:
