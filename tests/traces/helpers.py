@@ -42,3 +42,16 @@ def first_difference(a: list[str], b: list[str]) -> int | None:
 def write(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(x + "\n" for x in lines))
     return path
+
+
+def variant_pair(simulate: Callable[..., list[str]], base: Path, variant: str, seed: int,
+                 steps: int = 2000, tail: int = 20) -> tuple[list[Path], int]:
+    """The correct and the buggy run of one seed, each cut ``tail`` lines past the first line where
+    they differ (where the bug first acts), written to ``base/<variant>-good.ndjson`` and
+    ``-bad.ndjson``; returns both files and that line."""
+    good = simulate(base / f"{variant}-good", seed, steps)
+    bad = simulate(base / f"{variant}-bad", seed, steps, variant=variant)
+    line = first_difference(good, bad)
+    assert line is not None, f"{variant}: the bug never acted in seed {seed}"
+    return [write(base / f"{variant}-good.ndjson", good[: line + tail]),
+            write(base / f"{variant}-bad.ndjson", bad[: line + tail])], line

@@ -136,6 +136,7 @@ _BUILTIN = {
     "kraft": "traces.protocols.kraft:GLUE",
     "groups": "traces.protocols.groups:GLUE",
     "replication": "traces.protocols.replication:GLUE",
+    "consumer-protocol": "traces.protocols.consumer_protocol:GLUE",
 }
 _REGISTRY: dict[str, Glue] = {}
 

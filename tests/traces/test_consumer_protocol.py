@@ -1,0 +1,118 @@
+"""Consumer-protocol (KIP-848) traces from `kraft simulate --protocol consumer-protocol` checked
+against spec/ConsumerGroupProtocol.tla by TLC (glue: traces/protocols/consumer_protocol.py).
+
+* Traces of the correct implementation with every fault are accepted: every spec step matched.
+* Tampered copies of a recorded trace are rejected at the tampered line: a changed member epoch
+  names only ``member``; a heartbeat handled before it was sent (the two lines swapped) is not
+  enabled, its message not in the network.
+* For a bug variant, the buggy run's trace is rejected at the first line where it differs from the
+  correct run of the same seed (the simulator is deterministic per seed, so that line is where
+  the bug first acts), naming the variable the bug changes; the correct trace is accepted past it.
+
+All traces go through one ``check_paths`` call: one batched TLC run, then one localising run per
+rejected trace.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.traces.helpers import simulator, variant_pair, write
+from traces.check import Options, check_paths
+
+pytestmark = pytest.mark.tlc
+simulate = simulator("consumer-protocol")
+SEEDS = (1, 2, 3)
+EVENTS = 800
+
+# variant, seed, the action of the line where the bug acts, a variable the report names there
+VARIANT_CASES = [
+    ("PartitionEpochLostOnReassign", 4, "HandleHeartbeat", "partitionEpoch"),
+    ("CommitWithoutEpochCheck", 4, "HandleOffsetCommit", "badCommits"),
+    ("RejoinEpochZeroRejected", 1, "HandleHeartbeat", "msgs"),
+]
+
+
+def _edit(lines: list[str], k: int, f) -> list[str]:
+    out = list(lines)
+    d = json.loads(out[k])
+    f(d)
+    out[k] = json.dumps(d)
+    return out
+
+
+def _find(lines: list[str], pred) -> int:
+    """Index (= physical line - 1) of the first spec step k (not the last line) with pred(k, step)."""
+    return next(k for k, x in enumerate(lines[:-1]) if k and json.loads(x)["spec"] and pred(k, json.loads(x)))
+
+
+def _tampered(lines: list[str]) -> dict[str, tuple[list[str], int]]:
+    """name -> (lines, the physical line where the tampering is)."""
+    out = {}
+    k = _find(lines, lambda _, d: d["action"] == "HandleHeartbeat" and d["state"]["member"][d["args"]["m"]["src"]])
+
+    def bump(d: dict) -> None:
+        d["state"]["member"][d["args"]["m"]["src"]]["epoch"] += 1
+    out["member_epoch"] = (_edit(lines, k, bump), k + 1)
+
+    def answered_next(k: int, d: dict) -> bool:
+        nxt = json.loads(lines[k + 1])
+        return d["action"] == "SendHeartbeat" and nxt["action"] == "HandleHeartbeat" \
+            and nxt["args"]["m"]["src"] == d["node"]
+    k = _find(lines, answered_next)
+    out["swapped"] = (lines[:k] + [lines[k + 1], lines[k]] + lines[k + 2:], k + 1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    base = tmp_path_factory.mktemp("cp")
+    files, expect = [], {}
+    for seed in SEEDS:
+        lines = simulate(base / f"s{seed}", seed, EVENTS)
+        files.append(write(base / f"good-{seed}.ndjson", lines))
+    for name, (lines, line) in _tampered(lines).items():
+        files.append(write(base / f"{name}.ndjson", lines))
+        expect[name] = line
+    for variant, seed, *_ in VARIANT_CASES:
+        pair, expect[variant] = variant_pair(simulate, base, variant, seed)
+        files += pair
+    return {Path(r.trace).stem: r for r in check_paths(files, Options(jobs=2))}, expect
+
+
+def test_correct_traces_with_every_fault_are_accepted(runs):
+    results, _ = runs
+    for seed in SEEDS:
+        r = results[f"good-{seed}"]
+        assert r.verdict == "accepted", r.message[:1000]
+        assert r.events == r.checked > 200 and r.skipped > 0
+
+
+def test_a_changed_member_epoch_is_rejected_naming_member(runs):
+    results, expect = runs
+    r = results["member_epoch"]
+    assert r.verdict == "rejected" and r.kind == "state_mismatch", r.message[:1000]
+    assert r.line == expect["member_epoch"] and r.action == "HandleHeartbeat"
+    assert r.disagree == ["member"]
+
+
+def test_a_heartbeat_handled_before_it_was_sent_is_not_enabled(runs):
+    results, expect = runs
+    r = results["swapped"]
+    assert r.verdict == "rejected" and r.kind == "not_enabled", r.message[:1000]
+    assert r.line == expect["swapped"] and r.action == "HandleHeartbeat"
+    assert r.guards["message in network"] == "false"
+    assert f"swapped.ndjson:{r.line}:" in r.message
+
+
+@pytest.mark.parametrize("variant,seed,action,var", VARIANT_CASES)
+def test_variant_rejected_where_the_bug_acts(runs, variant, seed, action, var):
+    results, expect = runs
+    rg, rb = results[f"{variant}-good"], results[f"{variant}-bad"]
+    assert rg.verdict == "accepted", rg.message[:1000]
+    assert rb.verdict == "rejected" and rb.kind == "state_mismatch", rb.message[:1000]
+    assert rb.line == expect[variant] and rb.action == action, (rb.line, expect[variant], rb.action)
+    assert var in rb.disagree and rb.variant == variant
