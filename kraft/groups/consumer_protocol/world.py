@@ -111,9 +111,14 @@ class ConsumerProtocolWorld(World):
         """The messages on the way, unwrapped."""
         return [payload(x) for x in self.net.in_flight()]
 
+    def spec_in_flight(self, m: Any) -> bool:
+        """Does the spec see in-flight message ``m``?  (The simulator's world also leaves out a
+        copy of a message already delivered.)"""
+        return self.is_open(payload(m))
+
     def _in_network_of(self, cid: str) -> Callable[[int], InNetwork]:
         def seen(conn: int) -> InNetwork:
-            msgs = self.in_flight()
+            msgs = [payload(x) for x in self.net.in_flight() if self.spec_in_flight(x)]
             request = any(isinstance(m, Heartbeat) and m.member_id == cid and m.conn == conn for m in msgs)
             responses = tuple(m for m in msgs if isinstance(m, HeartbeatResponse) and m.member_id == cid
                               and m.conn == conn)
@@ -145,13 +150,14 @@ class ConsumerProtocolWorld(World):
         return attrs.evolve(ready, steps=drops + ready.steps, messages=kept)
 
     def _overtaken(self, hb: Heartbeat) -> list[Any]:
-        """The same consumer's heartbeats of older connections still on the way: lost first."""
+        """The same consumer's heartbeats of older connections still on the way: lost first (a
+        spec step for those the spec sees)."""
         older = lambda m: isinstance(payload(m), Heartbeat) and payload(m).member_id == hb.member_id \
             and payload(m).conn < hb.conn  # noqa: E731
         gone = self.net.discard(older)
         if gone:
             self.narrative.append(f"  ({len(gone)} older heartbeat(s) of {hb.member_id} lost)")
-        return [payload(m) for m in gone]
+        return [payload(m) for m in gone if self.spec_in_flight(m)]
 
     def _commit_landed(self, req: OffsetCommit, error: Errors, members: dict[str, Any]) -> None:
         """The fencing ghost: an accepted commit of a partition its committer did not hold or
