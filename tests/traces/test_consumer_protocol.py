@@ -116,3 +116,36 @@ def test_variant_rejected_where_the_bug_acts(runs, variant, seed, action, var):
     assert rb.verdict == "rejected" and rb.kind == "state_mismatch", rb.message[:1000]
     assert rb.line == expect[variant] and rb.action == action, (rb.line, expect[variant], rb.action)
     assert var in rb.disagree and rb.variant == variant
+
+
+@pytest.mark.slow
+def test_corpus_of_correct_traces_is_accepted(tmp_path):
+    """Seeds 1-10 x 3000 simulator events, with every fault and with none (about 22,000 spec
+    steps); batches of 4 keep TLC within its heap."""
+    paths = [write(tmp_path / f"{faults}-{seed}.ndjson", simulate(tmp_path / f"{faults}{seed}", seed, 3000, faults))
+             for faults in ("all", "none") for seed in range(1, 11)]
+    res = check_paths(paths, Options(jobs=2, batch=4))
+    bad = [(r.trace, r.line, r.message[:600]) for r in res if r.verdict != "accepted"]
+    assert not bad, bad
+
+
+# the seeds of 1-5 where the variant's run differs from the correct one (3000 events, all faults)
+VARIANT_SWEEP = [(v, s) for v in ("PartitionEpochLostOnReassign", "CommitWithoutEpochCheck", "RejoinEpochZeroRejected")
+                 for s in range(1, 6)] + [("RevocationAckIgnoredOnNewTarget", 1)]
+
+
+@pytest.mark.slow
+def test_variants_rejected_where_they_act_over_seeds(tmp_path):
+    """Each buggy trace rejected at the oracle line, each correct twin accepted past it."""
+    files, lines = [], {}
+    for variant, seed in VARIANT_SWEEP:
+        base = tmp_path / f"s{seed}"
+        base.mkdir(exist_ok=True)
+        pair, lines[f"s{seed}/{variant}"] = variant_pair(simulate, base, variant, seed, steps=3000)
+        files += pair
+    for r in check_paths(files, Options(jobs=2, batch=4)):
+        name = f"{Path(r.trace).parent.name}/{Path(r.trace).stem.rsplit('-', 1)[0]}"
+        if r.trace.endswith("-good.ndjson"):
+            assert r.verdict == "accepted", (name, r.message[:800])
+        else:
+            assert r.verdict == "rejected" and r.line == lines[name], (name, r.line, lines[name], r.message[:800])
