@@ -30,9 +30,10 @@ EVENTS = 800
 
 # variant, seed, the action of the line where the bug acts, a variable the report names there
 VARIANT_CASES = [
-    ("PartitionEpochLostOnReassign", 4, "HandleHeartbeat", "partitionEpoch"),
-    ("CommitWithoutEpochCheck", 4, "HandleOffsetCommit", "badCommits"),
-    ("RejoinEpochZeroRejected", 1, "HandleHeartbeat", "msgs"),
+    ("PartitionEpochLostOnReassign", 1, "HandleHeartbeat", "partitionEpoch"),
+    ("CommitWithoutEpochCheck", 2, "HandleOffsetCommit", "badCommits"),
+    ("RejoinEpochZeroRejected", 1, "DropMessage", "msgs"),
+    ("RevocationAckIgnoredOnNewTarget", 4, "HandleHeartbeat", "member"),
 ]
 
 
