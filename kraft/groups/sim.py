@@ -43,22 +43,14 @@ from kraft.core.step import Ready, SpecStep, Trigger
 from kraft.groups import projection
 from kraft.groups.consumer import GroupConsumer
 from kraft.groups.coordinator import COORDINATOR, GroupConfig
-from kraft.groups.messages import Message, RebalanceProtocol, SyncGroup, is_request
+from kraft.groups.messages import RebalanceProtocol, SyncGroup
 from kraft.groups.protocol import PROTOCOL
+from kraft.groups.wire import Envelope
 from kraft.groups.world import GroupWorld, client
 
 VARIANTS = PROTOCOL.variant_names
 
 
-@attrs.frozen
-class Envelope:
-    """A message on the simulator's network: its ends, and one ``seq`` per send (the network's
-    duplicates share it)."""
-
-    source: str
-    dest: str
-    payload: Any
-    seq: int = 0
 
 
 def _note_name(payload: Any) -> str:
@@ -80,7 +72,6 @@ class NetworkedGroupWorld(GroupWorld):
     def __init__(self, config: GroupConfig, consumer_specs: Sequence[tuple[str, str | None]],
                  now: int = 0) -> None:
         super().__init__(config, consumer_specs, now=now)
-        self._seq = 0
         self.delivered: set[int] = set()   # the seq of every message delivered once
 
     def process(self, node_id: str, inp: Any) -> Ready:
@@ -106,14 +97,8 @@ class NetworkedGroupWorld(GroupWorld):
         """``ready`` for the simulator: the messages in envelopes, the spec steps in the trace's
         vocabulary, or, when there are none, ``note``."""
         steps = tuple(s for s in map(self._spec_step, ready.steps) if s is not None)
-        return Ready(steps=steps, messages=tuple(map(self._wrap, ready.messages)), reply=ready.reply,
+        return Ready(steps=steps, messages=tuple(map(self.wire.wrap, ready.messages)), reply=ready.reply,
                      note=None if steps else note)
-
-    def _wrap(self, m: Message) -> Envelope:
-        self._seq += 1
-        if is_request(m):
-            return Envelope(client(m), COORDINATOR, m, self._seq)
-        return Envelope(COORDINATOR, client(m), m, self._seq)
 
     def _spec_step(self, step: SpecStep) -> SpecStep | None:
         """A node's spec step in the trace's vocabulary, or None for a message on a connection that

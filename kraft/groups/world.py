@@ -33,7 +33,7 @@ from typing import Any, Sequence
 import attrs
 
 from kraft.core.invariants import Violation
-from kraft.core.node import Node, function_of
+from kraft.core.node import function_of
 from kraft.core.step import TICK, Ready, Tick, Trigger
 from kraft.core.world import World
 from kraft.groups import invariants, projection
@@ -41,6 +41,7 @@ from kraft.groups.assignors import TopicPartition
 from kraft.groups.consumer import GroupConsumer
 from kraft.groups.coordinator import COORDINATOR, GroupConfig, GroupCoordinator
 from kraft.groups.history import ClientHistory
+from kraft.groups.wire import OneCoordinator, Wire
 from kraft.groups.messages import ConsumerPhase, Errors, LeaveGroup, Message, OffsetCommit, is_request
 from kraft.groups.offsets_log import OffsetsLog
 from kraft.log import FileSystem, MemoryFS
@@ -55,7 +56,7 @@ def client(msg: Message) -> str:
     return msg.source if is_request(msg) else msg.dest  # type: ignore[union-attr]
 
 
-class GroupWorld(World):
+class GroupWorld(OneCoordinator, World):
     """``consumer_specs``: (client id, instance id or None) of each consumer; ``fs``: the
     coordinator's disk, where it writes its ``__consumer_offsets`` partition (a fresh
     ``MemoryFS`` by default)."""
@@ -71,6 +72,7 @@ class GroupWorld(World):
         self.fencing_breaches: set[tuple[str, str, str]] = set()
         self.found: list[Violation] = []
         self.hist = ClientHistory(lambda: self.now)
+        self.wire = Wire(client, is_request)
         self.history: list[dict[str, Any]] = self.hist.ops
         self.narrative: list[str] = []   # what happened, one line per operation (failure messages)
         self.faults = 0
@@ -83,18 +85,6 @@ class GroupWorld(World):
         self._prev = self.state()
 
     # ------------------------------------------------------------------ the protocol's part
-    def node_ids(self) -> list[str]:
-        return [COORDINATOR, *self.consumers]
-
-    def node(self, node_id: str) -> Node:
-        return self.coordinator if node_id == COORDINATOR else self.consumers[node_id]
-
-    def source(self, message: Message) -> str:
-        return client(message) if is_request(message) else COORDINATOR
-
-    def dest(self, message: Message) -> str:
-        return COORDINATOR if is_request(message) else client(message)
-
     def is_open(self, msg: Message) -> bool:
         """Is ``msg`` on an open connection?  (A LeaveGroup is written just before close() closes
         it and still arrives: spec Leave.)"""
@@ -102,19 +92,6 @@ class GroupWorld(World):
             return True
         c = self.consumers.get(client(msg))
         return c is not None and c.up and c.conn == msg.conn
-
-    def process(self, node_id: str, inp: Any) -> Ready:
-        """Node ``node_id`` takes ``inp`` at ``now``, finished as the module docstring says; nothing
-        is sent."""
-        if not isinstance(inp, (Tick, Trigger)):
-            self.narrative.append(f"deliver {type(inp).__name__} {'from' if is_request(inp) else 'to'} "
-                                  f"{client(inp)}")
-            if not self.is_open(inp):
-                self.narrative.append("  (connection closed: lost)")
-                return EMPTY
-        if node_id == COORDINATOR:
-            return self._at_coordinator(inp)
-        return self._at_consumer(node_id, inp)
 
     def _at_coordinator(self, inp: Any) -> Ready:
         accepted = len(self.coordinator.offsets.accepted)

@@ -25,29 +25,19 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-import attrs
-
 from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, SpecStep
 from kraft.groups.consumer_protocol.config import ProtocolConfig
-from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, client_of, is_request
+from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, client_of
 from kraft.groups.consumer_protocol.projection import SpecVocabulary
 from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
+from kraft.groups.wire import Envelope
 
 VARIANTS = PROTOCOL.variant_names
 LISTENER_MS = 40  # each rebalance-listener stage on the application thread
 
 
-@attrs.frozen
-class Envelope:
-    """A message on the simulator's network: its ends, and one ``seq`` per send (a duplicate
-    shares it)."""
-
-    source: str
-    dest: str
-    payload: Any
-    seq: int = 0
 
 
 class NetworkedWorld(ConsumerProtocolWorld):
@@ -58,7 +48,6 @@ class NetworkedWorld(ConsumerProtocolWorld):
     def __init__(self, config: ProtocolConfig, clients: tuple[str, ...], now: int = 0) -> None:
         super().__init__(config, clients, now=now)
         self.vocab = SpecVocabulary(config)
-        self._seq = 0
         self.delivered: set[int] = set()
 
     def process(self, node_id: str, inp: Any) -> Ready:
@@ -78,14 +67,8 @@ class NetworkedWorld(ConsumerProtocolWorld):
 
     def _on_the_wire(self, ready: Ready, note: SpecStep | None = None) -> Ready:
         steps = tuple(self._spec_step(s) for s in ready.steps)
-        return Ready(steps=steps, messages=tuple(map(self._wrap, ready.messages)), reply=ready.reply,
+        return Ready(steps=steps, messages=tuple(map(self.wire.wrap, ready.messages)), reply=ready.reply,
                      note=None if steps else note)
-
-    def _wrap(self, m: Any) -> Envelope:
-        self._seq += 1
-        if is_request(m):
-            return Envelope(client_of(m), COORDINATOR, m, self._seq)
-        return Envelope(COORDINATOR, client_of(m), m, self._seq)
 
     def _spec_step(self, step: SpecStep) -> SpecStep:
         args = dict(step.args)

@@ -34,8 +34,7 @@ from typing import Any, Callable, Sequence
 import attrs
 
 from kraft.core.invariants import Violation
-from kraft.core.node import Node, function_of
-from kraft.core.step import TICK, Ready, SpecStep, Tick, Trigger
+from kraft.core.step import TICK, Ready, SpecStep, Trigger
 from kraft.core.world import World
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.consumer_protocol import invariants, projection
@@ -54,6 +53,7 @@ from kraft.groups.consumer_protocol.messages import (
 )
 from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.history import ClientHistory
+from kraft.groups.wire import OneCoordinator, Wire
 
 EMPTY = Ready()
 MESSAGES = (Heartbeat, HeartbeatResponse, OffsetCommit)
@@ -64,7 +64,7 @@ def payload(x: Any) -> Any:
     return getattr(x, "payload", x)
 
 
-class ConsumerProtocolWorld(World):
+class ConsumerProtocolWorld(OneCoordinator, World):
     """``clients``: the consumers' ids (each its member id)."""
 
     def __init__(self, config: ProtocolConfig, clients: Sequence[str] = ("c1", "c2", "c3"),
@@ -78,6 +78,7 @@ class ConsumerProtocolWorld(World):
         self.found: list[Violation] = []
         self.narrative: list[str] = []
         self.hist = ClientHistory(lambda: self.now)
+        self.wire = Wire(client_of, is_request)
         self.history = self.hist.ops
         for c in self.consumers.values():
             c.committed_offsets = self._committed
@@ -88,18 +89,6 @@ class ConsumerProtocolWorld(World):
         self._prev = self.state()
 
     # ------------------------------------------------------------------ the protocol's part
-    def node_ids(self) -> list[str]:
-        return [COORDINATOR, *self.consumers]
-
-    def node(self, node_id: str) -> Node:
-        return self.coordinator if node_id == COORDINATOR else self.consumers[node_id]
-
-    def source(self, message: Any) -> str:
-        return client_of(message) if is_request(message) else COORDINATOR
-
-    def dest(self, message: Any) -> str:
-        return COORDINATOR if is_request(message) else client_of(message)
-
     def is_open(self, m: Any) -> bool:
         """A response is read only on its consumer's current connection; requests always arrive."""
         if not isinstance(m, HeartbeatResponse):
@@ -124,18 +113,6 @@ class ConsumerProtocolWorld(World):
                               and m.conn == conn)
             return InNetwork(request, responses)
         return seen
-
-    def process(self, node_id: str, inp: Any) -> Ready:
-        """Node ``node_id`` takes ``inp`` at ``now``, finished as the module docstring says."""
-        if isinstance(inp, MESSAGES):
-            self.narrative.append(f"deliver {type(inp).__name__} {'from' if is_request(inp) else 'to'} "
-                                  f"{client_of(inp)}")
-            if not self.is_open(inp):
-                self.narrative.append("  (connection closed: lost)")
-                return EMPTY
-        if node_id == COORDINATOR:
-            return self._at_coordinator(inp)
-        return self._at_consumer(node_id, inp)
 
     def _at_coordinator(self, inp: Any) -> Ready:
         lost = self._overtaken(inp) if isinstance(inp, Heartbeat) else ()
