@@ -1,0 +1,264 @@
+"""A Hypothesis ``RuleBasedStateMachine`` over :class:`kraft.groups.consumer_protocol.world.ConsumerProtocolWorld`.
+
+Rules are the spec's environment: join, leave, crash and restart a consumer, poll, deliver any
+message in flight (any order), drop one, delay one (to the back of the queue; nothing is
+duplicated), hold an offset commit back across any number of steps and release it, advance the
+clock in small and large steps (heartbeat intervals, request, session and rebalance timeouts),
+one node taking one internal step (a reconciliation stage, a timer) without the clock moving, a
+consumer's heartbeat thread sending while its application thread has a reconciliation stage
+pending (the spec's ``SendHeartbeat`` is enabled whatever the reconciliation is doing; the
+consumer's own poll loop runs the stage first), and ``run_for``, a fault-free stretch that gets
+the group somewhere quickly.  Every invariant of the spec runs after every step (the world keeps
+the first violation in ``found``; ``check()`` raises it).
+
+Only offset commits are held: the spec's network delivers a consumer's heartbeats in the order of
+their connections (its ``FirstOf``), which the world keeps for the messages in flight.
+
+The teardown is the finishing phase, where the spec's liveness properties become bounded
+invariants: the faults stop (every crashed consumer restarts, nothing is lost, the network
+delivers everything in sending order) and then
+
+- a consumer that is fenced gets back into the group (the spec's ``FencedMemberRejoins``:
+  RECONCILING, ACKNOWLEDGING or STABLE with a positive member epoch) within ``REJOIN_WITHIN_MS``;
+- the group converges (``world.quiet()``, the spec's ``Converged``, hence ``EventuallyConverges``)
+  within ``CONVERGE_WITHIN_MS``.
+
+Both bounds are a few heartbeat intervals past the longest wait the correct protocol can have
+(a request timeout, then a session timeout for a member whose consumer left); both are below the
+machine's rebalance timeout, which is what turns a stuck rebalance into a slow one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from kraft.core.step import TICK
+from kraft.groups.consumer_protocol.config import ProtocolConfig
+from kraft.groups.consumer_protocol.consumer import Consumer
+from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, OffsetCommit
+from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
+from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
+
+CLIENTS = ("c1", "c2", "c3")
+# the machine's timing: Kafka's ratios (the rebalance timeout, max.poll.interval.ms, is far longer
+# than the session timeout), scaled down
+CONFIG = dict(session_timeout_ms=1_000, rebalance_timeout_ms=10_000, heartbeat_interval_ms=300,
+              request_timeout_ms=800, lease_ms=900)
+HEARTBEAT = CONFIG["heartbeat_interval_ms"]
+REJOIN_WITHIN_MS = 2 * HEARTBEAT
+CONVERGE_WITHIN_MS = CONFIG["request_timeout_ms"] + CONFIG["session_timeout_ms"] + 4 * HEARTBEAT
+FINISH_STEP_MS = 50
+
+clients = st.sampled_from(CLIENTS)
+index = st.integers(min_value=0, max_value=15)
+nodes = st.sampled_from((*CLIENTS, COORDINATOR))
+# small steps (within a heartbeat), a heartbeat interval, a request timeout, a session timeout,
+# a rebalance timeout
+clock_steps = st.sampled_from([10, 100, HEARTBEAT, CONFIG["request_timeout_ms"], CONFIG["session_timeout_ms"],
+                               CONFIG["rebalance_timeout_ms"]])
+
+
+def machine_config(**variant: bool) -> ProtocolConfig:
+    return ProtocolConfig(**CONFIG, **variant)
+
+
+class LivenessViolation(AssertionError):
+    """A bounded liveness property of the finishing phase failed; the message names it as the spec does."""
+
+
+def make_machine(config: ProtocolConfig) -> type[RuleBasedStateMachine]:
+    class ConsumerProtocolMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.world = ConsumerProtocolWorld(config, CLIENTS)
+            self.held: list[OffsetCommit] = []
+            self.hold_next = False
+            self.world.observer = self._observe
+
+        @initialize(joined=st.sets(clients, min_size=1))
+        def start(self, joined: set[str]) -> None:
+            for c in sorted(joined):
+                self.world.join(c)
+
+        @rule(c=clients)
+        def join(self, c: str) -> None:
+            self.world.join(c)
+
+        @rule(c=clients)
+        def leave(self, c: str) -> None:
+            self.world.leave(c)
+
+        @rule(c=clients)
+        def crash(self, c: str) -> None:
+            self.world.crash(c)
+
+        @rule(c=clients)
+        def restart(self, c: str) -> None:
+            self.world.restart(c)
+
+        @rule(c=clients)
+        def poll(self, c: str) -> None:
+            self.world.poll(c)
+
+        @precondition(lambda self: self.world.pending)
+        @rule(i=index)
+        def deliver(self, i: int) -> None:
+            self.world.deliver(i)
+
+        @precondition(lambda self: self.world.pending)
+        @rule(n=st.integers(min_value=1, max_value=8))
+        def deliver_oldest(self, n: int) -> None:
+            for _ in range(n):
+                self.world.deliver(0)
+
+        @precondition(lambda self: self.world.pending)
+        @rule(i=index)
+        def drop(self, i: int) -> None:
+            self.world.drop(i)
+
+        @precondition(lambda self: self.world.pending)
+        @rule(i=index)
+        def delay(self, i: int) -> None:
+            m = self.world.delay(i)
+            self.world.narrative.append(f"delay {type(m).__name__} {m.member_id}")
+
+        @precondition(lambda self: any(isinstance(m, OffsetCommit) for m in self.world.pending))
+        @rule(i=index)
+        def hold_commit(self, i: int) -> None:
+            """Take an offset commit out of the network until ``release_commits``."""
+            commits = [k for k, m in enumerate(self.world.pending) if isinstance(m, OffsetCommit)]
+            self.held.append(self.world.pending.pop(commits[i % len(commits)]))
+            self.world.narrative.append(f"hold OffsetCommit {self.held[-1].member_id}")
+
+        @rule()
+        def hold_next_commit(self) -> None:
+            """The next offset commit anyone sends is held (the network stalls it), even inside
+            ``run_for``."""
+            self.hold_next = True
+
+        def _observe(self, node: str, ready: Any) -> None:
+            if not self.hold_next:
+                return
+            for m in ready.messages:
+                if isinstance(m, OffsetCommit) and m in self.world.pending:
+                    self.world.pending.remove(m)
+                    self.held.append(m)
+                    self.hold_next = False
+                    self.world.narrative.append(f"hold OffsetCommit {m.member_id}")
+                    return
+
+        @precondition(lambda self: self.held)
+        @rule()
+        def release_commits(self) -> None:
+            self.world.pending[:0] = self.held
+            self.world.narrative.append(f"release {len(self.held)} OffsetCommit(s)")
+            self.held = []
+
+        @rule(c=clients)
+        def send_heartbeat(self, c: str) -> None:
+            """The heartbeat thread sends now, whatever the application thread has pending."""
+            cons = self.world.consumers[c]
+            if cons.up and cons.state in IN_GROUP and not cons.inflight:
+                self.world.trigger(c, Consumer.send_heartbeat)
+                self.world.narrative.append(f"{c} SendHeartbeat (heartbeat thread)")
+                self.world.violations()
+
+        @rule(ms=st.sampled_from([HEARTBEAT, 3 * HEARTBEAT, 10 * HEARTBEAT]))
+        def run_for(self, ms: int) -> None:
+            """A fault-free stretch: deliver in sending order, the clock moving ``FINISH_STEP_MS`` at a time."""
+            run_fair(self.world, ms)
+
+        @rule(ms=clock_steps)
+        def advance(self, ms: int) -> None:
+            self.world.advance(ms)
+
+        @rule(n=nodes)
+        def step(self, n: str) -> None:
+            """One internal or timer action of one node at the current time (a reconciliation
+            stage, a heartbeat, a timeout already due), so other steps can come between stages."""
+            ready = self.world.step(n, TICK)
+            if ready.steps:
+                self.world.narrative.append(f"{n} {ready.steps[0].action}")
+            self.world.violations()
+
+        @invariant()
+        def spec_invariants(self) -> None:
+            self.world.check()
+
+        def teardown(self) -> None:
+            if not self.world.found:
+                self.world.pending[:0] = self.held
+                finish(self.world)
+
+    ConsumerProtocolMachine.__name__ = "ConsumerProtocolMachine" + "".join(
+        name for name in PROTOCOL.variant_names if getattr(config, name))
+    return ConsumerProtocolMachine
+
+
+def finish(world: ConsumerProtocolWorld) -> int:
+    """The finishing phase (module docstring): restart every crashed consumer, then deliver in
+    sending order, advancing the clock ``FINISH_STEP_MS`` at a time, until the group converges.
+    Returns the milliseconds it took; raises ``LivenessViolation`` (or an invariant's violation)."""
+    start = world.now
+    fenced: dict[str, int] = {}
+    world.observer = lambda node, ready: _note_fenced(world, fenced, node)
+    world.narrative.append("finishing phase: no more faults")
+    for c in CLIENTS:
+        world.restart(c)
+    world.check()
+    while True:
+        _deliver_all(world)
+        world.check()
+        _check_rejoined(world, fenced)
+        if world.quiet() or _empty(world):
+            return world.now - start
+        if world.now - start >= CONVERGE_WITHIN_MS:
+            raise LivenessViolation(f"EventuallyConverges: the group has not converged {world.now - start} ms "
+                                    f"after the faults stopped\n{world.describe()}")
+        world.advance(FINISH_STEP_MS)
+
+
+def _empty(world: ConsumerProtocolWorld) -> bool:
+    """Every consumer left and the coordinator knows it: the spec's ``Converged`` asks for a target
+    assignment at the group epoch, which only a member's heartbeat computes, so an empty group
+    counts as converged here."""
+    return not world.pending and not world.coordinator.members and \
+        all(c.state is ClientState.UNSUBSCRIBED for c in world.consumers.values())
+
+
+def run_fair(world: ConsumerProtocolWorld, ms: int) -> None:
+    """``ms`` of a fault-free network: deliver in sending order, advance ``FINISH_STEP_MS``, repeat."""
+    until = world.now + ms
+    while world.now < until and not world.found:
+        _deliver_all(world)
+        world.advance(FINISH_STEP_MS)
+
+
+def _deliver_all(world: ConsumerProtocolWorld, limit: int = 500) -> None:
+    """Deliver in sending order until nothing is in flight, each receiver taking its internal steps."""
+    for _ in range(limit):
+        if not world.pending:
+            return
+        m = world.pending[0]
+        world.deliver(0)
+        world.tick(world.dest(m))
+
+
+def _note_fenced(world: ConsumerProtocolWorld, fenced: dict[str, int], node: Any) -> None:
+    c = world.consumers.get(node)
+    if c is None:
+        return
+    if c.state is ClientState.FENCED:
+        fenced.setdefault(node, world.now)
+    elif c.state in IN_GROUP and c.state is not ClientState.JOINING and c.epoch > 0:
+        fenced.pop(node, None)
+
+
+def _check_rejoined(world: ConsumerProtocolWorld, fenced: dict[str, int]) -> None:
+    for c, since in sorted(fenced.items()):
+        if world.now - since >= REJOIN_WITHIN_MS:
+            raise LivenessViolation(f"FencedMemberRejoins: {c}, fenced at t={since} ms, is not back in the group "
+                                    f"at t={world.now} ms\n{world.describe()}")

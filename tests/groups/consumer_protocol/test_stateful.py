@@ -1,0 +1,81 @@
+"""Hypothesis stateful suite of the consumer protocol: the implementation keeps the spec's
+invariants after every step, converges once the faults stop (machine.py's finishing phase), and
+every bug variant the machine can catch within its budget is caught.
+
+The variant searches stop at the first failing example (no shrinking); the failure carries the
+world's narrative.  Two variants are not caught by this machine (``UNREACHABLE``): their tests are
+skipped with the reason, which the zoo shows.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from kraft.groups.consumer_protocol.protocol import PROTOCOL
+
+from tests import examples
+from .machine import make_machine, machine_config
+
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
+# the examples a variant's search may use: a ceiling, not a count (it stops at the first failure)
+SEARCH_BUDGET = 2000
+STEPS = 30
+
+UNREACHABLE = {
+    "AcceptAnyOlderEpoch": (
+        "a consumer's heartbeats reach the coordinator in sending order (one in flight per connection, "
+        "an older connection's lost once a newer one's arrives) and a consumer gains partitions only from "
+        "the response to a heartbeat it sent earlier, so a heartbeat's owned list is never missing a "
+        "partition the consumer owns when it arrives; accepting any older epoch then releases nothing "
+        "the consumer still owns (as in TLC)"),
+    "StaleReconcileAfterRejoin": (
+        "not found within the budget: the schedule needs a consumer crashing (or losing its lease) while a "
+        "reconciliation stage is pending, its heartbeat thread rejoining before the stale stage runs (the "
+        "world runs a due stage at every clock step, and before the rejoin), and the rejoin releasing at the "
+        "coordinator a partition the stale target still names; the random search finds "
+        "EventuallyConverges first, not CommitFencing (TLC's rejoin size reaches it)"),
+}
+
+
+def test_invariants_hold() -> None:
+    run_state_machine_as_test(make_machine(machine_config()),
+                              settings=examples.STATEFUL(stateful_step_count=STEPS))
+
+
+@pytest.mark.slow
+def test_invariants_hold_long() -> None:
+    run_state_machine_as_test(make_machine(machine_config()),
+                              settings=examples.STATEFUL.long(stateful_step_count=2 * STEPS))
+
+
+# every declared variant with the invariant (or liveness property) it must break
+VARIANTS = [pytest.param(v.name, v.violates, id=v.name,
+                         marks=[pytest.mark.skip(reason=UNREACHABLE[v.name])] if v.name in UNREACHABLE else [])
+            for v in PROTOCOL.variants]
+
+
+@pytest.mark.search
+@pytest.mark.parametrize("variant,violates", VARIANTS)
+def test_variant_is_caught(variant: str, violates: str) -> None:
+    with pytest.raises(AssertionError) as exc:
+        run_state_machine_as_test(
+            make_machine(machine_config(**{variant: True})),
+            settings=settings(max_examples=SEARCH_BUDGET, stateful_step_count=STEPS, phases=NO_SHRINK,
+                              database=None))
+    assert violates in str(exc.value).splitlines()[0], str(exc.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant,violates", VARIANTS)
+def test_variant_is_caught_and_shrunk(variant: str, violates: str) -> None:
+    with pytest.raises(BaseException) as exc:  # noqa: PT011 - Hypothesis may group failures
+        run_state_machine_as_test(
+            make_machine(machine_config(**{variant: True})),
+            settings=settings(max_examples=SEARCH_BUDGET, stateful_step_count=STEPS, database=None))
+    assert violates in str(exc.value) or any(violates in str(e) for e in getattr(exc.value, "exceptions", ()))
+
+
+def test_unreachable_names_declared_variants() -> None:
+    assert set(UNREACHABLE) <= set(PROTOCOL.variant_names)
