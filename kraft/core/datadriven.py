@@ -242,3 +242,44 @@ def violation_lines(violations: list[Violation]) -> list[str]:
         by_name.setdefault(v.invariant, []).append(v.message)
     return [f"VIOLATION {name}: {msgs[0]}" + (f" (and {len(msgs) - 1} more)" if len(msgs) > 1 else "")
             for name, msgs in by_name.items()]
+
+
+# ---------------------------------------------------------------------- network commands
+# A story whose network is the world's queue (``world.pending``) and that keeps the messages it
+# took out in ``story.held``: the commands that pick a message by type and consumer, and hold,
+# release or drop it.
+
+def find_message(story: Story, pool: list[Any], args: list[str], types: Mapping[str, type],
+                 party: Callable[[Any], str]) -> int:
+    """The index of the oldest message in ``pool`` of the type (a key of ``types``) and the party
+    (``party(message)``, checked by ``story.node``) that ``args`` name; either may be left out."""
+    kind = who = None
+    for a in args:
+        if a in types:
+            kind = types[a]
+        else:
+            who = story.node(a)  # type: ignore[attr-defined]
+    for i, m in enumerate(pool):
+        if (kind is None or isinstance(m, kind)) and (who is None or party(m) == who):
+            return i
+    raise story.bad(f"no message matching {' '.join(args) or 'anything'} (in flight: {len(pool)})")
+
+
+def hold_message(story: Story, index: int) -> None:
+    """Take the ``index``-th message out of the network (``story.held``)."""
+    m = story.world.pending.pop(index)
+    story.held.append(m)  # type: ignore[attr-defined]
+    story.lines.append(f"held {story.message_text(m)}")
+
+
+def release_message(story: Story, index: int) -> None:
+    """Put the ``index``-th held message back, first in line."""
+    m = story.held.pop(index)  # type: ignore[attr-defined]
+    story.world.pending.insert(0, m)
+    story.lines.append(f"released {story.message_text(m)}")
+
+
+def drop_message(story: Story, index: int) -> None:
+    """The network loses the ``index``-th message in flight."""
+    story.lines.append(f"dropped {story.message_text(story.world.pending[index])}")
+    story.world.drop(index)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from kraft.core.datadriven import Story
+from kraft.core.datadriven import Story, drop_message, find_message, hold_message, release_message
 from kraft.core.step import Ready
 from kraft.groups import messages as M
 from kraft.groups.coordinator import COORDINATOR, GroupConfig
@@ -181,16 +181,10 @@ class GroupStory(Story):
     def find(self, pool: list[Any], args: list[str]) -> int:
         """The index of the oldest message in ``pool`` of the TYPE and to/from the consumer
         ``args`` name (either may be left out)."""
-        kind = who = None
-        for a in args:
-            if a in _TYPES:
-                kind = _TYPES[a]
-            else:
-                who = self.node(a)
-        for i, m in enumerate(pool):
-            if (kind is None or isinstance(m, kind)) and (who is None or client(m) == who):
-                return i
-        raise self.bad(f"no message matching {' '.join(args) or 'anything'} (in flight: {len(pool)})")
+        return find_message(self, pool, args, _TYPES, client)
+
+    def message_text(self, message: Any) -> str:
+        return msg_text(message)
 
     def report(self, ready: Ready, before: Views, delivered: Any = None) -> list[str]:
         """The spec steps of ``ready`` (node and action; a message argument shown when it is not
@@ -262,21 +256,15 @@ def _stabilize(s: GroupStory, args: list[str]) -> None:
 
 
 def _hold(s: GroupStory, args: list[str]) -> None:
-    m = s.world.pending.pop(s.find(s.world.pending, args))
-    s.held.append(m)
-    s.lines.append(f"held {msg_text(m)}")
+    hold_message(s, s.find(s.world.pending, args))
 
 
 def _release(s: GroupStory, args: list[str]) -> None:
-    m = s.held.pop(s.find(s.held, args))
-    s.world.pending.insert(0, m)
-    s.lines.append(f"released {msg_text(m)}")
+    release_message(s, s.find(s.held, args))
 
 
 def _drop(s: GroupStory, args: list[str]) -> None:
-    i = s.find(s.world.pending, args)
-    s.lines.append(f"dropped {msg_text(s.world.pending[i])}")
-    s.world.drop(i)
+    drop_message(s, s.find(s.world.pending, args))
 
 
 def _advance(s: GroupStory, args: list[str]) -> None:
