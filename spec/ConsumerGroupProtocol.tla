@@ -176,38 +176,38 @@ Targets(S) ==
 
 \* ---------------------------------------------------------------- coordinator helpers
 
+\* ownsRevokedPartitions: Nil (no list in the request) counts as owning.
+OwnsRevoked(O, pend) == O = Nil \/ O \cap pend # {}
+
 \* CurrentAssignmentBuilder.computeNextAssignment for member m towards target t at epoch te.
 \* currentPartitionEpoch comes from partitionEpoch; a partition pending revocation by m itself
 \* is not unreleased for m (KAFKA-19449).
-NextAssignment(m, epochIfRevoking, assignedNow, t, te) ==
+NextAssignment(m, epochIfRevoking, assignedNow, O, t, te) ==
     LET kept == assignedNow \cap t
         revoking == assignedNow \ kept
         wanted == t \ kept
         unreleased == {p \in wanted : partitionEpoch[p] # -1 /\ p \notin m.pending}
         adding == wanted \ unreleased
-    IN IF revoking # {}
+    IN IF revoking # {} /\ OwnsRevoked(O, revoking)
          THEN [m EXCEPT !.epoch = epochIfRevoking, !.prev = m.epoch, !.state = "UNREVOKED_PARTITIONS",
                         !.assigned = kept, !.pending = revoking, !.tepoch = te]
          ELSE [m EXCEPT !.epoch = te, !.prev = m.epoch,
                         !.state = IF unreleased # {} THEN "UNRELEASED_PARTITIONS" ELSE "STABLE",
                         !.assigned = kept \cup adding, !.pending = {}, !.tepoch = te]
 
-\* ownsRevokedPartitions: Nil (no list in the request) counts as owning.
-OwnsRevoked(O, pend) == O = Nil \/ O \cap pend # {}
-
 \* CurrentAssignmentBuilder.build
 Build(m, O, t, te) ==
     CASE m.state = "STABLE" ->
-            IF m.epoch # te THEN NextAssignment(m, m.epoch, m.assigned, t, te) ELSE m
+            IF m.epoch # te THEN NextAssignment(m, m.epoch, m.assigned, O, t, te) ELSE m
       [] m.state = "UNREVOKED_PARTITIONS" ->
             IF RevocationAckIgnoredOnNewTarget /\ te # m.tepoch
               \* before KAFKA-16249: a new target recomputes the member from what it holds,
               \* without looking at the owned partitions the request reported
-              THEN NextAssignment(m, m.epoch, m.assigned \cup m.pending, t, te)
+              THEN NextAssignment(m, m.epoch, m.assigned \cup m.pending, Nil, t, te)
             ELSE IF OwnsRevoked(O, m.pending) THEN m
-            ELSE NextAssignment(m, m.epoch + 1, m.assigned, t, te)
+            ELSE NextAssignment(m, m.epoch + 1, m.assigned, O, t, te)
       [] m.state = "UNRELEASED_PARTITIONS" ->
-            NextAssignment(m, m.epoch, m.assigned, t, te)
+            NextAssignment(m, m.epoch, m.assigned, O, t, te)
 
 \* maybeReconcile: nothing to do when STABLE at the target epoch (isReconciledTo)
 Reconcile(m, O, t, te) ==

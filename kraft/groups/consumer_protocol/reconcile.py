@@ -38,10 +38,17 @@ class MemberRecord:
 NEW_MEMBER = MemberRecord()
 
 
-def next_assignment(m: MemberRecord, epoch_if_revoking: int, assigned_now: Partitions, target: Partitions,
-                    target_epoch: int, partition_epoch: Mapping[TopicPartition, int]) -> MemberRecord:
+def owns_revoked(owned: Partitions | None, pending: Partitions) -> bool:
+    """``ownsRevokedPartitions``: a request without owned partitions counts as still owning."""
+    return owned is None or bool(owned & pending)
+
+
+def next_assignment(m: MemberRecord, epoch_if_revoking: int, assigned_now: Partitions, owned: Partitions | None,
+                    target: Partitions, target_epoch: int,
+                    partition_epoch: Mapping[TopicPartition, int]) -> MemberRecord:
     """``CurrentAssignmentBuilder.computeNextAssignment``: keep what stays, put the rest into
-    pending revocation (UNREVOKED_PARTITIONS, epoch unchanged), withhold a target partition another
+    pending revocation (UNREVOKED_PARTITIONS, epoch unchanged) unless the request's ``owned``
+    partitions show the member owns none of it any more, withhold a target partition another
     member still holds (UNRELEASED_PARTITIONS); a partition this member is itself revoking is not
     withheld from it."""
     kept = assigned_now & target
@@ -49,15 +56,10 @@ def next_assignment(m: MemberRecord, epoch_if_revoking: int, assigned_now: Parti
     wanted = target - kept
     unreleased = frozenset(p for p in wanted
                            if partition_epoch.get(p, NO_PARTITION_EPOCH) != NO_PARTITION_EPOCH and p not in m.pending)
-    if revoking:
+    if revoking and owns_revoked(owned, revoking):
         return MemberRecord(epoch_if_revoking, m.epoch, ServerState.UNREVOKED_PARTITIONS, kept, revoking, target_epoch)
     state = ServerState.UNRELEASED_PARTITIONS if unreleased else ServerState.STABLE
     return MemberRecord(target_epoch, m.epoch, state, kept | (wanted - unreleased), EMPTY, target_epoch)
-
-
-def owns_revoked(owned: Partitions | None, pending: Partitions) -> bool:
-    """``ownsRevokedPartitions``: a request without owned partitions counts as still owning."""
-    return owned is None or bool(owned & pending)
 
 
 def build(m: MemberRecord, owned: Partitions | None, target: Partitions, target_epoch: int,
@@ -66,15 +68,15 @@ def build(m: MemberRecord, owned: Partitions | None, target: Partitions, target_
     RevocationAckIgnoredOnNewTarget (a new target recomputes a revoking member from all it held)."""
     if m.state is ServerState.STABLE:
         if m.epoch != target_epoch:
-            return next_assignment(m, m.epoch, m.assigned, target, target_epoch, partition_epoch)
+            return next_assignment(m, m.epoch, m.assigned, owned, target, target_epoch, partition_epoch)
         return m
     if m.state is ServerState.UNREVOKED_PARTITIONS:
         if revocation_ack_ignored and target_epoch != m.tepoch:
-            return next_assignment(m, m.epoch, m.held, target, target_epoch, partition_epoch)
+            return next_assignment(m, m.epoch, m.held, None, target, target_epoch, partition_epoch)
         if owns_revoked(owned, m.pending):
             return m
-        return next_assignment(m, m.epoch + 1, m.assigned, target, target_epoch, partition_epoch)
-    return next_assignment(m, m.epoch, m.assigned, target, target_epoch, partition_epoch)
+        return next_assignment(m, m.epoch + 1, m.assigned, owned, target, target_epoch, partition_epoch)
+    return next_assignment(m, m.epoch, m.assigned, owned, target, target_epoch, partition_epoch)
 
 
 def reconcile(m: MemberRecord, owned: Partitions | None, target: Partitions, target_epoch: int,

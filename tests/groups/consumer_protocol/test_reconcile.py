@@ -70,6 +70,17 @@ def test_stable_to_unreleased_partitions() -> None:
     assert kafka_view(got) == (UNRELEASED, 11, 10, parts((1, 2, 3), (4, 5, 6)), frozenset())
 
 
+def test_stable_to_unreleased_partitions_with_owned_partitions_not_having_revoked_partitions() -> None:
+    """testStableToUnreleasedPartitionsWithOwnedPartitionsNotHavingRevokedPartitions: the request's
+    owned list (empty) lacks the partition to revoke, so it is released at once instead of waiting
+    for an acknowledgement the consumer has no reason to send (without this the rebalance stalls
+    until the rebalance timeout)."""
+    m = member(STABLE, 10, 10, parts((1, 2, 3), (4, 5, 6)))
+    pe = {**epochs(-1), **{p: 10 for p in parts((), tuple(range(8)))}}
+    got = reconcile(m, frozenset(), parts((1, 2, 3), (4, 5, 7)), 11, pe)
+    assert kafka_view(got) == (UNRELEASED, 11, 10, parts((1, 2, 3), (4, 5)), frozenset())
+
+
 def test_unrevoked_partitions_to_stable() -> None:
     """testUnrevokedPartitionsToStable: the owned list no longer has the revoked partitions."""
     m = member(UNREVOKED, 10, 10, parts((2, 3), (5, 6)), parts((1,), (4,)))
