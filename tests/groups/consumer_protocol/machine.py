@@ -24,8 +24,9 @@ delivers everything in sending order) and then
   within ``CONVERGE_WITHIN_MS``.
 
 Both bounds are a few heartbeat intervals past the longest wait the correct protocol can have
-(a request timeout, then a session timeout for a member whose consumer left); both are below the
-machine's rebalance timeout, which is what turns a stuck rebalance into a slow one.
+(a request timeout, a session timeout for a member whose consumer left, the listener stages of
+two reconciliations); both are below the machine's rebalance timeout, which is what turns a stuck
+rebalance into a slow one.
 """
 
 from __future__ import annotations
@@ -44,12 +45,16 @@ from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
 
 CLIENTS = ("c1", "c2", "c3")
 # the machine's timing: Kafka's ratios (the rebalance timeout, max.poll.interval.ms, is far longer
-# than the session timeout), scaled down
+# than the session timeout), scaled down; the rebalance listener's stages take time on the
+# application thread, so heartbeats, fences and lost leases come between them
 CONFIG = dict(session_timeout_ms=1_000, rebalance_timeout_ms=10_000, heartbeat_interval_ms=300,
-              request_timeout_ms=800, lease_ms=900)
+              request_timeout_ms=800, lease_ms=900, listener_ms=200)
 HEARTBEAT = CONFIG["heartbeat_interval_ms"]
 REJOIN_WITHIN_MS = 2 * HEARTBEAT
-CONVERGE_WITHIN_MS = CONFIG["request_timeout_ms"] + CONFIG["session_timeout_ms"] + 4 * HEARTBEAT
+# a request timeout, a session timeout, two reconciliations of two listener stages each, and a
+# heartbeat interval around each of those
+CONVERGE_WITHIN_MS = CONFIG["request_timeout_ms"] + CONFIG["session_timeout_ms"] + 4 * CONFIG["listener_ms"] \
+    + 4 * HEARTBEAT
 FINISH_STEP_MS = 50
 
 clients = st.sampled_from(CLIENTS)

@@ -1,10 +1,10 @@
 """Hypothesis stateful suite of the consumer protocol: the implementation keeps the spec's
 invariants after every step, converges once the faults stop (machine.py's finishing phase), and
-every bug variant the machine can catch within its budget is caught.
+every bug variant but one is caught.
 
 The variant searches stop at the first failing example (no shrinking); the failure carries the
-world's narrative.  Two variants are not caught by this machine (``UNREACHABLE``): their tests are
-skipped with the reason, which the zoo shows.
+world's narrative.  A variant the machine does not catch within the budget (``NOT_CAUGHT``) has
+its test skipped with the reason, which the zoo shows.
 """
 
 from __future__ import annotations
@@ -21,21 +21,14 @@ from .machine import make_machine, machine_config
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 # the examples a variant's search may use: a ceiling, not a count (it stops at the first failure)
 SEARCH_BUDGET = 2000
-STEPS = 30
+STEPS = 45
 
-UNREACHABLE = {
+NOT_CAUGHT = {
     "AcceptAnyOlderEpoch": (
-        "a consumer's heartbeats reach the coordinator in sending order (one in flight per connection, "
-        "an older connection's lost once a newer one's arrives) and a consumer gains partitions only from "
-        "the response to a heartbeat it sent earlier, so a heartbeat's owned list is never missing a "
-        "partition the consumer owns when it arrives; accepting any older epoch then releases nothing "
-        "the consumer still owns (as in TLC)"),
-    "StaleReconcileAfterRejoin": (
-        "not found within the budget: the schedule needs a consumer crashing (or losing its lease) while a "
-        "reconciliation stage is pending, its heartbeat thread rejoining before the stale stage runs (the "
-        "world runs a due stage at every clock step, and before the rejoin), and the rejoin releasing at the "
-        "coordinator a partition the stale target still names; the random search finds "
-        "EventuallyConverges first, not CommitFencing (TLC's rejoin size reaches it)"),
+        "not caught as NoDoubleOwnership within the budget: a consumer's heartbeats reach the coordinator "
+        "in sending order, and one carrying an owned list never misses a partition the consumer owns when it "
+        "arrives, so an older epoch accepted releases nothing still owned through that path (as in TLC); "
+        "a longer search with slow listener stages finds CommitFencing instead, not yet explained"),
 }
 
 
@@ -52,7 +45,7 @@ def test_invariants_hold_long() -> None:
 
 # every declared variant with the invariant (or liveness property) it must break
 VARIANTS = [pytest.param(v.name, v.violates, id=v.name,
-                         marks=[pytest.mark.skip(reason=UNREACHABLE[v.name])] if v.name in UNREACHABLE else [])
+                         marks=[pytest.mark.skip(reason=NOT_CAUGHT[v.name])] if v.name in NOT_CAUGHT else [])
             for v in PROTOCOL.variants]
 
 
@@ -78,4 +71,4 @@ def test_variant_is_caught_and_shrunk(variant: str, violates: str) -> None:
 
 
 def test_unreachable_names_declared_variants() -> None:
-    assert set(UNREACHABLE) <= set(PROTOCOL.variant_names)
+    assert set(NOT_CAUGHT) <= set(PROTOCOL.variant_names)
