@@ -5,7 +5,8 @@ checked after it.  ``pytest --rewrite`` writes the produced output back (review 
 
 Commands:
 
-    cgroup consumers=c1,c2 [topics=t1:2,t2:2] [assignor=uniform|range] [variant=NAME]
+    cgroup consumers=c1,c2 [topics=t1:2,t2:2] [assignor=uniform|range] [listener=MS] [variant=NAME]
+                          (``listener``: each rebalance-listener stage takes MS on the application thread)
     join C / leave C / crash C / restart C / poll C
     deliver [TYPE] [C]    the oldest in-flight message of that type to/from C (and nothing else)
     drop [TYPE] [C]       the network loses it
@@ -33,7 +34,7 @@ from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
 
 _TYPES = {t.__name__: t for t in (Heartbeat, HeartbeatResponse, OffsetCommit)}
-_OPTIONS = {"consumers", "topics", "assignor", "variant"}
+_OPTIONS = {"consumers", "topics", "assignor", "listener", "variant"}
 
 
 def _parts(ps: Any) -> str:
@@ -57,14 +58,15 @@ def _config(opts: dict[str, str]) -> ProtocolConfig:
     variant = opts.get("variant")
     if variant is not None and variant not in PROTOCOL.variant_names:
         raise ValueError(f"unknown variant {variant!r}")
-    return ProtocolConfig(topics=topics, assignor=opts.get("assignor", "uniform"), **({variant: True} if variant else {}))
+    return ProtocolConfig(topics=topics, assignor=opts.get("assignor", "uniform"),
+                          listener_ms=int(opts.get("listener", "0")), **({variant: True} if variant else {}))
 
 
 class ConsumerProtocolStory(Story):
     """A consumer-protocol story: ``cgroup consumers=...`` begins it."""
 
     start = "cgroup"
-    usage = "cgroup consumers=C1,C2,... [topics=T:N,...] [assignor=uniform|range] [variant=NAME]"
+    usage = "cgroup consumers=C1,C2,... [topics=T:N,...] [assignor=uniform|range] [listener=MS] [variant=NAME]"
     views = ("state",)
     world: ConsumerProtocolWorld
 
