@@ -43,3 +43,21 @@ def test_a_request_timeout_with_only_a_delivered_copy_on_the_wire_is_no_zombie()
     w.net.pending[:] = [e for e in w.net.pending if not isinstance(e.payload, HeartbeatResponse)]
     w.now += w.config.request_timeout_ms
     assert [s.action for s in w.step("c1", TICK).steps] == ["RequestTimeout"]
+
+
+def test_two_copies_of_an_overtaken_heartbeat_are_one_spec_drop():
+    """Neither copy delivered: the spec has the heartbeat once, so overtaking both copies is one
+    DropMessage."""
+    w = NetworkedWorld(ProtocolConfig(), ("c1",))
+    w.join("c1")
+    w.step("c1", TICK)
+    (hb,) = w.net.pending
+    w.net.pending.append(hb)
+    w.crash("c1")   # ClientSessionTimeout: a new connection
+    w.restart("c1")
+    w.step("c1", TICK)
+    new = next(e for e in w.net.pending if e.payload.conn == 1)
+    w.net.pending.remove(new)
+    ready = w.step(COORDINATOR, new)
+    assert [s.action for s in ready.steps] == ["DropMessage", "HandleHeartbeat"]
+    assert not any(e.payload.conn == 0 for e in w.net.pending)

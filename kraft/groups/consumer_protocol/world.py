@@ -134,7 +134,11 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         gone = self.net.discard(older)
         if gone:
             self.narrative.append(f"  ({len(gone)} older heartbeat(s) of {hb.member_id} lost)")
-        return [payload(m) for m in gone if self.spec_in_flight(m)]
+        lost: list[Any] = []   # one spec step per message: the network's duplicates are one
+        for m in gone:
+            if self.spec_in_flight(m) and all(payload(m) is not x for x in lost):
+                lost.append(payload(m))
+        return lost
 
     def _commit_landed(self, req: OffsetCommit, error: Errors, members: dict[str, Any]) -> None:
         """The fencing ghost: an accepted commit of a partition its committer did not hold or
