@@ -216,8 +216,8 @@ def review_verdict(results: list[StageResult]) -> tuple[Verdict, str]:
               help="Directory for every stage's output, logs, summary.json and report.html.")
 @click.option("--seeds", default=2, show_default=True, help="Simulator runs per protocol.")
 @click.option("--steps", default=1000, show_default=True, help="Simulator events per run.")
-@click.option("--protocol", "protocols", multiple=True, default=("kraft", "groups", "replication"), show_default=True,
-              help="Protocols to simulate (repeatable).")
+@click.option("--protocol", "protocols", multiple=True, default=("kraft", "groups", "consumer-protocol", "replication"),
+              show_default=True, help="Protocols to simulate (repeatable).")
 @click.option("--stage-timeout", default=1800.0, show_default=True, help="Seconds before a stage is stopped.")
 @click.option("--zoo-budget", default=600.0, show_default=True, type=click.FloatRange(min=1),
               help="Seconds for the bug zoo (kraft zoo --budget); cells it does not reach are inconclusive.")

@@ -19,6 +19,7 @@ HYPOTHESIS_FILES = {
     "kraft": "tests/quorum/test_stateful.py",
     "groups": "tests/groups/test_group_stateful.py",
     "replication": "tests/replication/test_stateful.py",
+    "consumer-protocol": "tests/groups/consumer_protocol/test_stateful.py",
 }
 
 # the jobs of a task
