@@ -23,7 +23,8 @@ import pytest
 from tests.traces.helpers import simulator, variant_pair, write
 from traces.check import Options, check_paths
 
-pytestmark = pytest.mark.tlc
+# one worker builds the module's traces and checks them once (its fixture is module-scoped)
+pytestmark = [pytest.mark.tlc, pytest.mark.xdist_group("consumer-protocol-traces")]
 simulate = simulator("consumer-protocol")
 SEEDS = (1, 2, 3)
 EVENTS = 800

@@ -30,7 +30,8 @@ import pytest
 from tests.traces.helpers import first_difference, simulator, write
 from traces.check import Options, check_paths
 
-pytestmark = pytest.mark.tlc
+# one worker builds the module's traces and checks them once (its fixture is module-scoped)
+pytestmark = [pytest.mark.tlc, pytest.mark.xdist_group("group-traces")]
 simulate = simulator("groups")
 OPTS = Options(jobs=1)
 FIXTURE = Path(__file__).parent / "fixtures" / "groups_eager_seed2.ndjson"

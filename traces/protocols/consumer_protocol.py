@@ -40,6 +40,9 @@ from traces.tla import BOOL, INT, STR, Fun, Nullable, Rec, RenderError, Set, T
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
 VARIANTS = PROTOCOL.variant_names
+# every bug switch of the spec is FALSE in a trace's model: the declared variants and the one switch
+# the declaration keeps as a constant (docs/consumer-protocol.md, "What the checks see")
+BUG_SWITCHES = (*VARIANTS, "AcceptAnyOlderEpoch")
 BIG = 1_000_000
 FAULT_KINDS = ("loss", "zombie", "session", "leave", "expire")
 
@@ -178,7 +181,7 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
             "NumTopics": str(_count(c, "NumTopics")), "PartitionsPerTopic": str(_count(c, "PartitionsPerTopic")),
             "Nil": "Nil", "MaxGroupEpoch": str(BIG), "MaxFaults": str(BIG),
             "FaultKinds": "{" + ", ".join(f'"{k}"' for k in FAULT_KINDS) + "}",
-            "AnyAssignment": "TRUE", "SendNoOpHeartbeats": "TRUE", **{v: "FALSE" for v in VARIANTS}}
+            "AnyAssignment": "TRUE", "SendNoOpHeartbeats": "TRUE", **{v: "FALSE" for v in BUG_SWITCHES}}
 
 
 GLUE = Glue(protocol=PROTOCOL.name, module=PROTOCOL.spec_module, spec_dir=SPEC_DIR, variables=VARIABLES,
