@@ -45,7 +45,7 @@ from kraft.groups.consumer import GroupConsumer
 from kraft.groups.coordinator import COORDINATOR, GroupConfig
 from kraft.groups.messages import RebalanceProtocol, SyncGroup
 from kraft.groups.protocol import PROTOCOL
-from kraft.groups.wire import Envelope
+from kraft.groups.wire import Envelope, GroupClients
 from kraft.groups.world import GroupWorld, client
 
 VARIANTS = PROTOCOL.variant_names
@@ -138,7 +138,7 @@ class NetworkedGroupWorld(GroupWorld):
         return s
 
 
-class GroupsPlugin(SimPlugin):
+class GroupsPlugin(GroupClients, SimPlugin):
     declaration = PROTOCOL
     kept_logs = ("offsets",)
     # a consumer's or the coordinator's timers fire on their own wake-ups (the client's poll loop,
@@ -203,35 +203,12 @@ class GroupsPlugin(SimPlugin):
                        for m in sim.network.pending.values())
 
     # -- clients -------------------------------------------------------------------------------
-    def _client(self, sim: Sim) -> str | None:
-        """A random live consumer that owns something (None: there is none)."""
-        self.world.now = sim.now
-        live = [c for c, x in self.world.consumers.items() if x.up and x.owned]
-        return sim.rng.choice(sorted(live)) if live else None
-
-    def write(self, sim: Sim) -> None:
-        """A consumer polls one record of every partition it owns."""
-        c = self._client(sim)
-        if c is not None:
-            self.world.poll(c)
-            self._mirror_history(sim)
-
     def read(self, sim: Sim) -> None:
         """A consumer commits its positions (commitSync)."""
-        c = self._client(sim)
+        c = self._owner(sim)
         if c is not None:
             sim.step_node(c, Trigger(GroupConsumer.send_offset_commit))
             self._mirror_history(sim)
-
-    def _mirror_history(self, sim: Sim) -> None:
-        """Copy the world's new history operations (subscribe, assign, poll, commit) to the
-        recorder, wherever they came from (a delivery, a timer, a client operation)."""
-        start = self._mirrored
-        self._mirrored = len(self.world.history)
-        if sim.recorder is None:
-            return
-        for op in self.world.history[start:]:
-            sim.recorder.op(op["process"], op["type"], op["f"], None, op["value"], op["time"] // 1_000_000)
 
     # -- faults --------------------------------------------------------------------------------
     def crash(self, sim: Sim, node: Any) -> None:

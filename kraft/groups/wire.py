@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import attrs
 
+from kraft.core.plugin import Sim
 from kraft.core.step import Ready, Tick, Trigger
 
 COORDINATOR = "coordinator"
@@ -58,6 +59,7 @@ class OneCoordinator:
     coordinator: Any
     consumers: dict[str, Any]
     wire: Wire
+    net: Any
     narrative: list[str]
 
     def is_open(self, message: Any) -> bool:
@@ -68,6 +70,19 @@ class OneCoordinator:
 
     def _at_consumer(self, cid: str, inp: Any) -> Ready:
         raise NotImplementedError
+
+    def _checked(self, ready: Ready) -> Ready:
+        raise NotImplementedError
+
+    def deliver(self, index: int, keep_copy: bool = False) -> Ready:
+        """Deliver the ``index``-th message in flight (modulo their number; any order: the caller
+        picks); ``keep_copy``: a copy stays in flight.  What its receiver did."""
+        pending = self.net.pending
+        if not pending:
+            return Ready()
+        index %= len(pending)
+        msg = pending[index] if keep_copy else pending.pop(index)
+        return self._checked(self.step(self.dest(msg), msg))  # type: ignore[attr-defined]
 
     def process(self, node_id: str, inp: Any) -> Ready:
         """Node ``node_id`` takes ``inp`` at ``now``, finished as the protocol needs; nothing is
@@ -93,3 +108,34 @@ class OneCoordinator:
 
     def dest(self, message: Any) -> str:
         return self.wire.dest(message)
+
+
+class GroupClients:
+    """The client half of a group plug-in (a ``kraft.core.plugin.SimPlugin`` mixed in after this
+    class): a poll by a consumer that owns partitions, and the world's client history copied to the
+    simulator's recorder."""
+
+    world: Any
+    _mirrored: int = 0
+
+    def _owner(self, sim: Sim) -> str | None:
+        """A random live consumer that owns something (None: there is none)."""
+        self.world.now = sim.now
+        live = sorted(c for c, x in self.world.consumers.items() if x.up and x.owned)
+        return sim.rng.choice(live) if live else None
+
+    def write(self, sim: Sim) -> None:
+        """A consumer polls one record of every partition it owns."""
+        c = self._owner(sim)
+        if c is not None:
+            self.world.poll(c)
+            self._mirror_history(sim)
+
+    def _mirror_history(self, sim: Sim) -> None:
+        """Copy the world's new history operations (subscribe, assign, poll, commit) to the
+        recorder, wherever they came from (a delivery, a timer, a client operation)."""
+        start, self._mirrored = self._mirrored, len(self.world.history)
+        if sim.recorder is None:
+            return
+        for op in self.world.history[start:]:
+            sim.recorder.op(op["process"], op["type"], op["f"], None, op["value"], op["time"] // 1_000_000)

@@ -221,16 +221,6 @@ class GroupWorld(OneCoordinator, World):
             self.net.discard(lambda m: client(m) == node_id and m.conn == old_conn)
         return ready
 
-    def deliver(self, index: int, keep_copy: bool = False) -> Ready:
-        """Deliver the ``index``-th message in flight (modulo their number; any order: the caller
-        picks); ``keep_copy``: a copy stays in flight.  What its receiver did."""
-        pending = self.net.pending
-        if not pending:
-            return EMPTY
-        index %= len(pending)
-        msg = pending[index] if keep_copy else pending.pop(index)
-        return self._checked(self.step(self.dest(msg), msg))
-
     def drop(self, index: int) -> Message | None:
         pending = self.net.pending
         msg = pending.pop(index % len(pending)) if pending else None

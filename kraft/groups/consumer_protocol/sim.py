@@ -32,7 +32,7 @@ from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, clien
 from kraft.groups.consumer_protocol.projection import SpecVocabulary
 from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
-from kraft.groups.wire import Envelope
+from kraft.groups.wire import Envelope, GroupClients
 
 VARIANTS = PROTOCOL.variant_names
 LISTENER_MS = 40  # each rebalance-listener stage on the application thread
@@ -93,7 +93,7 @@ class NetworkedWorld(ConsumerProtocolWorld):
         return s
 
 
-class ConsumerProtocolPlugin(SimPlugin):
+class ConsumerProtocolPlugin(GroupClients, SimPlugin):
     declaration = PROTOCOL
     internal_after_delivery = False
     kept_logs = ("offsets",)
@@ -144,18 +144,6 @@ class ConsumerProtocolPlugin(SimPlugin):
         return not any(isinstance(m, Envelope) and m.seq == message.seq for m in sim.network.pending.values())
 
     # -- clients -------------------------------------------------------------------------------
-    def _owner(self, sim: Sim) -> str | None:
-        self.world.now = sim.now
-        live = sorted(c for c, x in self.world.consumers.items() if x.up and x.owned)
-        return sim.rng.choice(live) if live else None
-
-    def write(self, sim: Sim) -> None:
-        """A consumer polls one record of every partition it owns."""
-        c = self._owner(sim)
-        if c is not None:
-            self.world.poll(c)
-            self._mirror_history(sim)
-
     def read(self, sim: Sim) -> None:
         """Now and then a consumer leaves or subscribes again; otherwise a poll."""
         if sim.rng.random() >= 0.1:
@@ -171,13 +159,6 @@ class ConsumerProtocolPlugin(SimPlugin):
         else:
             self.world.leave(cid)
             self._mirror_history(sim)
-
-    def _mirror_history(self, sim: Sim) -> None:
-        start, self._mirrored = self._mirrored, len(self.world.history)
-        if sim.recorder is None:
-            return
-        for op in self.world.history[start:]:
-            sim.recorder.op(op["process"], op["type"], op["f"], None, op["value"], op["time"] // 1_000_000)
 
     # -- faults --------------------------------------------------------------------------------
     def nemeses(self) -> Mapping[str, Nemesis]:

@@ -192,15 +192,6 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         return {p: o for p in self.config.all_partitions if (o := self.coordinator.offsets.fetch(p)) is not None}
 
     # ------------------------------------------------------------------ hand-stepped operations
-    def deliver(self, index: int, keep_copy: bool = False) -> Ready:
-        """Deliver the ``index``-th message in flight (modulo their number)."""
-        pending = self.net.pending
-        if not pending:
-            return EMPTY
-        index %= len(pending)
-        msg = pending[index] if keep_copy else pending.pop(index)
-        return self._checked(self.step(self.dest(msg), msg))
-
     def drop(self, index: int) -> Any | None:
         msg = super().drop(index)
         if msg is not None:
