@@ -63,16 +63,23 @@ CONSTANTS
     CalmTimeouts,    \* liveness only: spurious or concurrent election timeouts are faults
     PreVote,         \* KIP-996 pre-vote on/off
     Duplication,     \* the network may deliver a message and keep a copy
+    MaxSnapshots,    \* total snapshots taken (TakeSnapshot) in a behaviour
     \* ---- historical / classic bugs (all FALSE in every cfg) ----
     VoteWithoutLogCheck,     \* grant (pre-)votes without the last epoch/offset check
     HwmFromAnyEpoch,         \* ignore the epochStartOffset condition of the HW rule
     NoTruncateOnDivergence,  \* follower does not truncate a diverged suffix
-    ForgetVoteOnRestart      \* votedFor not persisted: a restart forgets the vote
+    ForgetVoteOnRestart,     \* votedFor not persisted: a restart forgets the vote
+    SnapshotBeyondHighWatermark,     \* a snapshot may hold records past the HW
+    KeepSuffixAfterSnapshotInstall,  \* installing a snapshot keeps the log past it
+    RetentionDeletesPastSnapshot,    \* the log start may pass the latest snapshot
+    NoSnapshotRedirectBelowLogStart  \* a fetch below the log start gets no snapshot
 
 ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxDiskLosses \in Nat /\ MaxElections \in Int
-       /\ MaxInFlight \in Nat /\ MaxFaults \in Int
+       /\ MaxInFlight \in Nat /\ MaxFaults \in Int /\ MaxSnapshots \in Nat
        /\ \A b \in {PreVote, Duplication, CalmTimeouts, VoteWithoutLogCheck, HwmFromAnyEpoch,
-                    NoTruncateOnDivergence, ForgetVoteOnRestart} : b \in BOOLEAN
+                    NoTruncateOnDivergence, ForgetVoteOnRestart, SnapshotBeyondHighWatermark,
+                    KeepSuffixAfterSnapshotInstall, RetentionDeletesPastSnapshot,
+                    NoSnapshotRedirectBelowLogStart} : b \in BOOLEAN
        /\ Nil \notin Voters
 
 \* cfg files cannot write negative numbers: `MaxFaults <- Unbounded`.
@@ -81,15 +88,18 @@ Unbounded == -1
 Roles == {"Unattached", "Prospective", "Candidate", "Leader", "Follower", "Resigned"}
 LeaderChange == "LeaderChange"
 MessageTypes == {"VoteRequest", "VoteResponse", "BeginQuorumEpochRequest",
-                 "EndQuorumEpochRequest", "FetchRequest", "FetchResponse"}   \* value of the control record at epoch start
+                 "EndQuorumEpochRequest", "FetchRequest", "FetchResponse",
+                 "FetchSnapshotRequest", "FetchSnapshotResponse"}
 
 VARIABLES
     currentEpoch,     \* persisted (quorum-state file)
     votedFor,         \* persisted
     leader,           \* persisted
     role,             \* volatile, derived on restart
-    log,              \* Seq([epoch, value]); offset of entry i is i-1
-    flushedOffset,    \* durable prefix length of log
+    log,              \* Seq([epoch, value]) from the log start: entry i is at offset logStartOffset + i - 1
+    logStartOffset,   \* persisted: the first offset the log holds (0, or the end of a snapshot)
+    snapshots,        \* persisted: set of [end, epoch, values]: the node's snapshots
+    flushedOffset,    \* durable end offset (absolute): a crash keeps the log up to it
     highWatermark,    \* number of committed entries the node knows (volatile)
     endOffsets,       \* leader: voter -> last fetch offset it reported
     epochStartOffset, \* leader: offset of its LeaderChange record
@@ -102,23 +112,24 @@ VARIABLES
     faults,           \* number of counted faults so far
     elections,        \* number of election rounds started so far
     awaitingLeader,   \* persisted: came back from a disk loss, has not yet heard from a leader
-    diskLosses        \* number of disk losses so far
+    diskLosses,       \* number of disk losses so far
+    snapshotCount     \* number of snapshots taken so far
 
 quorumVars    == <<currentEpoch, votedFor, leader, role>>
-logVars       == <<log, flushedOffset, highWatermark>>
+logVars       == <<log, flushedOffset, highWatermark, logStartOffset, snapshots>>
 leaderVars    == <<endOffsets, epochStartOffset>>
 ghostVars     == <<committed, elected, coverage>>
-diskVars      == <<awaitingLeader, diskLosses>>
-vars == <<currentEpoch, votedFor, leader, role, log, flushedOffset, highWatermark,
-          endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
-          coverage, restarts, faults, elections, awaitingLeader, diskLosses>>
+diskVars      == <<awaitingLeader, diskLosses, snapshotCount>>   \* disk bookkeeping
+vars == <<currentEpoch, votedFor, leader, role, log, logStartOffset, snapshots, flushedOffset,
+          highWatermark, endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
+          coverage, restarts, faults, elections, awaitingLeader, diskLosses, snapshotCount>>
 
 \* The VIEW used by the safety cfgs: every variable except the `coverage`
 \* ghost. Sound because no guard reads `coverage` and no property checked
 \* in those cfgs reads it (it exists only for the sanity-check cfgs).
-View == <<currentEpoch, votedFor, leader, role, log, flushedOffset, highWatermark,
-          endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
-          restarts, faults, elections, awaitingLeader, diskLosses>>
+View == <<currentEpoch, votedFor, leader, role, log, logStartOffset, snapshots, flushedOffset,
+          highWatermark, endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
+          restarts, faults, elections, awaitingLeader, diskLosses, snapshotCount>>
 
 Symmetry == Permutations(Voters)
 
@@ -128,25 +139,77 @@ Symmetry == Permutations(Voters)
 Min(a, b) == IF a < b THEN a ELSE b
 Max(a, b) == IF a > b THEN a ELSE b
 IsQuorum(S) == 2 * Cardinality(S) > Cardinality(Voters)
-LastEpoch(l) == IF Len(l) = 0 THEN 0 ELSE l[Len(l)].epoch
+Range(f) == {f[i] : i \in DOMAIN f}
 IsPrefix(p, l) == Len(p) <= Len(l) /\ SubSeq(l, 1, Len(p)) = p
-Prefix(l, k) == SubSeq(l, 1, Min(k, Len(l)))
 ZeroOffsets == [v \in Voters |-> 0]
 Others(n) == Voters \ {n}
 
-\* End offset of the largest epoch <= e in l: entries are epoch-ordered, so it
-\* is the number of entries with epoch <= e (OffsetAndEpoch semantics of
-\* ReplicatedLog.endOffsetForEpoch; epoch 0 / offset 0 when there is none).
-EndOffsetForEpoch(l, e) == Cardinality({i \in DOMAIN l : l[i].epoch <= e})
-LargestEpochAtMost(l, e) ==
-    LET k == EndOffsetForEpoch(l, e) IN IF k = 0 THEN 0 ELSE l[k].epoch
+\* ---- a node's log: snapshots, then the entries from the log start ----
+\* (KIP-630; core/src/main/scala/kafka/raft/KafkaMetadataLog.scala)
+
+EndOffset(n) == logStartOffset[n] + Len(log[n])
+\* The entry at absolute offset o, logStartOffset[n] <= o < EndOffset(n).
+EntryAt(n, o) == log[n][o - logStartOffset[n] + 1]
+Earliest(n) == CHOOSE s \in snapshots[n] : \A x \in snapshots[n] : s.end <= x.end
+Latest(n) == CHOOSE s \in snapshots[n] : \A x \in snapshots[n] : s.end >= x.end
+\* The epoch of the record before the log start: that of the snapshot ending
+\* there (KafkaMetadataLog.lastFetchedEpoch on an empty log). Without such a
+\* snapshot (only RetentionDeletesPastSnapshot leaves none) the leader epoch
+\* cache's entry at the log start stands in: the first entry's epoch.
+BaseEpoch(n) ==
+    IF logStartOffset[n] = 0 THEN 0
+    ELSE IF \E s \in snapshots[n] : s.end = logStartOffset[n]
+         THEN (CHOOSE s \in snapshots[n] : s.end = logStartOffset[n]).epoch
+         ELSE IF Len(log[n]) > 0 THEN log[n][1].epoch ELSE 0
+\* The epoch of the record at offset o - 1, for logStartOffset[n] <= o <= EndOffset(n).
+EpochBefore(n, o) == IF o <= logStartOffset[n] THEN BaseEpoch(n) ELSE EntryAt(n, o - 1).epoch
+LastLogEpoch(n) == EpochBefore(n, EndOffset(n))
+
+\* ReplicatedLog.endOffsetForEpoch: the largest epoch <= e and its end offset.
+\* Entries are epoch-ordered, so the end offset is the log start plus the
+\* number of entries with epoch <= e; with none, the record before the log
+\* start stands for it (KafkaMetadataLog.endOffsetForEpoch returns the
+\* snapshot id at the log start; epoch 0 / offset 0 on a log from 0).
+EntriesUpTo(n, e) == Cardinality({i \in DOMAIN log[n] : log[n][i].epoch <= e})
+EndOffsetForEpoch(n, e) == logStartOffset[n] + EntriesUpTo(n, e)
+LargestEpochAtMost(n, e) ==
+    LET k == EntriesUpTo(n, e) IN IF k = 0 THEN BaseEpoch(n) ELSE log[n][k].epoch
+
+\* A snapshot's contents: the state machine's fold of the records below its
+\* end, which for a log of client values is the sequence of values (control
+\* records are not applied).
+RECURSIVE ValuesOf(_)
+ValuesOf(l) == IF l = <<>> THEN <<>>
+               ELSE LET rest == ValuesOf(Tail(l))
+                    IN IF Head(l).value = LeaderChange THEN rest ELSE <<Head(l).value>> \o rest
+\* The values applied below the log start (the snapshot at the log start).
+BaseValues(n) ==
+    IF \E s \in snapshots[n] : s.end = logStartOffset[n]
+    THEN (CHOOSE s \in snapshots[n] : s.end = logStartOffset[n]).values
+    ELSE <<>>
+\* The snapshot n would write ending at k (logStartOffset[n] <= k <= EndOffset(n)).
+SnapshotOf(n, k) ==
+    [end |-> k, epoch |-> EpochBefore(n, k),
+     values |-> BaseValues(n) \o ValuesOf(SubSeq(log[n], 1, k - logStartOffset[n]))]
+
+\* n's entries agree with the sequence p (a history from offset 0) at every
+\* offset both hold, below k.
+AgreesUpTo(n, p, k) ==
+    \A o \in logStartOffset[n]..(Min(Min(k, Len(p)), EndOffset(n)) - 1) : EntryAt(n, o) = p[o + 1]
+\* n holds p whole: its log reaches Len(p), agrees with p from its log start
+\* on, and the values below the log start are p's.
+Holds(n, p) ==
+    /\ EndOffset(n) >= Len(p)
+    /\ AgreesUpTo(n, p, Len(p))
+    /\ LET below == ValuesOf(SubSeq(p, 1, Min(logStartOffset[n], Len(p))))
+       IN IsPrefix(below, BaseValues(n))
 
 \* Vote log check: the candidate's (last epoch, end offset) is at least ours.
 LogUpToDate(n, lastEpoch, lastOffset) ==
     \/ VoteWithoutLogCheck
-    \/ lastEpoch > LastEpoch(log[n])
-    \/ /\ lastEpoch = LastEpoch(log[n])
-       /\ lastOffset >= Len(log[n])
+    \/ lastEpoch > LastLogEpoch(n)
+    \/ /\ lastEpoch = LastLogEpoch(n)
+       /\ lastOffset >= EndOffset(n)
 
 \* Largest offset o that a majority of the offsets f[v] has reached.
 MajorityOffset(f) ==
@@ -168,9 +231,13 @@ NewHighWatermark(n, ends, flushed) ==
           /\ (cand > epochStartOffset[n] \/ HwmFromAnyEpoch)
        THEN cand ELSE highWatermark[n]
 
-\* Ghost: extend `committed` when a leader's HW passes it.
+\* Ghost: extend `committed` with the leader's records when its HW passes it
+\* (a leader's log start never passes the committed prefix: it moves only up
+\* to the node's HW).
 CommitGhost(n, hw) ==
-    IF hw > Len(committed) THEN SubSeq(log[n], 1, hw) ELSE committed
+    IF hw > Len(committed)
+    THEN committed \o [i \in 1..(hw - Len(committed)) |-> EntryAt(n, Len(committed) + i - 1)]
+    ELSE committed
 
 \* Fault accounting: counted only when MaxFaults is a bound (>= 0).
 FaultAllowed == MaxFaults < 0 \/ faults < MaxFaults
@@ -213,8 +280,8 @@ VoteRequestsFrom(n, e, lastEpoch, lastOffset, pre) ==
       mlastEpoch |-> lastEpoch, mlastOffset |-> lastOffset, mpreVote |-> pre] : d \in Others(n)}
 
 ElectionFits(n, rest) ==
-    Cardinality(rest \cup VoteRequestsFrom(n, currentEpoch[n] + 1, LastEpoch(log[n]),
-                                            Len(log[n]), PreVote)) <= MaxInFlight
+    Cardinality(rest \cup VoteRequestsFrom(n, currentEpoch[n] + 1, LastLogEpoch(n),
+                                            EndOffset(n), PreVote)) <= MaxInFlight
 
 \* Start an election (election timeout, or EndQuorumEpoch from our leader).
 \* With pre-vote: become Prospective in the same epoch and ask for pre-votes
@@ -226,7 +293,7 @@ StartElection(n, rest) ==
     /\ MaxElections < 0 \/ elections < MaxElections
     /\ elections' = IF MaxElections < 0 THEN elections ELSE elections + 1
     /\ LET e == currentEpoch[n] + 1
-           reqs == VoteRequestsFrom(n, e, LastEpoch(log[n]), Len(log[n]), PreVote)
+           reqs == VoteRequestsFrom(n, e, LastLogEpoch(n), EndOffset(n), PreVote)
        IN /\ Cardinality(rest \cup reqs) <= MaxInFlight
           /\ messages' = rest \cup reqs
           /\ IF PreVote
@@ -258,6 +325,8 @@ Init ==
     /\ leader = [n \in Voters |-> Nil]
     /\ role = [n \in Voters |-> "Unattached"]
     /\ log = [n \in Voters |-> <<>>]
+    /\ logStartOffset = [n \in Voters |-> 0]
+    /\ snapshots = [n \in Voters |-> {}]
     /\ flushedOffset = [n \in Voters |-> 0]
     /\ highWatermark = [n \in Voters |-> 0]
     /\ endOffsets = [n \in Voters |-> ZeroOffsets]
@@ -272,6 +341,7 @@ Init ==
     /\ elections = 0
     /\ awaitingLeader = [n \in Voters |-> FALSE]
     /\ diskLosses = 0
+    /\ snapshotCount = 0
 
 ----------------------------------------------------------------------------
 (* Timers. Time is not modelled: a timer may fire whenever its role has    *)
@@ -312,7 +382,7 @@ BecomeCandidate(n) ==
     /\ IsQuorum(votesGranted[n])
     /\ currentEpoch[n] < MaxEpoch
     /\ LET e == currentEpoch[n] + 1
-           reqs == VoteRequestsFrom(n, e, LastEpoch(log[n]), Len(log[n]), FALSE)
+           reqs == VoteRequestsFrom(n, e, LastLogEpoch(n), EndOffset(n), FALSE)
        IN /\ Fits(reqs)
           /\ Send(reqs)
           /\ currentEpoch' = [currentEpoch EXCEPT ![n] = e]
@@ -398,16 +468,16 @@ HandleVoteResponse(n, m) ==
 BecomeLeader(n) ==
     /\ role[n] = "Candidate"
     /\ IsQuorum(votesGranted[n])
-    /\ Len(log[n]) < MaxLogLen
+    /\ EndOffset(n) < MaxLogLen
     /\ role' = [role EXCEPT ![n] = "Leader"]
     /\ leader' = [leader EXCEPT ![n] = n]
     /\ log' = [log EXCEPT ![n] = Append(@, [epoch |-> currentEpoch[n], value |-> LeaderChange])]
-    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = Len(log[n])]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = EndOffset(n)]
     /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
     /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
     /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
     /\ elected' = elected \cup {<<currentEpoch[n], n>>}
-    /\ UNCHANGED <<currentEpoch, votedFor, flushedOffset, messages, committed,
+    /\ UNCHANGED <<currentEpoch, votedFor, flushedOffset, logStartOffset, snapshots, messages, committed,
                    coverage, restarts, diskVars, faults, elections>>
 
 ----------------------------------------------------------------------------
@@ -459,7 +529,7 @@ HandleBeginQuorumEpochRequest(n, m) ==
             /\ awaitingLeader' = [awaitingLeader EXCEPT ![n] = FALSE]
        ELSE UNCHANGED <<quorumVars, votesGranted, leaderVars, awaitingLeader>>
     /\ Deliver(m, {})
-    /\ UNCHANGED <<logVars, ghostVars, restarts, diskLosses, elections>>
+    /\ UNCHANGED <<logVars, ghostVars, restarts, diskLosses, snapshotCount, elections>>
 
 ----------------------------------------------------------------------------
 (* EndQuorumEpoch (resignation)                                            *)
@@ -476,7 +546,7 @@ BecomeResigned(n) ==
     /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
     /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
-    /\ UNCHANGED <<currentEpoch, votedFor, leader, log, flushedOffset, votesGranted,
+    /\ UNCHANGED <<currentEpoch, votedFor, leader, log, logStartOffset, snapshots, flushedOffset, votesGranted,
                    ghostVars, restarts, diskVars, elections>>
 
 \* Graceful: the leader resigns and tells the other voters.
@@ -520,16 +590,16 @@ HandleEndQuorumEpochRequest(n, m) ==
 \* fetch timeout.
 FetchOutstanding(n) ==
     \E m \in messages :
-        \/ m.mtype = "FetchRequest" /\ m.msource = n
-        \/ m.mtype = "FetchResponse" /\ m.mdest = n
+        \/ m.mtype \in {"FetchRequest", "FetchSnapshotRequest"} /\ m.msource = n
+        \/ m.mtype \in {"FetchResponse", "FetchSnapshotResponse"} /\ m.mdest = n
 
 SendFetchRequest(n) ==
     /\ role[n] = "Follower"
     /\ leader[n] \in Voters
     /\ IF FetchOutstanding(n) THEN FaultAllowed /\ CountFault ELSE UNCHANGED faults
     /\ LET msg == [mtype |-> "FetchRequest", msource |-> n, mdest |-> leader[n],
-                   mepoch |-> currentEpoch[n], mfetchOffset |-> Len(log[n]),
-                   mlastFetchedEpoch |-> LastEpoch(log[n])]
+                   mepoch |-> currentEpoch[n], mfetchOffset |-> EndOffset(n),
+                   mlastFetchedEpoch |-> LastLogEpoch(n)]
        IN /\ Fits({msg})
           /\ Send({msg})
     /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, diskVars, elections>>
@@ -543,7 +613,24 @@ FetchResponse(n, m, result, entries, hw, divEpoch, divEnd) ==
      mepoch |-> currentEpoch[n], mresult |-> result, mentries |-> entries,
      mhighWatermark |-> hw, mdivergingEpoch |-> divEpoch,
      mdivergingEndOffset |-> divEnd, mfetchOffset |-> m.mfetchOffset,
-     mlastFetchedEpoch |-> m.mlastFetchedEpoch]
+     mlastFetchedEpoch |-> m.mlastFetchedEpoch, msnapshotEnd |-> 0, msnapshotEpoch |-> 0]
+
+\* The answer that sends the follower to the leader's latest snapshot
+\* (FetchResponse.SnapshotId; KafkaRaftClient.tryCompleteFetchRequest).
+SnapshotFetchResponse(n, m) ==
+    [FetchResponse(n, m, "Snapshot", <<>>, highWatermark[n], 0, 0) EXCEPT
+        !.msnapshotEnd = Latest(n).end, !.msnapshotEpoch = Latest(n).epoch]
+
+\* ReplicatedLog.validateOffsetAndEpoch, its snapshot branch: the leader has a
+\* snapshot and the fetch position is below its log start, at the log start
+\* in another epoch than the earliest snapshot's, or in an epoch older than
+\* that snapshot's (a log from 0 fetched at 0 is always valid).
+NeedsSnapshot(n, m) ==
+    /\ snapshots[n] # {}
+    /\ ~(logStartOffset[n] = 0 /\ m.mfetchOffset = 0)
+    /\ \/ m.mfetchOffset < logStartOffset[n]
+       \/ m.mfetchOffset = logStartOffset[n] /\ m.mlastFetchedEpoch # Earliest(n).epoch
+       \/ m.mlastFetchedEpoch < Earliest(n).epoch
 
 \* The leader validates (fetchOffset, lastFetchedEpoch) against its log
 \* (ReplicatedLog.validateOffsetAndEpoch): if the follower's last fetched
@@ -557,14 +644,23 @@ HandleFetchRequest(n, m) ==
     /\ m.mtype = "FetchRequest"
     /\ m.mdest = n
     /\ IF role[n] = "Leader" /\ m.mepoch = currentEpoch[n]
-       THEN LET divEpoch == LargestEpochAtMost(log[n], m.mlastFetchedEpoch)
-                divEnd == EndOffsetForEpoch(log[n], m.mlastFetchedEpoch)
+       THEN LET divEpoch == LargestEpochAtMost(n, m.mlastFetchedEpoch)
+                divEnd == EndOffsetForEpoch(n, m.mlastFetchedEpoch)
                 valid == /\ divEpoch = m.mlastFetchedEpoch
                          /\ m.mfetchOffset <= divEnd
-            IN IF valid
+            IN IF NeedsSnapshot(n, m) /\ ~NoSnapshotRedirectBelowLogStart
+               THEN /\ Deliver(m, {SnapshotFetchResponse(n, m)})
+                    /\ UNCHANGED <<endOffsets, highWatermark, committed>>
+            ELSE IF NoSnapshotRedirectBelowLogStart /\ m.mfetchOffset < logStartOffset[n]
+               THEN \* BUG: the records are gone and no snapshot is offered: the
+                    \* position is answered as diverging at the log start.
+                    /\ Deliver(m, {FetchResponse(n, m, "Diverging", <<>>, highWatermark[n],
+                                                 BaseEpoch(n), logStartOffset[n])})
+                    /\ UNCHANGED <<endOffsets, highWatermark, committed>>
+            ELSE IF valid
                THEN LET ends == [endOffsets[n] EXCEPT ![m.msource] = m.mfetchOffset]
                         hw == NewHighWatermark(n, ends, flushedOffset[n])
-                        entries == SubSeq(log[n], m.mfetchOffset + 1, Len(log[n]))
+                        entries == SubSeq(log[n], m.mfetchOffset - logStartOffset[n] + 1, Len(log[n]))
                     IN /\ endOffsets' = [endOffsets EXCEPT ![n] = ends]
                        /\ highWatermark' = [highWatermark EXCEPT ![n] = hw]
                        /\ committed' = CommitGhost(n, hw)
@@ -574,7 +670,7 @@ HandleFetchRequest(n, m) ==
                     /\ UNCHANGED <<endOffsets, highWatermark, committed>>
        ELSE /\ Deliver(m, {FetchResponse(n, m, "FencedEpoch", <<>>, 0, 0, 0)})
             /\ UNCHANGED <<endOffsets, highWatermark, committed>>
-    /\ UNCHANGED <<quorumVars, log, flushedOffset, epochStartOffset, votesGranted,
+    /\ UNCHANGED <<quorumVars, log, logStartOffset, snapshots, flushedOffset, epochStartOffset, votesGranted,
                    elected, coverage, restarts, diskVars, elections>>
 
 \* The follower handles the answer to its outstanding fetch (the response
@@ -601,49 +697,165 @@ HandleFetchResponse(n, m) ==
                  \* epoch of the record before it (after a truncation and a re-fetch the
                  \* log can end at the same offset in another epoch; a duplicated
                  \* Diverging answer of the old position must not truncate it again)
-                 /\ CASE m.mresult = "Ok" /\ m.mfetchOffset = Len(log[n])
-                                          /\ m.mlastFetchedEpoch = LastEpoch(log[n]) ->
+                 /\ CASE m.mresult = "Ok" /\ m.mfetchOffset = EndOffset(n)
+                                          /\ m.mlastFetchedEpoch = LastLogEpoch(n) ->
                            LET l2 == log[n] \o m.mentries
+                               end == logStartOffset[n] + Len(l2)
                            IN /\ log' = [log EXCEPT ![n] = l2]
-                              /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Len(l2)]
+                              /\ flushedOffset' = [flushedOffset EXCEPT ![n] = end]
                               /\ highWatermark' = [highWatermark EXCEPT ![n] =
-                                     Max(@, Min(m.mhighWatermark, Len(l2)))]
+                                     Max(@, Min(m.mhighWatermark, end))]
                               /\ Deliver(m, {})
-                              /\ UNCHANGED coverage
+                              /\ UNCHANGED <<logStartOffset, snapshots, coverage>>
                       [] m.mresult = "Ok" /\ NoTruncateOnDivergence
-                                          /\ m.mfetchOffset < Len(log[n])
-                                          /\ m.mlastFetchedEpoch = LastEpoch(Prefix(log[n], m.mfetchOffset)) ->
+                                          /\ logStartOffset[n] <= m.mfetchOffset
+                                          /\ m.mfetchOffset < EndOffset(n)
+                                          /\ m.mlastFetchedEpoch = EpochBefore(n, m.mfetchOffset) ->
                            \* BUG: the fetcher rewound its position after a
                            \* Diverging answer without truncating; the records
                            \* are appended after the stale suffix.
                            LET l2 == log[n] \o m.mentries
-                           IN /\ Len(l2) <= MaxLogLen
+                               end == logStartOffset[n] + Len(l2)
+                           IN /\ end <= MaxLogLen
                               /\ log' = [log EXCEPT ![n] = l2]
-                              /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Len(l2)]
+                              /\ flushedOffset' = [flushedOffset EXCEPT ![n] = end]
                               /\ highWatermark' = [highWatermark EXCEPT ![n] =
-                                     Max(@, Min(m.mhighWatermark, Len(l2)))]
+                                     Max(@, Min(m.mhighWatermark, end))]
                               /\ Deliver(m, {})
+                              /\ UNCHANGED <<logStartOffset, snapshots>>
                               /\ Note("buggyAppend")
-                      [] m.mresult = "Diverging" /\ m.mfetchOffset = Len(log[n])
-                                                 /\ m.mlastFetchedEpoch = LastEpoch(log[n]) ->
-                           LET t == Min(m.mdivergingEndOffset,
-                                        EndOffsetForEpoch(log[n], m.mdivergingEpoch))
+                      [] m.mresult = "Diverging" /\ m.mfetchOffset = EndOffset(n)
+                                                 /\ m.mlastFetchedEpoch = LastLogEpoch(n) ->
+                           \* never below the log start: the records below it are
+                           \* in the snapshot (KafkaMetadataLog.truncateTo refuses
+                           \* to truncate below the high watermark, which is at
+                           \* least the log start)
+                           LET t == Max(logStartOffset[n],
+                                        Min(m.mdivergingEndOffset,
+                                            EndOffsetForEpoch(n, m.mdivergingEpoch)))
                            IN IF NoTruncateOnDivergence
                               THEN \* BUG: no truncation; fetch again from t.
                                    LET req == [mtype |-> "FetchRequest", msource |-> n,
                                                mdest |-> m.msource, mepoch |-> currentEpoch[n],
                                                mfetchOffset |-> t,
-                                               mlastFetchedEpoch |-> LastEpoch(Prefix(log[n], t))]
+                                               mlastFetchedEpoch |-> EpochBefore(n, t)]
                                    IN /\ Deliver(m, {req})
                                       /\ UNCHANGED <<logVars, coverage>>
-                              ELSE /\ log' = [log EXCEPT ![n] = SubSeq(@, 1, t)]
+                              ELSE /\ log' = [log EXCEPT ![n] = SubSeq(@, 1, t - logStartOffset[n])]
                                    /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Min(@, t)]
-                                   /\ UNCHANGED highWatermark
+                                   /\ UNCHANGED <<highWatermark, logStartOffset, snapshots>>
                                    /\ Deliver(m, {})
                                    /\ Note("truncate")
+                      [] m.mresult = "Snapshot" /\ m.mfetchOffset = EndOffset(n)
+                                                /\ m.mlastFetchedEpoch = LastLogEpoch(n) ->
+                           \* fetch the snapshot the leader named
+                           \* (KafkaRaftClient.handleFetchResponse, SnapshotId)
+                           /\ Deliver(m, {[mtype |-> "FetchSnapshotRequest", msource |-> n,
+                                           mdest |-> m.msource, mepoch |-> currentEpoch[n],
+                                           msnapshotEnd |-> m.msnapshotEnd,
+                                           msnapshotEpoch |-> m.msnapshotEpoch]})
+                           /\ UNCHANGED <<logVars, coverage>>
                       [] OTHER ->
                            /\ Deliver(m, {})
                            /\ UNCHANGED <<logVars, coverage>>
+    /\ UNCHANGED <<committed, elected, restarts, diskVars, elections>>
+
+----------------------------------------------------------------------------
+(* Snapshots (KIP-630)                                                     *)
+
+\* Any replica writes a snapshot of its state machine at an offset k it knows
+\* committed (KafkaMetadataLog.createNewSnapshot refuses an id past the high
+\* watermark and below the log start), newer than its snapshots. The snapshot
+\* is durable once written (FileRawSnapshotWriter.freeze).
+TakeSnapshot(n, k) ==
+    /\ snapshotCount < MaxSnapshots
+    /\ logStartOffset[n] < k
+    /\ k <= IF SnapshotBeyondHighWatermark THEN EndOffset(n) ELSE highWatermark[n]
+    /\ k <= EndOffset(n)
+    /\ \A s \in snapshots[n] : s.end < k
+    /\ snapshots' = [snapshots EXCEPT ![n] = @ \cup {SnapshotOf(n, k)}]
+    /\ snapshotCount' = snapshotCount + 1
+    /\ Note("snapshot")
+    /\ UNCHANGED <<quorumVars, log, logStartOffset, flushedOffset, highWatermark, leaderVars,
+                   votesGranted, messages, committed, elected, restarts, faults, elections,
+                   awaitingLeader, diskLosses>>
+
+\* The log start moves up to one of n's snapshots: the records below it and
+\* the older snapshots go (KafkaMetadataLog.deleteBeforeSnapshot; the log
+\* start never passes the high watermark, UnifiedLog
+\* .maybeIncrementLogStartOffset). Everything below the new log start is in
+\* a durable snapshot, so it counts as flushed.
+CanDeleteBefore(n, o) ==
+    /\ logStartOffset[n] < o
+    /\ o <= highWatermark[n]
+    /\ o <= EndOffset(n)
+    /\ \/ \E s \in snapshots[n] : s.end = o
+       \/ RetentionDeletesPastSnapshot /\ \A s \in snapshots[n] : s.end < o
+
+DeleteBeforeSnapshot(n, o) ==
+    /\ CanDeleteBefore(n, o)
+    /\ log' = [log EXCEPT ![n] = SubSeq(@, o - logStartOffset[n] + 1, Len(@))]
+    /\ logStartOffset' = [logStartOffset EXCEPT ![n] = o]
+    /\ snapshots' = [snapshots EXCEPT ![n] = {s \in @ : s.end >= o}]
+    /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Max(@, o)]
+    /\ Note("deleteBeforeSnapshot")
+    /\ UNCHANGED <<quorumVars, highWatermark, leaderVars, votesGranted, messages, committed, elected,
+                   restarts, diskVars, faults, elections>>
+
+\* The leader answers a FetchSnapshot with the whole snapshot (Kafka sends it
+\* in chunks, each a FetchSnapshot round trip; one round trip stands for them
+\* all) or SnapshotNotFound once it no longer has it; a fetch that is not
+\* for this leader's epoch is answered FencedEpoch with the receiver's epoch
+\* (KafkaRaftClient.handleFetchSnapshotRequest).
+HandleFetchSnapshotRequest(n, m) ==
+    /\ m.mtype = "FetchSnapshotRequest"
+    /\ m.mdest = n
+    /\ LET mine == {s \in snapshots[n] : s.end = m.msnapshotEnd /\ s.epoch = m.msnapshotEpoch}
+           ok == role[n] = "Leader" /\ m.mepoch = currentEpoch[n]
+           result == IF ~ok THEN "FencedEpoch" ELSE IF mine = {} THEN "SnapshotNotFound" ELSE "Ok"
+       IN Deliver(m, {[mtype |-> "FetchSnapshotResponse", msource |-> n, mdest |-> m.msource,
+                       mepoch |-> currentEpoch[n], mresult |-> result,
+                       msnapshotEnd |-> m.msnapshotEnd, msnapshotEpoch |-> m.msnapshotEpoch,
+                       mvalues |-> IF result = "Ok" THEN (CHOOSE s \in mine : TRUE).values
+                                   ELSE <<>>]})
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts,
+                   diskVars, elections>>
+
+\* Installing the snapshot s (KafkaRaftClient.handleFetchSnapshotResponse on
+\* the last chunk, then KafkaMetadataLog.truncateToLatestSnapshot): the log
+\* is replaced when s is newer than it, by epoch, then end offset. A snapshot
+\* that is not newer is dropped: Kafka's follower fetches nothing else while
+\* it fetches a snapshot (FollowerState.fetchingSnapshot), so its log cannot
+\* have moved past it; here an overtaken response can arrive after the log
+\* did (and keeping it would leave a snapshot below the log start).
+Install(n, s) ==
+    IF s.epoch > LastLogEpoch(n) \/ (s.epoch = LastLogEpoch(n) /\ s.end > EndOffset(n))
+    THEN /\ log' = [log EXCEPT ![n] =
+                IF KeepSuffixAfterSnapshotInstall /\ EndOffset(n) > s.end
+                THEN \* BUG: the records past the snapshot stay
+                     SubSeq(@, s.end - logStartOffset[n] + 1, Len(@))
+                ELSE <<>>]
+         /\ logStartOffset' = [logStartOffset EXCEPT ![n] = s.end]
+         /\ snapshots' = [snapshots EXCEPT ![n] = {s}]
+         /\ flushedOffset' = [flushedOffset EXCEPT ![n] =
+                IF KeepSuffixAfterSnapshotInstall THEN Max(@, s.end) ELSE s.end]
+         /\ highWatermark' = [highWatermark EXCEPT ![n] = Max(@, s.end)]
+         /\ Note("installSnapshot")
+    ELSE UNCHANGED <<logVars, coverage>>
+
+HandleFetchSnapshotResponse(n, m) ==
+    /\ m.mtype = "FetchSnapshotResponse"
+    /\ m.mdest = n
+    /\ IF m.mepoch > currentEpoch[n]
+       THEN /\ BecomeUnattachedIn(n, m.mepoch)
+            /\ UNCHANGED <<logVars, coverage>>
+       ELSE /\ UNCHANGED <<quorumVars, votesGranted, leaderVars>>
+            /\ IF /\ role[n] = "Follower" /\ leader[n] = m.msource /\ m.mepoch = currentEpoch[n]
+                  /\ m.mresult = "Ok"
+               THEN Install(n, [end |-> m.msnapshotEnd, epoch |-> m.msnapshotEpoch,
+                                values |-> m.mvalues])
+               ELSE UNCHANGED <<logVars, coverage>>
+    /\ Deliver(m, {})
     /\ UNCHANGED <<committed, elected, restarts, diskVars, elections>>
 
 ----------------------------------------------------------------------------
@@ -653,22 +865,23 @@ HandleFetchResponse(n, m) ==
 \* appended at most once per log (a client retries only if it is missing).
 ClientAppend(n, v) ==
     /\ role[n] = "Leader"
-    /\ Len(log[n]) < MaxLogLen
+    /\ EndOffset(n) < MaxLogLen
     /\ \A i \in DOMAIN log[n] : log[n][i].value # v
+    /\ \A s \in snapshots[n] : v \notin Range(s.values)
     /\ log' = [log EXCEPT ![n] = Append(@, [epoch |-> currentEpoch[n], value |-> v])]
-    /\ UNCHANGED <<quorumVars, flushedOffset, highWatermark, leaderVars, votesGranted,
+    /\ UNCHANGED <<quorumVars, flushedOffset, highWatermark, logStartOffset, snapshots, leaderVars, votesGranted,
                    messages, ghostVars, restarts, diskVars, faults, elections>>
 
 \* fsync the whole log; a leader's own flushed offset counts toward its HW.
 Flush(n) ==
-    /\ flushedOffset[n] < Len(log[n])
-    /\ flushedOffset' = [flushedOffset EXCEPT ![n] = Len(log[n])]
+    /\ flushedOffset[n] < EndOffset(n)
+    /\ flushedOffset' = [flushedOffset EXCEPT ![n] = EndOffset(n)]
     /\ IF role[n] = "Leader"
-       THEN LET hw == NewHighWatermark(n, endOffsets[n], Len(log[n]))
+       THEN LET hw == NewHighWatermark(n, endOffsets[n], EndOffset(n))
             IN /\ highWatermark' = [highWatermark EXCEPT ![n] = hw]
                /\ committed' = CommitGhost(n, hw)
        ELSE UNCHANGED <<highWatermark, committed>>
-    /\ UNCHANGED <<quorumVars, log, leaderVars, votesGranted, messages, elected,
+    /\ UNCHANGED <<quorumVars, log, logStartOffset, snapshots, leaderVars, votesGranted, messages, elected,
                    coverage, restarts, diskVars, faults, elections>>
 
 \* Check quorum (LeaderState.timeUntilCheckQuorumExpires): a leader that has
@@ -696,7 +909,10 @@ CheckQuorumResign(n) ==
 \* gone, the quorum state is reloaded (QuorumState.initialize): leader =
 \* self -> Resigned in that epoch; a known leader -> Follower; voted for
 \* self -> Candidate; otherwise Unattached (with its vote, if any). Messages
-\* in flight stay in the network.
+\* in flight stay in the network. The log start and the snapshots are durable
+\* (a snapshot is frozen with an fsync before it counts; the log start is
+\* checkpointed before the segments below it are deleted), so the log comes
+\* back from the log start to the flushed offset.
 Restart(n) ==
     /\ restarts < MaxRestarts
     /\ restarts' = restarts + 1
@@ -709,12 +925,12 @@ Restart(n) ==
                  ELSE "Unattached"]
           /\ votesGranted' = [votesGranted EXCEPT ![n] =
                  IF leader[n] = Nil /\ vf = n THEN {n} ELSE {}]
-    /\ log' = [log EXCEPT ![n] = SubSeq(@, 1, flushedOffset[n])]
+    /\ log' = [log EXCEPT ![n] = SubSeq(@, 1, flushedOffset[n] - logStartOffset[n])]
     /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
     /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
-    /\ Note(IF flushedOffset[n] < Len(log[n]) THEN "restartLoss" ELSE "restart")
-    /\ UNCHANGED <<currentEpoch, leader, flushedOffset, messages, committed, elected, faults,
+    /\ Note(IF flushedOffset[n] < EndOffset(n) THEN "restartLoss" ELSE "restart")
+    /\ UNCHANGED <<currentEpoch, leader, flushedOffset, logStartOffset, snapshots, messages, committed, elected, faults,
                    elections, diskVars>>
 
 \* A voter loses its disk and comes back empty (docs/quorum.md, "Losing a
@@ -737,7 +953,7 @@ Restart(n) ==
 DiskLossAllowed(n) ==
     /\ role[n] # "Leader"
     /\ IsQuorum({v \in Others(n) : /\ flushedOffset[v] >= Len(committed)
-                                  /\ IsPrefix(committed, log[v])})
+                                  /\ Holds(v, committed)})
     /\ \A l \in Voters :
           role[l] = "Leader" =>
              IsQuorum({v \in Others(n) :
@@ -754,6 +970,8 @@ RestartWithDiskLoss(n) ==
     /\ leader' = [leader EXCEPT ![n] = Nil]
     /\ role' = [role EXCEPT ![n] = "Unattached"]
     /\ log' = [log EXCEPT ![n] = <<>>]
+    /\ logStartOffset' = [logStartOffset EXCEPT ![n] = 0]
+    /\ snapshots' = [snapshots EXCEPT ![n] = {}]
     /\ flushedOffset' = [flushedOffset EXCEPT ![n] = 0]
     /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
     /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
@@ -761,7 +979,7 @@ RestartWithDiskLoss(n) ==
     /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
     /\ messages' = {m \in messages : m.msource # n /\ m.mdest # n}
     /\ Note("diskLoss")
-    /\ UNCHANGED <<committed, elected, restarts, faults, elections>>
+    /\ UNCHANGED <<committed, elected, restarts, faults, elections, snapshotCount>>
 
 \* The network loses a message. With Duplication the network may hold several
 \* copies of m (a duplicate, or an identical re-send while m was in flight),
@@ -785,6 +1003,8 @@ Receive(m) ==
     \/ HandleEndQuorumEpochRequest(m.mdest, m)
     \/ HandleFetchRequest(m.mdest, m)
     \/ HandleFetchResponse(m.mdest, m)
+    \/ HandleFetchSnapshotRequest(m.mdest, m)
+    \/ HandleFetchSnapshotResponse(m.mdest, m)
 
 \* (Receive is spelled out in Next, one handler per disjunct, so that each step
 \* of a TLC trace can be named after its handler.)
@@ -801,12 +1021,16 @@ Next ==
           \/ RestartWithDiskLoss(n)
           \/ \E d \in Voters : SendBeginQuorumEpoch(n, d)
           \/ \E v \in Values : ClientAppend(n, v)
+          \/ \E k \in 1..MaxLogLen : TakeSnapshot(n, k)
+          \/ \E o \in 1..MaxLogLen : DeleteBeforeSnapshot(n, o)
     \/ \E m \in messages : HandleVoteRequest(m.mdest, m)
     \/ \E m \in messages : HandleVoteResponse(m.mdest, m)
     \/ \E m \in messages : HandleBeginQuorumEpochRequest(m.mdest, m)
     \/ \E m \in messages : HandleEndQuorumEpochRequest(m.mdest, m)
     \/ \E m \in messages : HandleFetchRequest(m.mdest, m)
     \/ \E m \in messages : HandleFetchResponse(m.mdest, m)
+    \/ \E m \in messages : HandleFetchSnapshotRequest(m.mdest, m)
+    \/ \E m \in messages : HandleFetchSnapshotResponse(m.mdest, m)
     \/ \E m \in messages : DropMessage(m)
 
 Spec == Init /\ [][Next]_vars
@@ -853,6 +1077,20 @@ FairnessNoBQE ==
 Fairness == FairnessNoBQE /\ BQEFairness
 
 LiveSpec == Spec /\ Fairness
+
+\* For FollowersCatchUp, a property of every voter rather than of a majority,
+\* fetching is fair per voter: each follower that can fetch eventually does,
+\* and its fetch traffic (Fetch and FetchSnapshot, both ways) is eventually
+\* received. The coarse per-type fairness above lets one follower's stale
+\* answer sit in the network forever while the others' are delivered.
+FetchTypes == {"FetchRequest", "FetchResponse", "FetchSnapshotRequest", "FetchSnapshotResponse"}
+CatchUpFairness ==
+    \A n \in Voters :
+       /\ WF_vars(~FetchOutstanding(n) /\ SendFetchRequest(n))
+       /\ WF_vars(\E m \in messages : /\ m.mtype \in FetchTypes
+                                      /\ n \in {m.msource, m.mdest}
+                                      /\ Receive(m) /\ m \notin messages')
+CatchUpLiveSpec == LiveSpec /\ CatchUpFairness
 LiveSpecNoBQE == Spec /\ FairnessNoBQE
 
 \* Some leader is eventually elected.
@@ -861,6 +1099,11 @@ EventuallyLeader == <>(\E n \in Voters : role[n] = "Leader")
 \* Every client value is eventually committed (clients retry to the leader).
 EventuallyCommitted ==
     \A v \in Values : <>(\E i \in DOMAIN committed : committed[i].value = v)
+
+\* Every voter eventually holds everything committed and keeps holding it,
+\* however far behind the leader's log start it was (through a snapshot).
+FollowersCatchUp ==
+    <>[](\A n \in Voters : EndOffset(n) >= Len(committed))
 
 ----------------------------------------------------------------------------
 (* Safety properties                                                       *)
@@ -872,7 +1115,10 @@ TypeOK ==
     /\ role \in [Voters -> Roles]
     /\ \A n \in Voters :
           /\ log[n] \in Seq([epoch : 0..MaxEpoch, value : Values \cup {LeaderChange}])
-          /\ flushedOffset[n] \in 0..Len(log[n])
+          /\ logStartOffset[n] \in 0..MaxLogLen
+          /\ flushedOffset[n] \in logStartOffset[n]..EndOffset(n)
+          /\ \A s \in snapshots[n] : /\ s.end \in 1..MaxLogLen /\ s.epoch \in 0..MaxEpoch
+                                     /\ s.values \in Seq(Values)
           /\ highWatermark[n] \in 0..MaxLogLen
           /\ endOffsets[n] \in [Voters -> 0..MaxLogLen]
           /\ epochStartOffset[n] \in 0..MaxLogLen
@@ -881,10 +1127,12 @@ TypeOK ==
           /\ m.mtype \in MessageTypes
           /\ m.msource \in Voters /\ m.mdest \in Voters /\ m.msource # m.mdest
           /\ m.mepoch \in 0..MaxEpoch
-          /\ m.mtype = "FetchResponse" => m.mresult \in {"Ok", "Diverging", "FencedEpoch"}
+          /\ m.mtype = "FetchResponse" => m.mresult \in {"Ok", "Diverging", "FencedEpoch", "Snapshot"}
+          /\ m.mtype = "FetchSnapshotResponse" => m.mresult \in {"Ok", "SnapshotNotFound", "FencedEpoch"}
     /\ restarts \in 0..MaxRestarts
     /\ awaitingLeader \in [Voters -> BOOLEAN]
     /\ diskLosses \in 0..MaxDiskLosses
+    /\ snapshotCount \in 0..MaxSnapshots
 
 \* At most one leader per epoch, over the whole history (ghost `elected`).
 ElectionSafety ==
@@ -892,21 +1140,26 @@ ElectionSafety ==
 
 \* Two logs holding a record with the same offset and epoch agree on every
 \* record up to and including it.
+\* (Offsets below either log start are in snapshots: ConsistentCommittedData.)
 LogMatching ==
     \A a, b \in Voters :
-       \A i \in 1..Min(Len(log[a]), Len(log[b])) :
-          log[a][i].epoch = log[b][i].epoch => SubSeq(log[a], 1, i) = SubSeq(log[b], 1, i)
+       LET lo == Max(logStartOffset[a], logStartOffset[b])
+       IN \A o \in lo..(Min(EndOffset(a), EndOffset(b)) - 1) :
+             EntryAt(a, o).epoch = EntryAt(b, o).epoch =>
+                \A p \in lo..o : EntryAt(a, p) = EntryAt(b, p)
 
 \* A leader's log holds every record committed in an earlier epoch.
 LeaderCompleteness ==
     \A n \in Voters :
-       role[n] = "Leader" => IsPrefix(CommittedBefore(currentEpoch[n]), log[n])
+       role[n] = "Leader" => Holds(n, CommittedBefore(currentEpoch[n]))
 
 \* The committed prefixes (up to each node's HW, and the ghost) agree.
+\* (Every node's HW is within the committed prefix, which only grows, so two
+\* nodes agreeing with it agree with each other.)
 StateMachineSafety ==
-    LET P(n) == Prefix(log[n], highWatermark[n])
-    IN /\ \A a, b \in Voters : IsPrefix(P(a), P(b)) \/ IsPrefix(P(b), P(a))
-       /\ \A a \in Voters : IsPrefix(P(a), committed) \/ IsPrefix(committed, P(a))
+    \A n \in Voters :
+       /\ highWatermark[n] <= Len(committed)
+       /\ AgreesUpTo(n, committed, highWatermark[n])
 
 \* The HW a leader exposes is never below what earlier epochs committed:
 \* the global HW does not go backwards across leader changes (the reason
@@ -921,14 +1174,40 @@ MajorityReachedHighWatermark ==
     \A n \in Voters :
        role[n] = "Leader" =>
           IsQuorum({v \in Voters : /\ flushedOffset[v] >= highWatermark[n]
-                                   /\ IsPrefix(Prefix(log[n], highWatermark[n]), log[v])})
+                                   /\ EndOffset(v) >= highWatermark[n]
+                                   /\ \A o \in Max(logStartOffset[n], logStartOffset[v])..(highWatermark[n] - 1) :
+                                         EntryAt(v, o) = EntryAt(n, o)})
 
 \* Durability: no committed record is ever lost: the ghost `committed` is a
 \* prefix of the durable log of a majority (and, by LeaderCompleteness, of
 \* every later leader's log).
 NoCommittedRecordLost ==
     IsQuorum({v \in Voters : /\ flushedOffset[v] >= Len(committed)
-                             /\ IsPrefix(committed, log[v])})
+                             /\ Holds(v, committed)})
+
+\* Epochs never decrease along a node's history: each entry's epoch is at
+\* least that of the record before it, the first one's at least that of the
+\* record before the log start (a leader epoch cache only grows:
+\* LeaderEpochFileCache.assign).
+LogEpochsMonotonic ==
+    \A n \in Voters : \A i \in DOMAIN log[n] :
+       log[n][i].epoch >= IF i = 1 THEN BaseEpoch(n) ELSE log[n][i - 1].epoch
+
+\* RaftEventSimulationTest.SnapshotAtLogStart: no snapshot ends below the log
+\* start, and a log start past 0 is the end of a snapshot (the records below
+\* it are somewhere).
+SnapshotAtLogStart ==
+    \A n \in Voters :
+       /\ \A s \in snapshots[n] : s.end >= logStartOffset[n]
+       /\ logStartOffset[n] > 0 => \E s \in snapshots[n] : s.end = logStartOffset[n]
+
+\* RaftEventSimulationTest.ConsistentCommittedData, for snapshots: every
+\* snapshot ends within what is committed and holds exactly the values of
+\* that prefix.
+ConsistentCommittedData ==
+    \A n \in Voters : \A s \in snapshots[n] :
+       /\ s.end <= Len(committed)
+       /\ s.values = ValuesOf(SubSeq(committed, 1, s.end))
 
 \* Per node, the HW never decreases while it stays Leader/Follower in an
 \* epoch without restarting (action property).
@@ -954,4 +1233,6 @@ NoDiskLoss == "diskLoss" \notin coverage
 NoPreVote == "preVote" \notin coverage
 NoResignedLeader == \A n \in Voters : role[n] # "Resigned"
 NoSecondEpochLeader == \A x \in elected : x[1] < 2
+NoSnapshotInstalled == "installSnapshot" \notin coverage
+NoLogStartMoved == \A n \in Voters : logStartOffset[n] = 0
 =============================================================================
