@@ -73,7 +73,7 @@ class StageResult:
 
 
 def _stages(out: Path, seeds: int, steps: int, protocols: tuple[str, ...],
-            zoo_budget: float = 600.0) -> list[Stage]:
+            zoo_budget: float = 1200.0) -> list[Stage]:
     sim = out / "sim"
     stages = []
     reuse: list[str] = []
@@ -219,7 +219,7 @@ def review_verdict(results: list[StageResult]) -> tuple[Verdict, str]:
 @click.option("--protocol", "protocols", multiple=True, default=("kraft", "groups", "consumer-protocol", "replication"),
               show_default=True, help="Protocols to simulate (repeatable).")
 @click.option("--stage-timeout", default=1800.0, show_default=True, help="Seconds before a stage is stopped.")
-@click.option("--zoo-budget", default=600.0, show_default=True, type=click.FloatRange(min=1),
+@click.option("--zoo-budget", default=1200.0, show_default=True, type=click.FloatRange(min=1),
               help="Seconds for the bug zoo (kraft zoo --budget); cells it does not reach are inconclusive.")
 @json_flag("review")
 def review(out_dir: str, seeds: int, steps: int, protocols: tuple[str, ...], stage_timeout: float,
