@@ -187,7 +187,8 @@ def _liveness_cfg(spec: str, prop: str, base: str) -> str:
     ("Spec", "EventuallyLeader", "KRaft_liveness.cfg"),
     ("LiveSpecNoBQE", "EventuallyCommitted", "KRaft_liveness.cfg"),
     # without per-voter fetch fairness one follower's stale answer can stay in flight forever
-    ("LiveSpec", "FollowersCatchUp", "KRaft_snapliveness.cfg"),
+    # (slow, like the snapliveness model it shows is not vacuous)
+    pytest.param("LiveSpec", "FollowersCatchUp", "KRaft_snapliveness.cfg", marks=pytest.mark.slow),
 ])
 def test_liveness_fails_without_fairness(tmp_path, spec, prop, base):
     cfg = tmp_path / "KRaft_broken_liveness.cfg"
