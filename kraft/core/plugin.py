@@ -115,6 +115,13 @@ class SimPlugin(ABC):
         """A disk loss restarts the machine at once (after ``crash``): its connections reset."""
         sim.network.purge(node)
 
+    # the plug-in snapshots and cleans node logs when the ``snapshot`` fault is on (``snapshot``)
+    snapshots: ClassVar[bool] = False
+
+    def snapshot(self, sim: Sim, rng: Any) -> None:
+        """One ``snapshot`` event: some node snapshots and/or moves its log start; ``rng`` is the
+        event's own random source."""
+
     def resign(self, sim: Sim) -> None:
         """The protocol's graceful fault (a leader resigning, a controlled shutdown)."""
 
@@ -146,6 +153,11 @@ class SimPlugin(ABC):
         return self.world.describe()
 
     # ------------------------------------------------------------------ the end of a run
+    def liveness(self, sim: Sim) -> list[Violation]:
+        """After the final phase's quiet period: the progress properties that did not hold (a
+        liveness property checked once faults stopped and the cluster had time to recover)."""
+        return []
+
     def settled(self, sim: Sim) -> bool:
         """During the final phase: may the final reads start before the quiesce time is up?"""
         return False

@@ -469,6 +469,48 @@ class Log:
         while self._epochs and self._epochs[-1][1] >= new_end:
             self._epochs.pop()
 
+    def delete_segments_before(self, offset: int) -> int:
+        """Delete the leading segments whose batches all lie below ``offset``, never the active
+        (last) one (``UnifiedLog.deleteOldSegments`` after the log start offset moved past them).
+        The log start offset becomes the base of the first segment left.  Returns how many
+        segments went; durable when this returns."""
+        gone = 0
+        while len(self._segments) > 1 and self._segments[1].base_offset <= offset:
+            seg = self._segments.pop(0)
+            for path in (seg.path, seg.index_path, seg.timeindex_path):
+                if self.fs.exists(path):
+                    self.fs.remove(path)
+                self._dirty.discard(path)
+            gone += 1
+        if gone:
+            cut = self._segments[0].first_index
+            del self._batches[:cut], self._positions[:cut], self._sizes[:cut], self._last[:cut]
+            for seg in self._segments:
+                seg.first_index -= cut
+            self._start_offset = self._segments[0].base_offset
+            self.fs.fsync_dir(self.directory)
+        return gone
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Remove every segment and start the log, empty, at ``offset``: one empty segment of that
+        base offset, durable when this returns (``UnifiedLog.truncateFullyAndStartAt``)."""
+        for seg in self._segments:
+            for path in (seg.path, seg.index_path, seg.timeindex_path):
+                if self.fs.exists(path):
+                    self.fs.remove(path)
+        self._segments = []
+        self._batches, self._positions, self._sizes, self._last = [], [], [], []
+        self._dirty.clear()
+        self._epochs = []
+        self._start_offset = self._end_offset = self._flushed_offset = offset
+        seg = self._roll(offset)
+        self.fs.write_bytes(seg.path, b"")
+        for path in (seg.path, seg.index_path, seg.timeindex_path):
+            self.fs.fsync(path)
+        self._dirty.clear()
+        self.fs.fsync_dir(self.directory)
+        self._dir_dirty = False
+
     def _truncate_indexes(self, seg: _Segment) -> None:
         """Cut the now-active last segment's indexes to the entries of its remaining batches
         (``OffsetIndex.truncateTo``/``TimeIndex.truncateTo``); the closing time-index entry of a

@@ -49,6 +49,10 @@ class QuorumConfig:
     HwmFromAnyEpoch: bool = False
     NoTruncateOnDivergence: bool = False
     ForgetVoteOnRestart: bool = False
+    SnapshotBeyondHighWatermark: bool = False
+    KeepSuffixAfterSnapshotInstall: bool = False
+    RetentionDeletesPastSnapshot: bool = False
+    NoSnapshotRedirectBelowLogStart: bool = False
 
     def with_variant(self, name: str | None) -> "QuorumConfig":
         """Return a copy with the named variant flag switched on (``None``: unchanged; ``PreVote``

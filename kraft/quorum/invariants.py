@@ -1,12 +1,17 @@
 """The KRaft safety invariants, written once over projected states (``projection.project_cluster``).
 
 State invariants (a function of one state; names as in ``spec/KRaft.tla``):
-  ElectionSafety, LogMatching, StateMachineSafety, MajorityReachedHighWatermark
+  ElectionSafety, LogMatching, StateMachineSafety, MajorityReachedHighWatermark, SnapshotAtLogStart
 History invariants (need earlier states; ``Monitor`` keeps the spec's ghosts ``committed``/``elected``):
   ElectionSafety (at most one leader per epoch over the whole run), LeaderCompleteness,
   MonotonicHighWatermark, StateMachineSafety against the ghost, NoCommittedRecordLost (committed
-  durability: every record ever known committed stays durable on a majority and is never changed)
-  and the action property HighWatermarkNeverDecreases.
+  durability: every record ever known committed stays durable on a majority and is never changed),
+  ConsistentCommittedData (snapshots hold committed data) and the action property
+  HighWatermarkNeverDecreases.
+
+A node's ``log`` holds the entries from its ``logStartOffset`` on (0 when the state has no
+``logStartOffset``); the comparisons of two logs, or of a log and the ghost, cover the offsets both
+hold: what lies below a log start is in the node's snapshots, which ConsistentCommittedData checks.
 
 Used by the simulator after every event, by the Hypothesis state machines as ``@invariant``s and by
 the trace checker on recorded post-states.
@@ -18,6 +23,7 @@ from typing import Any, Iterable
 
 from kraft.core.invariants import InvariantViolation, Violation
 from kraft.core.majority import majority
+from kraft.quorum.messages import LEADER_CHANGE
 
 __all__ = ["InvariantViolation", "Monitor", "Violation", "check_state"]
 
@@ -36,6 +42,26 @@ def _logs(state: dict[str, Any]) -> dict[Any, list[tuple[int, Any]]]:
         cache = {n: _entries(state, n) for n in state["log"]}
         state["_tuple_logs"] = cache
     return cache
+
+
+def _start(state: dict[str, Any], n: Any) -> int:
+    return state.get("logStartOffset", {}).get(n, 0)
+
+
+def _window(log: list, start: int, lo: int, hi: int) -> list:
+    """The entries of a log starting at ``start`` at offsets ``lo`` .. ``hi - 1`` (those it holds)."""
+    return log[max(lo - start, 0):max(hi - start, 0)]
+
+
+def logs_agree(a: list, a_start: int, b: list, b_start: int) -> bool:
+    """Two logs (from their starts) hold the same entries at every offset both hold."""
+    lo, hi = max(a_start, b_start), min(a_start + len(a), b_start + len(b))
+    return _window(a, a_start, lo, hi) == _window(b, b_start, lo, hi)
+
+
+def holds_prefix(log: list, start: int, prefix: list) -> bool:
+    """The log (from ``start``) reaches the end of ``prefix`` and agrees with it where it holds it."""
+    return start + len(log) >= len(prefix) and _window(log, start, start, len(prefix)) == prefix[start:]
 
 
 def _majority(state: dict[str, Any]) -> int:
@@ -61,17 +87,18 @@ def log_matching(state: dict[str, Any]) -> list[Violation]:
     out = []
     for i, a in enumerate(nodes):
         for b in nodes[i + 1:]:
-            la, lb = logs[a], logs[b]
-            m = min(len(la), len(lb))
-            if la[:m] == lb[:m]:
+            sa, sb = _start(state, a), _start(state, b)
+            lo, hi = max(sa, sb), min(sa + len(logs[a]), sb + len(logs[b]))
+            la, lb = _window(logs[a], sa, lo, hi), _window(logs[b], sb, lo, hi)
+            if la == lb:
                 continue
-            first_diff = next(k for k in range(m) if la[k] != lb[k])
-            for k in range(first_diff, m):
+            first_diff = next(k for k in range(len(la)) if la[k] != lb[k])
+            for k in range(first_diff, len(la)):
                 if la[k][0] == lb[k][0]:
                     out.append(Violation(
                         "LogMatching",
-                        f"nodes {a} and {b} both have epoch {la[k][0]} at offset {k} but differ at offset "
-                        f"{first_diff}: {la[first_diff]} vs {lb[first_diff]}"))
+                        f"nodes {a} and {b} both have epoch {la[k][0]} at offset {lo + k} but differ at offset "
+                        f"{lo + first_diff}: {la[first_diff]} vs {lb[first_diff]}"))
                     break
     return out
 
@@ -84,32 +111,41 @@ def state_machine_safety(state: dict[str, Any]) -> list[Violation]:
     for i, a in enumerate(nodes):
         for b in nodes[i + 1:]:
             k = min(state["highWatermark"][a], state["highWatermark"][b])
-            la, lb = logs[a][:k], logs[b][:k]
+            sa, sb = _start(state, a), _start(state, b)
+            lo = max(sa, sb)
+            la, lb = _window(logs[a], sa, lo, k), _window(logs[b], sb, lo, k)
             if la != lb:
                 m = min(len(la), len(lb))
                 off = next((j for j in range(m) if la[j] != lb[j]), None)
                 if off is None:  # a node's log ends below its own high watermark
-                    short = a if len(la) < k else b
+                    short = a if len(la) < len(lb) else b
                     out.append(Violation(
                         "StateMachineSafety",
-                        f"node {short} lost committed records: its log ends at {m}, below high watermark {k}"))
+                        f"node {short} lost committed records: its log ends at {lo + m}, below high watermark {k}"))
                     continue
                 out.append(Violation(
                     "StateMachineSafety",
-                    f"nodes {a} and {b} committed different records at offset {off}: {la[off]} vs {lb[off]}"))
+                    f"nodes {a} and {b} committed different records at offset {lo + off}: {la[off]} vs {lb[off]}"))
     return out
 
 
 def majority_reached_high_watermark(state: dict[str, Any]) -> list[Violation]:
-    """A leader's high watermark is covered by a majority of voters holding the same prefix."""
+    """A leader's high watermark is covered by a majority of voters that flushed that far and hold
+    the leader's prefix below it (where both hold it)."""
     out = []
     for n, r in state["role"].items():
         if r != "Leader":
             continue
         hwm = state["highWatermark"][n]
         logs = _logs(state)
-        prefix = logs[n][:hwm]
-        have = [v for v in logs if len(logs[v]) >= hwm and logs[v][:hwm] == prefix]
+        sn = _start(state, n)
+        have = []
+        for v in logs:
+            sv = _start(state, v)
+            lo = max(sn, sv)
+            if state["flushedOffset"][v] >= hwm and sv + len(logs[v]) >= hwm and \
+                    _window(logs[v], sv, lo, hwm) == _window(logs[n], sn, lo, hwm):
+                have.append(v)
         if len(have) < _majority(state):
             out.append(Violation(
                 "MajorityReachedHighWatermark",
@@ -117,8 +153,27 @@ def majority_reached_high_watermark(state: dict[str, Any]) -> list[Violation]:
     return out
 
 
+def snapshot_at_log_start(state: dict[str, Any]) -> list[Violation]:
+    """Every snapshot of a node ends at or after its log start, and a log start above 0 is the end
+    of one of its snapshots (RaftEventSimulationTest.SnapshotAtLogStart)."""
+    out = []
+    for n, snaps in state.get("snapshots", {}).items():
+        start = _start(state, n)
+        ends = sorted(s["end"] for s in snaps)
+        below = [e for e in ends if e < start]
+        if below:
+            out.append(Violation("SnapshotAtLogStart",
+                                 f"node {n} keeps snapshots ending at {below}, below its log start {start}"))
+        if start > 0 and start not in ends:
+            out.append(Violation("SnapshotAtLogStart",
+                                 f"node {n} starts its log at {start} but has no snapshot ending there "
+                                 f"(snapshots end at {ends})"))
+    return out
+
+
 # the state invariants, in the order the declaration lists them (and reports their violations)
-STATE_INVARIANTS = (election_safety, log_matching, state_machine_safety, majority_reached_high_watermark)
+STATE_INVARIANTS = (election_safety, log_matching, state_machine_safety, majority_reached_high_watermark,
+                    snapshot_at_log_start)
 
 
 def check_state(state: dict[str, Any]) -> list[Violation]:
@@ -173,20 +228,23 @@ class Monitor:
         # StateMachineSafety against the ghost, and extend the ghost (CommitGhost).
         for n in sorted(state["log"]):
             hwm = state["highWatermark"][n]
-            entries = logs[n][:hwm]
-            common = min(len(entries), len(self.committed))
-            if entries[:common] != self.committed[:common]:
-                k = next(j for j in range(common) if entries[j] != self.committed[j])
+            start = _start(state, n)
+            entries = _window(logs[n], start, start, hwm)
+            common = min(start + len(entries), len(self.committed))
+            mine, ghost = entries[:max(common - start, 0)], self.committed[start:common]
+            if mine != ghost:
+                k = next(j for j in range(len(mine)) if mine[j] != ghost[j])
                 out.append(Violation(
                     "StateMachineSafety",
-                    f"node {n} has {entries[k]} committed at offset {k}, but {self.committed[k]} was "
+                    f"node {n} has {mine[k]} committed at offset {start + k}, but {ghost[k]} was "
                     f"committed there before"))
-            elif len(entries) > len(self.committed):
-                self.committed.extend(entries[len(self.committed):])
+            elif start <= len(self.committed) < start + len(entries):
+                self.committed.extend(entries[len(self.committed) - start:])
         # NoCommittedRecordLost: the committed prefix stays durable on a majority.
         if self.committed:
             c = len(self.committed)
-            holders = [v for v in logs if state["flushedOffset"][v] >= c and logs[v][:c] == self.committed]
+            holders = [v for v in logs if state["flushedOffset"][v] >= c
+                       and holds_prefix(logs[v], _start(state, v), self.committed)]
             if len(holders) < _majority(state):
                 out.append(Violation(
                     "NoCommittedRecordLost",
@@ -197,8 +255,10 @@ class Monitor:
                 continue
             e = state["currentEpoch"][n]
             before = committed_before(self.committed, e)
-            if logs[n][:len(before)] != before:
-                k = next((j for j in range(len(before)) if j >= len(logs[n]) or logs[n][j] != before[j]), 0)
+            start = _start(state, n)
+            if not holds_prefix(logs[n], start, before):
+                k = next((j for j in range(start, len(before))
+                          if j - start >= len(logs[n]) or logs[n][j - start] != before[j]), 0)
                 out.append(Violation(
                     "LeaderCompleteness",
                     f"leader {n} of epoch {e} lacks {before[k]} committed at offset {k}"))
@@ -208,4 +268,24 @@ class Monitor:
                     "MonotonicHighWatermark",
                     f"leader {n} of epoch {e} exposes high watermark {h} below the {len(before)} records "
                     f"committed in earlier epochs"))
+        out += self._consistent_committed_data(state)
+        return out
+
+    def _consistent_committed_data(self, state: dict[str, Any]) -> list[Violation]:
+        """ConsistentCommittedData (RaftEventSimulationTest): every snapshot ends within the
+        committed prefix and its values are that prefix's data values."""
+        out = []
+        for n, snaps in state.get("snapshots", {}).items():
+            for s in snaps:
+                end = s["end"]
+                if end > len(self.committed):
+                    out.append(Violation("ConsistentCommittedData",
+                                         f"node {n} has a snapshot ending at {end}, beyond the "
+                                         f"{len(self.committed)} committed records"))
+                    continue
+                want = [v for _, v in self.committed[:end] if v != LEADER_CHANGE]
+                if list(s["values"]) != want:
+                    out.append(Violation("ConsistentCommittedData",
+                                         f"node {n}'s snapshot ending at {end} holds {list(s['values'])[-5:]}... "
+                                         f"(last 5), not the committed values {want[-5:]}"))
         return out

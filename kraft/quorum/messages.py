@@ -33,6 +33,37 @@ class Entry:
         return {"epoch": self.epoch, "value": self.value}
 
 
+@attrs.frozen
+class SnapshotRecord:
+    """One data record of a snapshot: its value and the log offset it was committed at.  The
+    spec's snapshot holds the values only (``to_spec``); the offset is what the append-log
+    application keeps of each record (its consumers read by offset), stored as the record's key."""
+
+    offset: int
+    value: int | bytes
+
+    def to_spec(self) -> int | bytes:
+        return self.value
+
+
+@attrs.frozen
+class QuorumSnapshot:
+    """A snapshot of the committed prefix below ``end`` (exclusive), whose last entry is of
+    ``epoch``: the spec's ``[end |-> e, epoch |-> p, values |-> <<...>>]``; ``records`` are the
+    data records below ``end`` in offset order (LeaderChange entries leave no record)."""
+
+    end: int
+    epoch: int
+    records: tuple[SnapshotRecord, ...]
+
+    @property
+    def values(self) -> tuple[int | bytes, ...]:
+        return tuple(r.value for r in self.records)
+
+    def to_spec(self) -> dict[str, Any]:
+        return {"end": self.end, "epoch": self.epoch, "values": list(self.values)}
+
+
 def batch_boundary(entries: Sequence[Entry], offset: int) -> int:
     """The largest batch boundary at or below ``offset`` in ``entries`` (a log from offset 0):
     where a truncation to ``offset`` really ends, since a batch that straddles it goes entirely
@@ -99,6 +130,8 @@ class FetchRequest:
 FETCH_OK = "Ok"
 FETCH_DIVERGING = "Diverging"
 FETCH_FENCED = "FencedEpoch"
+FETCH_SNAPSHOT = "Snapshot"
+SNAPSHOT_NOT_FOUND = "SnapshotNotFound"
 
 
 @attrs.frozen
@@ -109,7 +142,10 @@ class FetchResponse:
     in-flight request by correlation id (KafkaRaftClient.handleResponse through
     RequestManager.isResponseExpected); the offset alone is not enough: after a truncation and a
     re-fetch the log can end at the same offset again, in another epoch, and a duplicated Diverging
-    answer of the old position would truncate committed records (docs/quorum.md)."""
+    answer of the old position would truncate committed records (docs/quorum.md).
+
+    ``snapshotEnd``/``snapshotEpoch``: with result ``Snapshot``, the id of the leader's latest
+    snapshot (FetchResponse's ``SnapshotId``, KafkaRaftClient.tryCompleteFetchRequest); 0 otherwise."""
 
     source: int
     dest: int
@@ -121,11 +157,42 @@ class FetchResponse:
     divergingEndOffset: int
     fetchOffset: int
     lastFetchedEpoch: int
+    snapshotEnd: int = 0
+    snapshotEpoch: int = 0
     mtype = "FetchResponse"
 
 
+@attrs.frozen
+class FetchSnapshotRequest:
+    """KIP-630 FetchSnapshot for the snapshot ``(snapshotEnd, snapshotEpoch)`` the leader named;
+    Kafka fetches it in chunks by byte position, here one request fetches it whole."""
+
+    source: int
+    dest: int
+    epoch: int
+    snapshotEnd: int
+    snapshotEpoch: int
+    mtype = "FetchSnapshotRequest"
+
+
+@attrs.frozen
+class FetchSnapshotResponse:
+    """``result``: ``Ok`` with the snapshot's ``values`` (``SnapshotRecord``s), ``SnapshotNotFound``
+    or ``FencedEpoch`` (then ``epoch`` is the responder's)."""
+
+    source: int
+    dest: int
+    epoch: int
+    result: str
+    snapshotEnd: int
+    snapshotEpoch: int
+    values: tuple[SnapshotRecord, ...]
+    mtype = "FetchSnapshotResponse"
+
+
 Message = Union[
-    VoteRequest, VoteResponse, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest, FetchResponse
+    VoteRequest, VoteResponse, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest, FetchResponse,
+    FetchSnapshotRequest, FetchSnapshotResponse,
 ]
 
 
@@ -134,7 +201,7 @@ def to_spec(msg: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"mtype": msg.mtype}
     for field in attrs.fields(type(msg)):
         value = getattr(msg, field.name)
-        if field.name == "entries":
+        if field.name in ("entries", "values"):
             value = [e.to_spec() for e in value]
         out["m" + field.name] = value
     return out

@@ -27,12 +27,17 @@ from kraft.quorum.messages import (
     FETCH_DIVERGING,
     FETCH_FENCED,
     FETCH_OK,
+    FETCH_SNAPSHOT,
     LEADER_CHANGE,
+    SNAPSHOT_NOT_FOUND,
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
     Entry,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    QuorumSnapshot,
     VoteRequest,
     VoteResponse,
     whole_batches,
@@ -213,8 +218,18 @@ class QuorumNode(Node, declaration=PROTOCOL):
                 self.send(VoteRequest(self.id, v, self.current_epoch, last_epoch, last_offset, False))
 
     def _apply_committed(self) -> None:
+        """Hand out what became committed: the latest snapshot first when the next record to
+        apply is below the log start (KafkaRaftClient.updateListenersProgress loads it through
+        handleLoadSnapshot), then the committed records in offset order."""
+        storage = self.storage
+        if self.applied < storage.log_start_offset and self.applied < self.high_watermark:
+            snapshot = storage.latest_snapshot
+            if snapshot is not None:
+                self._rb.committed.append((snapshot.end, snapshot))
+                self.applied = snapshot.end
+        self.applied = max(self.applied, storage.log_start_offset)
         while self.applied < self.high_watermark:
-            self._rb.committed.append((self.applied, self.storage.entries[self.applied]))
+            self._rb.committed.append((self.applied, storage.entry(self.applied)))
             self.applied += 1
 
     def _maybe_advance_high_watermark(self) -> None:
@@ -403,8 +418,14 @@ class QuorumNode(Node, declaration=PROTOCOL):
             if self._check_quorum_ok():
                 self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms
                 self.fetched_voters = set()
-        div_epoch, div_end = self.storage.end_offset_for_epoch(m.lastFetchedEpoch)
-        if div_epoch != m.lastFetchedEpoch or m.fetchOffset > div_end:
+        snapshot = self._snapshot_to_send(m.fetchOffset, m.lastFetchedEpoch)
+        if snapshot is not None:
+            self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_SNAPSHOT, (),
+                                     self.high_watermark, 0, 0, m.fetchOffset, m.lastFetchedEpoch,
+                                     snapshot.end, snapshot.epoch))
+            return
+        div_epoch, div_end = self._diverging(m.fetchOffset, m.lastFetchedEpoch)
+        if div_epoch is not None:
             self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_DIVERGING, (),
                                      self.high_watermark, div_epoch, div_end, m.fetchOffset, m.lastFetchedEpoch))
             return
@@ -415,17 +436,45 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_OK, entries,
                                  self.high_watermark, 0, 0, m.fetchOffset, m.lastFetchedEpoch))
 
+    def _snapshot_to_send(self, offset: int, epoch: int) -> QuorumSnapshot | None:
+        """The snapshot branch of ``ReplicatedLog.validateOffsetAndEpoch``: the latest snapshot
+        when this leader has one and the fetch position lies below its log start, at its log start
+        in another epoch, or in an epoch older than its earliest snapshot (``None`` otherwise, and
+        always for a fetch from offset 0 of a log starting at 0)."""
+        storage = self.storage
+        start = storage.log_start_offset
+        earliest = storage.earliest_snapshot
+        if (start == 0 and offset == 0) or earliest is None or self.config.NoSnapshotRedirectBelowLogStart:
+            return None
+        if offset < start or (offset == start and epoch != earliest.epoch) or epoch < earliest.epoch:
+            return storage.latest_snapshot
+        return None
+
+    def _diverging(self, offset: int, epoch: int) -> tuple[int | None, int]:
+        """The diverging branch of ``validateOffsetAndEpoch``: (epoch, end offset) to answer, or
+        ``(None, 0)`` when the position is valid.  Bug ``NoSnapshotRedirectBelowLogStart``: a
+        position below the log start is answered with the log start as the divergence point."""
+        storage = self.storage
+        if storage.log_start_offset == 0 and offset == 0:
+            return (None, 0)
+        if offset < storage.log_start_offset:  # only reached with NoSnapshotRedirectBelowLogStart
+            return (storage.base_epoch, storage.log_start_offset)
+        div_epoch, div_end = storage.end_offset_for_epoch(epoch)
+        if div_epoch != epoch or offset > div_end:
+            return (div_epoch, div_end)
+        return (None, 0)
+
     def _fetch_entries(self, start: int) -> tuple[Entry, ...]:
         """The entries a fetch from ``start`` returns: up to ``max_fetch_entries``, extended to the
         end of the batch it stops in (a fetch returns whole batches, and at least one even when it
         exceeds the limit: KIP-74)."""
-        log = self.storage.entries
+        log = self.storage.entries_from(start)
         stop = len(log)
-        if self.config.max_fetch_entries is not None and start + self.config.max_fetch_entries < stop:
-            stop = start + self.config.max_fetch_entries
+        if self.config.max_fetch_entries is not None and self.config.max_fetch_entries < stop:
+            stop = self.config.max_fetch_entries
             while not log[stop - 1].last_in_batch:
                 stop += 1
-        return tuple(log[start:stop])
+        return tuple(log[:stop])
 
     def handle_fetch_response(self, m: FetchResponse, now: int) -> None:
         """Spec action HandleFetchResponse(n, m): truncate on Diverging; append, flush, adopt the HWM on Ok."""
@@ -436,7 +485,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
             return
         end = self.storage.end_offset
         at = m.fetchOffset
-        if not 0 <= at <= end or m.lastFetchedEpoch != (self.storage.entries[at - 1].epoch if at else 0):
+        if not self.storage.log_start_offset <= at <= end or m.lastFetchedEpoch != self.storage.epoch_before(at):
             # not an answer to a fetch from the log this follower holds now (stale or duplicated:
             # Kafka discards it by correlation id), e.g. a Diverging answer to an offset the log
             # has since reached again in a later epoch
@@ -465,13 +514,101 @@ class QuorumNode(Node, declaration=PROTOCOL):
             target = min(m.divergingEndOffset, self.storage.end_offset_for_epoch(m.divergingEpoch)[1])
             if self.config.NoTruncateOnDivergence:
                 # bug variant: keep the log, fetch again from the rewound position at once
-                epoch = self.storage.entries[target - 1].epoch if target else 0
+                epoch = self.storage.epoch_before(target)
                 self.send(FetchRequest(self.id, m.source, self.current_epoch, target, epoch))
                 self.next_fetch_at = now + self.config.request_timeout_ms
             else:
                 self._rb.wrote("truncate", offset=self.storage.truncate_to(target))
                 self.next_fetch_at = now
+        elif m.result == FETCH_SNAPSHOT and m.fetchOffset == end:
+            # KafkaRaftClient.handleFetchResponse, the SnapshotId branch: fetch that snapshot
+            self.has_fetched_from_leader = True
+            self.fetch_deadline = now + self.config.fetch_timeout_ms
+            self.send(FetchSnapshotRequest(self.id, m.source, self.current_epoch, m.snapshotEnd, m.snapshotEpoch))
+            self.next_fetch_at = now + self.config.request_timeout_ms
         # anything else is stale (an answer for another fetch offset) and ignored
+
+    def handle_fetch_snapshot_request(self, m: FetchSnapshotRequest, now: int) -> None:
+        """Spec action HandleFetchSnapshotRequest(n, m) (KafkaRaftClient.handleFetchSnapshotRequest):
+        the leader of the requester's epoch sends the whole snapshot, or SnapshotNotFound; anyone
+        else answers FencedEpoch with its epoch."""
+        if m.epoch != self.current_epoch or self.role is not Role.LEADER:
+            self.send(FetchSnapshotResponse(self.id, m.source, self.current_epoch, FETCH_FENCED,
+                                            m.snapshotEnd, m.snapshotEpoch, ()))
+            return
+        if m.source in self.voters:
+            self.fetched_voters.add(m.source)  # LeaderState.updateCheckQuorumForFollowingVoter
+            self.bqe_next[m.source] = now + self.config.begin_quorum_epoch_retry_ms
+        snapshot = self.storage.snapshots.get(m.snapshotEnd)
+        if snapshot is None or snapshot.epoch != m.snapshotEpoch:
+            self.send(FetchSnapshotResponse(self.id, m.source, self.current_epoch, SNAPSHOT_NOT_FOUND,
+                                            m.snapshotEnd, m.snapshotEpoch, ()))
+            return
+        self.send(FetchSnapshotResponse(self.id, m.source, self.current_epoch, FETCH_OK,
+                                        snapshot.end, snapshot.epoch, snapshot.records))
+
+    def handle_fetch_snapshot_response(self, m: FetchSnapshotResponse, now: int) -> None:
+        """Spec action HandleFetchSnapshotResponse(n, m) (KafkaRaftClient.handleFetchSnapshotResponse):
+        store the snapshot and, when it is newer than the log, replace the log by it
+        (``truncateToLatestSnapshot``); the high watermark reaches at least its end."""
+        if m.epoch > self.current_epoch:
+            self._to_unattached(m.epoch, now)
+            return
+        if m.epoch < self.current_epoch or self.role is not Role.FOLLOWER or m.source != self.leader_id:
+            return
+        self.next_fetch_at = now
+        if m.result != FETCH_OK:
+            return  # SnapshotNotFound: fetch again
+        self.fetch_deadline = now + self.config.fetch_timeout_ms
+        snapshot = QuorumSnapshot(m.snapshotEnd, m.snapshotEpoch, m.values)
+        storage = self.storage
+        storage.add_snapshot(snapshot, now)
+        self._rb.wrote("snapshot", end=snapshot.end, epoch=snapshot.epoch)
+        last_epoch = storage.last_epoch
+        if snapshot.epoch > last_epoch or (snapshot.epoch == last_epoch and snapshot.end > storage.end_offset):
+            storage.install_snapshot(snapshot, keep_suffix=self.config.KeepSuffixAfterSnapshotInstall)
+            self._rb.wrote("logStart", offset=storage.log_start_offset)
+            if snapshot.end > self.high_watermark:
+                self.high_watermark = snapshot.end
+                self._apply_committed()
+
+    def take_snapshot(self, k: int, now: int) -> bool | None:
+        """Spec action TakeSnapshot(n, k): write a snapshot of the prefix below ``k``
+        (``KafkaMetadataLog.createNewSnapshot``, which refuses an id above the high watermark;
+        bug ``SnapshotBeyondHighWatermark``: any offset up to the log end).  No step (False) when
+        ``k`` is not past the log start and every snapshot, not committed, or inside a batch."""
+        if not self.may_snapshot(k):
+            return False
+        storage = self.storage
+        snapshot = QuorumSnapshot(k, storage.epoch_before(k), storage.snapshot_records(k))
+        storage.add_snapshot(snapshot, now)
+        self._rb.wrote("snapshot", end=snapshot.end, epoch=snapshot.epoch)
+
+    def may_snapshot(self, k: int) -> bool:
+        storage = self.storage
+        limit = storage.end_offset if self.config.SnapshotBeyondHighWatermark else self.high_watermark
+        return (storage.log_start_offset < k <= min(limit, storage.end_offset)
+                and all(end < k for end in storage.snapshots) and storage.at_batch_boundary(k))
+
+    def delete_before_snapshot(self, o: int, now: int) -> bool | None:
+        """Spec action DeleteBeforeSnapshot(n, o): move the log start offset to the end of one of
+        the snapshots (``KafkaMetadataLog.deleteBeforeSnapshot``; UnifiedLog refuses a log start
+        beyond the high watermark); the entries and the snapshots below it go.  Bug
+        ``RetentionDeletesPastSnapshot``: any offset below the high watermark, with or without a
+        snapshot there (KAFKA-14238).  No step (False) when ``o`` is none of these."""
+        if not self.may_delete_before(o):
+            return False
+        self.storage.delete_before(o)
+        self._rb.wrote("logStart", offset=o)
+
+    def may_delete_before(self, o: int) -> bool:
+        storage = self.storage
+        if not storage.log_start_offset < o <= self.high_watermark:
+            return False
+        if o in storage.snapshots:
+            return True
+        return (self.config.RetentionDeletesPastSnapshot and o < min(self.high_watermark, storage.end_offset)
+                and storage.at_batch_boundary(o))
 
     @requires(_leads, "not the leader")
     def client_append(self, v: int, now: int) -> int:
@@ -529,7 +666,14 @@ class QuorumNode(Node, declaration=PROTOCOL):
     def describe(self) -> str:
         return (f"node {self.id}: {self.role.value} epoch={self.current_epoch} leader={self.leader_id} "
                 f"voted={self.voted_for} end={self.storage.end_offset} flushed={self.storage.flushed_offset} "
-                f"hwm={self.high_watermark} log={_short_log(self.storage.entries)}")
+                f"hwm={self.high_watermark} {self._describe_snapshots()}log={_short_log(self.storage.entries)}")
+
+    def _describe_snapshots(self) -> str:
+        storage = self.storage
+        if not storage.snapshots and storage.log_start_offset == 0:
+            return ""
+        ids = " ".join(f"{s.end}@{s.epoch}" for s in sorted(storage.snapshots.values(), key=lambda s: s.end))
+        return f"start={storage.log_start_offset} snapshots=[{ids}] "
 
 
 def _entry_text(e: Entry) -> str:

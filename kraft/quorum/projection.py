@@ -48,7 +48,17 @@ def role(node: Voter) -> str:
 
 
 def log(node: Voter) -> list[dict[str, Any]]:
+    """The entries from the log start offset on (``log[n][1]`` is the entry at ``logStartOffset[n]``)."""
     return [{"epoch": e.epoch, "value": e.value} for e in node.storage.entries]
+
+
+def logStartOffset(node: Voter) -> int:
+    return node.storage.log_start_offset
+
+
+def snapshots(node: Voter) -> list[dict[str, Any]]:
+    """The set of the node's snapshots, as records sorted by end offset."""
+    return [node.storage.snapshots[end].to_spec() for end in sorted(node.storage.snapshots)]
 
 
 def flushedOffset(node: Voter) -> int:
@@ -89,7 +99,7 @@ PER_NODE = {
     "currentEpoch": currentEpoch, "votedFor": votedFor, "leader": leader, "role": role, "log": log,
     "flushedOffset": flushedOffset, "highWatermark": highWatermark, "endOffsets": endOffsets,
     "epochStartOffset": epochStartOffset, "votesGranted": votesGranted,
-    "awaitingLeader": awaitingLeader,
+    "awaitingLeader": awaitingLeader, "logStartOffset": logStartOffset, "snapshots": snapshots,
 }
 
 

@@ -11,6 +11,11 @@ Every run that does not stop at a violation ends with Jepsen's final phase (``Si
 heal, restart, no more writes, let the quorum settle), then the final reads: each reader and a
 fresh one poll the leader's committed records to its end, so an acknowledged send that no read
 returns is a real ``unseen`` for the audit, not a reader that had not caught up.
+
+Snapshots (the ``snapshot`` fault): a random voter snapshots its committed prefix and, mostly,
+moves its log start up to its latest snapshot; a follower cut off meanwhile comes back below the
+leader's log start and catches up through FetchSnapshot.  The targeted fault ``far-behind`` cuts
+one follower off for a long while, during which the snapshot events clean the leader's log.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ import attrs
 from kraft.core.invariants import Violation
 from kraft.core.majority import majority
 from kraft.core.node import Refused
-from kraft.core.plugin import Sim, SimPlugin
+from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.invariants import holds_prefix
 from kraft.quorum.messages import LEADER_CHANGE, to_spec
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.protocol import PROTOCOL
@@ -51,6 +57,7 @@ class _PendingSend:
 class KRaftPlugin(SimPlugin):
     declaration = PROTOCOL
     final_phase_always = True  # the audit counts acknowledged sends no read returned (Jepsen's unseen)
+    snapshots = True
     world: QuorumWorld
 
     def __init__(self, voters: int = 3, config: QuorumConfig | None = None, processes: int = 4) -> None:
@@ -172,9 +179,23 @@ class KRaftPlugin(SimPlugin):
         lid = self.believed_leader(sim)
         if lid is None:
             return False
-        leader = self.nodes[lid]
-        end = len(leader.storage.entries)
-        return leader.high_watermark == end and all(len(n.storage.entries) == end for n in self.nodes.values())
+        end = self.nodes[lid].storage.end_offset
+        return self.nodes[lid].high_watermark == end and all(n.storage.end_offset == end for n in self.nodes.values())
+
+    def liveness(self, sim: Sim) -> list[Violation]:
+        """FollowerCatchesUp: once faults stop, within the quiet period every voter reaches the
+        leader's log end (through a snapshot when it is behind the leader's log start)."""
+        lid = self.believed_leader(sim)
+        if lid is None or self.settled(sim):
+            return []
+        ld = self.nodes[lid]
+        behind = {i: n.storage.end_offset for i, n in self.nodes.items() if n.storage.end_offset < ld.storage.end_offset}
+        if not behind:
+            return []
+        return [Violation("FollowerCatchesUp",
+                          f"faults stopped {sim.now - sim.final_phase['calm_at_ms']}ms ago, and voters {behind} "
+                          f"(log ends) are still behind leader {lid}'s log end {ld.storage.end_offset} "
+                          f"(its log starts at {ld.storage.log_start_offset})")]
 
     def final_reads(self, sim: Sim) -> dict[str, Any]:
         """Jepsen's final reads: every reader process and a fresh one poll the leader from their
@@ -232,14 +253,14 @@ class KRaftPlugin(SimPlugin):
         # vote a second time (found by TLC on spec/KRaft.tla, RestartWithDiskLoss/DiskLossAllowed)
         if any(other.current_epoch < node.current_epoch for other in self.nodes.values()):
             return False
-        committed = [(e, v) for e, v in self.world.monitor.committed]
+        committed = self.world.monitor.committed
         holders = 0
         for i, other in self.nodes.items():
             if i == node_id:
                 continue
-            ents = other.storage.entries
-            if other.storage.flushed_offset >= len(committed) and \
-                    [(e.epoch, e.value) for e in ents[:len(committed)]] == committed:
+            st = other.storage
+            if st.flushed_offset >= len(committed) and \
+                    holds_prefix([(e.epoch, e.value) for e in st.entries], st.log_start_offset, committed):
                 holders += 1
         need = majority(len(self.voter_ids))
         if holders < need:
@@ -254,6 +275,45 @@ class KRaftPlugin(SimPlugin):
             if len(others) < need or ld.end_offsets.get(node_id, 0) > others[need - 1]:
                 return False
         return True
+
+    def snapshot(self, sim: Sim, rng: random.Random) -> None:
+        """A voter snapshots its committed prefix (TakeSnapshot at its high watermark; with
+        ``SnapshotBeyondHighWatermark`` sometimes at its log end) and, three times in four, moves
+        its log start to its latest snapshot (DeleteBeforeSnapshot; with
+        ``RetentionDeletesPastSnapshot`` sometimes to an offset no snapshot ends at)."""
+        up = [i for i in self.voter_ids if i not in sim.down]
+        if not up:
+            return
+        node = self.nodes[rng.choice(up)]
+        k = node.high_watermark
+        if self.config.SnapshotBeyondHighWatermark and rng.random() < 0.5:
+            k = node.storage.end_offset
+        if node.may_snapshot(k):
+            sim.count("snapshot")
+            sim.step_node(node.id, Trigger(QuorumNode.take_snapshot, {"k": k}))
+        latest = node.storage.latest_snapshot
+        o = latest.end if latest is not None else 0
+        if self.config.RetentionDeletesPastSnapshot and rng.random() < 0.5:
+            o = rng.randint(node.storage.log_start_offset, max(node.storage.log_start_offset, node.high_watermark))
+        if rng.random() < 0.75 and node.may_delete_before(o):
+            sim.count("clean")
+            sim.step_node(node.id, Trigger(QuorumNode.delete_before_snapshot, {"o": o}))
+        sim.run_due(node.id)
+        sim.reschedule(node.id)
+
+    def nemeses(self) -> dict[str, Nemesis]:
+        return {"far-behind": Nemesis(self._far_behind, "cut one follower off from every other voter for "
+                                                        "4-8 s, while the leader goes on (with the "
+                                                        "snapshot fault: snapshots and cleans its log)")}
+
+    def _far_behind(self, sim: Sim) -> None:
+        lid = self.believed_leader(sim)
+        followers = [i for i in self.voter_ids if i != lid and i not in sim.down]
+        if lid is None or not followers:
+            return
+        victim = sim.rng.choice(followers)
+        sim.count("far-behind")
+        sim.isolate(victim, self.voter_ids, sim.rng.randint(4000, 8000))
 
     def resign(self, sim: Sim) -> None:
         """The leader resigns (EndQuorumEpoch to the other voters)."""

@@ -8,8 +8,18 @@ one record per metadata record (value = the record's bytes, key null; Kafka's
 ``quorum-state`` JSON (``leaderEpoch``, ``leaderId``, ``votedId``, ``currentVoters``) and is replaced
 atomically (temp + fsync + rename) before a vote is answered or an epoch change takes effect.
 
-``entries`` is a volatile decoded mirror of the log (rebuilt from the log on open), so projections
-and invariant checks do not decode batches after every event.
+Snapshots (KIP-630) are Kafka ``.checkpoint`` files in the same directory (``kraft.log.snapshot``):
+one data record per data entry below the snapshot's end, value encoded as the log's data batches
+encode it, key the record's log offset in decimal (what the append-log application keeps).  The
+log start offset is durable in ``log-start-offset-checkpoint`` in the format of Kafka's
+``OffsetCheckpointFile`` (version 0, one entry ``__cluster_metadata 0 <offset>``), written
+atomically before any segment or snapshot below it is deleted.  On open the segments wholly below
+it are deleted, a log that ends below it starts empty at it, and snapshot files that are partial,
+marked deleted or end below it are removed (``KafkaMetadataLog.recoverSnapshots``).
+
+``entries`` is a volatile decoded mirror of the log from the log start offset on (rebuilt from the
+log on open), so projections and invariant checks do not decode batches after every event:
+``entries[i]`` is the entry at offset ``log_start_offset + i``.
 """
 
 from __future__ import annotations
@@ -17,11 +27,17 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from kraft.quorum.messages import LEADER_CHANGE, Entry
+from kraft.quorum.messages import LEADER_CHANGE, Entry, QuorumSnapshot, SnapshotRecord
 
 from kraft.log import Log, MemoryFS, Record, RecordBatch, leader_change_batch, write_atomically
+from kraft.log.fs import join
+from kraft.log.snapshot import SnapshotId, parse_snapshot_path, read_snapshot, snapshot_filename, write_snapshot
+from kraft.log.snapshot import DELETE_SUFFIX, SUFFIX
 
 QUORUM_STATE_FILE = "quorum-state"
+LOG_START_FILE = "log-start-offset-checkpoint"
+METADATA_TOPIC = "__cluster_metadata"
+SNAPSHOT_BATCH_RECORDS = 100  # data records per snapshot batch
 
 
 def _read_file(fs: Any, path: str) -> bytes | None:
@@ -47,52 +63,83 @@ def batch_to_entries(batch: Any) -> list[Entry]:
             for i, r in enumerate(batch.records)]
 
 
+def _encode_value(v: int | bytes) -> bytes:
+    return v if isinstance(v, bytes) else str(v).encode()
+
+
 def _data_batch(offset: int, epoch: int, values: tuple[int | bytes, ...], timestamp: int) -> RecordBatch:
-    records = tuple(Record(i, 0, None, v if isinstance(v, bytes) else str(v).encode())
-                    for i, v in enumerate(values))
+    records = tuple(Record(i, 0, None, _encode_value(v)) for i, v in enumerate(values))
     return RecordBatch(offset, epoch, records, first_timestamp=timestamp, max_timestamp=timestamp)
 
 
 class QuorumStorage:
     """The log plus the quorum-state file of one node, in ``directory`` of ``fs``."""
 
-    def __init__(self, fs: Any, directory: str, log: Any, report: Any = None) -> None:
+    def __init__(self, fs: Any, directory: str, log: Any, report: Any = None, *, start: int = 0,
+                 snapshots: dict[int, QuorumSnapshot] | None = None) -> None:
         self.fs = fs
         self.directory = directory
         self.log = log
         self.recovery_report = report
-        self.entries: list[Entry] = [e for b in log.read(0) for e in batch_to_entries(b)]
+        self.log_start_offset = start
+        self.snapshots: dict[int, QuorumSnapshot] = dict(snapshots or {})   # by end offset
+        self.entries: list[Entry] = [e for b in log.read(start) for e in batch_to_entries(b)]
 
     @classmethod
     def open(cls, fs: Any, directory: str) -> "QuorumStorage":
         opened = Log.open(fs, directory)
         log, report = opened if isinstance(opened, tuple) else (opened, None)
-        return cls(fs, directory, log, report)
+        start = _read_log_start(fs, directory)
+        if log.start_offset > start:
+            raise ValueError(f"{directory}: the log starts at {log.start_offset}, past the log start offset "
+                             f"{start} of {LOG_START_FILE}")
+        if log.end_offset < start:
+            log.truncate_fully_and_start_at(start)
+        log.delete_segments_before(start)
+        return cls(fs, directory, log, report, start=start, snapshots=_recover_snapshots(fs, directory, start))
 
     # -- log -----------------------------------------------------------------------------------
     @property
     def end_offset(self) -> int:
-        return len(self.entries)
+        return self.log_start_offset + len(self.entries)
 
     @property
     def flushed_offset(self) -> int:
         return self.log.flushed_offset
 
     @property
+    def base_epoch(self) -> int:
+        """The epoch of the snapshot that ends at the log start offset (0 without one)."""
+        s = self.snapshots.get(self.log_start_offset)
+        return s.epoch if s is not None else 0
+
+    @property
     def last_epoch(self) -> int:
-        return self.entries[-1].epoch if self.entries else 0
+        """``KafkaMetadataLog.lastFetchedEpoch``: the last entry's epoch, or with an empty log the
+        epoch of the snapshot at the log start."""
+        return self.entries[-1].epoch if self.entries else self.base_epoch
+
+    def epoch_before(self, offset: int) -> int:
+        """The epoch of the entry at ``offset - 1`` (the base epoch at the log start)."""
+        return self.entries[offset - 1 - self.log_start_offset].epoch if offset > self.log_start_offset \
+            else self.base_epoch
+
+    def entry(self, offset: int) -> Entry:
+        return self.entries[offset - self.log_start_offset]
+
+    def entries_from(self, offset: int, stop: int | None = None) -> list[Entry]:
+        """The entries at offsets ``offset`` .. ``stop - 1`` (to the end without ``stop``)."""
+        base = self.log_start_offset
+        return self.entries[offset - base:None if stop is None else stop - base]
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """Kafka's ``endOffsetForEpoch``: the largest epoch <= ``epoch`` present in the log and the
-        offset one past its last entry; ``(0, 0)`` when no such epoch exists."""
-        best = None
+        """``KafkaMetadataLog.endOffsetForEpoch`` over the log from its start: the largest epoch
+        <= ``epoch`` among the entries and the offset one past its last entry; with no such entry
+        (base epoch, log start offset)."""
         for i in range(len(self.entries) - 1, -1, -1):
             if self.entries[i].epoch <= epoch:
-                best = i
-                break
-        if best is None:
-            return (0, 0)
-        return (self.entries[best].epoch, best + 1)
+                return (self.entries[i].epoch, self.log_start_offset + i + 1)
+        return (self.base_epoch, self.log_start_offset)
 
     def append_leader_change(self, epoch: int, leader_id: int, voters: tuple[int, ...], timestamp: int) -> int:
         offset = self.end_offset
@@ -135,12 +182,82 @@ class QuorumStorage:
         self.entries += batch
 
     def truncate_to(self, offset: int) -> int:
-        """Remove the entries from ``offset`` on; a batch straddling it goes whole (the log
-        removes whole batches), so the new end offset can be lower.  Returns it."""
+        """Remove the entries from ``offset`` on (never below the log start); a batch straddling it
+        goes whole (the log removes whole batches), so the new end offset can be lower.  Returns it."""
+        offset = max(offset, self.log_start_offset)
         if offset < self.end_offset:
             self.log.truncate_to(offset)
-            del self.entries[self.log.end_offset:]
+            del self.entries[self.log.end_offset - self.log_start_offset:]
         return self.end_offset
+
+    def at_batch_boundary(self, offset: int) -> bool:
+        """``offset`` is where a batch of the log starts or the log ends."""
+        return offset == self.log_start_offset or (
+            self.log_start_offset < offset <= self.end_offset and self.entry(offset - 1).last_in_batch)
+
+    # -- snapshots and the log start offset ------------------------------------------------------
+    @property
+    def latest_snapshot(self) -> QuorumSnapshot | None:
+        return self.snapshots[max(self.snapshots)] if self.snapshots else None
+
+    @property
+    def earliest_snapshot(self) -> QuorumSnapshot | None:
+        return self.snapshots[min(self.snapshots)] if self.snapshots else None
+
+    def snapshot_records(self, end: int) -> tuple[SnapshotRecord, ...]:
+        """The data records below ``end``: the snapshot at or below the log start with the largest
+        end, then the log's data entries from the log start (the fold of the committed prefix)."""
+        base = max((e for e in self.snapshots if e <= self.log_start_offset), default=None)
+        records = self.snapshots[base].records if base is not None else ()
+        tail = tuple(SnapshotRecord(o, e.value) for o, e in enumerate(self.entries_from(self.log_start_offset, end),
+                                                                       self.log_start_offset)
+                     if e.value != LEADER_CHANGE)
+        return records + tail
+
+    def add_snapshot(self, snapshot: QuorumSnapshot, timestamp: int = 0) -> str:
+        """Write ``snapshot`` as a ``.checkpoint`` file (durable when this returns)."""
+        chunks = [snapshot.records[i:i + SNAPSHOT_BATCH_RECORDS]
+                  for i in range(0, len(snapshot.records), SNAPSHOT_BATCH_RECORDS)]
+        data = [[Record(k, 0, str(r.offset).encode(), _encode_value(r.value)) for k, r in enumerate(chunk)]
+                for chunk in chunks]
+        path = write_snapshot(self.fs, self.directory, SnapshotId(snapshot.end, snapshot.epoch), data,
+                              timestamp=timestamp)
+        self.snapshots[snapshot.end] = snapshot
+        return path
+
+    def delete_before(self, offset: int) -> None:
+        """Move the log start offset up to ``offset`` (``KafkaMetadataLog.deleteBeforeSnapshot``):
+        the checkpoint first, then the segments wholly below it and the snapshots ending below it."""
+        if offset <= self.log_start_offset:
+            return
+        _write_log_start(self.fs, self.directory, offset)
+        self.log.delete_segments_before(offset)
+        del self.entries[:offset - self.log_start_offset]
+        self.log_start_offset = offset
+        self._forget_snapshots_before(offset)
+
+    def install_snapshot(self, snapshot: QuorumSnapshot, *, keep_suffix: bool = False) -> None:
+        """``KafkaMetadataLog.truncateToLatestSnapshot`` after a snapshot was fetched: the log is
+        emptied and starts at the snapshot's end, the older snapshots go.  ``keep_suffix``: the
+        entries from the snapshot's end on stay (the bug variant ``KeepSuffixAfterSnapshotInstall``)."""
+        end = snapshot.end
+        if keep_suffix and end < self.end_offset:
+            self.delete_before(end)
+            return
+        _write_log_start(self.fs, self.directory, end)
+        self.log.truncate_fully_and_start_at(end)
+        self.entries = []
+        self.log_start_offset = end
+        self._forget_snapshots_before(end)
+
+    def _forget_snapshots_before(self, offset: int) -> None:
+        """Snapshots ending below ``offset`` are renamed ``.deleted`` and removed
+        (``KafkaMetadataLog.forgetSnapshotsBefore`` / ``removeSnapshots``)."""
+        for end in sorted(e for e in self.snapshots if e < offset):
+            path = join(self.directory, snapshot_filename(SnapshotId(end, self.snapshots.pop(end).epoch)))
+            self.fs.rename(path + SUFFIX, path + DELETE_SUFFIX)
+            self.fs.remove(path + DELETE_SUFFIX)
+        self.fs.fsync_dir(self.directory)
 
     def flush(self) -> None:
         self.log.flush()
@@ -181,6 +298,48 @@ class QuorumStorage:
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}: corrupt quorum-state file: {exc}") from exc
         return (epoch, None if leader < 0 else leader, None if voted < 0 else voted, awaiting)
+
+
+def _read_log_start(fs: Any, directory: str) -> int:
+    """The log start offset of ``log-start-offset-checkpoint`` (0 without the file)."""
+    path = f"{directory}/{LOG_START_FILE}"
+    raw = _read_file(fs, path)
+    if raw is None:
+        return 0
+    lines = raw.decode(errors="replace").splitlines()
+    try:
+        if lines[0] != "0" or int(lines[1]) != 1:
+            raise ValueError("expected version 0 and one entry")
+        topic, partition, offset = lines[2].split()
+        if topic != METADATA_TOPIC or partition != "0" or int(offset) < 0:
+            raise ValueError(f"unexpected entry {lines[2]!r}")
+        return int(offset)
+    except (IndexError, ValueError) as exc:
+        raise ValueError(f"{path}: corrupt log start offset checkpoint: {exc}") from None
+
+
+def _write_log_start(fs: Any, directory: str, offset: int) -> None:
+    write_atomically(fs, f"{directory}/{LOG_START_FILE}", f"0\n1\n{METADATA_TOPIC} 0 {offset}\n".encode())
+
+
+def _recover_snapshots(fs: Any, directory: str, start: int) -> dict[int, QuorumSnapshot]:
+    """The snapshots of ``directory``; partial ones, ones marked deleted and ones ending below the
+    log start are deleted (``KafkaMetadataLog.recoverSnapshots``)."""
+    out: dict[int, QuorumSnapshot] = {}
+    for name in fs.listdir(directory):
+        parsed = parse_snapshot_path(name)
+        if parsed is None:
+            continue
+        path = join(directory, name)
+        sid = parsed.snapshot_id
+        if parsed.partial or parsed.deleted or sid.end_offset < start:
+            fs.remove(path)
+            continue
+        snap = read_snapshot(fs, path)
+        records = tuple(SnapshotRecord(int((r.key or b"0").decode()), _value(r.value or b""))
+                        for r in snap.records)
+        out[sid.end_offset] = QuorumSnapshot(sid.end_offset, sid.epoch, records)
+    return out
 
 
 __all__ = ["QuorumStorage", "MemoryFS", "batch_to_entries"]

@@ -16,11 +16,11 @@ from kraft.core.node import Refused
 from kraft.core.step import Ready, Trigger
 from kraft.core.world import World
 from kraft.quorum.config import QuorumConfig, Role
-from kraft.quorum.invariants import Monitor
+from kraft.quorum.invariants import Monitor, logs_agree
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.projection import project_cluster
 from kraft.quorum.protocol import PROTOCOL
-from kraft.quorum.statemachine import RecordListStateMachine
+from kraft.quorum.statemachine import RecordListStateMachine, replay
 from kraft.quorum.storage import MemoryFS
 
 _RESTARTS = (PROTOCOL.spec_name(QuorumNode.restart), PROTOCOL.spec_name(QuorumNode.restart_with_disk_loss))
@@ -63,8 +63,7 @@ class QuorumWorld(World):
         a restart)."""
         if ready.steps and ready.steps[0].action in _RESTARTS:
             self.applied[node_id] = RecordListStateMachine()
-        for offset, record in ready.committed:
-            self.applied[node_id].on_commit(offset, record)
+        replay(self.applied[node_id], ready.committed)
         return ready
 
     def violations(self) -> list[Violation]:
@@ -171,6 +170,9 @@ class QuorumWorld(World):
         ld = self.nodes[lid]
         if any(n.role is Role.LEADER and n.id != lid for n in self.nodes.values()):
             return False
-        return all(n.current_epoch == ld.current_epoch and n.storage.entries == ld.storage.entries
-                   and n.high_watermark == ld.storage.end_offset for n in self.nodes.values()) \
-            and ld.high_watermark == ld.storage.end_offset
+        end = ld.storage.end_offset
+        led = [(e.epoch, e.value) for e in ld.storage.entries]
+        return all(n.current_epoch == ld.current_epoch and n.storage.end_offset == end and n.high_watermark == end
+                   and logs_agree(led, ld.storage.log_start_offset,
+                                  [(e.epoch, e.value) for e in n.storage.entries], n.storage.log_start_offset)
+                   for n in self.nodes.values()) and ld.high_watermark == end

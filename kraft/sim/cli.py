@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 
 from kraft.cliutil import LiveLine, json_flag, set_document
@@ -47,6 +48,8 @@ def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant:
     ends with the final phase (heal, quiesce, final reads; :meth:`Simulator.quiesce`).
     ``logs``: the kinds of log (:data:`LOG_KINDS`) whose directories to write under ``out/<kind>-log``."""
     protocol = PROTOCOLS[protocol_name].plugin(voters, variant)
+    if not protocol.snapshots:
+        faults = attrs.evolve(faults, snapshot=False)  # ``all`` means every fault the protocol has
     recorder = None
     if out is not None:
         clear_documents(*(out / f for f in ("summary.json", "trace.ndjson", "history.ndjson")))

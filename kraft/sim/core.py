@@ -16,11 +16,15 @@ from typing import Any, Callable, Iterable
 
 import attrs
 
-from kraft.core.invariants import InvariantViolation
+from kraft.core.invariants import InvariantViolation, Violation
 from kraft.core.plugin import SimPlugin
 from kraft.core.step import TICK, Ready
 
-FAULT_NAMES: tuple[str, ...] = ("drop", "dup", "delay", "reorder", "partition", "crash", "disk-loss", "resign")
+FAULT_NAMES: tuple[str, ...] = ("drop", "dup", "delay", "reorder", "partition", "crash", "disk-loss", "resign",
+                                 "snapshot")
+# ``snapshot``: a node snapshots its committed prefix and moves its log start (only for a protocol
+# whose plug-in offers it, ``SimPlugin.snapshots``; elsewhere it is never scheduled).  Its times and
+# choices come from an RNG of their own, so switching it on leaves the run's other draws as they were.
 # Targeted faults (Jepsen's nemeses that pick their victim by role, e.g. ``:primaries``) are named
 # in ``--faults`` beside the random ones (``all,kill-leader``), never part of ``all``; each protocol
 # offers its own (``SimPlugin.nemeses``). Each fires at exponential intervals of mean
@@ -43,12 +47,14 @@ class Faults:
     crash: bool = False
     disk_loss: bool = False
     resign: bool = False
+    snapshot: bool = False
     drop_p: float = 0.05
     dup_p: float = 0.05
     partition_every_ms: int = 3000
     crash_every_ms: int = 4000
     disk_loss_every_ms: int = 15000
     resign_every_ms: int = 8000
+    snapshot_every_ms: int = 1500
     nemesis: tuple[str, ...] = ()   # targeted faults (the protocol's nemeses), in the order given
     nemesis_every_ms: int = 2500
 
@@ -224,6 +230,7 @@ class Simulator:
         self.plugin = plugin
         self.seed = seed
         self.rng = random.Random(seed)
+        self.snapshot_rng = random.Random(f"{seed}/snapshot")
         self.faults = faults or Faults()
         self.clock = Clock()
         self.network = Network(self.rng, self.faults, self.clock)
@@ -260,6 +267,8 @@ class Simulator:
         self._starting = False
         for kind, every in self._periodic():
             self.clock.schedule(self._exp(every), kind)
+        if self.faults.snapshot and plugin.snapshots:
+            self._schedule_snapshot()
         for name, every in self.faults.nemesis_schedule():
             self.clock.schedule(self._exp(every), "nemesis", (offered[name], every))
         for n in self.world.node_ids():
@@ -369,6 +378,10 @@ class Simulator:
         ``first_violation`` and later violations are only counted."""
         violations = self.plugin.check(self)
         self.world.restarted = set()
+        self._report(violations)
+
+    def _report(self, violations: list[Violation]) -> None:
+        """Keep or raise the first violation (see ``check``); count later ones."""
         if not violations:
             return
         if self.first_violation is not None:
@@ -416,6 +429,7 @@ class Simulator:
         self.run_until(self.now + self.quiesce_ms, until=lambda: self.plugin.settled(self))
         self.final_phase["quiesce_events"] = self.events - start_events
         self.final_phase["quiesce_ms"] = self.now - start_ms
+        self._report(self.plugin.liveness(self))
         self.final_phase["final_reads"] = self.plugin.final_reads(self)
 
     def run_until(self, t_ms: int, max_events: int = 10**7, until: Callable[[], bool] | None = None) -> None:
@@ -570,6 +584,16 @@ class Simulator:
         if pairs:
             self.network.blocked -= pairs
             self.record("Heal", None, {"links": [list(p) for p in sorted(pairs, key=repr)]}, spec=False)
+
+    def _schedule_snapshot(self) -> None:
+        wait = max(1, int(self.snapshot_rng.expovariate(1.0 / self.faults.snapshot_every_ms)))
+        self.clock.schedule(self.now + wait, "snapshot")
+
+    def _on_snapshot(self, ev: _Event) -> None:
+        if self.calm:
+            return  # the final phase: no new faults (and none scheduled)
+        self.plugin.snapshot(self, self.snapshot_rng)
+        self._schedule_snapshot()
 
     def _on_resign(self, ev: _Event) -> None:
         if self.calm:

@@ -5,21 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from kraft.quorum.invariants import Monitor, check_state, election_safety, log_matching, \
-    majority_reached_high_watermark, state_machine_safety
+    majority_reached_high_watermark, snapshot_at_log_start, state_machine_safety
 
 LC = "LeaderChange"
 
 
 def state(logs: dict[int, list[tuple[int, Any]]], *, roles: dict[int, str] | None = None,
           epochs: dict[int, int] | None = None, hwm: dict[int, int] | None = None,
-          flushed: dict[int, int] | None = None) -> dict[str, Any]:
+          flushed: dict[int, int] | None = None, starts: dict[int, int] | None = None,
+          snapshots: dict[int, list[tuple[int, int, list[Any]]]] | None = None) -> dict[str, Any]:
     ids = sorted(logs)
+    starts = starts or {i: 0 for i in ids}
+    snaps = snapshots or {}
     return {
+        "logStartOffset": starts,
+        "snapshots": {i: [{"end": e, "epoch": p, "values": v} for e, p, v in snaps.get(i, [])] for i in ids},
         "log": {i: [{"epoch": e, "value": v} for e, v in logs[i]] for i in ids},
         "role": roles or {i: "Follower" for i in ids},
         "currentEpoch": epochs or {i: 1 for i in ids},
         "highWatermark": hwm or {i: 0 for i in ids},
-        "flushedOffset": flushed or {i: len(logs[i]) for i in ids},
+        "flushedOffset": flushed or {i: starts[i] + len(logs[i]) for i in ids},
     }
 
 
@@ -100,3 +105,42 @@ def test_high_watermark_never_decreases() -> None:
     m2 = Monitor()
     m2.observe(GOOD)
     assert "HighWatermarkNeverDecreases" not in names(m2.observe(down, restarted={2}))  # a restart resets it
+
+
+# with snapshots: logs start at logStartOffset; node 2 below holds offsets 2.. only
+SNAP = state({1: [(1, LC), (1, 10), (1, 11)], 2: [(1, 11)], 3: [(1, LC), (1, 10), (1, 11)]},
+             roles={1: "Leader", 2: "Follower", 3: "Follower"}, hwm={1: 3, 2: 3, 3: 3},
+             starts={1: 0, 2: 2, 3: 0}, snapshots={2: [(2, 1, [10])]})
+
+
+def test_rebased_logs_are_compared_where_both_hold_them() -> None:
+    assert check_state(SNAP) == []
+    assert Monitor().observe(SNAP) == []
+    # node 2 holds a different record at offset 2, in the same epoch as the others
+    bad = state({1: [(1, LC), (1, 10), (1, 11), (1, 12)], 2: [(1, 99), (1, 12)], 3: [(1, LC)]},
+                starts={1: 0, 2: 2, 3: 0}, snapshots={2: [(2, 1, [10])]})
+    assert names(log_matching(bad)) == {"LogMatching"}
+
+
+def test_majority_reached_high_watermark_needs_the_flushed_offset() -> None:
+    s = state({1: [(1, LC), (1, 5)], 2: [(1, LC), (1, 5)], 3: [(1, LC)]},
+              roles={1: "Leader", 2: "Follower", 3: "Follower"}, hwm={1: 2, 2: 2, 3: 1},
+              flushed={1: 1, 2: 2, 3: 1})  # the leader's second record is not durable yet
+    assert names(majority_reached_high_watermark(s)) == {"MajorityReachedHighWatermark"}
+
+
+def test_snapshot_at_log_start() -> None:
+    no_snapshot = state({1: [(1, 11)]}, starts={1: 2})
+    assert names(snapshot_at_log_start(no_snapshot)) == {"SnapshotAtLogStart"}
+    stale = state({1: [(1, 11)]}, starts={1: 2}, snapshots={1: [(1, 1, []), (2, 1, [10])]})
+    assert names(snapshot_at_log_start(stale)) == {"SnapshotAtLogStart"}
+    assert snapshot_at_log_start(SNAP) == []
+
+
+def test_consistent_committed_data() -> None:
+    m = Monitor()
+    assert m.observe(SNAP) == []  # commits [LC, 10, 11]
+    beyond = state({1: [(1, LC), (1, 10), (1, 11), (1, 12)]}, hwm={1: 3}, snapshots={1: [(4, 1, [10, 11, 12])]})
+    assert names(m.observe(beyond)) == {"ConsistentCommittedData"}
+    wrong = state({1: [(1, LC), (1, 10), (1, 11)]}, hwm={1: 3}, snapshots={1: [(3, 1, [10, 12])]})
+    assert names(Monitor().observe(wrong)) == {"ConsistentCommittedData"}

@@ -25,7 +25,7 @@ class Msg:
 
 def test_faults_parse() -> None:
     assert Faults.parse("all").enabled() == ["drop", "dup", "delay", "reorder", "partition", "crash",
-                                             "disk-loss", "resign"]
+                                             "disk-loss", "resign", "snapshot"]
     assert Faults.parse("drop,crash").enabled() == ["drop", "crash"]
     assert Faults.parse("none").enabled() == []
     with pytest.raises(SimulationError, match="bogus"):
