@@ -12,8 +12,8 @@ Every step a node takes is printed as it happens (from tests/quorum/testdata/div
 
 the acting node and the spec action (the name comes from the declaration, ``kraft.quorum.protocol``),
 the message it consumed, then what changed in the node (role, epoch, leader, voted, end = log end
-offset, flushed, hwm, awaiting = waiting for a leader after a disk loss), its quorum-state writes and
-the messages it sent.  Every invariant is checked after every step; a violation is printed as
+offset, flushed, hwm, awaiting = waiting for a leader after a disk loss, start = log start offset,
+snapshots = the ids end@epoch of its snapshots), its quorum-state writes and the messages it sent.  Every invariant is checked after every step; a violation is printed as
 ``VIOLATION <Invariant>: ...`` and ends the story (only views may follow).
 
 Commands (N, M: node ids; A->B: a link, ``*`` for any node):
@@ -27,6 +27,8 @@ Commands (N, M: node ids; A->B: a link, ``*`` for any node):
   tick MS                advance the clock; every node takes the timer actions that came due
   timeout N | flush N | resign N | restart N | lose-disk N      force that action at N
   append N VALUE         a client append at N
+  snapshot N [K]         N snapshots the prefix below K (default: its high watermark)
+  clean N [O]            N moves its log start to O (default: its latest snapshot's end)
   isolate N [M ...]      cut N (and M ...) off from the others (replaces any partition); heal
   run MS                 coarse: MS of fair network and timers, a client append every 100 ms; prints
                          the net change of every node, not every step
@@ -43,16 +45,20 @@ from typing import Any
 import attrs
 
 from kraft.core.datadriven import Story, changes, show
+from kraft.core.invariants import InvariantViolation, Violation
 from kraft.core.node import Refused
 from kraft.core.step import Ready
 from kraft.quorum.config import QuorumConfig
 from kraft.quorum.messages import (
     FETCH_DIVERGING,
     FETCH_OK,
+    FETCH_SNAPSHOT,
     LEADER_CHANGE,
     Entry,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
     Message,
     VoteRequest,
     VoteResponse,
@@ -85,14 +91,32 @@ def message_text(m: Message) -> str:
         elif m.result == FETCH_DIVERGING:
             out += (f" divergingEpoch={m.divergingEpoch} divergingEndOffset={m.divergingEndOffset} "
                     f"hwm={m.highWatermark}")
+        elif m.result == FETCH_SNAPSHOT:
+            out += f" snapshot={m.snapshotEnd}@{m.snapshotEpoch} hwm={m.highWatermark}"
         return out
+    if isinstance(m, (FetchSnapshotRequest, FetchSnapshotResponse)):
+        return _fetch_snapshot_text(head, m)
     return f"{head} epoch={m.epoch}"
+
+
+def _fetch_snapshot_text(head: str, m: FetchSnapshotRequest | FetchSnapshotResponse) -> str:
+    """``snapshot=end@epoch``; a response adds its result and, when Ok, the snapshot's values."""
+    sid = f"snapshot={m.snapshotEnd}@{m.snapshotEpoch}"
+    if isinstance(m, FetchSnapshotRequest):
+        return f"{head} epoch={m.epoch} {sid}"
+    values = f" values=[{' '.join(str(r.value) for r in m.values)}]" if m.result == FETCH_OK else ""
+    return f"{head} epoch={m.epoch} {m.result} {sid}{values}"
 
 
 def _snapshot(node: QuorumNode) -> dict[str, Any]:
     return {"role": node.role.value, "epoch": node.current_epoch, "leader": node.leader_id,
             "voted": node.voted_for, "end": node.storage.end_offset, "flushed": node.storage.flushed_offset,
-            "hwm": node.high_watermark, "awaiting": node.awaiting_leader}
+            "hwm": node.high_watermark, "awaiting": node.awaiting_leader,
+            "start": node.storage.log_start_offset, "snapshots": _snapshot_ids(node)}
+
+
+def _snapshot_ids(node: QuorumNode) -> str:
+    return "[" + " ".join(f"{end}@{s.epoch}" for end, s in sorted(node.storage.snapshots.items())) + "]"
 
 
 def node_text(node: QuorumNode, now: int) -> str:
@@ -101,6 +125,7 @@ def node_text(node: QuorumNode, now: int) -> str:
     timer = "none" if due is None else f"{max(due, now)}ms"
     return (f"{node.id} {s['role']} epoch={s['epoch']} leader={show(s['leader'])} voted={show(s['voted'])} "
             f"end={s['end']} flushed={s['flushed']} hwm={s['hwm']} next-timer={timer}"
+            + (f" start={s['start']} snapshots={s['snapshots']}" if s["start"] or s["snapshots"] != "[]" else "")
             + (" awaiting-leader" if s["awaiting"] else ""))
 
 
@@ -279,6 +304,31 @@ def _append(s: QuorumStory, args: list[str]) -> None:
         s.lines.append(f"refused: {n} is {node.role.value} in epoch {node.current_epoch} (NotLeader)")
 
 
+def _snapshot_command(s: QuorumStory, args: list[str]) -> None:
+    """``snapshot N [K]``: TakeSnapshot(N, K), K defaulting to N's high watermark."""
+    if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
+        raise s.bad("expected `snapshot N [K]`")
+    n = s.node(args[0])
+    node = s.world.nodes[n]
+    k = int(args[1]) if len(args) == 2 else node.high_watermark
+    if not s.world.trigger(n, QuorumNode.take_snapshot, k=k).steps:
+        s.lines.append(f"refused: {n} cannot snapshot below {k} (log start {node.storage.log_start_offset}, "
+                       f"hwm {node.high_watermark}, snapshots {_snapshot_ids(node)})")
+
+
+def _clean(s: QuorumStory, args: list[str]) -> None:
+    """``clean N [O]``: DeleteBeforeSnapshot(N, O), O defaulting to N's latest snapshot's end."""
+    if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
+        raise s.bad("expected `clean N [O]`")
+    n = s.node(args[0])
+    node = s.world.nodes[n]
+    latest = node.storage.latest_snapshot
+    o = int(args[1]) if len(args) == 2 else (latest.end if latest is not None else 0)
+    if not s.world.trigger(n, QuorumNode.delete_before_snapshot, o=o).steps:
+        s.lines.append(f"refused: {n} cannot move its log start to {o} (log start {node.storage.log_start_offset}, "
+                       f"hwm {node.high_watermark}, snapshots {_snapshot_ids(node)})")
+
+
 def _isolate(s: QuorumStory, args: list[str]) -> None:
     if not args:
         raise s.bad("expected `isolate N [M ...]`")
@@ -313,6 +363,22 @@ def _settle(s: QuorumStory, args: list[str]) -> None:
                        f"{ld.storage.end_offset}, all committed")
     else:
         s.lines.append("NOT converged within 30000ms")
+        behind = _not_caught_up(w)
+        if behind:
+            raise InvariantViolation(Violation("FollowerCatchesUp", behind))
+
+
+def _not_caught_up(w: QuorumWorld) -> str:
+    """The voters whose log does not reach the leader's log end once the network healed (the
+    liveness FollowerCatchesUp), or "" if there is no leader or every voter does."""
+    lid = w.leader()
+    if lid is None:
+        return ""
+    st = w.nodes[lid].storage
+    behind = [f"{i} (log {n.storage.log_start_offset}..{n.storage.end_offset})" for i, n in w.nodes.items()
+              if n.storage.end_offset != st.end_offset]
+    return (f"voters {', '.join(behind)} never catch up with leader {lid} (log {st.log_start_offset}.."
+            f"{st.end_offset})") if behind else ""
 
 
 def _status(s: QuorumStory, args: list[str]) -> None:
@@ -334,7 +400,8 @@ def _log(s: QuorumStory, args: list[str]) -> None:
     ids = [s.node(a) for a in args] or list(s.world.ids)
     for i in ids:
         st = s.world.nodes[i].storage
-        s.lines.append(f"{i}: " + (" ".join(entry_text(e) for e in st.entries) or "(empty)"))
+        start = f"(from {st.log_start_offset}) " if st.log_start_offset else ""
+        s.lines.append(f"{i}: {start}" + (" ".join(entry_text(e) for e in st.entries) or "(empty)"))
 
 
 QuorumStory.commands = {
@@ -342,7 +409,7 @@ QuorumStory.commands = {
     "tick": _tick, "timeout": _forced(QuorumNode.timeout), "flush": _forced(QuorumNode.flush),
     "resign": _forced(QuorumNode.resign), "restart": _restart,
     "lose-disk": lambda s, a: _restart(s, a, disk_lost=True),
-    "append": _append, "isolate": _isolate, "heal": _heal, "run": _run, "settle": _settle,
+    "append": _append, "snapshot": _snapshot_command, "clean": _clean, "isolate": _isolate, "heal": _heal, "run": _run, "settle": _settle,
     "status": _status, "raft-state": _raft_state, "log": _log,
 }
 

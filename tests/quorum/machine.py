@@ -1,10 +1,10 @@
 """The Hypothesis rule-based state machine over a hand-stepped KRaft cluster.
 
 Rules are the spec's nondeterminism (deliver / duplicate / drop any in-flight message, fire a timer,
-crash-restart, partition and heal, client appends) plus two macros that make long scenarios cheap
-for the search (``deliver_all`` and ``tick``).  Every invariant of ``kraft.quorum.invariants`` is an
+crash-restart, partition and heal, client appends, snapshots and moving the log start) plus three macros that make long scenarios cheap
+for the search (``deliver_all``, ``tick`` and ``far_behind``).  Every invariant of ``kraft.quorum.invariants`` is an
 ``@invariant``; the teardown heals the network, runs to quiescence and checks that all voters hold
-the same committed log.  ``make_machine(config)`` builds the class for a config (bug variants too).
+the same committed log (a voter that never catches up is reported as FollowerCatchesUp).  ``make_machine(config)`` builds the class for a config (bug variants too).
 """
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from kraft.quorum.world import QuorumWorld
+from kraft.core.invariants import InvariantViolation, Violation
 from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.invariants import logs_agree
+from kraft.quorum.node import QuorumNode
+from kraft.quorum.world import QuorumWorld
 
 INDEX = st.integers(min_value=0, max_value=63)
 
@@ -116,6 +119,32 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
         def client_append(self, n: int) -> None:
             self.c.append(n)
 
+        @rule(n=node_ids, ahead=st.integers(min_value=0, max_value=2))
+        def take_snapshot(self, n: int, ahead: int) -> None:
+            """TakeSnapshot at ``n``'s high watermark (+ ``ahead``: refused unless a bug allows it)."""
+            self.c.trigger(n, QuorumNode.take_snapshot, k=self.c.nodes[n].high_watermark + ahead)
+
+        @rule(n=node_ids, back=st.integers(min_value=0, max_value=2))
+        def delete_before_snapshot(self, n: int, back: int) -> None:
+            """DeleteBeforeSnapshot at ``n``: to its latest snapshot (``back`` 0), else ``back``
+            below its high watermark (refused unless a snapshot ends there or a bug allows it)."""
+            node = self.c.nodes[n]
+            latest = node.storage.latest_snapshot
+            o = (latest.end if latest is not None else 0) if back == 0 else node.high_watermark - back
+            self.c.trigger(n, QuorumNode.delete_before_snapshot, o=o)
+
+        @rule(n=node_ids)
+        def far_behind(self, n: int) -> None:
+            """Macro: cut ``n`` off for a second of client appends, then the leader (if another
+            node) snapshots its committed prefix and moves its log start there."""
+            self.c.isolate(n)
+            self.c.run(1000)
+            lid = self.c.leader()
+            if lid is not None and lid != n:
+                ld = self.c.nodes[lid]
+                self.c.trigger(lid, QuorumNode.take_snapshot, k=ld.high_watermark)
+                self.c.trigger(lid, QuorumNode.delete_before_snapshot, o=ld.high_watermark)
+
         @invariant()
         def spec_invariants(self) -> None:
             self.c.check()
@@ -124,10 +153,12 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
             if not liveness:
                 return
             if not self.c.settle(max_ms=30_000):
-                raise AssertionError("no convergence within 30s of healed network:\n" + self.c.describe())
-            logs = {i: n.storage.entries[: n.high_watermark] for i, n in self.c.nodes.items()}
+                raise InvariantViolation(Violation("FollowerCatchesUp", "no convergence within 30s of healed "
+                                                   "network"), summary=self.c.describe())
+            logs = {i: ([(e.epoch, e.value) for e in n.storage.entries], n.storage.log_start_offset)
+                    for i, n in self.c.nodes.items()}
             first = logs[self.c.ids[0]]
-            assert all(log == first for log in logs.values()), f"committed logs differ after healing: {logs}"
+            assert all(logs_agree(*log, *first) for log in logs.values()), f"logs differ after healing: {logs}"
 
     for name, weight in (weights or {}).items():
         original = getattr(KRaftMachine, name)

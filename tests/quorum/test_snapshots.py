@@ -9,16 +9,8 @@ import random
 from kraft.log import MemoryFS
 from kraft.log.snapshot import read_snapshot
 from kraft.quorum.config import QuorumConfig, Role
-from kraft.quorum.messages import (
-    FETCH_DIVERGING,
-    FETCH_OK,
-    FETCH_SNAPSHOT,
-    LEADER_CHANGE,
-    Entry,
-    FetchRequest,
-    QuorumSnapshot,
-    SnapshotRecord,
-)
+from kraft.quorum.messages import FETCH_DIVERGING, FETCH_OK, FETCH_SNAPSHOT, LEADER_CHANGE, Entry, FetchRequest
+from kraft.quorum.messages import QuorumSnapshot, SnapshotRecord
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.storage import QuorumStorage
 from kraft.quorum.world import QuorumWorld

@@ -36,6 +36,8 @@ TestKRaftFiveVoters.settings = examples.LARGE(CORRECT)
 
 PARTITIONS = {"run": 2, "isolate": 2}
 ELECTIONS = {"timeout": 3, "crash_after_vote": 3}
+SNAPSHOTS = {"take_snapshot": 3, "delete_before_snapshot": 3, "run": 2}
+FAR_BEHIND = {"far_behind": 3, "heal": 0}
 
 
 @attrs.frozen
@@ -45,6 +47,7 @@ class Search:
     warm_start: bool
     expected: frozenset[str]
     budget: int
+    liveness: bool = False   # the teardown's convergence check is on (a liveness bug)
 
 
 # How each variant is searched for: rule weights, pre-vote, warm start (an elected leader with
@@ -60,6 +63,12 @@ VARIANT_SEARCH = {
         {"LogMatching", "StateMachineSafety", "NoCommittedRecordLost", "MajorityReachedHighWatermark",
          "LeaderCompleteness", "MonotonicHighWatermark"}), 200),
     "ForgetVoteOnRestart": Search(ELECTIONS, True, True, frozenset({"ElectionSafety"}), 200),
+    "SnapshotBeyondHighWatermark": Search(SNAPSHOTS, True, True, frozenset({"ConsistentCommittedData"}), 100),
+    "RetentionDeletesPastSnapshot": Search(SNAPSHOTS, True, True, frozenset({"SnapshotAtLogStart"}), 100),
+    "KeepSuffixAfterSnapshotInstall": Search(FAR_BEHIND, True, True, frozenset({"LogMatching", "FollowerCatchesUp"}),
+                                             300, liveness=True),
+    "NoSnapshotRedirectBelowLogStart": Search(FAR_BEHIND, True, True, frozenset({"FollowerCatchesUp"}), 200,
+                                              liveness=True),
 }
 
 
@@ -82,7 +91,7 @@ def shrink_budget(seconds: int | None) -> Iterator[None]:
 def _catch(variant: str, capsys: pytest.CaptureFixture[str], shrink_seconds: int | None) -> list[str]:
     """Search for ``variant``'s violation; return the falsifying example's steps (printed)."""
     search = VARIANT_SEARCH[variant]
-    machine = make_machine(_config(variant, search.prevote), liveness=False, weights=search.weights,
+    machine = make_machine(_config(variant, search.prevote), liveness=search.liveness, weights=search.weights,
                            warm_start=search.warm_start)
     with pytest.raises(InvariantViolation) as info, shrink_budget(shrink_seconds):
         run_state_machine_as_test(machine, settings=settings(
