@@ -562,6 +562,10 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.fetch_deadline = now + self.config.fetch_timeout_ms
         snapshot = QuorumSnapshot(m.snapshotEnd, m.snapshotEpoch, m.values)
         storage = self.storage
+        if snapshot.end < storage.log_start_offset:
+            # a late answer to an earlier request: the log already starts past it (Kafka takes
+            # only the snapshot it is fetching, FollowerState.fetchingSnapshot)
+            return
         storage.add_snapshot(snapshot, now)
         self._rb.wrote("snapshot", end=snapshot.end, epoch=snapshot.epoch)
         last_epoch = storage.last_epoch

@@ -10,7 +10,7 @@ from kraft.log import MemoryFS
 from kraft.log.snapshot import read_snapshot
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.messages import FETCH_DIVERGING, FETCH_OK, FETCH_SNAPSHOT, LEADER_CHANGE, Entry, FetchRequest
-from kraft.quorum.messages import QuorumSnapshot, SnapshotRecord
+from kraft.quorum.messages import FetchSnapshotResponse, QuorumSnapshot, SnapshotRecord
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.storage import QuorumStorage
 from kraft.quorum.world import QuorumWorld
@@ -173,3 +173,15 @@ def test_snapshot_and_clean_are_refused_outside_their_bounds() -> None:
     assert not w.trigger(lid, QuorumNode.delete_before_snapshot, o=hwm).steps   # no snapshot there
     assert w.trigger(lid, QuorumNode.take_snapshot, k=hwm).steps
     assert not w.trigger(lid, QuorumNode.take_snapshot, k=hwm).steps            # not past the latest
+
+
+def test_a_late_snapshot_below_the_log_start_is_ignored() -> None:
+    """Two FetchSnapshot answers arrive out of order: the newer one is installed, the older one,
+    ending below the new log start, must not be added (SnapshotAtLogStart)."""
+    node = QuorumNode(2, (1, 2, 3), QuorumConfig(), MemoryFS(), rng=random.Random(0))
+    node.role, node.current_epoch, node.leader_id = Role.FOLLOWER, 1, 1
+    newer = FetchSnapshotResponse(1, 2, 1, FETCH_OK, 9, 1, (SnapshotRecord(1, 7),))
+    older = FetchSnapshotResponse(1, 2, 1, FETCH_OK, 5, 1, (SnapshotRecord(1, 7),))
+    node.step(newer, 0)
+    node.step(older, 0)
+    assert (node.storage.log_start_offset, sorted(node.storage.snapshots)) == (9, [9])
