@@ -235,6 +235,8 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
         fault_set = Faults.parse(faults, registered.plugin(voters, None).nemeses())
     except SimulationError as exc:
         raise click.BadParameter(str(exc), param_hint="--faults") from None
+    if "snapshot" in (faults or "").split(",") and not registered.plugin(voters, None).snapshots:
+        raise click.BadParameter(f"protocol {protocol_name} takes no snapshots", param_hint="--faults")
     logs = tuple(kind for kind, wanted in zip(LOG_KINDS, (metadata_log, offsets_log)) if wanted)
     for kind in logs:
         if kind not in registered.plugin(voters, None).kept_logs:

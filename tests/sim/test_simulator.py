@@ -10,7 +10,7 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from kraft.sim.cli import simulate
+from kraft.sim.cli import run_once, simulate
 from kraft.sim.core import Clock, Faults, Network, SimulationError, Simulator
 from kraft.quorum.sim import KRaftPlugin
 from kraft.sim.recorder import Recorder
@@ -136,3 +136,15 @@ def test_a_violation_in_the_final_phase_is_the_runs_violation(tmp_path: Path) ->
     assert summary["verdict"] == "violation" and summary["violation"]["event"] > 600
     assert summary["final_phase"]["calm_at_event"] == 600
     assert (tmp_path / "trace.ndjson").exists() and (tmp_path / "history.ndjson").exists()
+
+
+def test_the_snapshot_fault_is_for_protocols_that_snapshot(tmp_path) -> None:
+    """``all`` includes ``snapshot`` only where the plug-in offers it; naming it for another
+    protocol is a usage error."""
+    summary = run_once("replication", 3, 100, Faults.parse("all"), None, 3, None)
+    assert "snapshot" not in summary["faults_enabled"]
+    summary = run_once("kraft", 3, 400, Faults.parse("all"), None, 3, None)
+    assert "snapshot" in summary["faults_enabled"] and summary["faults_injected"].get("snapshot", 0) > 0
+    result = CliRunner().invoke(simulate, ["--protocol", "replication", "--faults", "drop,snapshot",
+                                           "--steps", "10", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "takes no snapshots" in result.output
