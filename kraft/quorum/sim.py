@@ -285,17 +285,19 @@ class KRaftPlugin(SimPlugin):
         if not up:
             return
         node = self.nodes[rng.choice(up)]
-        k = node.high_watermark
-        if self.config.SnapshotBeyondHighWatermark and rng.random() < 0.5:
-            k = node.storage.end_offset
+        st = node.storage
+        # every draw is made whatever the config, so a bug variant's run takes the same choices as
+        # the correct one until the bug acts (the conformance tests' oracle)
+        beyond, clean, anywhere = rng.random() < 0.5, rng.random() < 0.75, rng.random() < 0.5
+        anywhere_o = rng.randint(st.log_start_offset, max(st.log_start_offset, node.high_watermark))
+        k = st.end_offset if self.config.SnapshotBeyondHighWatermark and beyond else node.high_watermark
         if node.may_snapshot(k):
             sim.count("snapshot")
             sim.step_node(node.id, Trigger(QuorumNode.take_snapshot, {"k": k}))
-        latest = node.storage.latest_snapshot
-        o = latest.end if latest is not None else 0
-        if self.config.RetentionDeletesPastSnapshot and rng.random() < 0.5:
-            o = rng.randint(node.storage.log_start_offset, max(node.storage.log_start_offset, node.high_watermark))
-        if rng.random() < 0.75 and node.may_delete_before(o):
+        latest = st.latest_snapshot
+        o = anywhere_o if self.config.RetentionDeletesPastSnapshot and anywhere else \
+            (latest.end if latest is not None else 0)
+        if clean and node.may_delete_before(o):
             sim.count("clean")
             sim.step_node(node.id, Trigger(QuorumNode.delete_before_snapshot, {"o": o}))
         sim.run_due(node.id)
