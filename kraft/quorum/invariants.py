@@ -1,7 +1,8 @@
 """The KRaft safety invariants, written once over projected states (``projection.project_cluster``).
 
 State invariants (a function of one state; names as in ``spec/KRaft.tla``):
-  ElectionSafety, LogMatching, StateMachineSafety, MajorityReachedHighWatermark, SnapshotAtLogStart
+  ElectionSafety, LogMatching, StateMachineSafety, MajorityReachedHighWatermark, LogEpochsMonotonic,
+  SnapshotAtLogStart
 History invariants (need earlier states; ``Monitor`` keeps the spec's ghosts ``committed``/``elected``):
   ElectionSafety (at most one leader per epoch over the whole run), LeaderCompleteness,
   MonotonicHighWatermark, StateMachineSafety against the ghost, NoCommittedRecordLost (committed
@@ -11,7 +12,14 @@ History invariants (need earlier states; ``Monitor`` keeps the spec's ghosts ``c
 
 A node's ``log`` holds the entries from its ``logStartOffset`` on (0 when the state has no
 ``logStartOffset``); the comparisons of two logs, or of a log and the ghost, cover the offsets both
-hold: what lies below a log start is in the node's snapshots, which ConsistentCommittedData checks.
+hold: what lies below a log start is in the node's snapshots, which ConsistentCommittedData checks
+(and ``Holds``, the spec's, compares with the values of the snapshot at the log start).
+
+One difference from the spec, in how the ghost grows: the spec extends ``committed`` when a
+leader's high watermark passes it; the Monitor extends it from every node's high watermark, since
+it observes after coarser steps than the spec's (a round of deliveries may raise a follower's high
+watermark and then let its leader resign): a follower's high watermark was its leader's, so the
+ghost is the same, and the spec's clause ``highWatermark[n] <= Len(committed)`` always holds here.
 
 Used by the simulator after every event, by the Hypothesis state machines as ``@invariant``s and by
 the trace checker on recorded post-states.
@@ -57,6 +65,40 @@ def logs_agree(a: list, a_start: int, b: list, b_start: int) -> bool:
     """Two logs (from their starts) hold the same entries at every offset both hold."""
     lo, hi = max(a_start, b_start), min(a_start + len(a), b_start + len(b))
     return _window(a, a_start, lo, hi) == _window(b, b_start, lo, hi)
+
+
+def _values(entries: list) -> list:
+    """The spec's ``ValuesOf``: the values of the non-LeaderChange entries, in order."""
+    return [v for _, v in entries if v != LEADER_CHANGE]
+
+
+def _base_snapshot(state: dict[str, Any], n: Any) -> dict[str, Any] | None:
+    start = _start(state, n)
+    return next((s for s in state.get("snapshots", {}).get(n, ()) if s["end"] == start), None)
+
+
+def _base_epoch(state: dict[str, Any], n: Any) -> int:
+    """The spec's ``BaseEpoch(n)``: 0 for a log from 0, else the epoch of the snapshot ending at
+    the log start, else the first entry's (0 for an empty log)."""
+    if _start(state, n) == 0:
+        return 0
+    s = _base_snapshot(state, n)
+    if s is not None:
+        return s["epoch"]
+    log = _logs(state)[n]
+    return log[0][0] if log else 0
+
+
+def holds(state: dict[str, Any], n: Any, prefix: list) -> bool:
+    """The spec's ``Holds(n, p)``: n's log reaches the end of ``prefix``, agrees with it from the
+    log start on, and the values below the log start are a prefix of those of n's snapshot there."""
+    start, log = _start(state, n), _logs(state)[n]
+    if not holds_prefix(log, start, prefix):
+        return False
+    below = _values(prefix[:min(start, len(prefix))])
+    s = _base_snapshot(state, n)
+    base = list(s["values"]) if s is not None else []
+    return base[:len(below)] == below
 
 
 def holds_prefix(log: list, start: int, prefix: list) -> bool:
@@ -153,6 +195,22 @@ def majority_reached_high_watermark(state: dict[str, Any]) -> list[Violation]:
     return out
 
 
+def log_epochs_monotonic(state: dict[str, Any]) -> list[Violation]:
+    """Along each log the epochs never decrease, the first entry's not below the epoch of the
+    record before the log start (LeaderEpochFileCache.assign only grows)."""
+    out = []
+    for n, log in _logs(state).items():
+        prev = _base_epoch(state, n)
+        for i, (epoch, _) in enumerate(log):
+            if epoch < prev:
+                out.append(Violation("LogEpochsMonotonic",
+                                     f"node {n} has epoch {epoch} at offset {_start(state, n) + i} after "
+                                     f"epoch {prev}"))
+                break
+            prev = epoch
+    return out
+
+
 def snapshot_at_log_start(state: dict[str, Any]) -> list[Violation]:
     """Every snapshot of a node ends at or after its log start, and a log start above 0 is the end
     of one of its snapshots (RaftEventSimulationTest.SnapshotAtLogStart)."""
@@ -173,7 +231,7 @@ def snapshot_at_log_start(state: dict[str, Any]) -> list[Violation]:
 
 # the state invariants, in the order the declaration lists them (and reports their violations)
 STATE_INVARIANTS = (election_safety, log_matching, state_machine_safety, majority_reached_high_watermark,
-                    snapshot_at_log_start)
+                    log_epochs_monotonic, snapshot_at_log_start)
 
 
 def check_state(state: dict[str, Any]) -> list[Violation]:
@@ -243,8 +301,7 @@ class Monitor:
         # NoCommittedRecordLost: the committed prefix stays durable on a majority.
         if self.committed:
             c = len(self.committed)
-            holders = [v for v in logs if state["flushedOffset"][v] >= c
-                       and holds_prefix(logs[v], _start(state, v), self.committed)]
+            holders = [v for v in logs if state["flushedOffset"][v] >= c and holds(state, v, self.committed)]
             if len(holders) < _majority(state):
                 out.append(Violation(
                     "NoCommittedRecordLost",
@@ -256,7 +313,7 @@ class Monitor:
             e = state["currentEpoch"][n]
             before = committed_before(self.committed, e)
             start = _start(state, n)
-            if not holds_prefix(logs[n], start, before):
+            if not holds(state, n, before):
                 k = next((j for j in range(start, len(before))
                           if j - start >= len(logs[n]) or logs[n][j - start] != before[j]), 0)
                 out.append(Violation(
@@ -283,7 +340,7 @@ class Monitor:
                                          f"node {n} has a snapshot ending at {end}, beyond the "
                                          f"{len(self.committed)} committed records"))
                     continue
-                want = [v for _, v in self.committed[:end] if v != LEADER_CHANGE]
+                want = _values(self.committed[:end])
                 if list(s["values"]) != want:
                     out.append(Violation("ConsistentCommittedData",
                                          f"node {n}'s snapshot ending at {end} holds {list(s['values'])[-5:]}... "

@@ -549,7 +549,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
 
     def handle_fetch_snapshot_response(self, m: FetchSnapshotResponse, now: int) -> None:
         """Spec action HandleFetchSnapshotResponse(n, m) (KafkaRaftClient.handleFetchSnapshotResponse):
-        store the snapshot and, when it is newer than the log, replace the log by it
+        a snapshot newer than the log (by epoch, then end offset) is stored and replaces the log
         (``truncateToLatestSnapshot``); the high watermark reaches at least its end."""
         if m.epoch > self.current_epoch:
             self._to_unattached(m.epoch, now)
@@ -562,19 +562,18 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.fetch_deadline = now + self.config.fetch_timeout_ms
         snapshot = QuorumSnapshot(m.snapshotEnd, m.snapshotEpoch, m.values)
         storage = self.storage
-        if snapshot.end < storage.log_start_offset:
-            # a late answer to an earlier request: the log already starts past it (Kafka takes
-            # only the snapshot it is fetching, FollowerState.fetchingSnapshot)
+        last_epoch = storage.last_epoch
+        if not (snapshot.epoch > last_epoch or (snapshot.epoch == last_epoch and snapshot.end > storage.end_offset)):
+            # not newer than the log: dropped.  Kafka fetches nothing else while it fetches a
+            # snapshot (FollowerState.fetchingSnapshot), so this is an overtaken answer
             return
         storage.add_snapshot(snapshot, now)
         self._rb.wrote("snapshot", end=snapshot.end, epoch=snapshot.epoch)
-        last_epoch = storage.last_epoch
-        if snapshot.epoch > last_epoch or (snapshot.epoch == last_epoch and snapshot.end > storage.end_offset):
-            storage.install_snapshot(snapshot, keep_suffix=self.config.KeepSuffixAfterSnapshotInstall)
-            self._rb.wrote("logStart", offset=storage.log_start_offset)
-            if snapshot.end > self.high_watermark:
-                self.high_watermark = snapshot.end
-                self._apply_committed()
+        storage.install_snapshot(snapshot, keep_suffix=self.config.KeepSuffixAfterSnapshotInstall)
+        self._rb.wrote("logStart", offset=storage.log_start_offset)
+        if snapshot.end > self.high_watermark:
+            self.high_watermark = snapshot.end
+            self._apply_committed()
 
     def take_snapshot(self, k: int, now: int) -> bool | None:
         """Spec action TakeSnapshot(n, k): write a snapshot of the prefix below ``k``
@@ -598,8 +597,8 @@ class QuorumNode(Node, declaration=PROTOCOL):
         """Spec action DeleteBeforeSnapshot(n, o): move the log start offset to the end of one of
         the snapshots (``KafkaMetadataLog.deleteBeforeSnapshot``; UnifiedLog refuses a log start
         beyond the high watermark); the entries and the snapshots below it go.  Bug
-        ``RetentionDeletesPastSnapshot``: any offset below the high watermark, with or without a
-        snapshot there (KAFKA-14238).  No step (False) when ``o`` is none of these."""
+        ``RetentionDeletesPastSnapshot``: also an offset past every snapshot (KAFKA-14238).  No
+        step (False) when ``o`` is none of these."""
         if not self.may_delete_before(o):
             return False
         self.storage.delete_before(o)
@@ -607,11 +606,11 @@ class QuorumNode(Node, declaration=PROTOCOL):
 
     def may_delete_before(self, o: int) -> bool:
         storage = self.storage
-        if not storage.log_start_offset < o <= self.high_watermark:
+        if not storage.log_start_offset < o <= min(self.high_watermark, storage.end_offset):
             return False
         if o in storage.snapshots:
             return True
-        return (self.config.RetentionDeletesPastSnapshot and o < min(self.high_watermark, storage.end_offset)
+        return (self.config.RetentionDeletesPastSnapshot and all(end < o for end in storage.snapshots)
                 and storage.at_batch_boundary(o))
 
     @requires(_leads, "not the leader")

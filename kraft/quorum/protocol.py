@@ -89,16 +89,18 @@ VARIANTS = (
     Variant("SnapshotBeyondHighWatermark", "ConsistentCommittedData",
             "a snapshot may end anywhere up to the log end, not only within the high watermark "
             "(KafkaMetadataLog.createNewSnapshot refuses that): it can hold an uncommitted suffix that "
-            "is later truncated"),
-    Variant("KeepSuffixAfterSnapshotInstall", "LogMatching",
-            "a follower that installs a fetched snapshot keeps its own entries past the snapshot's end "
-            "instead of emptying its log (KafkaMetadataLog.truncateToLatestSnapshot truncates fully)"),
+            "is later truncated", size="snapshot"),
+    Variant("KeepSuffixAfterSnapshotInstall", "LogEpochsMonotonic",
+            "a follower that installs a fetched snapshot keeps its own entries past the snapshot's end, "
+            "of an older epoch than the snapshot's, instead of emptying its log "
+            "(KafkaMetadataLog.truncateToLatestSnapshot truncates fully)", size="snapdiverge"),
     Variant("RetentionDeletesPastSnapshot", "SnapshotAtLogStart",
             "the log start offset moves past the latest snapshot, to an offset no snapshot covers "
-            "(KAFKA-14238: size/time retention deleted metadata segments no snapshot covered)"),
-    Variant("NoSnapshotRedirectBelowLogStart", "FollowerCatchesUp",
+            "(KAFKA-14238: size/time retention deleted metadata segments no snapshot covered)", size="snapshot"),
+    Variant("NoSnapshotRedirectBelowLogStart", "FollowersCatchUp",
             "a fetch below the leader's log start is answered Diverging at the log start instead of with "
-            "the latest snapshot (ReplicatedLog.validateOffsetAndEpoch): the follower never catches up"),
+            "the latest snapshot (ReplicatedLog.validateOffsetAndEpoch): the follower never catches up",
+            size="snapliveness"),
 )
 
 INVARIANTS = (
@@ -107,6 +109,8 @@ INVARIANTS = (
     Invariant("StateMachineSafety", inv.state_machine_safety, "no two nodes commit different records at one offset"),
     Invariant("MajorityReachedHighWatermark", inv.majority_reached_high_watermark,
               "a leader's high watermark is held by a majority"),
+    Invariant("LogEpochsMonotonic", inv.log_epochs_monotonic,
+              "epochs never decrease along a log, from the record before its start on"),
     Invariant("SnapshotAtLogStart", inv.snapshot_at_log_start,
               "snapshots end at or after the log start, and a log start > 0 is a snapshot's end"),
     # history invariants (need the Monitor's ghosts); checked by Monitor.observe
@@ -116,6 +120,9 @@ INVARIANTS = (
     Invariant("HighWatermarkNeverDecreases", None, "per role and epoch, the HW only grows"),
     Invariant("ConsistentCommittedData", None,
               "every snapshot ends within the committed prefix and holds its values"),
+    # a liveness property: the simulator checks it after its final phase (SimPlugin.liveness), the
+    # Hypothesis teardown and the stories' settle when the healed cluster does not converge
+    Invariant("FollowersCatchUp", None, "once faults stop, every voter's log reaches the committed end"),
 )
 
 PROTOCOL = Protocol(

@@ -31,7 +31,7 @@ from kraft.core.node import Refused
 from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
-from kraft.quorum.invariants import holds_prefix
+from kraft.quorum.invariants import holds
 from kraft.quorum.messages import LEADER_CHANGE, to_spec
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.protocol import PROTOCOL
@@ -183,19 +183,15 @@ class KRaftPlugin(SimPlugin):
         return self.nodes[lid].high_watermark == end and all(n.storage.end_offset == end for n in self.nodes.values())
 
     def liveness(self, sim: Sim) -> list[Violation]:
-        """FollowerCatchesUp: once faults stop, within the quiet period every voter reaches the
-        leader's log end (through a snapshot when it is behind the leader's log start)."""
-        lid = self.believed_leader(sim)
-        if lid is None or self.settled(sim):
-            return []
-        ld = self.nodes[lid]
-        behind = {i: n.storage.end_offset for i, n in self.nodes.items() if n.storage.end_offset < ld.storage.end_offset}
+        """FollowersCatchUp: once faults stop, within the quiet period every voter's log reaches
+        the end of the committed prefix (through a snapshot when it is behind a leader's log start)."""
+        committed = len(self.world.monitor.committed)
+        behind = {i: n.storage.end_offset for i, n in self.nodes.items() if n.storage.end_offset < committed}
         if not behind:
             return []
-        return [Violation("FollowerCatchesUp",
+        return [Violation("FollowersCatchUp",
                           f"faults stopped {sim.now - sim.final_phase['calm_at_ms']}ms ago, and voters {behind} "
-                          f"(log ends) are still behind leader {lid}'s log end {ld.storage.end_offset} "
-                          f"(its log starts at {ld.storage.log_start_offset})")]
+                          f"(log ends) are still behind the {committed} committed records")]
 
     def final_reads(self, sim: Sim) -> dict[str, Any]:
         """Jepsen's final reads: every reader process and a fresh one poll the leader from their
@@ -254,14 +250,10 @@ class KRaftPlugin(SimPlugin):
         if any(other.current_epoch < node.current_epoch for other in self.nodes.values()):
             return False
         committed = self.world.monitor.committed
-        holders = 0
-        for i, other in self.nodes.items():
-            if i == node_id:
-                continue
-            st = other.storage
-            if st.flushed_offset >= len(committed) and \
-                    holds_prefix([(e.epoch, e.value) for e in st.entries], st.log_start_offset, committed):
-                holders += 1
+        state = self.world.project_fast()
+        holders = sum(1 for i, other in self.nodes.items()
+                      if i != node_id and other.storage.flushed_offset >= len(committed)
+                      and holds(state, i, committed))
         need = majority(len(self.voter_ids))
         if holders < need:
             return False
@@ -277,10 +269,10 @@ class KRaftPlugin(SimPlugin):
         return True
 
     def snapshot(self, sim: Sim, rng: random.Random) -> None:
-        """A voter snapshots its committed prefix (TakeSnapshot at its high watermark; with
-        ``SnapshotBeyondHighWatermark`` sometimes at its log end) and, three times in four, moves
-        its log start to its latest snapshot (DeleteBeforeSnapshot; with
-        ``RetentionDeletesPastSnapshot`` sometimes to an offset no snapshot ends at)."""
+        """A voter, seven times in ten, snapshots its committed prefix (TakeSnapshot at its high
+        watermark; with ``SnapshotBeyondHighWatermark`` sometimes at its log end) and, three times
+        in four, moves its log start to its latest snapshot (DeleteBeforeSnapshot; with
+        ``RetentionDeletesPastSnapshot`` sometimes past every snapshot)."""
         up = [i for i in self.voter_ids if i not in sim.down]
         if not up:
             return
@@ -288,15 +280,20 @@ class KRaftPlugin(SimPlugin):
         st = node.storage
         # every draw is made whatever the config, so a bug variant's run takes the same choices as
         # the correct one until the bug acts (the conformance tests' oracle)
-        beyond, clean, anywhere = rng.random() < 0.5, rng.random() < 0.75, rng.random() < 0.5
+        snap, beyond, clean, anywhere = (rng.random() < 0.7, rng.random() < 0.5, rng.random() < 0.75,
+                                         rng.random() < 0.5)
         anywhere_o = rng.randint(st.log_start_offset, max(st.log_start_offset, node.high_watermark))
-        k = st.end_offset if self.config.SnapshotBeyondHighWatermark and beyond else node.high_watermark
-        if node.may_snapshot(k):
+        k = node.high_watermark
+        if self.config.SnapshotBeyondHighWatermark and beyond and st.end_offset > k and node.may_snapshot(st.end_offset):
+            k = st.end_offset  # only where the bug makes a difference
+        if snap and node.may_snapshot(k):
             sim.count("snapshot")
             sim.step_node(node.id, Trigger(QuorumNode.take_snapshot, {"k": k}))
         latest = st.latest_snapshot
-        o = anywhere_o if self.config.RetentionDeletesPastSnapshot and anywhere else \
-            (latest.end if latest is not None else 0)
+        o = latest.end if latest is not None else 0
+        if self.config.RetentionDeletesPastSnapshot and anywhere and anywhere_o not in st.snapshots \
+                and node.may_delete_before(anywhere_o):
+            o = anywhere_o  # only where the bug makes a difference
         if clean and node.may_delete_before(o):
             sim.count("clean")
             sim.step_node(node.id, Trigger(QuorumNode.delete_before_snapshot, {"o": o}))

@@ -105,13 +105,21 @@ class QuorumStorage:
 
     @property
     def flushed_offset(self) -> int:
-        return self.log.flushed_offset
+        """The durable end offset: what the log flushed, and at least the log start (what lies
+        below it is in a durable snapshot)."""
+        return max(self.log.flushed_offset, self.log_start_offset)
 
     @property
     def base_epoch(self) -> int:
-        """The epoch of the snapshot that ends at the log start offset (0 without one)."""
+        """The epoch of the record before the log start: that of the snapshot ending there; with
+        none (only the bug ``RetentionDeletesPastSnapshot`` leaves none) the first entry's, as
+        the leader-epoch cache's entry at the log start would say; 0 for a log from 0."""
+        if self.log_start_offset == 0:
+            return 0
         s = self.snapshots.get(self.log_start_offset)
-        return s.epoch if s is not None else 0
+        if s is not None:
+            return s.epoch
+        return self.entries[0].epoch if self.entries else 0
 
     @property
     def last_epoch(self) -> int:
@@ -205,10 +213,10 @@ class QuorumStorage:
         return self.snapshots[min(self.snapshots)] if self.snapshots else None
 
     def snapshot_records(self, end: int) -> tuple[SnapshotRecord, ...]:
-        """The data records below ``end``: the snapshot at or below the log start with the largest
-        end, then the log's data entries from the log start (the fold of the committed prefix)."""
-        base = max((e for e in self.snapshots if e <= self.log_start_offset), default=None)
-        records = self.snapshots[base].records if base is not None else ()
+        """The data records below ``end``: those of the snapshot ending at the log start (none
+        without one), then the log's data entries from the log start (the fold of the prefix)."""
+        base = self.snapshots.get(self.log_start_offset)
+        records = base.records if base is not None else ()
         tail = tuple(SnapshotRecord(o, e.value) for o, e in enumerate(self.entries_from(self.log_start_offset, end),
                                                                        self.log_start_offset)
                      if e.value != LEADER_CHANGE)
@@ -241,19 +249,26 @@ class QuorumStorage:
         emptied and starts at the snapshot's end, the older snapshots go.  ``keep_suffix``: the
         entries from the snapshot's end on stay (the bug variant ``KeepSuffixAfterSnapshotInstall``)."""
         end = snapshot.end
-        if keep_suffix and end < self.end_offset:
+        if keep_suffix and self.log_start_offset <= end < self.end_offset:
             self.delete_before(end)
-            return
-        _write_log_start(self.fs, self.directory, end)
-        self.log.truncate_fully_and_start_at(end)
-        self.entries = []
-        self.log_start_offset = end
-        self._forget_snapshots_before(end)
+        else:
+            _write_log_start(self.fs, self.directory, end)
+            self.log.truncate_fully_and_start_at(end)
+            self.entries = []
+            self.log_start_offset = end
+        self._forget_snapshots_except(snapshot)
 
     def _forget_snapshots_before(self, offset: int) -> None:
-        """Snapshots ending below ``offset`` are renamed ``.deleted`` and removed
-        (``KafkaMetadataLog.forgetSnapshotsBefore`` / ``removeSnapshots``)."""
-        for end in sorted(e for e in self.snapshots if e < offset):
+        """Snapshots ending below ``offset`` go (``KafkaMetadataLog.forgetSnapshotsBefore``)."""
+        self._remove_snapshots([e for e in self.snapshots if e < offset])
+
+    def _forget_snapshots_except(self, keep: QuorumSnapshot) -> None:
+        """Every snapshot but ``keep`` goes (an installed snapshot replaces the others)."""
+        self._remove_snapshots([e for e, s in self.snapshots.items() if s != keep])
+
+    def _remove_snapshots(self, ends: list[int]) -> None:
+        """Rename each ``.deleted``, then remove it (``KafkaMetadataLog.removeSnapshots``)."""
+        for end in sorted(ends):
             path = join(self.directory, snapshot_filename(SnapshotId(end, self.snapshots.pop(end).epoch)))
             self.fs.rename(path + SUFFIX, path + DELETE_SUFFIX)
             self.fs.remove(path + DELETE_SUFFIX)

@@ -4,7 +4,7 @@ Rules are the spec's nondeterminism (deliver / duplicate / drop any in-flight me
 crash-restart, partition and heal, client appends, snapshots and moving the log start) plus three macros that make long scenarios cheap
 for the search (``deliver_all``, ``tick`` and ``far_behind``).  Every invariant of ``kraft.quorum.invariants`` is an
 ``@invariant``; the teardown heals the network, runs to quiescence and checks that all voters hold
-the same committed log (a voter that never catches up is reported as FollowerCatchesUp).  ``make_machine(config)`` builds the class for a config (bug variants too).
+the same committed log (a voter that never catches up is reported as FollowersCatchUp).  ``make_machine(config)`` builds the class for a config (bug variants too).
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
             if not liveness:
                 return
             if not self.c.settle(max_ms=30_000):
-                raise InvariantViolation(Violation("FollowerCatchesUp", "no convergence within 30s of healed "
+                raise InvariantViolation(Violation("FollowersCatchUp", "no convergence within 30s of healed "
                                                    "network"), summary=self.c.describe())
             logs = {i: ([(e.epoch, e.value) for e in n.storage.entries], n.storage.log_start_offset)
                     for i, n in self.c.nodes.items()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kraft.quorum.invariants import Monitor, check_state, election_safety, log_matching, \
-    majority_reached_high_watermark, snapshot_at_log_start, state_machine_safety
+    log_epochs_monotonic, majority_reached_high_watermark, snapshot_at_log_start, state_machine_safety
 
 LC = "LeaderChange"
 
@@ -144,3 +144,23 @@ def test_consistent_committed_data() -> None:
     assert names(m.observe(beyond)) == {"ConsistentCommittedData"}
     wrong = state({1: [(1, LC), (1, 10), (1, 11)]}, hwm={1: 3}, snapshots={1: [(3, 1, [10, 12])]})
     assert names(Monitor().observe(wrong)) == {"ConsistentCommittedData"}
+
+
+def test_log_epochs_monotonic() -> None:
+    assert log_epochs_monotonic(SNAP) == []
+    older = state({1: [(1, LC), (2, LC), (1, 5)]})
+    assert names(log_epochs_monotonic(older)) == {"LogEpochsMonotonic"}
+    # the first entry after a snapshot is older than the snapshot's epoch
+    kept = state({1: [(1, 5)]}, starts={1: 2}, snapshots={1: [(2, 2, [4])]})
+    assert names(log_epochs_monotonic(kept)) == {"LogEpochsMonotonic"}
+
+
+def test_holding_the_committed_prefix_includes_the_snapshot_values() -> None:
+    def with_base(values: list[int]) -> dict[str, Any]:
+        # nodes 1 and 2 flushed the 3 committed records; 2 holds 10 only in its snapshot
+        return state({1: [(1, LC), (1, 10), (1, 11)], 2: [(1, 11)], 3: [(1, LC), (1, 10), (1, 11)]},
+                     roles={1: "Leader", 2: "Follower", 3: "Follower"}, hwm={1: 3, 2: 3, 3: 3},
+                     starts={1: 0, 2: 2, 3: 0}, snapshots={2: [(2, 1, values)]}, flushed={1: 3, 2: 3, 3: 2})
+    m = Monitor()
+    assert m.observe(with_base([10])) == []
+    assert "NoCommittedRecordLost" in names(m.observe(with_base([99])))

@@ -34,8 +34,11 @@ TestKRaftNoPreVote.settings = examples.HEAVY(CORRECT)
 TestKRaftFiveVoters = make_machine(QuorumConfig(), voters=5).TestCase
 TestKRaftFiveVoters.settings = examples.LARGE(CORRECT)
 
-PARTITIONS = {"run": 2, "isolate": 2}
-ELECTIONS = {"timeout": 3, "crash_after_vote": 3}
+# the searches of the variants that do not involve snapshots leave the snapshot rules out: the
+# derandomized search then takes the steps it took before those rules existed
+NO_SNAPSHOTS = {"take_snapshot": 0, "delete_before_snapshot": 0, "far_behind": 0}
+PARTITIONS = {"run": 2, "isolate": 2, **NO_SNAPSHOTS}
+ELECTIONS = {"timeout": 3, "crash_after_vote": 3, **NO_SNAPSHOTS}
 SNAPSHOTS = {"take_snapshot": 3, "delete_before_snapshot": 3, "run": 2}
 FAR_BEHIND = {"far_behind": 3, "heal": 0}
 
@@ -65,10 +68,13 @@ VARIANT_SEARCH = {
     "ForgetVoteOnRestart": Search(ELECTIONS, True, True, frozenset({"ElectionSafety"}), 200),
     "SnapshotBeyondHighWatermark": Search(SNAPSHOTS, True, True, frozenset({"ConsistentCommittedData"}), 100),
     "RetentionDeletesPastSnapshot": Search(SNAPSHOTS, True, True, frozenset({"SnapshotAtLogStart"}), 100),
-    "KeepSuffixAfterSnapshotInstall": Search(FAR_BEHIND, True, True, frozenset({"LogMatching", "FollowerCatchesUp"}),
-                                             300, liveness=True),
-    "NoSnapshotRedirectBelowLogStart": Search(FAR_BEHIND, True, True, frozenset({"FollowerCatchesUp"}), 200,
-                                              liveness=True),
+    "KeepSuffixAfterSnapshotInstall": Search(FAR_BEHIND, True, True, frozenset({"LogEpochsMonotonic"}), 300),
+    # a liveness bug, but the Diverging answer at the leader's log start can also make a follower
+    # truncate records it knows committed (the truncation is bounded by its log start, not its
+    # high watermark), which a later election then loses
+    "NoSnapshotRedirectBelowLogStart": Search(FAR_BEHIND, True, True, frozenset(
+        {"FollowersCatchUp", "LeaderCompleteness", "StateMachineSafety", "NoCommittedRecordLost",
+         "MonotonicHighWatermark", "MajorityReachedHighWatermark"}), 200, liveness=True),
 }
 
 
