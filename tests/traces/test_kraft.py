@@ -47,18 +47,53 @@ def test_simulator_traces_are_accepted(tmp_path):
     pytest.param("ForgetVoteOnRestart", 2, "crash", "Restart", "votedFor", marks=pytest.mark.slow),
 ])
 def test_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, faults, action, var):
-    good = simulate(tmp_path / "good", seed, 2000, faults)
-    bad = simulate(tmp_path / "bad", seed, 2000, faults, variant)
+    line, rb = _rejected_where_the_bug_acts(tmp_path, variant, seed, 2000, faults)
+    assert rb.kind == "state_mismatch", rb.message[:1000]
+    assert rb.line == line and rb.action == action
+    assert var in rb.disagree and f"bad.ndjson:{line}:" in rb.message
+
+
+def _rejected_where_the_bug_acts(tmp_path: Path, variant: str, seed: int, steps: int, faults: str):
+    """The correct and the buggy run of one seed, cut 20 lines past their first difference: the
+    correct one accepted, the buggy one rejected.  Returns (that line, the buggy one's result)."""
+    good = simulate(tmp_path / "good", seed, steps, faults)
+    bad = simulate(tmp_path / "bad", seed, steps, faults, variant)
     line = first_difference(good, bad)
     assert line is not None, "the bug never acted in this run"
     g = write(tmp_path / "good.ndjson", good[: line + 20])
     b = write(tmp_path / "bad.ndjson", bad[: line + 20])
     rg, rb = check_paths([g, b], OPTS)
     assert rg.verdict == "accepted", rg.message[:1000]
-    assert rb.verdict == "rejected" and rb.kind == "state_mismatch", rb.message[:1000]
-    assert rb.line == line and rb.action == action
-    assert var in rb.disagree and f"bad.ndjson:{line}:" in rb.message
-    assert rb.variant == variant
+    assert rb.verdict == "rejected" and rb.variant == variant, rb.message[:1000]
+    return line, rb
+
+
+# --- snapshots (KIP-630) ----------------------------------------------------------------------
+
+SNAPSHOT_FAULTS = "snapshot,far-behind:1500"
+
+
+def test_snapshot_runs_are_accepted(tmp_path):
+    """Runs where a follower cut off while the leader snapshots and cleans catches up through
+    FetchSnapshot conform."""
+    paths = []
+    for seed in (1, 5):
+        lines = simulate(tmp_path / f"s{seed}", seed, 800, SNAPSHOT_FAULTS)
+        assert any('"action":"HandleFetchSnapshotResponse"' in ln for ln in lines), f"seed {seed}: no snapshot fetched"
+        assert any('"action":"DeleteBeforeSnapshot"' in ln for ln in lines)
+        paths.append(write(tmp_path / f"s{seed}.ndjson", lines))
+    res = check_paths(paths, OPTS)
+    assert [r.verdict for r in res] == ["accepted"] * 2, [r.message[:800] for r in res]
+
+
+@pytest.mark.parametrize("variant,seed,steps,faults,action,kind", [
+    ("SnapshotBeyondHighWatermark", 1, 600, "all", "TakeSnapshot", "not_enabled"),
+    ("RetentionDeletesPastSnapshot", 4, 1500, SNAPSHOT_FAULTS, "DeleteBeforeSnapshot", "not_enabled"),
+    ("NoSnapshotRedirectBelowLogStart", 1, 600, SNAPSHOT_FAULTS, "HandleFetchRequest", "state_mismatch"),
+])
+def test_snapshot_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, steps, faults, action, kind):
+    line, rb = _rejected_where_the_bug_acts(tmp_path, variant, seed, steps, faults)
+    assert (rb.kind, rb.line, rb.action) == (kind, line, action), rb.message[:1000]
 
 
 # --- all-fault traces of the correct implementation -------------------------------------------

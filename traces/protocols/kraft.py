@@ -15,6 +15,8 @@ Translation choices (each is a fact about the spec, not a change to it):
   ``MaxInFlight``) are set far above anything a trace reaches, ``MaxFaults`` is unbounded, and
   ``Duplication`` is on (the simulator's network may deliver a copy and keep another).  The bug
   switches are FALSE: traces are always checked against the correct protocol.
+* Snapshots: ``snapshots[n]`` is a set of ``[end, epoch, values]`` records (values as the log's
+  client values); ``MaxSnapshots`` is a ``Max*`` bound, set far above any trace.
 * ``RestartWithDiskLoss`` is the spec action of that name (a disk loss under the simulator's
   precondition, ``KRaftPlugin.can_lose_disk``); ``MaxDiskLosses`` is a ``Max*`` bound and so is
   set far above any trace.
@@ -58,6 +60,7 @@ _MSG_FIELDS: dict[str, T] = {
     "mlastEpoch": INT, "mlastOffset": INT, "mpreVote": BOOL, "mgranted": BOOL,
     "mfetchOffset": INT, "mlastFetchedEpoch": INT, "mresult": STR, "mentries": Seq(ENTRY),
     "mhighWatermark": INT, "mdivergingEpoch": INT, "mdivergingEndOffset": INT,
+    "msnapshotEnd": INT, "msnapshotEpoch": INT, "mvalues": Seq(VALUE),
 }
 
 
@@ -91,10 +94,12 @@ VARIABLES: dict[str, T] = {
     "votesGranted": Fun(NODE, Set(NODE)),
     "messages": Set(MESSAGE),
     "awaitingLeader": Fun(NODE, BOOL),
+    "logStartOffset": Fun(NODE, INT),
+    "snapshots": Fun(NODE, Set(Rec({"end": INT, "epoch": INT, "values": Seq(VALUE)}))),
 }
 
 # the TLA+ type of each action argument, by the spec's parameter name (kraft.quorum.protocol)
-ARG_TYPES: dict[str, T] = {"m": MESSAGE, "d": NODE, "v": VALUE}
+ARG_TYPES: dict[str, T] = {"m": MESSAGE, "d": NODE, "v": VALUE, "k": INT, "o": INT}
 
 
 def _template(action: Action) -> str:
@@ -128,7 +133,13 @@ _GUARDS_BY_HANDLER.update({
     N.send_fetch_request: {"role is Follower": 'role[p[1]] = "Follower"',
                            "no fetch outstanding (else a counted re-send)": "~FetchOutstanding(p[1])",
                            "a fault is allowed": "FaultAllowed"},
-    N.flush: {"unflushed records exist": "flushedOffset[p[1]] < Len(log[p[1]])"},
+    N.flush: {"unflushed records exist": "flushedOffset[p[1]] < logStartOffset[p[1]] + Len(log[p[1]])"},
+    N.take_snapshot: {"past the log start": "logStartOffset[p[1]] < p[2]",
+                      "within the high watermark": "p[2] <= highWatermark[p[1]]",
+                      "past every snapshot": "\\A s \\in snapshots[p[1]] : s.end < p[2]"},
+    N.delete_before_snapshot: {"past the log start": "logStartOffset[p[1]] < p[2]",
+                               "within the high watermark": "p[2] <= highWatermark[p[1]]",
+                               "a snapshot ends there": "\\E s \\in snapshots[p[1]] : s.end = p[2]"},
     N.restart_with_disk_loss: {"disk loss allowed (not leader, committed prefix on a majority of the others, ...)":
                                    "DiskLossAllowed(p[1])"},
     N.timeout: {"role has an election timer": 'role[p[1]] \\in {"Unattached", "Follower", "Resigned", '
@@ -167,6 +178,7 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
         "MaxLogLen": str(BIG),
         "MaxRestarts": str(BIG),
         "MaxDiskLosses": str(BIG),
+        "MaxSnapshots": str(BIG),
         "MaxInFlight": str(BIG),
         "MaxFaults": "<- Unbounded",
         "CalmTimeouts": "FALSE",
