@@ -1,8 +1,10 @@
 """Metadata agreement over KRaft simulator traces (contract section 5).
 
 Each trace step carries the projected post-state, with ``log`` (node -> entries
-``{"epoch", "value"}``) and ``highWatermark`` (node -> number of committed entries). A node's
-committed log at a step is ``log[n][:highWatermark[n]]``. KRaft's safety promise is that
+``{"epoch", "value"}``), ``highWatermark`` (node -> number of committed entries) and, where the
+log starts past 0 (a KIP-630 snapshot holds what lies below), ``logStartOffset`` (node -> offset of
+``log[n][0]``; 0 when absent). A node's committed log at a step is the entries of ``log[n]`` below
+``highWatermark[n]``, each at offset ``logStartOffset[n] + index``. KRaft's safety promise is that
 committed metadata never diverges: at every step, every node's committed log is a prefix of
 every other node's, and an entry once committed at an offset stays the entry at that offset
 (spec invariants: the committed-prefix agreement and ``committed`` ghost of spec/KRaft.tla).
@@ -56,14 +58,16 @@ def check_trace_file(path: str) -> tuple[dict, list[dict]]:
         steps += 1
         step = obj.get("i") if isinstance(obj.get("i"), int) else n
         logs, hws = state.get("log"), state.get("highWatermark")
+        starts = state.get("logStartOffset")
         if not isinstance(logs, dict) or not isinstance(hws, dict):
             continue
         for node, entries in logs.items():
             hw = hws.get(node)
-            if not isinstance(entries, list) or not isinstance(hw, int):
+            start = starts.get(node, 0) if isinstance(starts, dict) else 0
+            if not isinstance(entries, list) or not isinstance(hw, int) or not isinstance(start, int):
                 continue
-            for off, e in enumerate(entries[: max(hw, 0)]):
-                k = (off, _entry_text(e))
+            for i, e in enumerate(entries[: max(hw - start, 0)]):
+                k = (start + i, _entry_text(e))
                 cand = (step, n, str(node))
                 if k not in first or cand < first[k]:
                     first[k] = cand
@@ -100,7 +104,8 @@ def check_traces_spark(spark: "SparkSession", paths: list[str]) -> tuple[dict[st
 
     lines = _file_lines(spark, paths).where(F.trim("text") != "")
     schema = ("struct<i:bigint,kind:string,_corrupt:string,"
-              "state:struct<log:map<string,array<string>>,highWatermark:map<string,bigint>>>")
+              "state:struct<log:map<string,array<string>>,highWatermark:map<string,bigint>,"
+              "logStartOffset:map<string,bigint>>>")
     p = lines.withColumn("j", F.from_json("text", schema, {"columnNameOfCorruptRecord": "_corrupt"})).persist()
     is_header = F.col("j.kind").isNotNull() & F.col("j.state").isNull()
     bad = p.where(F.col("j").isNull() | F.col("j._corrupt").isNotNull() | (F.col("j.state").isNull() & ~is_header))
@@ -108,12 +113,15 @@ def check_traces_spark(spark: "SparkSession", paths: list[str]) -> tuple[dict[st
     steps_df = p.where(F.col("j.state").isNotNull() & F.col("j._corrupt").isNull())
     steps = {r["path"]: r["n"] for r in steps_df.groupBy("path").agg(F.count("*").alias("n")).collect()}
     st = steps_df.select("path", "line", F.coalesce(F.col("j.i"), F.col("line")).alias("step"),
-                         F.col("j.state.log").alias("log"), F.col("j.state.highWatermark").alias("hw"))
-    per_node = st.select("path", "line", "step", "hw", F.explode("log").alias("node", "entries"))
-    per_node = per_node.withColumn("h", F.col("hw")[F.col("node")]).where(F.col("h").isNotNull())
+                         F.col("j.state.log").alias("log"), F.col("j.state.highWatermark").alias("hw"),
+                         F.col("j.state.logStartOffset").alias("starts"))
+    per_node = st.select("path", "line", "step", "hw", "starts", F.explode("log").alias("node", "entries"))
+    per_node = (per_node.withColumn("h", F.col("hw")[F.col("node")]).where(F.col("h").isNotNull())
+                .withColumn("s", F.coalesce(F.col("starts")[F.col("node")], F.lit(0))))
     committed = per_node.select(
-        "path", "line", "step", "node",
-        F.posexplode(F.slice("entries", 1, F.greatest(F.col("h"), F.lit(0)).cast("int"))).alias("offset", "entry"))
+        "path", "line", "step", "node", "s",
+        F.posexplode(F.slice("entries", 1, F.greatest(F.col("h") - F.col("s"), F.lit(0)).cast("int")))
+        .alias("i", "entry")).withColumn("offset", F.col("s") + F.col("i"))
     firsts = (committed.groupBy("path", "offset", "entry")
               .agg(F.min(F.struct("step", "line", "node")).alias("w")))
     per_off = (firsts.groupBy("path", "offset")

@@ -106,6 +106,24 @@ def test_metadata_catches_a_committed_entry_that_changes(tmp_path) -> None:
     assert an and an[0]["evidence"]["offset"] == 1 and an[0]["evidence"]["step"] == 4
 
 
+def test_metadata_reads_a_log_from_its_start_offset(tmp_path) -> None:
+    """A log that starts past 0 (a snapshot holds what lies below) is read at its absolute offsets:
+    the same entries at the same offsets agree, and the offsets are not taken from 0."""
+    lines = trace_lines(False)
+    step = json.loads(lines[-1])
+    step["i"] = 4
+    log, hw = step["state"]["log"], step["state"]["highWatermark"]
+    node = next(n for n in log if hw.get(n, 0) >= 2)
+    log[node] = log[node][1:]
+    step["state"]["logStartOffset"] = {node: 1}
+    p = tmp_path / "trace.ndjson"
+    p.write_text("\n".join(lines + [json.dumps(step)]) + "\n")
+    assert check_trace_file(str(p))[1] == []
+    del step["state"]["logStartOffset"]  # the same log read from 0: its entries move down one offset
+    p.write_text("\n".join(lines + [json.dumps(step)]) + "\n")
+    assert check_trace_file(str(p))[1] != []
+
+
 def test_parquet_round_trip(local_run, tmp_path) -> None:
     _, out = local_run
     first = {r["history"]: r for r in json.loads((out / "results.json").read_text()) if r["model"] != "kraft-metadata"}
