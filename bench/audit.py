@@ -236,7 +236,8 @@ def child(args: argparse.Namespace) -> None:
     """Run in a subprocess: one master configuration, print one JSON line."""
     from pyspark.sql import functions as F
 
-    from spark_validation import ingest, kafka_arrow, kafka_spark
+    from spark_validation import kafka_arrow, kafka_spark
+    from spark_validation.ingest import spark as ingest
     from spark_validation.audit import _lin_udf
     from spark_validation.models import MODELS
     from spark_validation.session import get_session

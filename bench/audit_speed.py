@@ -8,7 +8,7 @@ The table goes to bench/results/audit_speed.md. Rows (every number is one run of
 the load average is printed beside each, and the first and last lines time one core on a fixed
 Python loop, since a shared VM's host can slow every core with no load showing here):
 
-* ``ingest: ndjson`` / ``ingest: edn``: history files to op rows (:func:`oprows.read_rows`,
+* ``ingest: ndjson`` / ``ingest: edn``: history files to op rows (:func:`ingest.rows.read_rows`,
   what ``kraft audit`` runs first in its Spark tasks), on Spark ``local[N]``, files grouped into
   about three tasks per core; the workers are started by a first run and the second is timed.
   Corpus: Jepsen's Kafka workload in its micro-op form (``:send``/``:poll`` micro-ops, 4 keys,
@@ -193,7 +193,7 @@ def spark_ingest(sc, files: list[Path]) -> tuple[int, float, float]:
     units = _units(files, sc.defaultParallelism * 3)
 
     def read(it):
-        from spark_validation.oprows import no_cyclic_gc, read_rows
+        from spark_validation.ingest.rows import no_cyclic_gc, read_rows
 
         for _, paths in it:
             for p in paths:
@@ -217,7 +217,7 @@ def spark_ingest(sc, files: list[Path]) -> tuple[int, float, float]:
 def spark_reader_ingest(spark, files: list[Path]) -> tuple[int, float]:
     """The NDJSON ingest of --engine dataframe: Spark's text reader + from_json, real line
     numbers, malformed lines; timed to a materialised op table."""
-    from spark_validation import ingest
+    from spark_validation.ingest import spark as ingest
 
     t = time.perf_counter()
     metas = [ingest.ndjson_meta(str(p), None)[:3] for p in files]
@@ -252,7 +252,7 @@ _ETCD = re.compile(r"^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(invoke|ok|fail|info)\s
 def etcd_ops(path: Path) -> list:
     """A Jepsen etcd log (Porcupine's test data) as ops: ``nil`` reads, ``[a b]`` cas arguments;
     ``:timed-out`` completions are ``info`` (the op may or may not have happened)."""
-    from spark_validation.history import Op
+    from spark_validation.ingest.history import Op
 
     ops = []
     for line in path.read_text().splitlines():
@@ -372,7 +372,7 @@ def lin_register(n: int, ops_per: int) -> None:
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     register_history = mod.register_history
     from spark_validation.linearizability import check_history
-    from spark_validation.records import rows_to_ops
+    from spark_validation.ingest.records import rows_to_ops
 
     rng = random.Random(3)
     hs = []

@@ -205,7 +205,7 @@ def child(args: argparse.Namespace) -> None:
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            from spark_validation.ingest_schema import OPS_SCHEMA
+            from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
             t = time.perf_counter()
             i64, st = pa.int64(), pa.string()

@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import results  # noqa: E402  (bench/results.py)
-from spark_validation.history import Op  # noqa: E402
+from spark_validation.ingest.history import Op  # noqa: E402
 from spark_validation.linearizability import check_history  # noqa: E402
 
 
@@ -180,7 +180,7 @@ def ingest(n_ops: int, seed: int) -> None:
     import json
     import tempfile
 
-    from spark_validation.history import read_history
+    from spark_validation.ingest.history import read_history
 
     ops = simulate(random.Random(seed), 10, n_ops, "cas-register")
     with tempfile.TemporaryDirectory() as d:

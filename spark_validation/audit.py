@@ -46,15 +46,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kraft.outcome import Verdict, clear_documents, header, plural, write_document
-from spark_validation import elle, ingest, kafka_ref
-from spark_validation.history import HistoryFormatError, normalize, to_jsonable
-from spark_validation.ingest import InputError, unreadable_parquet
+from spark_validation import elle, kafka_ref
+from spark_validation.ingest import spark as ingest
+from spark_validation.ingest.history import HistoryFormatError, normalize, to_jsonable
+from spark_validation.ingest.records import OP_COLUMNS, Malformed, command_summaries, discover, ignored_files, rows_to_ops
+from spark_validation.ingest.rows import Rows, no_cyclic_gc, read_rows, structure_problem
+from spark_validation.ingest.spark import InputError, unreadable_parquet
+from spark_validation.kernel_rows import cycle_table, kernel_table
 from spark_validation.linearizability import check_history
 from spark_validation.metadata import MODEL, check_traces_local, check_traces_spark
 from spark_validation.models import MODELS
 from spark_validation.options import AuditOptions
-from spark_validation.oprows import Rows, cycle_table, kernel_table, no_cyclic_gc, read_rows, structure_problem
-from spark_validation.records import OP_COLUMNS, Malformed, command_summaries, discover, ignored_files, rows_to_ops
 from spark_validation.session import get_context, get_session
 
 KAFKA_FS = ("send", "poll", "txn")
@@ -251,7 +253,7 @@ def _metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds
 def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str = "ref",
                secs: dict[str, float] | None = None) -> tuple[dict, dict | None]:
     """One history's result (``results.json`` entry) and its malformed-history entry (or None),
-    from its op rows (:class:`oprows.Rows`). Both engines call this, so they report the same:
+    from its op rows (:class:`ingest.rows.Rows`). Both engines call this, so they report the same:
     ``kafka="ref"`` checks Kafka anomalies with the reference (:mod:`kafka_ref`, in-process),
     ``"kernel"`` with the numpy kernel (:mod:`kafka_arrow`, the Spark workers); a test holds the
     two to the same anomalies and evidence."""
@@ -541,7 +543,7 @@ def _units(files: list[Path], n: int) -> list[tuple[int, list[str]]]:
 def _spark_files(opts: AuditOptions, sc: Any, files: list[Path], ops_out: Path | None, progress: Progress,
                  stage: dict[str, float]) -> tuple[list[dict], list[dict], list[dict], int, dict, list[Path]]:
     """Every history file read and checked inside one Spark task (:func:`check_file`: the fast
-    row readers of :mod:`oprows`, the Kafka kernel, the cycle search, linearizability): no op row
+    row readers of :mod:`ingest.rows`, the Kafka kernel, the cycle search, linearizability): no op row
     passes through the JVM and no intermediate table is written and read back. The op table
     (``ops.parquet``) and, with ``--store-kafka-rows``, the kernel rows are written by the tasks
     themselves, one Parquet file per history file. Files are grouped into about three tasks per

@@ -16,8 +16,8 @@ import click
 
 from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.outcome import EXIT_ERROR
-from spark_validation.edn import EdnError, loads
-from spark_validation.history import HistoryFormatError, normalize
+from spark_validation.ingest.edn import EdnError, loads
+from spark_validation.ingest.history import HistoryFormatError, normalize
 from spark_validation.models import MODELS
 from spark_validation.options import CHECKS, KAFKA_ENGINES, AuditOptions
 from spark_validation.session import SparkUnavailable
@@ -225,7 +225,7 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
     # lazy: the audit's readers and checkers load numpy, pyarrow and pandas, which `kraft --help`
     # and a usage error do not need
     from spark_validation.audit import run
-    from spark_validation.ingest import InputError
+    from spark_validation.ingest.spark import InputError
 
     try:
         with _AuditProgress(spark=not no_spark) as progress:

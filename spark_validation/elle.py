@@ -70,8 +70,8 @@ import pyarrow.compute as pc
 from spark_validation import elle_graph as G
 from spark_validation import kafka_ref
 from spark_validation.elle_graph import strongly_connected  # noqa: F401  (re-exported)
-from spark_validation.oprows import int_values, string_codes
-from spark_validation.records import COMPLETIONS, parse_text, to_int, to_text
+from spark_validation.ingest.records import COMPLETIONS, parse_text, to_int, to_text
+from spark_validation.kernel_rows import int_values, string_codes
 
 CYCLE_KINDS = G.ORDER + ("cycle-search-timeout",)
 EDGE_COLUMNS = ("history", "src", "sp", "dst", "dp", "kind", "key", "value", "value2")
@@ -243,7 +243,7 @@ def realtime_pairs(rows: Iterable[dict]) -> list[tuple[int, str, int, str]]:
 
 def _codes(col: Any) -> tuple[np.ndarray, list]:
     """Dictionary codes (int64, -1 for null) and the dictionary (as Python values), as the Kafka
-    kernel codes its columns (:func:`oprows.string_codes`)."""
+    kernel codes its columns (:func:`kernel_rows.string_codes`)."""
     idx, d = string_codes(col)
     return idx, d.to_pylist()
 

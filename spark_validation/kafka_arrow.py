@@ -25,7 +25,7 @@ Layout and its verification (nothing depends on the layout silently):
   dropped and are checked again after a shuffle: ``groupBy(history).applyInArrow`` with the
   same kernel. The result says how many histories took each path.
 
-Kernel rows (:func:`oprows.row_schema`): the micro-ops of :func:`kafka_spark.micro_ops` (``mop``
+Kernel rows (:func:`kernel_rows.row_schema`): the micro-ops of :func:`kafka_spark.micro_ops` (``mop``
 ``send`` or ``poll``) plus, for every ``ok``/``info`` assign/subscribe op, one row ``mop =
 'assign'`` with a null key (the op) and one per key it names.
 """
@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 
 from spark_validation import kafka_ref, kafka_spark
 from spark_validation.kafka_ref import UNSEEN_SAMPLE, sort_anomalies
-from spark_validation.oprows import int_values, row_schema, string_codes
+from spark_validation.kernel_rows import int_values, row_schema, string_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame

@@ -4,7 +4,7 @@ The same definitions as the DataFrame version in :mod:`spark_validation.kafka_sp
 Hypothesis test checks the two agree on random histories. The definitions follow the analysis
 of Jepsen's Kafka workload (``jepsen.tests.kafka``, facts only; the code here is our own):
 
-Accepted encodings (after :mod:`spark_validation.records` turned a history into op rows):
+Accepted encodings (after :mod:`spark_validation.ingest.records` turned a history into op rows):
 
 * Jepsen micro-ops: ``{"f": "send"|"poll"|"txn", "value": [mop, ...]}`` with ``["send", k, v]``
   (invocation) / ``["send", k, [offset, v]]`` (completion; offset may be null) and ``["poll"]`` /
@@ -53,7 +53,7 @@ import json
 from collections import defaultdict
 from typing import Any, Iterable
 
-from spark_validation.records import COMPLETIONS, parse_text, to_int, to_text
+from spark_validation.ingest.records import COMPLETIONS, parse_text, to_int, to_text
 
 VIOLATIONS = (
     "inconsistent-offsets",

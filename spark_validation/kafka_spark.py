@@ -3,7 +3,7 @@
 Definitions: :mod:`spark_validation.kafka_ref` (the pure-Python reference; a Hypothesis test
 checks that both find exactly the same anomalies). Everything here is column expressions,
 ``groupBy``, windows and joins, so the work is spread over the executors and never touches a
-Python row. The input is the op table of :mod:`spark_validation.records` (values as text).
+Python row. The input is the op table of :mod:`spark_validation.ingest.records` (values as text).
 
 Output: one DataFrame ``(history, kind, key, evidence)`` where ``evidence`` is a JSON string.
 """

@@ -43,7 +43,7 @@ from typing import Any, Callable, Sequence
 
 import attrs
 
-from spark_validation.history import (
+from spark_validation.ingest.history import (
     NEMESIS,
     History,
     Op,

@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Iterable
 
-from spark_validation.ingest import _file_lines
-from spark_validation.records import ndjson_lines, to_text
+from spark_validation.ingest.records import ndjson_lines, to_text
+from spark_validation.ingest.spark import _file_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession

@@ -61,8 +61,8 @@ from typing import Any, Iterable, Sequence
 
 import attrs
 
-from spark_validation.edn import FrozenMap
-from spark_validation.history import Operation, to_jsonable
+from spark_validation.ingest.edn import FrozenMap
+from spark_validation.ingest.history import Operation, to_jsonable
 
 __all__ = [
     "MODELS",

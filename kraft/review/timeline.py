@@ -6,8 +6,8 @@ the right. The ops an anomaly names are red, the longest linearizable prefix (fo
 linearizability failure) green, the op the search got stuck on outlined. Histories longer than
 :data:`WINDOW` ops are drawn around the anomaly, with the cut said in words.
 
-The history itself is read with :func:`spark_validation.history.read_history` (the audit's own
-reader) and paired with :func:`spark_validation.history.pair_ops`. Every text is escaped.
+The history itself is read with :func:`spark_validation.ingest.history.read_history` (the audit's own
+reader) and paired with :func:`spark_validation.ingest.history.pair_ops`. Every text is escaped.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import json
 from html import escape
 from typing import Any, Iterable
 
-from spark_validation.history import pair_ops, read_history
+from spark_validation.ingest.history import pair_ops, read_history
 
 __all__ = ["TimelineOp", "ops_from_history", "timeline_svg", "WINDOW"]
 

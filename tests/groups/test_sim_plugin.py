@@ -52,7 +52,7 @@ def test_history_is_well_formed_and_decided_by_the_audit(seed: int, tmp_path) ->
     had ``info`` assigns with no invocation and polls without values: the zoo's control audit
     was undecided."""
     from spark_validation.audit import AuditOptions, run
-    from spark_validation.history import read_history
+    from spark_validation.ingest.history import read_history
 
     rec = Recorder({}, {"model": "consumer-group"}, states=False, trace=False)
     sim = Simulator(GroupsPlugin(3, None), seed, Faults.parse(FAULTS), recorder=rec)

@@ -212,7 +212,7 @@ def test_empty_file_is_a_skipped_file_not_a_zero_op_history(tmp_path, name):
 
 
 def test_empty_ndjson_is_skipped_by_the_spark_ingest_metadata_too(tmp_path):
-    from spark_validation.ingest import ndjson_meta
+    from spark_validation.ingest.spark import ndjson_meta
 
     (tmp_path / "e.ndjson").write_text("\n")
     assert ndjson_meta(str(tmp_path / "e.ndjson"), None)[-1] == "no operation in the file (empty)"
@@ -293,7 +293,7 @@ def test_missing_path_is_named_not_the_errno(tmp_path):
 
 
 def test_edn_cut_line_message_is_a_whole_sentence():
-    from spark_validation.history import parse_history_text
+    from spark_validation.ingest.history import parse_history_text
 
     text = ("{:type :invoke, :f :write, :value 1, :process 0}\n"
             "{:type :ok, :f :write, :value 1, :process 0}\n"
@@ -317,7 +317,7 @@ def test_trace_recognised_by_its_header_in_process(tmp_path):
 
 def test_edn_op_with_a_map_as_key_is_a_malformed_line():
     """Found by atheris (tests/hostile/atheris_fuzz.py): before, TypeError: unhashable type: 'dict'."""
-    from spark_validation.history import parse_history_text
+    from spark_validation.ingest.history import parse_history_text
 
     text = ("{:type :invoke, :f :write, :value 1, :process 0}\n"
             "{:type :invoke, {:a 1} 2, :f :write, :value 1, :process 0}\n"
@@ -346,7 +346,7 @@ def test_edn_long_blank_run_before_a_bad_token_is_linear(blank):
     over a run of blanks before a token the fast path does not take (62 tabs: seconds)."""
     import time
 
-    from spark_validation.edn import EdnError, loads_all
+    from spark_validation.ingest.edn import EdnError, loads_all
 
     text = "[:a" + blank * 5000 + "#{}" + blank * 5000 + "(" + blank * 5000 + "]"
     t = time.perf_counter()

@@ -83,7 +83,7 @@ def _names_file(msg: str, path: str) -> None:
 
 
 def _history(tmp: Path, data: bytes, suffix: str) -> None:
-    from spark_validation.history import HistoryFormatError, read_history
+    from spark_validation.ingest.history import HistoryFormatError, read_history
 
     p = tmp / f"h{suffix}"
     p.write_bytes(data)
@@ -120,7 +120,7 @@ def test_history_reader_long(tmp_path_factory, suffix, seeds, data):
 @FAST
 @given(data=st.data())
 def test_edn_loads(data):
-    from spark_validation.edn import EdnError, loads_all
+    from spark_validation.ingest.edn import EdnError, loads_all
 
     text = data.draw(hostile(EDN_SEEDS)).decode("utf-8", "replace")
     try:

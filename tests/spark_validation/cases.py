@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from spark_validation.records import op_row
+from spark_validation.ingest.records import op_row
 
 
 class H:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from spark_validation.records import op_row
+from spark_validation.ingest.records import op_row
 
 KEYS = ["x", "y"]
 VALUES = st.integers(0, 6)

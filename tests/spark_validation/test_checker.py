@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 
-from spark_validation.history import Op, history_from_ops, pair_ops
+from spark_validation.ingest.history import Op, history_from_ops, pair_ops
 from spark_validation.linearizability import LinResult, check_history
 from spark_validation.models import MODELS, UNKNOWN, AppendLogModel, Call, Model
 

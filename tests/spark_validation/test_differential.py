@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_validation import linearizability
-from spark_validation.history import Op
+from spark_validation.ingest.history import Op
 from spark_validation.linearizability import check_history
 from tests import examples
 from tests.spark_validation.brute import INF, BOp, kv_spec, linearizable, log_spec, register_spec, set_spec

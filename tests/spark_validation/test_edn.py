@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from spark_validation.edn import (
+from spark_validation.ingest.edn import (
     Char,
     EdnError,
     EdnList,

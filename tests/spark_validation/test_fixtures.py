@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from spark_validation.history import iter_corpus, read_history
+from spark_validation.ingest.history import iter_corpus, read_history
 from spark_validation.linearizability import check_history
 
 FIXTURES = Path(__file__).parent / "fixtures"

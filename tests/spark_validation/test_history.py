@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_validation.edn import Tagged
-from spark_validation.history import (
+from spark_validation.ingest.edn import Tagged
+from spark_validation.ingest.history import (
     History,
     HistoryFormatError,
     Op,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 
 from spark_validation import kafka_ref
+from spark_validation.ingest.records import op_row
 from spark_validation.kafka_ref import KINDS, micro_ops
-from spark_validation.records import op_row
 from tests import examples
 from tests.spark_validation.cases import CASES, H, expected_anomalies
 from tests.spark_validation.strategies import kafka_corpus

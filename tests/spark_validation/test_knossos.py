@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from spark_validation.history import Op, read_history
+from spark_validation.ingest.history import Op, read_history
 from spark_validation.linearizability import check_history, main as lin_main
 from tests.spark_validation.brute import (
     INF,

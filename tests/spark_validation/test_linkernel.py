@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from spark_validation import linearizability as lin
-from spark_validation.history import Op
+from spark_validation.ingest.history import Op
 
 pytestmark = pytest.mark.skipif(lin._compiled is None, reason="the compiled search is not built (setup.py)")
 

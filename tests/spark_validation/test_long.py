@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from spark_validation import linearizability
-from spark_validation.history import Op
+from spark_validation.ingest.history import Op
 from spark_validation.linearizability import check_history
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

@@ -1,4 +1,4 @@
-"""The fast row readers (spark_validation/oprows.py) against the history reader: same rows, same
+"""The fast row readers (spark_validation/ingest/rows.py) against the history reader: same rows, same
 malformed lines (file, line, reason, text), same files rejected whole, on random and hostile
 lines; the kernel rows and pairing errors computed from rows against their references."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from spark_validation.history import HistoryFormatError, pair_ops
-from spark_validation.oprows import (Rows, _edn_to_json, cycle_table, kernel_columns, kernel_table, read_rows,
-                                     structure_problem)
-from spark_validation.records import rows_to_ops
+from spark_validation.ingest.history import HistoryFormatError, pair_ops
+from spark_validation.ingest.records import rows_to_ops
+from spark_validation.ingest.rows import Rows, _edn_to_json, read_rows, structure_problem
+from spark_validation.kernel_rows import cycle_table, kernel_columns, kernel_table
 from tests import examples
 
 FIX = Path(__file__).parent / "fixtures"
@@ -192,7 +192,7 @@ def test_edn_key_spellings_past_the_head_are_not_missed(tmp_path) -> None:
     """The quick EDN rewrite looks for each op-key spelling only if the first 4 kB have it: a
     line further down that spells a key otherwise (another order, so another lead) is read as
     the history reader reads it, and the uniform path declines the file."""
-    from spark_validation.oprows import _edn_to_json_quick, _uniform
+    from spark_validation.ingest.rows import _edn_to_json_quick, _uniform
 
     good = "{:index %d, :time 5, :type :ok, :process 0, :f :send, :value [[:send 1 [%d 7]]]}"
     lines = [good % (i, i) for i in range(200)]
@@ -279,7 +279,7 @@ def test_ndjson_uniform_files_read_as_the_history_reader_reads_them(tmp_path, da
 
 
 def test_ndjson_uniform_path_reads_a_writers_file_and_declines_the_rest(tmp_path) -> None:
-    from spark_validation.oprows import _RowSink, _ndjson_uniform
+    from spark_validation.ingest.rows import _RowSink, _ndjson_uniform
 
     def uniform(text: str) -> bool:
         rows = Rows("h")

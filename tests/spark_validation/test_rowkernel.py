@@ -1,4 +1,5 @@
-"""The compiled row loops (spark_validation/_rowkernel.c) against the Python ones in oprows.
+"""The compiled row loops (spark_validation/_rowkernel.c) against the Python ones in
+spark_validation/ingest/rows.py and spark_validation/kernel_rows.py.
 
 ``kernel_columns`` must give the same rows, value for value and type for type (``True`` is not
 ``1``, ``"1"`` is not ``1``), on the bench's Kafka corpus and on rows whose values are anything JSON
@@ -19,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from spark_validation import oprows
-from spark_validation.oprows import Rows
+from spark_validation import kernel_rows
+from spark_validation.ingest import rows as oprows
+from spark_validation.ingest.rows import Rows
 from tests import examples
 from tests.spark_validation.test_oprows import uniform_file
 
@@ -32,10 +34,10 @@ def _typed(xs: list) -> list:
 
 
 def _both(rows: Rows, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
-    fast = oprows.kernel_columns(rows)
-    monkeypatch.setattr(oprows, "ROW_KERNEL", None)
-    slow = oprows.kernel_columns(rows)
-    monkeypatch.setattr(oprows, "ROW_KERNEL", oprows._compiled_rows)
+    fast = kernel_rows.kernel_columns(rows)
+    monkeypatch.setattr(kernel_rows, "ROW_KERNEL", None)
+    slow = kernel_rows.kernel_columns(rows)
+    monkeypatch.setattr(kernel_rows, "ROW_KERNEL", oprows._compiled_rows)
     return fast, slow
 
 
@@ -131,7 +133,7 @@ def test_structure_problem_compiled_equals_python(ops: list) -> None:
 def test_compiled_loops_reject_ragged_columns() -> None:
     k = oprows._compiled_rows
     with pytest.raises(ValueError):
-        k.kernel_columns(["ok"], [], [None], [None], None, oprows.fast_parse_text, oprows._tt, oprows.to_int,
+        k.kernel_columns(["ok"], [], [None], [None], None, oprows.fast_parse_text, kernel_rows._tt, oprows.to_int,
                          oprows._UNPARSED, 1)
     with pytest.raises(ValueError):
         k.structure_problem(["0"], [], ["r"], oprows.to_int)
@@ -142,13 +144,13 @@ def test_compiled_loops_reject_ragged_columns() -> None:
 def test_rows_with_f_compiled_equals_python(fs: list) -> None:
     import numpy as np
 
-    got = np.frombuffer(oprows._compiled_rows.rows_with_f(fs, oprows._KAFKA_FS), dtype=np.int64).tolist()
-    assert got == [n for n, f in enumerate(fs) if f in oprows._KAFKA_FS]
+    got = np.frombuffer(oprows._compiled_rows.rows_with_f(fs, kernel_rows._KAFKA_FS), dtype=np.int64).tolist()
+    assert got == [n for n, f in enumerate(fs) if f in kernel_rows._KAFKA_FS]
 
 
 def _table_or_error(rows: Rows) -> Any:
     try:
-        return oprows.kernel_table(rows).to_pylist()
+        return kernel_rows.kernel_table(rows).to_pylist()
     except (OverflowError, ValueError, TypeError) as exc:  # what check_rows hands to the reference
         return type(exc)
 
@@ -160,7 +162,7 @@ def test_kernel_table_from_arrow_buffers_equals_python(rows: Rows) -> None:
     way pyarrow fails on them (an offset beyond 64 bits: OverflowError)."""
     with pytest.MonkeyPatch.context() as mp:
         fast = _table_or_error(rows)
-        mp.setattr(oprows, "ROW_KERNEL", None)
+        mp.setattr(kernel_rows, "ROW_KERNEL", None)
         slow = _table_or_error(rows)
     assert fast == slow
 
@@ -175,9 +177,9 @@ def test_kernel_table_from_arrow_buffers_on_the_bench_corpus(tmp_path: Path) -> 
     p.write_text("".join(json.dumps(o) + "\n" for o in kafka_ops(3000, random.Random(5), "inconsistent")))
     rows = oprows.read_rows(str(p))[0]
     with pytest.MonkeyPatch.context() as mp:
-        fast = oprows.kernel_table(rows)
-        mp.setattr(oprows, "ROW_KERNEL", None)
-        slow = oprows.kernel_table(rows)
+        fast = kernel_rows.kernel_table(rows)
+        mp.setattr(kernel_rows, "ROW_KERNEL", None)
+        slow = kernel_rows.kernel_table(rows)
     assert fast.num_rows > 3000 and fast.equals(slow)
     fast.validate(full=True)
 
@@ -201,7 +203,7 @@ def test_kernel_table_fails_as_pyarrow_fails(mops: list) -> None:
         rows.parsed.append(mops)
     with pytest.MonkeyPatch.context() as mp:
         fast = _table_or_error(rows)
-        mp.setattr(oprows, "ROW_KERNEL", None)
+        mp.setattr(kernel_rows, "ROW_KERNEL", None)
         slow = _table_or_error(rows)
     assert isinstance(fast, type) and fast is slow
 
@@ -368,11 +370,12 @@ def test_the_reader_leaves_plain_values_as_text(tmp_path: Path) -> None:
     assert all(x is oprows._UNPARSED for x in rows.parsed) and len(rows.parsed) == len(rows) == 2000
     with pytest.MonkeyPatch.context() as mp:
         assert _assert_same(rows, mp) > 2000
-        fast = oprows.kernel_table(rows)
+        fast = kernel_rows.kernel_table(rows)
+        mp.setattr(kernel_rows, "ROW_KERNEL", None)
         mp.setattr(oprows, "ROW_KERNEL", None)
         slow_rows = oprows.read_rows(str(p))[0]
         assert any(type(x) is list for x in slow_rows.parsed)  # the Python reader decodes them
-        assert fast.equals(oprows.kernel_table(slow_rows))
+        assert fast.equals(kernel_rows.kernel_table(slow_rows))
 
 
 plain_micro = st.one_of(
@@ -428,7 +431,7 @@ def test_small_codes_are_dictionary_encode_codes(xs: list, cut: int, chunked: bo
         col = pa.chunked_array([col[:len(col) // 2], col[len(col) // 2:]], pa.string()).combine_chunks()
     d = pc.dictionary_encode(col)
     want = (d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64).tolist(), d.dictionary.to_pylist())
-    got = oprows.small_codes(col)
+    got = kernel_rows.small_codes(col)
     if len(want[1]) > 16:
         assert got is None
     else:
@@ -436,16 +439,16 @@ def test_small_codes_are_dictionary_encode_codes(xs: list, cut: int, chunked: bo
     from spark_validation import elle
 
     assert (elle._codes(col)[0].tolist(), elle._codes(col)[1]) == want
-    k = oprows.string_codes(col)
+    k = kernel_rows.string_codes(col)
     assert (k[0].tolist(), k[1].to_pylist()) == want
 
 
 def test_small_codes_decline_other_types() -> None:
     import pyarrow as pa
 
-    assert oprows.small_codes(pa.array(["a"], pa.large_string())) is None
-    assert oprows.small_codes(pa.array([1, 2])) is None
-    assert oprows.small_codes(pa.nulls(3, pa.string()))[0].tolist() == [-1, -1, -1]
+    assert kernel_rows.small_codes(pa.array(["a"], pa.large_string())) is None
+    assert kernel_rows.small_codes(pa.array([1, 2])) is None
+    assert kernel_rows.small_codes(pa.nulls(3, pa.string()))[0].tolist() == [-1, -1, -1]
 
 
 @pytest.mark.parametrize("xs", [
@@ -460,5 +463,5 @@ def test_small_codes_of_one_repeated_string(xs: list) -> None:
 
     for col in (pa.array(xs, pa.string()), pa.array(["z", *xs], pa.string())[1:]):
         d = pc.dictionary_encode(col)
-        got = oprows.small_codes(col)
+        got = kernel_rows.small_codes(col)
         assert (got[0].tolist(), got[1]) == (d.indices.fill_null(-1).to_pylist(), d.dictionary.to_pylist())

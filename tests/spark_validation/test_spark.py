@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 
 from spark_validation import kafka_ref
-from spark_validation.records import discover
+from spark_validation.ingest.records import discover
 from tests import examples
 from tests.spark_validation.cases import case_rows, expected_anomalies
 from tests.spark_validation.corpus import build, expected_verdicts
@@ -36,7 +36,7 @@ def spark():
 
 def spark_anomalies(spark, rows: list[dict]) -> list[dict]:
     from spark_validation import kafka_spark
-    from spark_validation.ingest_schema import OPS_SCHEMA
+    from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
     df = spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
     got = [{"history": r["history"], "kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])}
@@ -60,7 +60,7 @@ def test_dataframe_matches_reference(spark, rows: list[dict]) -> None:
 
 
 def _ops_df(spark, rows: list[dict]):
-    from spark_validation.ingest_schema import OPS_SCHEMA
+    from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
     return spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
 
@@ -230,7 +230,7 @@ def test_stored_kafka_rows_are_used_only_while_they_match(spark, both_runs, corp
 def test_stored_micro_ops_dataframe(spark, tmp_path) -> None:
     """The check over micro-ops stored at ingest (Parquet) finds what it finds from the op table."""
     from spark_validation import kafka_spark
-    from spark_validation.ingest_schema import OPS_SCHEMA
+    from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
     rows = case_rows()
     df = spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
@@ -245,7 +245,7 @@ def test_stored_micro_ops_dataframe(spark, tmp_path) -> None:
 
 
 def _elle_df(spark, rows: list[dict]):
-    from spark_validation.ingest_schema import OPS_SCHEMA
+    from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
     return spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
 

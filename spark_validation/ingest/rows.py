@@ -1,6 +1,6 @@
 """Op rows straight from history files: the audit's fast readers.
 
-The history reader (:mod:`spark_validation.history`) builds an :class:`~history.Op` per line and
+The history reader (:mod:`spark_validation.ingest.history`) builds an :class:`~history.Op` per line and
 :func:`records.history_rows` turns each into an op row: safe and general, but it builds Python
 objects per op that the audit does not need.
 The audit only needs the op rows, so this module reads them directly, as columns
@@ -29,14 +29,13 @@ checks it on random and hostile lines):
   ``orjson``, and accepted only when ``orjson`` prints the parsed value back byte for byte as
   the rewritten text (so a duplicate key, a number JSON spells differently or a map whose
   entries are not separated the Clojure way is never mis-read). Any other line is read alone by
-  the safe EDN reader (:mod:`spark_validation.edn`) when it holds exactly one form; otherwise
+  the safe EDN reader (:mod:`spark_validation.ingest.edn`) when it holds exactly one form; otherwise
   (a form over several lines, a vector of ops, an error) the whole file is read by the history
   reader, so multi-line forms and resynchronisation keep their exact semantics.
 
-Then, for the checks, without building an ``Op`` per row: the Kafka kernel rows of
-:mod:`kafka_arrow` (:func:`kernel_table`, equal to :func:`kafka_arrow.input_table`), Jepsen's
-pairing rules (:func:`structure_problem`, the first error :func:`history.pair_ops` reports), and
-the per-history facts the audit's result needs.
+Then, without building an ``Op`` per row, Jepsen's pairing rules (:func:`structure_problem`, the
+first error :func:`history.pair_ops` reports). The check kernels' tables are built from the rows
+in :mod:`spark_validation.kernel_rows`.
 """
 
 from __future__ import annotations
@@ -49,9 +48,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 try:  # a dependency (pyproject.toml); the plain json module keeps the readers correct without it
     import orjson
@@ -70,8 +67,8 @@ except ImportError:  # pragma: no cover
         return _json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()
 
 from kraft.inputs import nesting
-from spark_validation.edn import EdnError, Reader
-from spark_validation.history import (
+from spark_validation.ingest.edn import EdnError, Reader
+from spark_validation.ingest.history import (
     MAX_DEPTH,
     NEMESIS,
     HistoryFormatError,
@@ -83,10 +80,9 @@ from spark_validation.history import (
     read_history,
     select_model,
 )
-from spark_validation.kafka_ref import POS_STRIDE
-from spark_validation.records import COMPLETIONS, OP_COLUMNS, history_rows, op_row, parse_text, to_int, to_text
+from spark_validation.ingest.records import OP_COLUMNS, history_rows, op_row, parse_text, to_int
 
-__all__ = ["Rows", "read_rows", "kernel_table", "structure_problem", "fast_parse_text"]
+__all__ = ["Rows", "read_rows", "structure_problem", "fast_parse_text"]
 
 _OP_TYPES = frozenset(("invoke", "ok", "fail", "info"))
 _I64 = 1 << 63
@@ -100,7 +96,6 @@ _FLOAT_MARK = re.compile(_FLOAT_MARK_PATTERN)
 _NUMBERISH = re.compile(r"[0-9][.eE]|[0-9]{20}")
 _BOM = b"\xef\xbb\xbf"
 _LINE_BREAK_B = re.compile(rb"\r\n|\r|\n")
-_KAFKA_FS = ("send", "poll", "txn")
 
 
 class Rows:
@@ -231,8 +226,8 @@ except ImportError:  # not built: the Python loops run
     _compiled_rows = None
 ROW_KERNEL: Any = None if os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no") else _compiled_rows
 """The compiled loops in use (spark_validation/_rowkernel.c: the uniform NDJSON scan, value
-checks and plain-value test, :func:`kernel_columns`, :func:`kernel_table`'s Arrow buffers,
-:func:`structure_problem`, the Kafka rows of :func:`cycle_table`, :func:`small_codes`), or
+checks and plain-value test and :func:`structure_problem` here; the kernel tables of
+:mod:`spark_validation.kernel_rows`), or
 ``None``: the Python code. ``KRAFT_COMPILED=off`` does without every compiled part."""
 
 
@@ -768,242 +763,6 @@ def fast_parse_text(text: str | None) -> Any:
         return parse_text(text)
 
 
-def _tt(x: Any) -> str | None:
-    t = type(x)
-    if t is str:
-        return x
-    if t is int:
-        return str(x)
-    return to_text(x)
-
-
-def _ti(x: Any) -> int | None:
-    return x if type(x) is int else to_int(x)
-
-
-def kernel_columns(rows: Rows) -> dict[str, Any]:
-    """The Kafka kernel rows of ``rows`` (:data:`kafka_arrow.ROW_COLUMNS`), in the order
-    :func:`kafka_arrow.input_table` builds them, with ``kafka_ref.micro_ops``'s rules. Per
-    micro-op only what differs within an op is collected; ``seq``/``op``/``process``/``type``
-    come from the op row (``row``: its position in ``rows``). The loop runs compiled
-    (spark_validation/_rowkernel.c) where the install built it, with the same rows."""
-    if ROW_KERNEL is not None:
-        n = len(rows.line)
-        parsed = rows.parsed if len(rows.parsed) == n else None
-        ri, mop, key, off, val, pos = ROW_KERNEL.kernel_columns(
-            rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
-        return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val,
-                "pos": pos, "rows": rows}
-    return _kernel_columns_py(rows, POS_STRIDE)
-
-
-def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
-    ri: list[int] = []
-    mop: list[str] = []
-    key: list = []
-    off: list = []
-    val: list = []
-    pos: list = []
-    ri_a, mop_a, key_a, off_a, val_a, pos_a = ri.append, mop.append, key.append, off.append, val.append, pos.append
-    fp = fast_parse_text
-    unparsed = _UNPARSED
-    parsed = rows.parsed if len(rows.parsed) == len(rows.line) else [unparsed] * len(rows.line)
-
-    def parse(text: Any) -> Any:  # the value at row n, decoded once (set below)
-        return fp(text) if pv is unparsed else pv
-
-    for n, (t, f, k, v, pv) in enumerate(zip(rows.type, rows.f, rows.key, rows.value, parsed)):
-        if t == "invoke" or t not in COMPLETIONS:
-            continue
-        if f == "send" or f == "poll" or f == "txn":
-            if k is not None and f != "txn":
-                if f == "send":
-                    if v is not None:
-                        x = parse(v)
-                        if type(x) is list and len(x) == 2:
-                            o, vv = _ti(x[0]), _tt(x[1])
-                        else:
-                            o, vv = None, _tt(x)
-                        if vv is not None:
-                            ri_a(n); mop_a("send"); key_a(k); off_a(o); val_a(vv); pos_a(0)  # noqa: E702
-                else:
-                    pairs = parse(v)
-                    if type(pairs) is list:
-                        for j, pair in enumerate(pairs):
-                            if type(pair) is list and len(pair) >= 2:
-                                vv = _tt(pair[1])
-                                if vv is not None:
-                                    ri_a(n); mop_a("poll"); key_a(k); off_a(_ti(pair[0])); val_a(vv); pos_a(j)  # noqa: E702
-                continue
-            mops = pv if pv is not unparsed else fp(v)
-            if type(mops) is not list:
-                continue
-            for i, m in enumerate(mops):
-                if type(m) is not list or not m:
-                    continue
-                name = m[0]  # _tt inlined for the usual types (here and below): the loop is hot
-                if type(name) is not str:
-                    name = _tt(name)
-                if name == "send" and len(m) >= 3:
-                    kk, x = m[1], m[2]
-                    tk = type(kk)
-                    if tk is not str:
-                        kk = str(kk) if tk is int else _tt(kk)
-                    if type(x) is list and len(x) == 2:
-                        o, vv = x
-                        if type(o) is not int:
-                            o = to_int(o)
-                    else:
-                        o, vv = None, x
-                    tv = type(vv)
-                    if tv is not str:
-                        vv = str(vv) if tv is int else _tt(vv)
-                    if kk is not None and vv is not None:
-                        ri_a(n); mop_a("send"); key_a(kk); off_a(o); val_a(vv); pos_a(i * POS_STRIDE)  # noqa: E702
-                elif name == "poll" and len(m) >= 2 and type(m[1]) is dict:
-                    base = i * POS_STRIDE
-                    for kk, pairs in m[1].items():
-                        if type(pairs) is not list:
-                            continue
-                        if type(kk) is not str:
-                            kk = _tt(kk)
-                            if kk is None:
-                                continue
-                        for j, pair in enumerate(pairs):
-                            if type(pair) is list and len(pair) >= 2:
-                                o, vv = pair[0], pair[1]
-                                tv = type(vv)
-                                if tv is not str:
-                                    vv = str(vv) if tv is int else _tt(vv)
-                                if vv is not None:
-                                    if type(o) is not int:
-                                        o = to_int(o)
-                                    ri_a(n); mop_a("poll"); key_a(kk); off_a(o); val_a(vv)  # noqa: E702
-                                    pos_a(base + j)
-        elif (f == "assign" or f == "subscribe") and (t == "ok" or t == "info"):
-            ks = parse(v)
-            names = [_tt(x) for x in ks] if type(ks) is list else []
-            for kk in [None, *(x for x in names if x is not None)]:
-                ri_a(n); mop_a("assign"); key_a(kk); off_a(None); val_a(None); pos_a(0)  # noqa: E702
-    return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val, "pos": pos,
-            "rows": rows}
-
-
-def row_schema() -> pa.Schema:
-    """The kernel rows' pyarrow schema (:data:`kafka_arrow.ROW_COLUMNS`, with their types)."""
-    return pa.schema([("history", pa.string()), ("seq", pa.int64()), ("op", pa.int64()), ("process", pa.string()),
-                      ("type", pa.string()), ("mop", pa.string()), ("key", pa.string()), ("offset", pa.int64()),
-                      ("value", pa.string()), ("pos", pa.int64())])
-
-
-def kernel_table(rows: Rows | dict):
-    """:func:`kernel_columns` as the kernel's pyarrow table (:func:`row_schema`)."""
-    if isinstance(rows, Rows) and ROW_KERNEL is not None:
-        return _kernel_table_compiled(rows)
-    c = kernel_columns(rows) if isinstance(rows, Rows) else rows
-    r = c["rows"]
-    n = len(c["row"])
-    take = pa.array(np.asarray(c["row"], dtype=np.int64), pa.int64())
-    i64, st = pa.int64(), pa.string()
-    return pa.Table.from_arrays([
-        _const(c["history"], n, st),
-        r.col("line").take(take), r.col("index").take(take), r.col("process").take(take), r.col("type").take(take),
-        pa.array(c["mop"], st), pa.array(c["key"], st), pa.array(c["offset"], i64), pa.array(c["value"], st),
-        pa.array(c["pos"], i64)], schema=row_schema())
-
-
-def _kernel_table_compiled(rows: Rows):
-    """:func:`kernel_table` from the compiled loop's Arrow buffers (``_rowkernel.kernel_arrays``):
-    the same table, without a Python object per value."""
-    parsed = rows.parsed if len(rows.parsed) == len(rows.line) else None
-    n, ri, mop, key, off, val, pos = ROW_KERNEL.kernel_arrays(
-        rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
-    buf = pa.py_buffer
-
-    def strings(v: tuple, offsets: bytes, data: bytes):
-        (bitmap, nulls) = v
-        return pa.Array.from_buffers(pa.string(), n, [bitmap and buf(bitmap), buf(offsets), buf(data)], null_count=nulls)
-
-    def ints(v: tuple, data: bytes):
-        (bitmap, nulls) = v
-        return pa.Array.from_buffers(pa.int64(), n, [bitmap and buf(bitmap), buf(data)], null_count=nulls)
-
-    take = pa.array(np.frombuffer(ri, np.int64), pa.int64())
-    mops = _MOP_NAMES().take(pa.Array.from_buffers(pa.uint8(), n, [None, buf(mop)]))
-    return pa.Table.from_arrays([
-        _const(rows.history, n, pa.string()),
-        rows.col("line").take(take), rows.col("index").take(take), rows.col("process").take(take),
-        rows.col("type").take(take), mops, strings(*key), ints(*off), strings(*val),
-        pa.Array.from_buffers(pa.int64(), n, [None, buf(pos)])], schema=row_schema())
-
-
-def _MOP_NAMES():
-    return pa.array(["send", "poll", "assign"], pa.string())  # the codes of _rowkernel.kernel_arrays
-
-
-def small_codes(col: Any) -> tuple[Any, list] | None:
-    """(int64 codes, -1 for null; the strings in order of first appearance) of a pyarrow string
-    array holding at most a few distinct strings, as ``pyarrow.compute.dictionary_encode`` codes
-    it, from the compiled loop (``_rowkernel.small_codes``); None where that is not built, the
-    array is of another type, or it holds more strings (then the caller encodes it)."""
-    if ROW_KERNEL is None or col.type != pa.string():
-        return None
-    validity, offsets, data = col.buffers()
-    if offsets is None or data is None:
-        return None
-    got = ROW_KERNEL.small_codes(validity if col.null_count else None, offsets, data, col.offset, len(col))
-    if got is None:
-        return None
-    return np.frombuffer(got[0], np.int64), got[1]
-
-
-def string_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """Dictionary codes (int64, -1 for null) and the dictionary of a string column, for the
-    numpy kernels (:mod:`kafka_arrow`, :mod:`elle`)."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    few = small_codes(col)
-    if few is not None:
-        return few[0], pa.array(few[1], pa.string())
-    d = pc.dictionary_encode(col)
-    idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return idx, d.dictionary
-
-
-def int_values(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(values with nulls as 0, validity mask) of an integer column, for the numpy kernels."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    valid = ~col.is_null().to_numpy(zero_copy_only=False)
-    vals = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return vals, valid
-
-
-def cycle_table(c: dict | Rows, kt=None):
-    """The cycle rows of :mod:`elle` (``elle.ROW_COLUMNS``, what ``elle.input_table`` builds with
-    one row per op): one ``op`` row (``pos`` -1) per send/poll/txn op row, invocations included,
-    and the send/poll micro-ops of :func:`kernel_columns` (the assign rows left out). ``c`` is
-    :func:`kernel_columns`'s result, or the rows themselves."""
-    if isinstance(c, Rows):
-        c = {"rows": c, "history": c.history}
-    rows = c["rows"]
-    kt = kernel_table(c) if kt is None else kt
-    mop = kt.column("mop")
-    if mop.null_count or pc.any(pc.equal(mop, "assign")).as_py():  # else nothing to leave out (and no copy)
-        kt = kt.filter(pc.not_equal(mop, "assign"))
-    if ROW_KERNEL is not None:
-        idx = np.frombuffer(ROW_KERNEL.rows_with_f(rows.f, _KAFKA_FS), dtype=np.int64)
-    else:
-        idx = np.fromiter((n for n, f in enumerate(rows.f) if f in _KAFKA_FS), dtype=np.int64)
-    take = pa.array(idx, pa.int64())
-    m, i64, st = len(idx), pa.int64(), pa.string()
-    ops = pa.Table.from_arrays([
-        _const(c["history"], m, st),
-        rows.col("line").take(take), rows.col("index").take(take), rows.col("process").take(take),
-        rows.col("type").take(take), _const("op", m, st), pa.nulls(m, st), pa.nulls(m, i64), pa.nulls(m, st),
-        pa.array(np.full(m, -1, dtype=np.int64))], schema=kt.schema)
-    return pa.concat_tables([ops, kt])
-
 
 def structure_problem(rows: Rows) -> tuple[int, str] | None:
     """The first pairing error of :func:`history.pair_ops` over these rows (in line order) as
@@ -1041,10 +800,6 @@ def _structure_problem_py(rows: Rows) -> tuple[int, str] | None:
                 return pos, (f"completion f={f!r} does not match its invocation's f={inv_f[j]!r} "
                              f"(invocation index {inv_index[j]})")
     return None
-
-
-def iter_dicts(rows: Rows) -> Iterator[dict]:
-    yield from rows.dicts()
 
 
 assert OP_COLUMNS == ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Iterator
 
 import attrs
 
-from spark_validation.history import Op, normalize, read_history
+from spark_validation.ingest.history import Op, normalize, read_history
 
 OP_COLUMNS = ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")
 OP_TYPES = frozenset({"invoke", "ok", "fail", "info"})
@@ -388,7 +388,7 @@ def pairing_problem(rows: list[dict]) -> str | None:
 
 
 def history_rows(h: Any) -> list[dict]:
-    """Op rows of a :class:`spark_validation.history.History` (line = the op's file line, as the
+    """Op rows of a :class:`spark_validation.ingest.history.History` (line = the op's file line, as the
     Spark reader numbers it; its 1-based position when it was not read from a file)."""
     lines = h.lines if len(h.lines) == len(h.ops) else range(1, len(h.ops) + 1)
     return [
@@ -412,7 +412,7 @@ def value_from_text(text: str | None) -> Any:
 
 
 def rows_to_ops(rows: Iterable[dict]) -> list:
-    """Op rows back to :class:`spark_validation.history.Op` values (for the lin checker)."""
+    """Op rows back to :class:`spark_validation.ingest.history.Op` values (for the lin checker)."""
     out = []
     for r in sorted(rows, key=lambda r: r["line"]):
         p = r["process"]

@@ -225,7 +225,7 @@ class Reader:
 
     ``Reader(text, source).read()`` reads the next value (raising :class:`EdnError`), ``at_end()``
     says whether only whitespace/comments remain. The cursor ``pos`` may be moved by callers that
-    want to resynchronise after an error (see :mod:`spark_validation.history`).
+    want to resynchronise after an error (see :mod:`spark_validation.ingest.history`).
     """
 
     def __init__(self, text: str, source: str = "<string>") -> None:

@@ -6,7 +6,7 @@
   partition, so ``monotonically_increasing_id`` minus the block's first id is the line within
   the block, and a running sum of earlier blocks' line counts makes it a file line.
 * EDN (and ``.json`` arrays): parsed in the executors (``flatMap`` over the file list) by the
-  history reader of contract section 6 (:func:`spark_validation.records.read_any`).
+  history reader of contract section 6 (:func:`spark_validation.ingest.records.read_any`).
 * Parquet: a table with the op columns (``history`` id column required), e.g. the
   ``ops.parquet`` an earlier audit wrote.
 
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Iterable
 
 import pyarrow.parquet as pq
 
-from spark_validation.history import NOT_UTF8, no_op_readable, select_model, to_jsonable
-from spark_validation.records import Malformed, ndjson_lines, read_any
+from spark_validation.ingest.history import NOT_UTF8, no_op_readable, select_model, to_jsonable
+from spark_validation.ingest.records import Malformed, ndjson_lines, read_any
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -94,7 +94,7 @@ def ndjson_meta(path: str, cli_model: str | None) -> tuple[str, int, str | None,
 def read_ndjson(spark: "SparkSession", metas: list[tuple]) -> tuple["DataFrame", "DataFrame"]:
     """(ops, malformed) of NDJSON history files; malformed is ``(path, line, reason, text)``.
 
-    The per-line rules are the history reader's (:mod:`spark_validation.history`): a line that
+    The per-line rules are the history reader's (:mod:`spark_validation.ingest.history`): a line that
     is not a JSON object, lacks ``type`` or ``process``, has an unknown type, a structured
     process, or a non-integer ``index``/``time`` is malformed.
     """
@@ -138,7 +138,7 @@ def read_parsed(spark: "SparkSession", paths: list[str], model: str | None
     """(ops, malformed lines, [(history, model, initial-json)], skipped files) of EDN/JSON files,
     parsed in executors. A file the reader rejects whole (not a history, undecodable) is a skipped
     file, as in ``--no-spark``, not a malformed line."""
-    from spark_validation.ingest_schema import MALFORMED_SCHEMA, OPS_SCHEMA  # optional: imports pyspark
+    from spark_validation.ingest.spark_schema import MALFORMED_SCHEMA, OPS_SCHEMA  # optional: imports pyspark
 
     sc = spark.sparkContext
     n = max(1, min(len(paths), sc.defaultParallelism * 4))
@@ -174,7 +174,7 @@ def read_parquet(spark: "SparkSession", paths: list[str], model: str | None) -> 
     """
     from pyspark.sql import functions as F  # optional: pyspark
 
-    from spark_validation.ingest_schema import OPS_SCHEMA
+    from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
     out = None
     for path in paths:
@@ -228,7 +228,7 @@ class InputError(ValueError):
 
 def pairing_problems(ops: "DataFrame") -> "DataFrame":
     """``(history, line, reason)``: the first pairing problem per history, by the rules of
-    :func:`spark_validation.history.pair_ops` (client = integer process; per process, invoke and
+    :func:`spark_validation.ingest.history.pair_ops` (client = integer process; per process, invoke and
     completion alternate, and a completion's ``f`` is its invocation's)."""
     from pyspark.sql import Window  # optional: pyspark
     from pyspark.sql import functions as F
@@ -257,7 +257,7 @@ def load(spark: "SparkSession", histories: Iterable[Path], tables: Iterable[Path
          ) -> tuple["DataFrame", "DataFrame", dict[str, tuple[str | None, str | None]], list[Path], list[Malformed]]:
     """All inputs -> (ops, malformed lines, {history: (model, initial-json)}, extra trace files,
     skipped files)."""
-    from spark_validation.ingest_schema import MALFORMED_SCHEMA, OPS_SCHEMA  # optional: imports pyspark
+    from spark_validation.ingest.spark_schema import MALFORMED_SCHEMA, OPS_SCHEMA  # optional: imports pyspark
 
     hs = [str(p) for p in histories]
     nd = [p for p in hs if p.endswith((".ndjson", ".jsonl"))]

@@ -8,7 +8,7 @@ Formats read by :func:`read_history` (chosen by the file extension, sniffed when
 
 * ``.edn`` -- Jepsen/Knossos: one top-level vector or list of op maps, or one op map per line (Jepsen's
   ``history.edn``; newer Jepsen writes each op as a record literal ``#jepsen.history.Op{...}``,
-  read as the map). Parsed by the safe reader in :mod:`spark_validation.edn`.
+  read as the map). Parsed by the safe reader in :mod:`spark_validation.ingest.edn`.
 * ``.ndjson`` / ``.jsonl`` -- kraft: an optional header line ``{"v": 1, "kind": "history", ...}``,
   then one op object per line.
 * ``.json`` -- one array of op objects (or NDJSON under a ``.json`` name).
@@ -18,7 +18,7 @@ Normalisation (so EDN and NDJSON histories of the same events compare equal):
 * keywords become plain strings everywhere, in keys and values (``:invoke`` -> ``"invoke"``,
   ``:ns/x`` -> ``"ns/x"``); symbols and characters become strings too;
 * every sequence (EDN vector or list, JSON array) becomes a ``tuple``; maps stay ``dict``; EDN
-  sets stay ``frozenset``; other tagged literals stay :class:`~spark_validation.edn.Tagged`;
+  sets stay ``frozenset``; other tagged literals stay :class:`~spark_validation.ingest.edn.Tagged`;
 * the known keys (``process type f key value time index``) become :class:`Op` fields, everything
   else goes to ``Op.extra``; ``Op.index`` is the op's ``index`` when it has one, else its position
   among the file's well-formed ops.
@@ -51,7 +51,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import attrs
 
 from kraft.inputs import nesting
-from spark_validation.edn import MAX_DEPTH, Char, EdnError, Keyword, Reader, Symbol, Tagged
+from spark_validation.ingest.edn import MAX_DEPTH, Char, EdnError, Keyword, Reader, Symbol, Tagged
 
 __all__ = [
     "CorpusScan",
