@@ -3,15 +3,17 @@
  * the register models (register, cas-register) on histories of atomic values. Built by the
  * project's install (setup.py, an optional extension: without it the Python path runs).
  *
- * One call, check_register_ops, does what check_history does between reading the ops and
- * building the evidence: pair invocations with completions, turn operations into register calls,
- * split them by key, run the impossible-read pre-check and, per key, the Wing & Gong / Lowe search
- * with the same pruning rules (read-only forced lifts, the symmetry of optional calls with equal
- * inputs, blind writes after optional calls), in the same order, so that verdicts, step counts,
- * cache sizes and evidence are identical to the Python path (tests/spark_validation/test_linkernel.py checks
- * this on random histories). Values are interned through a Python dict, so equality is Python's.
+ * One call, check_register_ops, does what check_history does between pairing the ops and
+ * building the evidence: turn the paired operations into register calls, split them by key, run the
+ * impossible-read pre-check and, per key, the Wing & Gong / Lowe search with the same pruning rules
+ * (read-only forced lifts, the symmetry of optional calls with equal inputs, blind writes after
+ * optional calls), in the same order, so that verdicts, step counts, cache sizes and evidence are
+ * identical to the Python path (tests/spark_validation/test_linkernel.py checks this on random
+ * histories). The pairing is the caller's (spark_validation/ingest/pairing.py, Jepsen's rule,
+ * written once): the kernel reads its invocation and completion positions. Values are interned
+ * through a Python dict, so equality is Python's.
  *
- * Anything outside the common case -- a structure error, a value that is not None/int/str, an
+ * Anything outside the common case -- a pairing with problems, a value that is not None/int/str, an
  * unknown f, a key with more than MAX_PART calls -- returns None and the caller takes the Python
  * path, which reports errors exactly as before. The configuration cache keeps the set of
  * linearized calls as a plain bitset (the Python path compresses it into windows for long
@@ -33,7 +35,7 @@
 enum { K_READ = 0, K_WRITE = 1, K_CAS = 2 };
 enum { V_TRUE = 1, V_FALSE = 0, V_UNKNOWN = 2, V_IMPOSSIBLE = 3 };
 
-static PyObject *s_process, *s_type, *s_f, *s_key, *s_value, *s_nemesis, *s_invoke, *s_ok, *s_fail,
+static PyObject *s_type, *s_f, *s_key, *s_value, *s_ok, *s_fail,
     *s_read, *s_write, *s_cas;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -447,9 +449,9 @@ static PyObject *int_list(const int *xs, int n, const int *map) {
 
 /* Op's fields: read straight from the instance's slots when the op is of the slotted class the
    first op has (an attrs class with slots), else by getattr. New references either way. */
-enum { A_PROCESS, A_TYPE, A_F, A_KEY, A_VALUE, N_ATTRS };
+enum { A_TYPE, A_F, A_KEY, A_VALUE, N_ATTRS };
 typedef struct { PyTypeObject *type; Py_ssize_t off[N_ATTRS]; } Slots;
-static PyObject **attr_names[N_ATTRS] = {&s_process, &s_type, &s_f, &s_key, &s_value};
+static PyObject **attr_names[N_ATTRS] = {&s_type, &s_f, &s_key, &s_value};
 
 static void slots_for(PyObject *op, Slots *sl) {
     sl->type = NULL;
@@ -479,16 +481,17 @@ static inline PyObject *field(PyObject *op, const Slots *sl, int i) {
 #define GET(dst, obj, i) do { dst = field(obj, &sl, i); if (!dst) goto bail; } while (0)
 
 PyDoc_STRVAR(check_doc,
-"check_register_ops(ops, cas, knossos_nil, initial, deadline, max_cache, cache_bytes)\n--\n\n"
-"The register-model check of a list of Op objects, or None when the history is outside the\n"
-"common case (the caller then takes the Python path). See spark_validation/linearizability.py.");
+"check_register_ops(ops, pairing, cas, knossos_nil, initial, deadline, max_cache, cache_bytes)\n--\n\n"
+"The register-model check of a list of Op objects paired by ``pairing`` (ingest.pairing.pair), or\n"
+"None when the history is outside the common case (the caller then takes the Python path). See\n"
+"spark_validation/linearizability.py.");
 
 static PyObject *check_register_ops(PyObject *self, PyObject *args) {
-    PyObject *ops_in, *initial;
+    PyObject *ops_in, *pairing, *initial;
     int cas_allowed, knossos;
     double deadline;
     long long max_cache, cache_bytes;
-    if (!PyArg_ParseTuple(args, "OppOdLL", &ops_in, &cas_allowed, &knossos, &initial, &deadline,
+    if (!PyArg_ParseTuple(args, "OOppOdLL", &ops_in, &pairing, &cas_allowed, &knossos, &initial, &deadline,
                           &max_cache, &cache_bytes))
         return NULL;
     PyObject *seq = PySequence_Fast(ops_in, "ops must be a sequence");
@@ -496,7 +499,8 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
 
-    PyObject *open = NULL, *vals_d = NULL, *vals_l = NULL, *keys_d = NULL, *keys_l = NULL,
+    PyObject *invokes = NULL, *completions = NULL, *problems = NULL, *vals_d = NULL, *vals_l = NULL,
+             *keys_d = NULL, *keys_l = NULL,
              *result = NULL, *parts_out = NULL, *x = NULL, *y = NULL;
     Py_ssize_t *inv_pos = NULL, *comp_pos = NULL, *c_inv = NULL, *c_comp = NULL;
     int *c_kind = NULL, *c_a = NULL, *c_b = NULL, *c_must = NULL, *c_key = NULL, *order = NULL,
@@ -508,52 +512,31 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
     Py_ssize_t n_inv = 0;
     int n_calls = 0;
 
-    open = PyDict_New(); vals_d = PyDict_New(); vals_l = PyList_New(0);
+    vals_d = PyDict_New(); vals_l = PyList_New(0);
     keys_d = PyDict_New(); keys_l = PyList_New(0);
     inv_pos = malloc(sizeof(Py_ssize_t) * (n + 1)); comp_pos = malloc(sizeof(Py_ssize_t) * (n + 1));
-    if (!open || !vals_d || !vals_l || !keys_d || !keys_l || !inv_pos || !comp_pos) goto bail;
+    if (!vals_d || !vals_l || !keys_d || !keys_l || !inv_pos || !comp_pos) goto bail;
 
     Slots sl = {NULL};
     if (n) slots_for(items[0], &sl);
-    /* pair invocations with completions (history.pair_ops; any structure error: bail out) */
-    for (Py_ssize_t pos = 0; pos < n; pos++) {
-        PyObject *op = items[pos];
-        GET(x, op, A_PROCESS);
-        if (!PyLong_CheckExact(x)) {
-            int r = PyObject_RichCompareBool(x, s_nemesis, Py_EQ);
-            if (r < 0) goto bail;
-            if (r) { nemesis++; Py_CLEAR(x); continue; }
-        }
-        GET(y, op, A_TYPE);
-        int is_inv = str_eq(y, s_invoke);
-        Py_CLEAR(y);
-        if (is_inv) {
-            int r = PyDict_Contains(open, x);
-            if (r != 0) goto bail; /* error, or the process already has an open op */
-            PyObject *j = PyLong_FromSsize_t(n_inv);
-            if (!j) goto bail;
-            r = PyDict_SetItem(open, x, j);
-            Py_DECREF(j);
-            if (r < 0) goto bail;
-            inv_pos[n_inv] = pos;
-            comp_pos[n_inv] = -1;
-            n_inv++;
-        } else {
-            PyObject *j = PyDict_GetItemWithError(open, x);
-            if (!j) goto bail; /* error, or a completion with no open invocation */
-            Py_ssize_t jj = PyLong_AsSsize_t(j);
-            if (PyDict_DelItem(open, x) < 0) goto bail;
-            PyObject *fi, *fc;
-            GET(fi, items[inv_pos[jj]], A_F);
-            fc = field(op, &sl, A_F);
-            if (!fc) { Py_DECREF(fi); goto bail; }
-            int r = PyObject_RichCompareBool(fi, fc, Py_NE);
-            Py_DECREF(fi); Py_DECREF(fc);
-            if (r != 0) goto bail; /* error, or completion f differs from its invocation's */
-            comp_pos[jj] = pos;
-        }
-        Py_CLEAR(x);
+    /* the pairing's invocation and completion positions (a pairing with problems: bail out) */
+    invokes = PyObject_GetAttrString(pairing, "invokes");
+    completions = PyObject_GetAttrString(pairing, "completions");
+    problems = PyObject_GetAttrString(pairing, "problems");
+    x = PyObject_GetAttrString(pairing, "nemesis");
+    if (!invokes || !completions || !problems || !x) goto bail;
+    nemesis = PyLong_AsLong(x);
+    Py_CLEAR(x);
+    if (nemesis < 0 || !PyList_CheckExact(invokes) || !PyList_CheckExact(completions) ||
+        !PyList_CheckExact(problems) || PyList_GET_SIZE(problems) != 0) goto bail;
+    n_inv = PyList_GET_SIZE(invokes);
+    if (PyList_GET_SIZE(completions) != n_inv || n_inv > n) goto bail;
+    for (Py_ssize_t j = 0; j < n_inv; j++) {
+        inv_pos[j] = PyLong_AsSsize_t(PyList_GET_ITEM(invokes, j));
+        comp_pos[j] = PyLong_AsSsize_t(PyList_GET_ITEM(completions, j));
+        if (inv_pos[j] < 0 || inv_pos[j] >= n || comp_pos[j] < -1 || comp_pos[j] >= n) goto bail;
     }
+    if (PyErr_Occurred()) goto bail; /* a position that is not an int */
 
     /* register calls (models.RegisterModel.calls), in invocation order */
     c_kind = malloc(sizeof(int) * (n_inv + 1)); c_a = malloc(sizeof(int) * (n_inv + 1));
@@ -732,7 +715,8 @@ bail:
         }
     }
     Py_XDECREF(x); Py_XDECREF(y);
-    Py_XDECREF(open); Py_XDECREF(vals_d); Py_XDECREF(vals_l); Py_XDECREF(keys_d); Py_XDECREF(keys_l);
+    Py_XDECREF(invokes); Py_XDECREF(completions); Py_XDECREF(problems);
+    Py_XDECREF(vals_d); Py_XDECREF(vals_l); Py_XDECREF(keys_d); Py_XDECREF(keys_l);
     Py_XDECREF(parts_out);
     free(inv_pos); free(comp_pos); free(c_inv); free(c_comp); free(c_kind); free(c_a); free(c_b);
     free(c_must); free(c_key); free(order); free(part_start); free(part_len); free(local);
@@ -754,8 +738,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__linkernel(void) {
 #define INTERN(v, s) if (!(v = PyUnicode_InternFromString(s))) return NULL
-    INTERN(s_process, "process"); INTERN(s_type, "type"); INTERN(s_f, "f"); INTERN(s_key, "key");
-    INTERN(s_value, "value"); INTERN(s_nemesis, "nemesis"); INTERN(s_invoke, "invoke");
+    INTERN(s_type, "type"); INTERN(s_f, "f"); INTERN(s_key, "key"); INTERN(s_value, "value");
     INTERN(s_ok, "ok"); INTERN(s_fail, "fail"); INTERN(s_read, "read"); INTERN(s_write, "write");
     INTERN(s_cas, "cas");
     PyObject *m = PyModule_Create(&module);

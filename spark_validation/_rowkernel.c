@@ -1,10 +1,10 @@
 /*
- * The per-op loops of spark_validation/oprows.py, compiled. Built by the project's install
+ * The per-op loops of spark_validation/ingest/rows.py (the readers) and
+ * spark_validation/kernel_rows.py (the kernel tables), compiled. Built by the project's install
  * (setup.py, optional: without it the Python loops run, with the same results):
  *   kernel_columns / kernel_arrays  the Kafka kernel rows of a history's op rows (one row per
  *                                   send/poll micro-op and per assigned key), as lists or as
  *                                   Arrow buffers;
- *   structure_problem               the first pairing error, or none;
  *   rows_with_f                     the positions of the send/poll/txn rows;
  *   scan_uniform, value_checks,     the uniform NDJSON reader's scan and value checks;
  *   plain_values
@@ -25,8 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 
-static PyObject *s_invoke, *s_ok, *s_fail, *s_info, *s_send, *s_poll, *s_txn, *s_assign, *s_subscribe,
-    *s_nemesis;
+static PyObject *s_invoke, *s_ok, *s_fail, *s_info, *s_send, *s_poll, *s_txn, *s_assign, *s_subscribe;
 
 static int eq(PyObject *o, PyObject *interned) {
     if (o == interned) return 1;
@@ -665,7 +664,7 @@ static int all_rows(Ctx *c, PyObject *args) {
 
 PyDoc_STRVAR(kc_doc,
 "kernel_columns(types, fs, keys, values, parsed, fast_parse_text, to_text, to_int, unparsed, stride)\n--\n\n"
-"(row, mop, key, offset, value, pos) lists: oprows.kernel_columns's loop. ``parsed`` is None when\n"
+"(row, mop, key, offset, value, pos) lists: kernel_rows.kernel_columns's loop. ``parsed`` is None when\n"
 "no value was decoded by the reader.");
 
 static PyObject *kernel_columns(PyObject *self, PyObject *args) {
@@ -731,67 +730,6 @@ static PyObject *kernel_arrays(PyObject *self, PyObject *args) {
     return result;
 }
 
-PyDoc_STRVAR(sp_doc,
-"structure_problem(processes, types, fs, to_int)\n--\n\n"
-"The position of the first pairing error (oprows.structure_problem), or -1.");
-
-static PyObject *structure_problem(PyObject *self, PyObject *args) {
-    PyObject *procs_in, *types, *fs, *ti;
-    if (!PyArg_ParseTuple(args, "O!O!O!O", &PyList_Type, &procs_in, &PyList_Type, &types, &PyList_Type, &fs, &ti))
-        return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(procs_in);
-    if (PyList_GET_SIZE(types) != n || PyList_GET_SIZE(fs) != n) {
-        PyErr_SetString(PyExc_ValueError, "structure_problem: columns of different lengths");
-        return NULL;
-    }
-    PyObject *procs = PyDict_New(), *open = PyDict_New(), *inv_f = PyList_New(0);
-    Py_ssize_t found = -1;
-    int err = 0;
-    if (!procs || !open || !inv_f) { err = 1; goto done; }
-    for (Py_ssize_t pos = 0; pos < n && pos < PyList_GET_SIZE(procs_in); pos++) {
-        PyObject *p = PyList_GET_ITEM(procs_in, pos);
-        Py_INCREF(p);
-        PyObject *proc = PyDict_GetItemWithError(procs, p);
-        if (proc) Py_INCREF(proc);
-        else if (PyErr_Occurred()) { Py_DECREF(p); err = 1; goto done; }
-        else {
-            PyObject *pi = PyObject_CallOneArg(ti, p);
-            if (!pi) { Py_DECREF(p); err = 1; goto done; }
-            if (pi == Py_None) { Py_DECREF(pi); proc = p; Py_INCREF(proc); }
-            else proc = pi;
-            if (PyDict_SetItem(procs, p, proc) < 0) { Py_DECREF(p); Py_DECREF(proc); err = 1; goto done; }
-        }
-        Py_DECREF(p);
-        int r = PyObject_RichCompareBool(proc, s_nemesis, Py_EQ);
-        if (r != 0) { Py_DECREF(proc); if (r < 0) { err = 1; goto done; } continue; }
-        PyObject *t = PyList_GET_ITEM(types, pos), *f = PyList_GET_ITEM(fs, pos);
-        if (eq(t, s_invoke)) {
-            r = PyDict_Contains(open, proc);
-            if (r) { Py_DECREF(proc); if (r < 0) err = 1; else found = pos; goto done; }
-            PyObject *j = PyLong_FromSsize_t(PyList_GET_SIZE(inv_f));
-            if (!j || PyDict_SetItem(open, proc, j) < 0 || PyList_Append(inv_f, f) < 0) {
-                Py_XDECREF(j); Py_DECREF(proc); err = 1; goto done;
-            }
-            Py_DECREF(j);
-        } else {
-            PyObject *j = PyDict_GetItemWithError(open, proc);
-            if (!j) { Py_DECREF(proc); if (PyErr_Occurred()) err = 1; else found = pos; goto done; }
-            PyObject *jf = PyList_GET_ITEM(inv_f, PyLong_AsSsize_t(j));
-            Py_INCREF(jf);
-            if (PyDict_DelItem(open, proc) < 0) { Py_DECREF(jf); Py_DECREF(proc); err = 1; goto done; }
-            Py_INCREF(f);
-            r = PyObject_RichCompareBool(jf, f, Py_NE);
-            Py_DECREF(jf); Py_DECREF(f);
-            if (r) { Py_DECREF(proc); if (r < 0) err = 1; else found = pos; goto done; }
-        }
-        Py_DECREF(proc);
-    }
-done:
-    Py_XDECREF(procs); Py_XDECREF(open); Py_XDECREF(inv_f);
-    if (err) return NULL;
-    return PyLong_FromSsize_t(found);
-}
-
 PyDoc_STRVAR(rw_doc,
 "rows_with_f(fs, names)\n--\n\n"
 "The positions (native int64s, as bytes) of the rows whose f is one of the strings ``names``.");
@@ -821,12 +759,12 @@ static PyObject *rows_with_f(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ the uniform NDJSON scan */
 
-/* field kinds, as oprows._U_FIELD spells them */
+/* field kinds, as rows._U_FIELD spells them */
 enum { F_INT, F_TYPE, F_STRINT, F_STRINTNULL, F_VALUE };
 
 static PyObject *s_types[4];
 
-/* oprows._U_INT: 0, or an optional '-' and 1 to 18 digits without a leading zero */
+/* rows._U_INT: 0, or an optional '-' and 1 to 18 digits without a leading zero */
 static int scan_int(const char *s, Py_ssize_t *q, Py_ssize_t e) {
     Py_ssize_t i = *q;
     if (i < e && s[i] == '0') { *q = i + 1; return 1; }
@@ -838,7 +776,7 @@ static int scan_int(const char *s, Py_ssize_t *q, Py_ssize_t e) {
     return 1;
 }
 
-/* oprows._U_STR: a string without escapes or control characters; *a, *b: its content */
+/* rows._U_STR: a string without escapes or control characters; *a, *b: its content */
 static int scan_str(const char *s, Py_ssize_t *q, Py_ssize_t e, Py_ssize_t *a, Py_ssize_t *b) {
     Py_ssize_t i = *q;
     if (!(i < e && s[i] == '"')) return 0;
@@ -892,9 +830,9 @@ static int append_new(PyObject *list, PyObject *x) {
 
 PyDoc_STRVAR(su_doc,
 "scan_uniform(text, keys, kinds, first_lineno)\n--\n\n"
-"The columns of an ASCII ``text`` of op lines in oprows' uniform subset, with the key order\n"
+"The columns of an ASCII ``text`` of op lines in the uniform subset of ingest/rows.py, with the key order\n"
 "``keys`` (field kinds ``kinds``, 0 int, 1 type, 2 int|string, 3 int|string|null, 4 value),\n"
-"what the regular expression of oprows._uniform_pattern takes line by line: (linenos, one list\n"
+"what the regular expression of rows._uniform_pattern takes line by line: (linenos, one list\n"
 "per key), or None when some line is not such an op (nor blank). Blank lines are left out.");
 
 static PyObject *scan_uniform(PyObject *self, PyObject *args) {
@@ -1012,7 +950,7 @@ done:
 PyDoc_STRVAR(vc_doc,
 "value_checks(texts, max_depth)\n--\n\n"
 "For the JSON texts ``texts`` joined as ``[t1,t2,...]``: (does a '.', 'e' or 'E' follow a digit\n"
-"somewhere (oprows._FLOAT_MARK), oprows._too_deep(joined, max_depth)), computed the same way;\n"
+"somewhere (rows._FLOAT_MARK), rows._too_deep(joined, max_depth)), computed the same way;\n"
 "None when a text is not an ASCII string (the caller then runs the Python checks).");
 
 static PyObject *value_checks(PyObject *self, PyObject *args) {
@@ -1180,12 +1118,11 @@ static PyMethodDef methods[] = {
     {"rows_with_f", rows_with_f, METH_VARARGS, rw_doc},
     {"kernel_columns", kernel_columns, METH_VARARGS, kc_doc},
     {"kernel_arrays", kernel_arrays, METH_VARARGS, ka_doc},
-    {"structure_problem", structure_problem, METH_VARARGS, sp_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_rowkernel", "Compiled per-op loops of spark_validation.oprows.", -1, methods,
+    PyModuleDef_HEAD_INIT, "_rowkernel", "Compiled per-op loops of spark_validation.ingest.rows and spark_validation.kernel_rows.", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
@@ -1193,7 +1130,7 @@ PyMODINIT_FUNC PyInit__rowkernel(void) {
 #define INTERN(v, s) if (!(v = PyUnicode_InternFromString(s))) return NULL
     INTERN(s_invoke, "invoke"); INTERN(s_ok, "ok"); INTERN(s_fail, "fail"); INTERN(s_info, "info");
     INTERN(s_send, "send"); INTERN(s_poll, "poll"); INTERN(s_txn, "txn"); INTERN(s_assign, "assign");
-    INTERN(s_subscribe, "subscribe"); INTERN(s_nemesis, "nemesis");
+    INTERN(s_subscribe, "subscribe");
     s_types[0] = s_invoke; s_types[1] = s_ok; s_types[2] = s_fail; s_types[3] = s_info;
     return PyModule_Create(&module);
 }

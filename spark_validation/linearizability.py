@@ -44,15 +44,16 @@ from typing import Any, Callable, Sequence
 import attrs
 
 from spark_validation.ingest.history import (
-    NEMESIS,
     History,
     Op,
     Operation,
     iter_corpus,
     make_operation,
     pair_ops,
+    pairing_of,
     to_jsonable,
 )
+from spark_validation.ingest.pairing import Pairing
 from spark_validation.models import (
     NIL_READS,
     READ,
@@ -536,26 +537,37 @@ def _impossible_evidence(model: Model, impossible: list[tuple[Call, str]]) -> di
     }
 
 
-def _to_operations(ops: Sequence[Any]) -> tuple[list[Operation], list, int, int]:
+def _pairing(history_or_ops: Any, raw: Sequence[Any]) -> Pairing | None:
+    """Jepsen's pairing of a history's ops (the one the reader made, when it made one); None for
+    operations paired already."""
+    if raw and isinstance(raw[0], Operation):
+        return None
+    if isinstance(history_or_ops, History) and history_or_ops.pairing is not None:
+        return history_or_ops.pairing
+    return pairing_of(raw)
+
+
+def _to_operations(ops: Sequence[Any], pairing: Pairing | None) -> tuple[list[Operation], list, int, int]:
     """(operations, structure errors, op count, nemesis ops) of a history's ops."""
-    if ops and isinstance(ops[0], Operation):
+    if pairing is None:
         return list(ops), [], len(ops), 0  # already paired
-    operations, errors = pair_ops(ops)
-    nemesis = sum(1 for op in ops if type(op.process) is not int and op.process == NEMESIS)
-    return operations, errors, len(ops), nemesis
+    operations, errors = pair_ops(ops, pairing)
+    return operations, errors, len(ops), pairing.nemesis
 
 
 def _kernel_check(
-    ops: Sequence[Any], m: Model, initial: Any, deadline: float | None, max_cache: int, info: dict[str, Any]
+    ops: Sequence[Any], pairing: Pairing | None, m: Model, initial: Any, deadline: float | None, max_cache: int,
+    info: dict[str, Any],
 ) -> tuple[Any, list] | None:
     """(verdict, anomalies) of a register history by the compiled search (spark_validation/
     _linkernel.c), filling ``info`` as the Python path does; ``None`` when the kernel is not built,
-    is switched off (``KRAFT_COMPILED=off``), or declines the history (a structure error, a
+    is switched off (``KRAFT_COMPILED=off``), or declines the history (ops that do not pair up, a
     value that is not None/int/str, a key with too many calls): the Python path then decides it."""
-    if KERNEL is None or type(m) not in (RegisterModel, CasRegisterModel) or (ops and type(ops[0]) is not Op):
+    if KERNEL is None or pairing is None or type(m) not in (RegisterModel, CasRegisterModel) or \
+            (ops and type(ops[0]) is not Op):
         return None
     r = KERNEL.check_register_ops(
-        ops, type(m) is CasRegisterModel, m.nil_reads == "knossos", initial,
+        ops, pairing, type(m) is CasRegisterModel, m.nil_reads == "knossos", initial,
         -1.0 if deadline is None else deadline, max_cache, CACHE_BYTES,
     )
     if r is None:
@@ -666,10 +678,11 @@ def check_history(
         info["nil_reads"] = mode
     if initial is None:
         initial = h_initial
-    fast = _kernel_check(raw, m, initial, deadline, max_cache, info)
+    pairing = _pairing(history_or_ops, raw)
+    fast = _kernel_check(raw, pairing, m, initial, deadline, max_cache, info)
     if fast is not None:
         return done(*fast)
-    operations, errors, n_ops, info["nemesis_ops"] = _to_operations(raw)
+    operations, errors, n_ops, info["nemesis_ops"] = _to_operations(raw, pairing)
     if errors:
         info["error"] = "malformed history: operations do not pair up"
         info["structure_errors"] = [e.to_dict() for e in errors]

@@ -4,10 +4,11 @@
 * :mod:`.history` -- the typed ops (:class:`~.history.Op`, :class:`~.history.History`) read
   from EDN, NDJSON and JSON files, with every malformed line named;
 * :mod:`.rows` -- the same files read straight into op rows as columns (:class:`~.rows.Rows`),
-  the audit's fast readers, tested equal to the history reader, and the first pairing error
-  from rows;
+  the audit's fast readers, tested equal to the history reader;
 * :mod:`.records` -- the op-row vocabulary shared by both (``OP_COLUMNS``, value texts) and the
   discovery of a corpus's files;
+* :mod:`.pairing` -- Jepsen's invoke/complete pairing rule, the one place it is written: every
+  reader, the checks and the Spark path pair through it;
 * :mod:`.spark` -- the same inputs (and Parquet op tables) read by Spark.
 
 Nothing here imports the checks, the engines or the report above it (an import-linter contract

@@ -26,9 +26,10 @@ Normalisation (so EDN and NDJSON histories of the same events compare equal):
 Nothing is dropped silently. A line (or array element) that cannot be parsed, or that is not an op
 (not a map, no ``type``/``process``, an unknown ``type``) becomes a :class:`MalformedLine` in
 ``History.malformed`` and reading continues with the next op. A history whose ops do not pair up
-(a completion with no open invocation, a completion whose ``f`` differs from its invocation's, or a
-second invocation by a process with one still open) keeps all its ops and lists each problem in
-``History.structure_errors``; the checkers refuse to guess at such a history (verdict ``"unknown"``).
+by Jepsen's rule (:mod:`spark_validation.ingest.pairing`: a completion with no open invocation, a
+completion whose ``f`` differs from its invocation's, or a second invocation by a process with one
+still open) keeps all its ops and lists each problem in ``History.structure_errors``; the checkers
+refuse to guess at such a history (verdict ``"unknown"``).
 A file that is not a history at all (wrong header ``kind``, undecodable, or no op could be read)
 raises :class:`HistoryFormatError`; :func:`iter_corpus` counts those in ``CorpusScan.skipped``.
 
@@ -45,6 +46,7 @@ import math
 import os
 import re
 from decimal import Decimal
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -52,6 +54,7 @@ import attrs
 
 from kraft.inputs import nesting
 from spark_validation.ingest.edn import MAX_DEPTH, Char, EdnError, Keyword, Reader, Symbol, Tagged
+from spark_validation.ingest.pairing import NEMESIS, Pairing, describe, pair
 
 __all__ = [
     "CorpusScan",
@@ -72,9 +75,9 @@ __all__ = [
 ]
 
 OP_TYPES = ("invoke", "ok", "fail", "info")
-NEMESIS = "nemesis"
 COMPLETION_TYPES = frozenset(("ok", "fail", "info"))
 HISTORY_EXTENSIONS = (".edn", ".ndjson", ".jsonl", ".json")
+_EVENT = attrgetter("process", "type", "f")
 _KNOWN_KEYS = ("index", "process", "type", "f", "key", "value", "time")
 
 
@@ -228,6 +231,7 @@ class History:
     header: dict = attrs.field(factory=dict)
     initial: Any = None
     lines: list[int] = attrs.field(factory=list)  # the file line of each op (empty when not read from a file)
+    pairing: Pairing | None = attrs.field(default=None, eq=False, repr=False)  # of ``ops``; None: not computed
 
     @property
     def nemesis_ops(self) -> int:
@@ -269,69 +273,31 @@ class HistoryFormatError(ValueError):
 # pairing
 
 
-def pair_ops(ops: Sequence[Op]) -> tuple[list[Operation], list[StructureError]]:
-    """Pair client invocations with completions, in history order.
+def pairing_of(ops: Sequence[Op]) -> Pairing:
+    """Jepsen's pairing of these ops (:func:`spark_validation.ingest.pairing.pair`)."""
+    return pair(map(_EVENT, ops))
 
-    Returns the operations in invocation order and the structure errors found. Non-client ops
-    are skipped. An ``info`` completion frees its process (Jepsen then uses a new process id, but
-    reuse is not an error); the op itself stays open to the end of the history. Invocations that
-    never complete come back with ``complete=None``.
-    """
-    open_by_process: dict[Any, int] = {}
-    invokes: list[tuple[int, Op]] = []
-    completions: dict[int, tuple[int, Op]] = {}
-    errors: list[StructureError] = []
-    for pos, op in enumerate(ops):
-        process = op.process
-        if type(process) is not int and process == NEMESIS:  # (an int is never the nemesis)
-            continue
-        if op.type == "invoke" and process not in open_by_process:  # the common case, first
-            open_by_process[process] = len(invokes)
-            invokes.append((pos, op))
-            continue
-        if op.type == "invoke":
-            if process in open_by_process:
-                j = open_by_process[op.process]
-                errors.append(
-                    StructureError(
-                        pos,
-                        op.index,
-                        op.process,
-                        f"process {op.process} invoked op index {op.index} while its op index "
-                        f"{invokes[j][1].index} is still open",
-                    )
-                )
-            open_by_process[op.process] = len(invokes)
-            invokes.append((pos, op))
-        else:
-            j = open_by_process.pop(op.process, None)
-            if j is None:
-                errors.append(
-                    StructureError(
-                        pos,
-                        op.index,
-                        op.process,
-                        f"{op.type} completion (f={op.f!r}) of process {op.process} has no open invocation",
-                    )
-                )
-                continue
-            inv = invokes[j][1]
-            if inv.f != op.f:
-                errors.append(
-                    StructureError(
-                        pos,
-                        op.index,
-                        op.process,
-                        f"completion f={op.f!r} does not match its invocation's f={inv.f!r} "
-                        f"(invocation index {inv.index})",
-                    )
-                )
-            completions[j] = (pos, op)
-    result = []
-    for j, (pos, inv) in enumerate(invokes):
-        c = completions.get(j)
-        result.append(make_operation(inv, c[1], pos, c[0]) if c else make_operation(inv, None, pos, None))
-    return result, errors
+
+def pair_ops(ops: Sequence[Op], pairing: Pairing | None = None) -> tuple[list[Operation], list[StructureError]]:
+    """The client operations of ``ops`` in invocation order (``complete=None``: never completed)
+    and the structure errors, by Jepsen's pairing rule (:mod:`spark_validation.ingest.pairing`;
+    ``pairing``: that rule's result for these ops, when already known)."""
+    p = pairing if pairing is not None else pairing_of(ops)
+    operations = [make_operation(ops[i], ops[c], i, c) if c >= 0 else make_operation(ops[i], None, i, None)
+                  for i, c in zip(p.invokes, p.completions)]
+    return operations, structure_errors(ops, p)
+
+
+def structure_errors(ops: Sequence[Op], pairing: Pairing) -> list[StructureError]:
+    """The problems of ``pairing`` (the pairing of ``ops``) as structure errors."""
+    out = []
+    for prob in pairing.problems:
+        op = ops[prob.position]
+        inv = ops[pairing.invokes[prob.invocation]] if prob.invocation >= 0 else None
+        reason = describe(prob.kind, op.process, op.index, op.type, op.f,
+                          None if inv is None else inv.index, None if inv is None else inv.f)
+        out.append(StructureError(prob.position, op.index, op.process, reason))
+    return out
 
 
 _new, _put = object.__new__, object.__setattr__
@@ -570,7 +536,7 @@ def _parse_ndjson(text: str, path: str, col: _Collector) -> dict:
 def _ndjson_line(line: str, stripped: str, lineno: int, path: str, col: Any, first: bool) -> dict | None:
     """One non-blank NDJSON line (``stripped``: without JSON white space): an op or a malformed
     line goes to ``col`` (``add``/``bad``); a header (only on the ``first`` non-blank line) is
-    returned. Also the fallback of the fast reader (:mod:`spark_validation.oprows`)."""
+    returned. Also the fallback of the fast reader (:mod:`spark_validation.ingest.rows`)."""
     if _ESCAPED.search(line):  # bytes that were not UTF-8 (read_history's surrogateescape)
         col.bad(lineno, NOT_UTF8, line[:500].encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
         return None
@@ -735,13 +701,14 @@ def read_history(
     lines: list[int] = []
     ops, malformed, header = parse_history_text(text, str(p), fmt, lines)
     model, initial = select_model(p, header, default_model)
-    _, errors = pair_ops(ops)
+    pairing = pairing_of(ops)
     return History(
         id=id if id is not None else str(p),
         ops=ops,
         model=model,
         malformed=malformed,
-        structure_errors=errors,
+        structure_errors=structure_errors(ops, pairing),
+        pairing=pairing,
         path=str(p),
         header=header,
         initial=initial,
@@ -752,8 +719,9 @@ def read_history(
 def history_from_ops(ops: Iterable[Op], *, id: str = "<ops>", model: str | None = None, initial: Any = None) -> History:
     """Wrap ops built in memory (tests, generators) as a History, with structure checking."""
     ops = list(ops)
-    _, errors = pair_ops(ops)
-    return History(id=id, ops=ops, model=model, structure_errors=errors, initial=initial)
+    pairing = pairing_of(ops)
+    return History(id=id, ops=ops, model=model, structure_errors=structure_errors(ops, pairing), initial=initial,
+                   pairing=pairing)
 
 
 @attrs.frozen

@@ -366,27 +366,6 @@ def row_problem(type_: Any, f: Any) -> str | None:
     return None
 
 
-def pairing_problem(rows: list[dict]) -> str | None:
-    """Jepsen's well-formedness: per process, invoke and completion alternate.
-
-    Returns the first problem (an unmatched completion, or a second invocation while one is
-    open), naming the line; None if the history is well formed. The Spark path computes the
-    same with a window (``spark_validation.ingest.pairing_problems``).
-    """
-    open_: dict[Any, int] = {}
-    for r in sorted(rows, key=lambda r: r["line"]):
-        p = r["process"]
-        if r["type"] == "invoke":
-            if p in open_:
-                return f"line {r['line']}: process {p} invokes while its op at line {open_[p]} is open"
-            open_[p] = r["line"]
-        else:
-            if p not in open_:
-                return f"line {r['line']}: {r['type']} completion of process {p} without an invocation"
-            del open_[p]
-    return None
-
-
 def history_rows(h: Any) -> list[dict]:
     """Op rows of a :class:`spark_validation.ingest.history.History` (line = the op's file line, as the
     Spark reader numbers it; its 1-based position when it was not read from a file)."""

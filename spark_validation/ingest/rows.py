@@ -33,9 +33,9 @@ checks it on random and hostile lines):
   (a form over several lines, a vector of ops, an error) the whole file is read by the history
   reader, so multi-line forms and resynchronisation keep their exact semantics.
 
-Then, without building an ``Op`` per row, Jepsen's pairing rules (:func:`structure_problem`, the
-first error :func:`history.pair_ops` reports). The check kernels' tables are built from the rows
-in :mod:`spark_validation.kernel_rows`.
+Then, without building an ``Op`` per row, Jepsen's pairing rule over the rows
+(:func:`structure_problem`, the first problem :mod:`spark_validation.ingest.pairing` finds). The
+check kernels' tables are built from the rows in :mod:`spark_validation.kernel_rows`.
 """
 
 from __future__ import annotations
@@ -70,7 +70,6 @@ from kraft.inputs import nesting
 from spark_validation.ingest.edn import EdnError, Reader
 from spark_validation.ingest.history import (
     MAX_DEPTH,
-    NEMESIS,
     HistoryFormatError,
     MalformedLine,
     _JSON_SPACE,
@@ -80,6 +79,7 @@ from spark_validation.ingest.history import (
     read_history,
     select_model,
 )
+from spark_validation.ingest.pairing import describe, pair
 from spark_validation.ingest.records import OP_COLUMNS, history_rows, op_row, parse_text, to_int
 
 __all__ = ["Rows", "read_rows", "structure_problem", "fast_parse_text"]
@@ -226,8 +226,7 @@ except ImportError:  # not built: the Python loops run
     _compiled_rows = None
 ROW_KERNEL: Any = None if os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no") else _compiled_rows
 """The compiled loops in use (spark_validation/_rowkernel.c: the uniform NDJSON scan, value
-checks and plain-value test and :func:`structure_problem` here; the kernel tables of
-:mod:`spark_validation.kernel_rows`), or
+checks and plain-value test here; the kernel tables of :mod:`spark_validation.kernel_rows`), or
 ``None``: the Python code. ``KRAFT_COMPILED=off`` does without every compiled part."""
 
 
@@ -765,41 +764,28 @@ def fast_parse_text(text: str | None) -> Any:
 
 
 def structure_problem(rows: Rows) -> tuple[int, str] | None:
-    """The first pairing error of :func:`history.pair_ops` over these rows (in line order) as
-    ``(position, reason)``, or None: the same words, computed without building ops. Where the
-    compiled loop is built it says whether there is one; the words then come from the Python loop."""
-    if ROW_KERNEL is not None and ROW_KERNEL.structure_problem(rows.process, rows.type, rows.f, to_int) < 0:
+    """The first problem of Jepsen's pairing rule (:mod:`spark_validation.ingest.pairing`) over
+    these rows (in line order) as ``(position, reason)``, or None: what
+    :func:`history.pair_ops` reports first for the same history, without building ops."""
+    procs = process_keys(rows.process)
+    p = pair(zip(procs, rows.type, rows.f), first_only=True)
+    if not p.problems:
         return None
-    return _structure_problem_py(rows)
+    prob = p.problems[0]
+    pos, j = prob.position, prob.invocation
+    inv = p.invokes[j] if j >= 0 else None
+    return pos, describe(prob.kind, procs[pos], rows.index[pos], rows.type[pos], rows.f[pos],
+                         None if inv is None else rows.index[inv], None if inv is None else rows.f[inv])
 
 
-def _structure_problem_py(rows: Rows) -> tuple[int, str] | None:
-    open_: dict[Any, int] = {}
-    inv_index: list[int] = []
-    inv_f: list[Any] = []
-    procs: dict[Any, Any] = {}
-    for pos, (p, t, f, i) in enumerate(zip(rows.process, rows.type, rows.f, rows.index)):
-        proc = procs.get(p, procs)
-        if proc is procs:
-            pi = to_int(p)
-            proc = procs[p] = pi if pi is not None else p
-        if proc == NEMESIS:
-            continue
-        if t == "invoke":
-            if proc in open_:
-                return pos, (f"process {proc} invoked op index {int(i)} while its op index "
-                             f"{inv_index[open_[proc]]} is still open")
-            open_[proc] = len(inv_index)
-            inv_index.append(int(i))
-            inv_f.append(f)
-        else:
-            j = open_.pop(proc, None)
-            if j is None:
-                return pos, f"{t} completion (f={f!r}) of process {proc} has no open invocation"
-            if inv_f[j] != f:
-                return pos, (f"completion f={f!r} does not match its invocation's f={inv_f[j]!r} "
-                             f"(invocation index {inv_index[j]})")
-    return None
+def process_keys(processes: list[Any]) -> list[Any]:
+    """The process of each row as the history reader has it (an integer where the text is one),
+    so that pairing by process is the history reader's."""
+    keys = dict.fromkeys(processes)
+    for p in keys:
+        pi = to_int(p)
+        keys[p] = pi if pi is not None else p
+    return list(map(keys.__getitem__, processes))
 
 
 assert OP_COLUMNS == ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")

@@ -19,14 +19,18 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spark_validation.ingest.history import NOT_UTF8, no_op_readable, select_model, to_jsonable
 from spark_validation.ingest.records import Malformed, ndjson_lines, read_any
+from spark_validation.ingest.rows import Rows, structure_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
+PROBLEM_DDL = "history string, line bigint, reason string"
+_PROBLEM_TYPES = (pa.string(), pa.int64(), pa.string())
 _LINE_SCHEMA = (
     "struct<process:string,type:string,f:string,key:string,value:string,time:string,"
     "index:string,kind:string,model:string,_corrupt:string>"
@@ -227,30 +231,24 @@ class InputError(ValueError):
 
 
 def pairing_problems(ops: "DataFrame") -> "DataFrame":
-    """``(history, line, reason)``: the first pairing problem per history, by the rules of
-    :func:`spark_validation.ingest.history.pair_ops` (client = integer process; per process, invoke and
-    completion alternate, and a completion's ``f`` is its invocation's)."""
-    from pyspark.sql import Window  # optional: pyspark
-    from pyspark.sql import functions as F
+    """``(history, line, reason)``: the first problem per history of Jepsen's pairing rule, found
+    in the executors by the in-process path's own function (:func:`first_problem`)."""
+    return (ops.select("history", "line", "index", "process", "type", "f")
+            .groupBy("history").applyInArrow(first_problem, PROBLEM_DDL))
 
-    client = ops.where(F.trim("process").rlike(r"^[+-]?[0-9]+$"))
-    w = Window.partitionBy("history", "process").orderBy("line")
-    d = (client.select("history", "process", "line", "index", "type", "f")
-         .withColumn("pt", F.lag("type").over(w)).withColumn("pf", F.lag("f").over(w))
-         .withColumn("pi", F.lag("index").over(w)))
-    comp = F.col("type").isin("ok", "fail", "info")
-    reason = (F.when((F.col("type") == "invoke") & (F.col("pt") == "invoke"),
-                     F.format_string("process %s invoked op index %d while its op index %d is still open",
-                                     F.col("process"), F.col("index"), F.col("pi")))
-              .when(comp & (F.col("pt").isNull() | F.col("pt").isin("ok", "fail", "info")),
-                    F.format_string("%s completion (f='%s') of process %s has no open invocation",
-                                    F.col("type"), F.col("f"), F.col("process")))
-              .when(comp & ~F.col("f").eqNullSafe(F.col("pf")),
-                    F.format_string("completion f='%s' does not match its invocation's f='%s' (invocation index %d)",
-                                    F.col("f"), F.col("pf"), F.col("pi"))))
-    probs = d.withColumn("reason", reason).where(F.col("reason").isNotNull())
-    return (probs.groupBy("history").agg(F.min(F.struct("line", "reason")).alias("p"))
-            .select("history", F.col("p.line").alias("line"), F.col("p.reason").alias("reason")))
+
+def first_problem(t: pa.Table) -> pa.Table:
+    """The ``applyInArrow`` function of :func:`pairing_problems`: the op rows of one history ->
+    its first pairing problem (:func:`spark_validation.ingest.rows.structure_problem`), as no row
+    or one row of :data:`PROBLEM_DDL`."""
+    t = t.sort_by("line")
+    rows = Rows(t.column("history")[0].as_py() if t.num_rows else "")
+    for name in ("line", "index", "process", "type", "f"):
+        setattr(rows, name, t.column(name).to_pylist())
+    got = structure_problem(rows) if t.num_rows else None
+    found = [] if got is None else [(rows.history, rows.line[got[0]], got[1])]
+    return pa.table([pa.array([x[i] for x in found], typ) for i, typ in enumerate(_PROBLEM_TYPES)],
+                    names=["history", "line", "reason"])
 
 
 def load(spark: "SparkSession", histories: Iterable[Path], tables: Iterable[Path], model: str | None

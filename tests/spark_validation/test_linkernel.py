@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from spark_validation import linearizability as lin
-from spark_validation.ingest.history import Op
+from spark_validation.ingest.history import Op, pairing_of
 
 pytestmark = pytest.mark.skipif(lin._compiled is None, reason="the compiled search is not built (setup.py)")
 
@@ -168,7 +168,7 @@ def test_kernel_budget_and_cache_cap_match(monkeypatch: pytest.MonkeyPatch) -> N
     ],
 )
 def test_kernel_declines_what_python_decides(ops: list[Op], monkeypatch: pytest.MonkeyPatch) -> None:
-    assert lin._compiled.check_register_ops(ops, True, False, None, -1.0, 1000, 1 << 30) is None
+    assert lin._compiled.check_register_ops(ops, pairing_of(ops), True, False, None, -1.0, 1000, 1 << 30) is None
     fast, slow = _both(ops, monkeypatch, model="cas-register")
     assert fast == slow
 
@@ -181,7 +181,7 @@ def test_kernel_declines_long_partitions(monkeypatch: pytest.MonkeyPatch) -> Non
     for i in range(n):
         ops.append(Op(2 * i, 0, "invoke", "write", None, i))
         ops.append(Op(2 * i + 1, 0, "ok", "write", None, i))
-    assert lin._compiled.check_register_ops(ops, True, False, None, -1.0, 1000, 1 << 30) is None
+    assert lin._compiled.check_register_ops(ops, pairing_of(ops), True, False, None, -1.0, 1000, 1 << 30) is None
     assert lin.check_history(ops, "cas-register").valid is True
 
 

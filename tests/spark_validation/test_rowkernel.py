@@ -3,9 +3,8 @@ spark_validation/ingest/rows.py and spark_validation/kernel_rows.py.
 
 ``kernel_columns`` must give the same rows, value for value and type for type (``True`` is not
 ``1``, ``"1"`` is not ``1``), on the bench's Kafka corpus and on rows whose values are anything JSON
-or EDN can carry, decoded by the reader or left as text; ``structure_problem`` must find the same
-first pairing error. (tests/spark_validation/test_oprows.py checks both against the reference checks,
-on whichever loop is built.)
+or EDN can carry, decoded by the reader or left as text. (tests/spark_validation/test_oprows.py
+checks them against the reference checks, on whichever loop is built.)
 """
 
 from __future__ import annotations
@@ -114,29 +113,11 @@ def test_kernel_columns_on_odd_values(rows: Rows) -> None:
         _assert_same(rows, mp)
 
 
-@examples.PURE(deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["0", "1", " 1", "01", "nemesis", "c", None]),
-                          st.sampled_from(["invoke", "ok", "fail", "info"]), st.sampled_from(["r", "w", None])),
-                max_size=14))
-def test_structure_problem_compiled_equals_python(ops: list) -> None:
-    rows = Rows("h")
-    for n, (p, t, f) in enumerate(ops):
-        rows.process.append(p)
-        rows.type.append(t)
-        rows.f.append(f)
-        rows.index.append(n)
-    got = oprows._compiled_rows.structure_problem(rows.process, rows.type, rows.f, oprows.to_int)
-    want = oprows._structure_problem_py(rows)
-    assert got == (want[0] if want else -1)
-
-
 def test_compiled_loops_reject_ragged_columns() -> None:
     k = oprows._compiled_rows
     with pytest.raises(ValueError):
         k.kernel_columns(["ok"], [], [None], [None], None, oprows.fast_parse_text, kernel_rows._tt, oprows.to_int,
                          oprows._UNPARSED, 1)
-    with pytest.raises(ValueError):
-        k.structure_problem(["0"], [], ["r"], oprows.to_int)
 
 
 @examples.PURE(deadline=None)
