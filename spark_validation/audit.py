@@ -49,9 +49,9 @@ from kraft.outcome import Verdict, clear_documents, header, plural, write_docume
 from spark_validation import elle, kafka_ref
 from spark_validation.ingest import spark as ingest
 from spark_validation.ingest.history import HistoryFormatError, normalize, to_jsonable
-from spark_validation.ingest.records import OP_COLUMNS, Malformed, command_summaries, discover, ignored_files, rows_to_ops
-from spark_validation.ingest.rows import Rows, no_cyclic_gc, read_rows, structure_problem
-from spark_validation.ingest.spark import InputError, unreadable_parquet
+from spark_validation.ingest.records import Malformed, command_summaries, discover, ignored_files, rows_to_ops
+from spark_validation.ingest.rows import no_cyclic_gc, read_rows, read_table, structure_problem
+from spark_validation.ingest.spark import unreadable_parquet
 from spark_validation.kernel_rows import cycle_table, kernel_table
 from spark_validation.linearizability import check_history
 from spark_validation.metadata import MODEL, check_traces_local, check_traces_spark
@@ -392,19 +392,8 @@ def _run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
             malformed.append({"scope": "file", "path": str(t), "line": None,
                               "reason": f"unreadable Parquet table: {str(exc).splitlines()[0] if str(exc) else exc!r}"})
             continue
-        missing = {"history", "type", "f"} - set(tbl.column_names)
-        if missing:
-            raise InputError(f"{t}: Parquet table lacks column(s) {sorted(missing)} (needs the op columns)")
-        groups: dict[str, list[dict]] = defaultdict(list)
-        for r in tbl.to_pylist():
-            row = {c: r.get(c) for c in OP_COLUMNS}
-            row["line"] = row["line"] if row["line"] is not None else row["index"]
-            row["index"] = row["index"] if row["index"] is not None else row["line"]
-            if row["model"] is None:
-                row["model"] = opts.model
-            groups[row["history"]].append(row)
-        for hid, hrows in groups.items():
-            rows = Rows.from_dicts(hid, hrows)
+        for rows in read_table(tbl, t, opts.model):
+            hid = rows.history
             res, bad = check_rows(hid, rows, None, opts, "ref", stage)
             _collect_result({"result": res, "history_bad": bad}, results, anomalies, malformed)
             ops_total += len(rows)

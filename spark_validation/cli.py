@@ -225,7 +225,7 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
     # lazy: the audit's readers and checkers load numpy, pyarrow and pandas, which `kraft --help`
     # and a usage error do not need
     from spark_validation.audit import run
-    from spark_validation.ingest.spark import InputError
+    from spark_validation.ingest.records import InputError
 
     try:
         with _AuditProgress(spark=not no_spark) as progress:

@@ -3,8 +3,8 @@
 * :mod:`.edn` -- the safe EDN reader (Jepsen's ``history.edn``);
 * :mod:`.history` -- the typed ops (:class:`~.history.Op`, :class:`~.history.History`) read
   from EDN, NDJSON and JSON files, with every malformed line named;
-* :mod:`.rows` -- the same files read straight into op rows as columns (:class:`~.rows.Rows`),
-  the audit's fast readers, tested equal to the history reader;
+* :mod:`.rows` -- the same files, and Parquet op tables, read straight into op rows as columns
+  (:class:`~.rows.Rows`): the audit's fast readers, tested equal to the history reader;
 * :mod:`.records` -- the op-row vocabulary shared by both (``OP_COLUMNS``, value texts) and the
   discovery of a corpus's files;
 * :mod:`.pairing` -- Jepsen's invoke/complete pairing rule, the one place it is written: every

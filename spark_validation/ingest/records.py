@@ -109,6 +109,18 @@ def to_int(text: Any) -> int | None:
     return None
 
 
+class InputError(ValueError):
+    """Input the audit cannot use at all (exit 2); the message names the file."""
+
+
+def require_op_columns(path: Any, columns: Iterable[str]) -> None:
+    """Raise :class:`InputError` naming ``path`` unless an op table with these columns has the
+    ones no op can do without (``history``, ``type``, ``f``)."""
+    missing = {"history", "type", "f"} - set(columns)
+    if missing:
+        raise InputError(f"{path}: Parquet table lacks column(s) {sorted(missing)} (needs the op columns)")
+
+
 @attrs.frozen
 class Malformed:
     """One line (or one history) the audit could not use, with where and why."""

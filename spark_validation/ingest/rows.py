@@ -80,9 +80,9 @@ from spark_validation.ingest.history import (
     select_model,
 )
 from spark_validation.ingest.pairing import describe, pair
-from spark_validation.ingest.records import OP_COLUMNS, history_rows, op_row, parse_text, to_int
+from spark_validation.ingest.records import OP_COLUMNS, history_rows, op_row, parse_text, require_op_columns, to_int
 
-__all__ = ["Rows", "read_rows", "structure_problem", "fast_parse_text"]
+__all__ = ["Rows", "read_rows", "read_table", "structure_problem", "fast_parse_text"]
 
 _OP_TYPES = frozenset(("invoke", "ok", "fail", "info"))
 _I64 = 1 << 63
@@ -704,6 +704,23 @@ def no_cyclic_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def read_table(table: "pa.Table", path: str | Path, model: str | None) -> list[Rows]:
+    """The op rows of a Parquet op table (``ops.parquet`` as the audit writes it, or any table
+    with its columns), one :class:`Rows` per history in order of first appearance: a missing
+    ``line`` is the ``index`` and the other way round, a missing ``model`` is ``model``. Raises
+    :class:`records.InputError` naming ``path`` when a required column is absent."""
+    require_op_columns(path, table.column_names)
+    groups: dict[str, list[dict]] = {}
+    for r in table.to_pylist():
+        row = {c: r.get(c) for c in OP_COLUMNS}
+        row["line"] = row["line"] if row["line"] is not None else row["index"]
+        row["index"] = row["index"] if row["index"] is not None else row["line"]
+        if row["model"] is None:
+            row["model"] = model
+        groups.setdefault(row["history"], []).append(row)
+    return [Rows.from_dicts(hid, hrows) for hid, hrows in groups.items()]
 
 
 def _read_rows(path: str | Path, model: str | None, hid: str | None,

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spark_validation.ingest.history import NOT_UTF8, no_op_readable, select_model, to_jsonable
-from spark_validation.ingest.records import Malformed, ndjson_lines, read_any
+from spark_validation.ingest.records import InputError, Malformed, ndjson_lines, read_any, require_op_columns
 from spark_validation.ingest.rows import Rows, structure_problem
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -184,9 +184,7 @@ def read_parquet(spark: "SparkSession", paths: list[str], model: str | None) -> 
     for path in paths:
         df = spark.read.parquet(path)
         cols = set(df.columns)
-        missing = {"history", "type", "f"} - cols
-        if missing:
-            raise InputError(f"{path}: Parquet table lacks column(s) {sorted(missing)} (needs the op columns)")
+        require_op_columns(path, cols)
         if "line" not in cols and "index" not in cols:
             raise InputError(f"{path}: Parquet table needs a 'line' or 'index' column to order ops")
         sel = []
@@ -224,10 +222,6 @@ def unreadable_parquet(path: str | Path) -> str | None:
     # a readable table of the wrong shape (no op columns) stays an input error (exit 2), raised
     # by the readers: it is a wrong argument, not a damaged file among good ones
     return None
-
-
-class InputError(ValueError):
-    """Input the audit cannot use at all (exit 2); the message names the file."""
 
 
 def pairing_problems(ops: "DataFrame") -> "DataFrame":
