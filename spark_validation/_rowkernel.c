@@ -5,6 +5,7 @@
  *   kernel_columns / kernel_arrays  the Kafka kernel rows of a history's op rows (one row per
  *                                   send/poll micro-op and per assigned key), as lists or as
  *                                   Arrow buffers;
+ *   pair_events                     the loop of Jepsen's pairing rule (ingest/pairing.py);
  *   rows_with_f                     the positions of the send/poll/txn rows;
  *   scan_uniform, value_checks,     the uniform NDJSON reader's scan and value checks;
  *   plain_values
@@ -25,7 +26,8 @@
 #include <stdint.h>
 #include <string.h>
 
-static PyObject *s_invoke, *s_ok, *s_fail, *s_info, *s_send, *s_poll, *s_txn, *s_assign, *s_subscribe;
+static PyObject *s_invoke, *s_ok, *s_fail, *s_info, *s_send, *s_poll, *s_txn, *s_assign, *s_subscribe,
+    *s_nemesis, *s_process, *s_type, *s_f;
 
 static int eq(PyObject *o, PyObject *interned) {
     if (o == interned) return 1;
@@ -1110,7 +1112,107 @@ out:
     return result;
 }
 
+PyDoc_STRVAR(pe_doc,
+"pair_events(events, first_only)\n--\n\n"
+"ingest.pairing.pair_reference's loop over (process, type, f) tuples or ops with those attributes:\n"
+"(invokes, completions,\n"
+"problems as (position, kind code 0 reinvoked / 1 unopened / 2 f-mismatch, invocation), nemesis).");
+
+/* append (pos, code, j) to problems */
+static int add_problem(PyObject *problems, Py_ssize_t pos, int code, Py_ssize_t j) {
+    PyObject *t = Py_BuildValue("(nin)", pos, code, j);
+    if (!t) return -1;
+    int r = PyList_Append(problems, t);
+    Py_DECREF(t);
+    return r;
+}
+
+static int append_ssize(PyObject *list, Py_ssize_t v) {
+    PyObject *o = PyLong_FromSsize_t(v);
+    if (!o) return -1;
+    int r = PyList_Append(list, o);
+    Py_DECREF(o);
+    return r;
+}
+
+/* one event (process, type, f); 1: stop here (first_only and a problem), 0: go on, -1: error */
+static int pair_one(PyObject *process, PyObject *type, PyObject *f, Py_ssize_t pos, int first_only, PyObject *open,
+                    PyObject *invokes, PyObject *completions, PyObject *inv_f, PyObject *problems,
+                    Py_ssize_t *nemesis) {
+    if (!PyLong_CheckExact(process)) {
+        int r = PyObject_RichCompareBool(process, s_nemesis, Py_EQ);
+        if (r < 0) return -1;
+        if (r) { (*nemesis)++; return 0; }
+    }
+    int is_inv = PyObject_RichCompareBool(type, s_invoke, Py_EQ);
+    if (is_inv < 0) return -1;
+    PyObject *j = PyDict_GetItemWithError(open, process); /* borrowed */
+    if (!j && PyErr_Occurred()) return -1;
+    if (is_inv) {
+        if (j) {
+            if (add_problem(problems, pos, 0, PyLong_AsSsize_t(j)) < 0) return -1;
+            if (first_only) return 1;
+        }
+        PyObject *n = PyLong_FromSsize_t(PyList_GET_SIZE(invokes));
+        if (!n) return -1;
+        int r = PyDict_SetItem(open, process, n);
+        Py_DECREF(n);
+        if (r < 0 || append_ssize(invokes, pos) < 0 || append_ssize(completions, -1) < 0 ||
+            PyList_Append(inv_f, f) < 0) return -1;
+        return 0;
+    }
+    if (!j) {
+        if (add_problem(problems, pos, 1, -1) < 0) return -1;
+        return first_only ? 1 : 0;
+    }
+    Py_ssize_t jj = PyLong_AsSsize_t(j);
+    if (PyDict_DelItem(open, process) < 0) return -1;
+    /* != as Python evaluates it (no identity shortcut) */
+    PyObject *ne = PyObject_RichCompare(PyList_GET_ITEM(inv_f, jj), f, Py_NE);
+    if (!ne) return -1;
+    int differ = PyObject_IsTrue(ne);
+    Py_DECREF(ne);
+    if (differ < 0) return -1;
+    if (differ) {
+        if (add_problem(problems, pos, 2, jj) < 0) return -1;
+        if (first_only) return 1;
+    }
+    PyObject *p = PyLong_FromSsize_t(pos);
+    if (!p) return -1;
+    return PyList_SetItem(completions, jj, p);
+}
+
+static PyObject *pair_events(PyObject *self, PyObject *args) {
+    PyObject *events;
+    int first_only;
+    if (!PyArg_ParseTuple(args, "Op", &events, &first_only)) return NULL;
+    PyObject *it = PyObject_GetIter(events);
+    if (!it) return NULL;
+    PyObject *open = PyDict_New(), *invokes = PyList_New(0), *completions = PyList_New(0),
+             *inv_f = PyList_New(0), *problems = PyList_New(0), *ev, *result = NULL;
+    Py_ssize_t pos = 0, nemesis = 0;
+    int r = (!open || !invokes || !completions || !inv_f || !problems) ? -1 : 0;
+    while (r == 0 && (ev = PyIter_Next(it))) {
+        if (PyTuple_CheckExact(ev) && PyTuple_GET_SIZE(ev) == 3) {
+            r = pair_one(PyTuple_GET_ITEM(ev, 0), PyTuple_GET_ITEM(ev, 1), PyTuple_GET_ITEM(ev, 2), pos++,
+                         first_only, open, invokes, completions, inv_f, problems, &nemesis);
+        } else { /* an op: its attributes */
+            PyObject *p = PyObject_GetAttr(ev, s_process), *t = p ? PyObject_GetAttr(ev, s_type) : NULL,
+                     *f = t ? PyObject_GetAttr(ev, s_f) : NULL;
+            r = f ? pair_one(p, t, f, pos++, first_only, open, invokes, completions, inv_f, problems, &nemesis) : -1;
+            Py_XDECREF(p); Py_XDECREF(t); Py_XDECREF(f);
+        }
+        Py_DECREF(ev);
+    }
+    if (r >= 0 && !PyErr_Occurred())
+        result = Py_BuildValue("(OOOn)", invokes, completions, problems, nemesis);
+    Py_DECREF(it);
+    Py_XDECREF(open); Py_XDECREF(invokes); Py_XDECREF(completions); Py_XDECREF(inv_f); Py_XDECREF(problems);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"pair_events", pair_events, METH_VARARGS, pe_doc},
     {"small_codes", small_codes, METH_VARARGS, sc_doc},
     {"plain_values", plain_values, METH_VARARGS, pv_doc},
     {"value_checks", value_checks, METH_VARARGS, vc_doc},
@@ -1130,7 +1232,8 @@ PyMODINIT_FUNC PyInit__rowkernel(void) {
 #define INTERN(v, s) if (!(v = PyUnicode_InternFromString(s))) return NULL
     INTERN(s_invoke, "invoke"); INTERN(s_ok, "ok"); INTERN(s_fail, "fail"); INTERN(s_info, "info");
     INTERN(s_send, "send"); INTERN(s_poll, "poll"); INTERN(s_txn, "txn"); INTERN(s_assign, "assign");
-    INTERN(s_subscribe, "subscribe");
+    INTERN(s_subscribe, "subscribe"); INTERN(s_nemesis, "nemesis");
+    INTERN(s_process, "process"); INTERN(s_type, "type"); INTERN(s_f, "f");
     s_types[0] = s_invoke; s_types[1] = s_ok; s_types[2] = s_fail; s_types[3] = s_info;
     return PyModule_Create(&module);
 }

@@ -46,7 +46,6 @@ import math
 import os
 import re
 from decimal import Decimal
-from operator import attrgetter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -77,7 +76,6 @@ __all__ = [
 OP_TYPES = ("invoke", "ok", "fail", "info")
 COMPLETION_TYPES = frozenset(("ok", "fail", "info"))
 HISTORY_EXTENSIONS = (".edn", ".ndjson", ".jsonl", ".json")
-_EVENT = attrgetter("process", "type", "f")
 _KNOWN_KEYS = ("index", "process", "type", "f", "key", "value", "time")
 
 
@@ -275,7 +273,7 @@ class HistoryFormatError(ValueError):
 
 def pairing_of(ops: Sequence[Op]) -> Pairing:
     """Jepsen's pairing of these ops (:func:`spark_validation.ingest.pairing.pair`)."""
-    return pair(map(_EVENT, ops))
+    return pair(ops)
 
 
 def pair_ops(ops: Sequence[Op], pairing: Pairing | None = None) -> tuple[list[Operation], list[StructureError]]:

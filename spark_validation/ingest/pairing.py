@@ -16,15 +16,25 @@ the Spark path of the audit apply it (they all call :func:`pair`):
 * an ``info`` completion closes its invocation like the others (Jepsen then moves on to a new
   process id, but reusing one is no error); an invocation never completed stays open to the end.
 
+The rule is written here once, in :func:`pair_reference`; :func:`pair` runs it, or its compiled
+loop (spark_validation/_rowkernel.c, ``pair_events``) where the install built it, held to it by a
+differential test.
+
 A history with any problem is not checked: the checks refuse to guess (verdict ``"unknown"``),
 and :func:`describe` gives the reason the results and the malformed list show.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import os
+from typing import Any, Callable, Iterable
 
 import attrs
+
+try:  # the compiled loop of pair_reference (setup.py builds it; optional)
+    from spark_validation._rowkernel import pair_events as _compiled_pair
+except ImportError:  # not built: the Python loop runs
+    _compiled_pair = None
 
 NEMESIS = "nemesis"
 
@@ -59,17 +69,19 @@ class Pairing:
     nemesis: int
 
 
-def pair(events: Iterable[tuple[Any, str, Any]], *, first_only: bool = False) -> Pairing:
-    """Pair a history's events, given as ``(process, type, f)`` in history order (see the module
-    doc). With ``first_only`` it stops at the first problem (the rest of the pairing is then
-    partial)."""
+def pair_reference(events: Iterable[Any], *, first_only: bool = False) -> Pairing:
+    """Pair a history's events, given in history order as ``(process, type, f)`` tuples or as ops
+    with those attributes (see the module doc). With ``first_only`` it stops at the first problem
+    (the rest of the pairing is then partial). :func:`pair` is this function, or its compiled loop
+    where the install built it."""
     open_: dict[Any, int] = {}
     invokes: list[int] = []
     completions: list[int] = []
     inv_f: list[Any] = []
     problems: list[Problem] = []
     nemesis = 0
-    for pos, (process, type_, f) in enumerate(events):
+    for pos, ev in enumerate(events):
+        process, type_, f = ev if type(ev) is tuple else (ev.process, ev.type, ev.f)
         if type(process) is not int and process == NEMESIS:  # (an int is never the nemesis)
             nemesis += 1
             continue
@@ -106,3 +118,20 @@ def describe(kind: str, process: Any, index: Any, type_: str, f: Any, inv_index:
     if kind == UNOPENED:
         return f"{type_} completion (f={f!r}) of process {process} has no open invocation"
     return f"completion f={f!r} does not match its invocation's f={inv_f!r} (invocation index {inv_index})"
+
+
+_KINDS = (REINVOKED, UNOPENED, F_MISMATCH)  # the problem codes of _rowkernel.pair_events
+
+
+def _pair_compiled(events: Iterable[Any], *, first_only: bool = False) -> Pairing:
+    """:func:`pair_reference` by its compiled loop (spark_validation/_rowkernel.c), with the same
+    result (``tests/spark_validation/test_pairing.py`` compares them)."""
+    invokes, completions, problems, nemesis = _compiled_pair(events, first_only)
+    return Pairing(invokes, completions, [Problem(pos, _KINDS[code], j) for pos, code, j in problems], nemesis)
+
+
+pair: Callable[..., Pairing] = (
+    pair_reference if _compiled_pair is None or os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no")
+    else _pair_compiled)
+"""Jepsen's pairing of a history's events (:func:`pair_reference`'s contract): the compiled loop
+where the install built it and ``KRAFT_COMPILED=off`` does not switch it off, else the reference."""

@@ -9,11 +9,13 @@ import random
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from spark_validation.ingest.history import Op, pair_ops
-from spark_validation.ingest.pairing import F_MISMATCH, REINVOKED, UNOPENED, pair
+from spark_validation.ingest import pairing
+from spark_validation.ingest.pairing import F_MISMATCH, REINVOKED, UNOPENED, pair, pair_reference
 from spark_validation.ingest.rows import Rows, structure_problem
 from spark_validation.ingest.spark import first_problem
 from tests import examples
@@ -56,7 +58,7 @@ def per_process(evs: list[tuple[Any, str, Any]]) -> tuple[dict[int, int], dict[i
 @examples.PURE(deadline=None)
 @given(events)
 def test_pair_is_the_rule_per_process(evs: list) -> None:
-    got = pair(evs)
+    got = pair_reference(evs)
     pairs, problems, nemesis = per_process(evs)
     assert got.invokes == sorted(pairs) and dict(zip(got.invokes, got.completions)) == pairs
     assert [(p.position, p.kind) for p in got.problems] == sorted(problems.items())
@@ -66,8 +68,27 @@ def test_pair_is_the_rule_per_process(evs: list) -> None:
             assert p.invocation == -1
         else:
             assert evs[got.invokes[p.invocation]][0] == evs[p.position][0]
-    first = pair(evs, first_only=True).problems
+    first = pair_reference(evs, first_only=True).problems
     assert first == got.problems[:1]
+
+
+odd_events = st.lists(st.tuples(
+    st.sampled_from([0, 1, True, 1.0, None, "1", "nemesis", -5]),
+    st.sampled_from(["invoke", "ok", "fail", "info"]),
+    st.sampled_from(["r", "w", None, 1, 1.0, float("nan"), ("a", 1)])), max_size=20)
+
+
+@pytest.mark.skipif(pairing._compiled_pair is None, reason="the compiled loops are not built (setup.py)")
+@examples.PURE(deadline=None)
+@given(odd_events)
+def test_compiled_pairing_equals_the_reference(evs: list) -> None:
+    """The compiled loop pairs as the reference does, with Python's equality (True is 1, 1.0 is
+    1, NaN differs from itself), fed as the callers feed it (an iterator of tuples, or ops)."""
+    ops = [Op(n, p, t, f) for n, (p, t, f) in enumerate(evs)]
+    for first_only in (False, True):
+        want = pair_reference(iter(evs), first_only=first_only)
+        assert pairing._pair_compiled(iter(evs), first_only=first_only) == want
+        assert pairing._pair_compiled(ops, first_only=first_only) == want == pair_reference(ops, first_only=first_only)
 
 
 @examples.PURE(deadline=None)
