@@ -23,6 +23,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -1118,96 +1119,221 @@ PyDoc_STRVAR(pe_doc,
 "(invokes, completions,\n"
 "problems as (position, kind code 0 reinvoked / 1 unopened / 2 f-mismatch, invocation), nemesis).");
 
-/* append (pos, code, j) to problems */
-static int add_problem(PyObject *problems, Py_ssize_t pos, int code, Py_ssize_t j) {
-    PyObject *t = Py_BuildValue("(nin)", pos, code, j);
-    if (!t) return -1;
-    int r = PyList_Append(problems, t);
-    Py_DECREF(t);
-    return r;
+/* The open invocation of each client process. While every client process met is a small
+   non-negative int, a table indexed by the process; from the first other one on, a dict keyed by
+   the process (Python's equality, as pair_reference's dict), holding what the table held. */
+#define OPEN_SMALL 65536
+typedef struct { Py_ssize_t *slot, cap; PyObject *dict; } Open;
+
+/* the table's slot for process; -1: the dict's (the process is not a small int, or the dict is in use) */
+static Py_ssize_t open_slot(const Open *o, PyObject *process) {
+    if (o->dict || !PyLong_CheckExact(process)) return -1;
+    int overflow;
+    long v = PyLong_AsLongAndOverflow(process, &overflow);
+    return overflow || v < 0 || v >= OPEN_SMALL ? -1 : v;
 }
 
-static int append_ssize(PyObject *list, Py_ssize_t v) {
-    PyObject *o = PyLong_FromSsize_t(v);
-    if (!o) return -1;
-    int r = PyList_Append(list, o);
-    Py_DECREF(o);
-    return r;
-}
-
-/* one event (process, type, f); 1: stop here (first_only and a problem), 0: go on, -1: error */
-static int pair_one(PyObject *process, PyObject *type, PyObject *f, Py_ssize_t pos, int first_only, PyObject *open,
-                    PyObject *invokes, PyObject *completions, PyObject *inv_f, PyObject *problems,
-                    Py_ssize_t *nemesis) {
-    if (!PyLong_CheckExact(process)) {
-        int r = PyObject_RichCompareBool(process, s_nemesis, Py_EQ);
+static int open_to_dict(Open *o) {
+    if (!(o->dict = PyDict_New())) return -1;
+    for (Py_ssize_t p = 0; p < o->cap; p++) {
+        if (o->slot[p] < 0) continue;
+        PyObject *k = PyLong_FromSsize_t(p), *v = PyLong_FromSsize_t(o->slot[p]);
+        int r = k && v ? PyDict_SetItem(o->dict, k, v) : -1;
+        Py_XDECREF(k); Py_XDECREF(v);
         if (r < 0) return -1;
-        if (r) { (*nemesis)++; return 0; }
     }
-    int is_inv = PyObject_RichCompareBool(type, s_invoke, Py_EQ);
-    if (is_inv < 0) return -1;
-    PyObject *j = PyDict_GetItemWithError(open, process); /* borrowed */
-    if (!j && PyErr_Occurred()) return -1;
-    if (is_inv) {
-        if (j) {
-            if (add_problem(problems, pos, 0, PyLong_AsSsize_t(j)) < 0) return -1;
-            if (first_only) return 1;
+    return 0;
+}
+
+/* the open invocation of process (-1: none), closed when take; -2 on error. p: its open_slot */
+static Py_ssize_t open_get(Open *o, PyObject *process, Py_ssize_t p, int take) {
+    if (p >= 0) {
+        Py_ssize_t j = p < o->cap ? o->slot[p] : -1;
+        if (take && j >= 0) o->slot[p] = -1;
+        return j;
+    }
+    if (!o->dict && open_to_dict(o) < 0) return -2;
+    PyObject *j = PyDict_GetItemWithError(o->dict, process); /* borrowed */
+    if (!j) return PyErr_Occurred() ? -2 : -1;
+    Py_ssize_t jj = PyLong_AsSsize_t(j);
+    return take && PyDict_DelItem(o->dict, process) < 0 ? -2 : jj;
+}
+
+static int open_set(Open *o, PyObject *process, Py_ssize_t p, Py_ssize_t j) {
+    if (p >= 0) {
+        if (p >= o->cap) {
+            Py_ssize_t cap = p + 1 > 2 * o->cap ? p + 1 : 2 * o->cap;
+            Py_ssize_t *ns = PyMem_Realloc(o->slot, sizeof(Py_ssize_t) * cap);
+            if (!ns) { PyErr_NoMemory(); return -1; }
+            for (Py_ssize_t i = o->cap; i < cap; i++) ns[i] = -1;
+            o->slot = ns;
+            o->cap = cap;
         }
-        PyObject *n = PyLong_FromSsize_t(PyList_GET_SIZE(invokes));
-        if (!n) return -1;
-        int r = PyDict_SetItem(open, process, n);
-        Py_DECREF(n);
-        if (r < 0 || append_ssize(invokes, pos) < 0 || append_ssize(completions, -1) < 0 ||
-            PyList_Append(inv_f, f) < 0) return -1;
+        o->slot[p] = j;
         return 0;
     }
-    if (!j) {
-        if (add_problem(problems, pos, 1, -1) < 0) return -1;
-        return first_only ? 1 : 0;
+    if (!o->dict && open_to_dict(o) < 0) return -1;
+    PyObject *v = PyLong_FromSsize_t(j);
+    int r = v ? PyDict_SetItem(o->dict, process, v) : -1;
+    Py_XDECREF(v);
+    return r;
+}
+
+/* a pairing being made: the invocations' positions, f and completions' positions, the problems */
+typedef struct {
+    Open open;
+    Py_ssize_t *inv, *comp, n_inv, cap_inv, nemesis;
+    PyObject *inv_f, *problems;
+    int first_only;
+} Pairer;
+
+/* append (pos, code, j) to the problems; 1 where that ends the pairing (first_only), -1 on error */
+static int add_problem(Pairer *st, Py_ssize_t pos, int code, Py_ssize_t j) {
+    PyObject *t = Py_BuildValue("(nin)", pos, code, j);
+    if (!t) return -1;
+    int r = PyList_Append(st->problems, t);
+    Py_DECREF(t);
+    return r < 0 ? -1 : st->first_only;
+}
+
+static int add_invocation(Pairer *st, Py_ssize_t pos, PyObject *f) {
+    if (st->n_inv == st->cap_inv) {
+        Py_ssize_t cap = st->cap_inv ? 2 * st->cap_inv : 256;
+        Py_ssize_t *ni = PyMem_Realloc(st->inv, sizeof(Py_ssize_t) * cap);
+        if (ni) st->inv = ni;
+        Py_ssize_t *nc = ni ? PyMem_Realloc(st->comp, sizeof(Py_ssize_t) * cap) : NULL;
+        if (!nc) { PyErr_NoMemory(); return -1; }
+        st->comp = nc;
+        st->cap_inv = cap;
     }
-    Py_ssize_t jj = PyLong_AsSsize_t(j);
-    if (PyDict_DelItem(open, process) < 0) return -1;
-    /* != as Python evaluates it (no identity shortcut) */
-    PyObject *ne = PyObject_RichCompare(PyList_GET_ITEM(inv_f, jj), f, Py_NE);
+    st->inv[st->n_inv] = pos;
+    st->comp[st->n_inv++] = -1;
+    return PyList_Append(st->inv_f, f);
+}
+
+/* inv_f != f as Python evaluates it: no identity shortcut but for two str (a str equals itself) */
+static int f_differ(PyObject *inv_f, PyObject *f) {
+    if (PyUnicode_CheckExact(inv_f) && PyUnicode_CheckExact(f))
+        return inv_f != f && PyUnicode_Compare(inv_f, f) != 0;
+    PyObject *ne = PyObject_RichCompare(inv_f, f, Py_NE);
     if (!ne) return -1;
     int differ = PyObject_IsTrue(ne);
     Py_DECREF(ne);
-    if (differ < 0) return -1;
-    if (differ) {
-        if (add_problem(problems, pos, 2, jj) < 0) return -1;
-        if (first_only) return 1;
+    return differ;
+}
+
+/* one event (process, type, f); 1: stop here (first_only and a problem), 0: go on, -1: error */
+static int pair_one(Pairer *st, PyObject *process, PyObject *type, PyObject *f, Py_ssize_t pos) {
+    if (!PyLong_CheckExact(process)) {
+        int r = PyObject_RichCompareBool(process, s_nemesis, Py_EQ);
+        if (r < 0) return -1;
+        if (r) { st->nemesis++; return 0; }
     }
-    PyObject *p = PyLong_FromSsize_t(pos);
-    if (!p) return -1;
-    return PyList_SetItem(completions, jj, p);
+    int is_inv = PyUnicode_CheckExact(type) ? type == s_invoke || PyUnicode_Compare(type, s_invoke) == 0
+                                            : PyObject_RichCompareBool(type, s_invoke, Py_EQ);
+    if (is_inv < 0) return -1;
+    Py_ssize_t slot = open_slot(&st->open, process), j = open_get(&st->open, process, slot, !is_inv);
+    if (j == -2) return -1;
+    if (is_inv) {
+        int r = j >= 0 ? add_problem(st, pos, 0, j) : 0;
+        if (r != 0) return r;
+        return add_invocation(st, pos, f) < 0 || open_set(&st->open, process, slot, st->n_inv - 1) < 0 ? -1 : 0;
+    }
+    if (j < 0) return add_problem(st, pos, 1, -1);
+    int differ = f_differ(PyList_GET_ITEM(st->inv_f, j), f);
+    if (differ < 0) return -1;
+    int r = differ ? add_problem(st, pos, 2, j) : 0;
+    if (r == 0) st->comp[j] = pos;
+    return r;
+}
+
+/* An op's (process, type, f): read from the instance's slots where the op is of the slotted class
+   (an attrs class with slots) the first op has, else by getattr. */
+typedef struct { PyTypeObject *type; Py_ssize_t off[3]; } OpSlots;
+static PyObject **op_names[3] = {&s_process, &s_type, &s_f};
+
+static void op_slots(PyObject *op, OpSlots *sl) {
+    sl->type = NULL;
+    for (int i = 0; i < 3; i++) {
+        PyObject *d = PyObject_GetAttr((PyObject *)Py_TYPE(op), *op_names[i]);
+        if (!d) { PyErr_Clear(); return; }
+        PyMemberDef *m = Py_IS_TYPE(d, &PyMemberDescr_Type) ? ((PyMemberDescrObject *)d)->d_member : NULL;
+        int ok = m && (m->type == T_OBJECT_EX || m->type == T_OBJECT) && !(m->flags & READ_RESTRICTED);
+        if (ok) sl->off[i] = m->offset;
+        Py_DECREF(d);
+        if (!ok) return;
+    }
+    sl->type = Py_TYPE(op); /* a member descriptor on the type wins over the instance's dict */
+}
+
+/* the op's (process, type, f) into f3, new references; -1 on error (none held then) */
+static int op_fields(PyObject *op, const OpSlots *sl, PyObject **f3) {
+    for (int i = 0; i < 3; i++) {
+        PyObject *v = Py_TYPE(op) == sl->type ? *(PyObject **)((char *)op + sl->off[i]) : NULL;
+        if (v) Py_INCREF(v);
+        else if (!(v = PyObject_GetAttr(op, *op_names[i]))) {
+            while (i--) Py_DECREF(f3[i]);
+            return -1;
+        }
+        f3[i] = v;
+    }
+    return 0;
+}
+
+/* the list of xs[0..n) */
+static PyObject *ssize_list(const Py_ssize_t *xs, Py_ssize_t n) {
+    PyObject *l = PyList_New(n);
+    for (Py_ssize_t i = 0; l && i < n; i++) {
+        PyObject *v = PyLong_FromSsize_t(xs[i]);
+        if (!v) { Py_CLEAR(l); break; }
+        PyList_SET_ITEM(l, i, v);
+    }
+    return l;
+}
+
+/* the next event into st; 1: stop, 0: go on, -1: error */
+static int pair_next(Pairer *st, PyObject *ev, Py_ssize_t pos, OpSlots *sl, int *probed) {
+    if (PyTuple_CheckExact(ev) && PyTuple_GET_SIZE(ev) == 3)
+        return pair_one(st, PyTuple_GET_ITEM(ev, 0), PyTuple_GET_ITEM(ev, 1), PyTuple_GET_ITEM(ev, 2), pos);
+    PyObject *f3[3]; /* an op: its attributes */
+    if (!*probed) { op_slots(ev, sl); *probed = 1; }
+    if (op_fields(ev, sl, f3) < 0) return -1;
+    int r = pair_one(st, f3[0], f3[1], f3[2], pos);
+    Py_DECREF(f3[0]); Py_DECREF(f3[1]); Py_DECREF(f3[2]);
+    return r;
+}
+
+/* the event at pos of a list (read by index, as its iterator reads it), else the iterator's next */
+static inline PyObject *next_event(PyObject *events, PyObject *it, Py_ssize_t pos) {
+    if (!PyList_CheckExact(events)) return PyIter_Next(it);
+    if (pos >= PyList_GET_SIZE(events)) return NULL;
+    PyObject *ev = PyList_GET_ITEM(events, pos);
+    Py_INCREF(ev);
+    return ev;
 }
 
 static PyObject *pair_events(PyObject *self, PyObject *args) {
-    PyObject *events;
-    int first_only;
-    if (!PyArg_ParseTuple(args, "Op", &events, &first_only)) return NULL;
+    PyObject *events, *ev, *result = NULL;
+    Pairer st = {{NULL, 0, NULL}, NULL, NULL, 0, 0, 0, NULL, NULL, 0};
+    if (!PyArg_ParseTuple(args, "Op", &events, &st.first_only)) return NULL;
     PyObject *it = PyObject_GetIter(events);
     if (!it) return NULL;
-    PyObject *open = PyDict_New(), *invokes = PyList_New(0), *completions = PyList_New(0),
-             *inv_f = PyList_New(0), *problems = PyList_New(0), *ev, *result = NULL;
-    Py_ssize_t pos = 0, nemesis = 0;
-    int r = (!open || !invokes || !completions || !inv_f || !problems) ? -1 : 0;
-    while (r == 0 && (ev = PyIter_Next(it))) {
-        if (PyTuple_CheckExact(ev) && PyTuple_GET_SIZE(ev) == 3) {
-            r = pair_one(PyTuple_GET_ITEM(ev, 0), PyTuple_GET_ITEM(ev, 1), PyTuple_GET_ITEM(ev, 2), pos++,
-                         first_only, open, invokes, completions, inv_f, problems, &nemesis);
-        } else { /* an op: its attributes */
-            PyObject *p = PyObject_GetAttr(ev, s_process), *t = p ? PyObject_GetAttr(ev, s_type) : NULL,
-                     *f = t ? PyObject_GetAttr(ev, s_f) : NULL;
-            r = f ? pair_one(p, t, f, pos++, first_only, open, invokes, completions, inv_f, problems, &nemesis) : -1;
-            Py_XDECREF(p); Py_XDECREF(t); Py_XDECREF(f);
-        }
+    st.inv_f = PyList_New(0);
+    st.problems = PyList_New(0);
+    OpSlots sl = {NULL};
+    int probed = 0, r = (!st.inv_f || !st.problems) ? -1 : 0;
+    for (Py_ssize_t pos = 0; r == 0 && (ev = next_event(events, it, pos)); pos++) {
+        r = pair_next(&st, ev, pos, &sl, &probed);
         Py_DECREF(ev);
     }
-    if (r >= 0 && !PyErr_Occurred())
-        result = Py_BuildValue("(OOOn)", invokes, completions, problems, nemesis);
+    if (r >= 0 && !PyErr_Occurred()) {
+        PyObject *inv = ssize_list(st.inv, st.n_inv), *comp = inv ? ssize_list(st.comp, st.n_inv) : NULL;
+        if (comp) result = Py_BuildValue("(OOOn)", inv, comp, st.problems, st.nemesis);
+        Py_XDECREF(inv); Py_XDECREF(comp);
+    }
     Py_DECREF(it);
-    Py_XDECREF(open); Py_XDECREF(invokes); Py_XDECREF(completions); Py_XDECREF(inv_f); Py_XDECREF(problems);
+    Py_XDECREF(st.inv_f); Py_XDECREF(st.problems); Py_XDECREF(st.open.dict);
+    PyMem_Free(st.open.slot); PyMem_Free(st.inv); PyMem_Free(st.comp);
     return result;
 }
 

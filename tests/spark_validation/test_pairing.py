@@ -91,6 +91,26 @@ def test_compiled_pairing_equals_the_reference(evs: list) -> None:
         assert pairing._pair_compiled(ops, first_only=first_only) == want == pair_reference(ops, first_only=first_only)
 
 
+# small ints first (the compiled loop's table), then a process only the dict can hold: a bool or
+# float equal to a small int, an int outside the table, a string
+switching_events = st.lists(st.tuples(st.sampled_from([0, 1, 2, 65535]), st.sampled_from(["invoke", "ok"]),
+                                      st.sampled_from(["r", "w"])), max_size=12).flatmap(
+    lambda head: st.lists(st.tuples(st.sampled_from([0, 1, True, 1.0, 65535, 65536, 2**70, -1, "c", "nemesis"]),
+                                    st.sampled_from(["invoke", "ok", "info"]), st.sampled_from(["r", "w"])),
+                          max_size=12).map(lambda tail: head + tail))
+
+
+@pytest.mark.skipif(pairing._compiled_pair is None, reason="the compiled loops are not built (setup.py)")
+@examples.PURE(deadline=None)
+@given(switching_events)
+def test_compiled_pairing_keeps_open_ops_across_process_kinds(evs: list) -> None:
+    """Invocations left open by small-int processes are found again by an equal process of
+    another kind (True is 1, 1.0 is 1) or by the same int after processes of other kinds."""
+    ops = [Op(n, p, t, f) for n, (p, t, f) in enumerate(evs)]
+    assert pairing._pair_compiled(ops) == pair_reference(ops)
+    assert pairing._pair_compiled(iter(evs), first_only=True) == pair_reference(iter(evs), first_only=True)
+
+
 @examples.PURE(deadline=None)
 @given(events)
 def test_the_readers_report_the_rule(evs: list) -> None:
