@@ -9,8 +9,10 @@
  * (read-only forced lifts, the symmetry of optional calls with equal inputs, blind writes after
  * optional calls), in the same order, so that verdicts, step counts, cache sizes and evidence are
  * identical to the Python path (tests/spark_validation/test_linkernel.py checks this on random
- * histories). The pairing is the caller's (spark_validation/ingest/pairing.py, Jepsen's rule,
- * written once): the kernel reads its invocation and completion positions. Values are interned
+ * histories). The pairing is Jepsen's rule as spark_validation/ingest/pairing.py writes it once:
+ * the caller's Pairing when it has one, else the compiled loop of that rule (_rowkernel.c, which
+ * exports it as a capsule; tests/spark_validation/test_pairing.py holds it to the Python rule);
+ * the kernel reads only the invocation and completion positions. Values are interned
  * through a Python dict, so equality is Python's.
  *
  * Anything outside the common case -- a pairing with problems, a value that is not None/int/str, an
@@ -480,9 +482,52 @@ static inline PyObject *field(PyObject *op, const Slots *sl, int i) {
 
 #define GET(dst, obj, i) do { dst = field(obj, &sl, i); if (!dst) goto bail; } while (0)
 
+/* _rowkernel.c's pairing loop (ingest/pairing.py's pair, compiled), through its capsule; NULL where
+   that module is not built */
+typedef int (*PairPositions)(PyObject *, Py_ssize_t **, Py_ssize_t **, Py_ssize_t *, Py_ssize_t *);
+static PairPositions pair_positions;
+
+/* The invocation and completion positions of the ops in seq, into inv_pos and comp_pos (room for
+   all ops): those of pairing (a Pairing, ingest/pairing.py), or with pairing None those of the
+   compiled pairing loop. 0; -1 where there are none to use (a pairing with problems, no compiled
+   loop, a position that is not one) or on error. */
+static int positions(PyObject *seq, PyObject *pairing, Py_ssize_t *inv_pos, Py_ssize_t *comp_pos,
+                     Py_ssize_t *n_inv, long *nemesis) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (pairing == Py_None) {
+        Py_ssize_t *pi, *pc, nem;
+        if (!pair_positions || pair_positions(seq, &pi, &pc, n_inv, &nem) != 0) return -1;
+        memcpy(inv_pos, pi, sizeof(Py_ssize_t) * *n_inv);
+        memcpy(comp_pos, pc, sizeof(Py_ssize_t) * *n_inv);
+        PyMem_Free(pi); PyMem_Free(pc);
+        *nemesis = (long)nem;
+        return 0;
+    }
+    PyObject *invokes = PyObject_GetAttrString(pairing, "invokes"),
+             *completions = PyObject_GetAttrString(pairing, "completions"),
+             *problems = PyObject_GetAttrString(pairing, "problems"), *x = PyObject_GetAttrString(pairing, "nemesis");
+    int r = -1;
+    if (!invokes || !completions || !problems || !x) goto done;
+    *nemesis = PyLong_AsLong(x);
+    if (*nemesis < 0 || !PyList_CheckExact(invokes) || !PyList_CheckExact(completions) ||
+        !PyList_CheckExact(problems) || PyList_GET_SIZE(problems) != 0) goto done;
+    *n_inv = PyList_GET_SIZE(invokes);
+    if (PyList_GET_SIZE(completions) != *n_inv || *n_inv > n) goto done;
+    for (Py_ssize_t j = 0; j < *n_inv; j++) {
+        inv_pos[j] = PyLong_AsSsize_t(PyList_GET_ITEM(invokes, j));
+        comp_pos[j] = PyLong_AsSsize_t(PyList_GET_ITEM(completions, j));
+        if (inv_pos[j] < 0 || inv_pos[j] >= n || comp_pos[j] < -1 || comp_pos[j] >= n) goto done;
+    }
+    r = PyErr_Occurred() ? -1 : 0; /* a position that is not an int */
+done:
+    Py_XDECREF(invokes); Py_XDECREF(completions); Py_XDECREF(problems); Py_XDECREF(x);
+    return r;
+}
+
 PyDoc_STRVAR(check_doc,
 "check_register_ops(ops, pairing, cas, knossos_nil, initial, deadline, max_cache, cache_bytes)\n--\n\n"
-"The register-model check of a list of Op objects paired by ``pairing`` (ingest.pairing.pair), or\n"
+"The register-model check of a list of Op objects paired by ``pairing`` (ingest.pairing.pair; None:\n"
+"by the compiled loop of that rule), or\n"
 "None when the history is outside the common case (the caller then takes the Python path). See\n"
 "spark_validation/linearizability.py.");
 
@@ -499,9 +544,8 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
 
-    PyObject *invokes = NULL, *completions = NULL, *problems = NULL, *vals_d = NULL, *vals_l = NULL,
-             *keys_d = NULL, *keys_l = NULL,
-             *result = NULL, *parts_out = NULL, *x = NULL, *y = NULL;
+    PyObject *vals_d = NULL, *vals_l = NULL, *keys_d = NULL, *keys_l = NULL, *result = NULL, *parts_out = NULL,
+             *x = NULL, *y = NULL;
     Py_ssize_t *inv_pos = NULL, *comp_pos = NULL, *c_inv = NULL, *c_comp = NULL;
     int *c_kind = NULL, *c_a = NULL, *c_b = NULL, *c_must = NULL, *c_key = NULL, *order = NULL,
         *part_start = NULL, *part_len = NULL, *local = NULL, *p_kind = NULL, *p_a = NULL,
@@ -519,24 +563,7 @@ static PyObject *check_register_ops(PyObject *self, PyObject *args) {
 
     Slots sl = {NULL};
     if (n) slots_for(items[0], &sl);
-    /* the pairing's invocation and completion positions (a pairing with problems: bail out) */
-    invokes = PyObject_GetAttrString(pairing, "invokes");
-    completions = PyObject_GetAttrString(pairing, "completions");
-    problems = PyObject_GetAttrString(pairing, "problems");
-    x = PyObject_GetAttrString(pairing, "nemesis");
-    if (!invokes || !completions || !problems || !x) goto bail;
-    nemesis = PyLong_AsLong(x);
-    Py_CLEAR(x);
-    if (nemesis < 0 || !PyList_CheckExact(invokes) || !PyList_CheckExact(completions) ||
-        !PyList_CheckExact(problems) || PyList_GET_SIZE(problems) != 0) goto bail;
-    n_inv = PyList_GET_SIZE(invokes);
-    if (PyList_GET_SIZE(completions) != n_inv || n_inv > n) goto bail;
-    for (Py_ssize_t j = 0; j < n_inv; j++) {
-        inv_pos[j] = PyLong_AsSsize_t(PyList_GET_ITEM(invokes, j));
-        comp_pos[j] = PyLong_AsSsize_t(PyList_GET_ITEM(completions, j));
-        if (inv_pos[j] < 0 || inv_pos[j] >= n || comp_pos[j] < -1 || comp_pos[j] >= n) goto bail;
-    }
-    if (PyErr_Occurred()) goto bail; /* a position that is not an int */
+    if (positions(seq, pairing, inv_pos, comp_pos, &n_inv, &nemesis) < 0) goto bail;
 
     /* register calls (models.RegisterModel.calls), in invocation order */
     c_kind = malloc(sizeof(int) * (n_inv + 1)); c_a = malloc(sizeof(int) * (n_inv + 1));
@@ -715,7 +742,6 @@ bail:
         }
     }
     Py_XDECREF(x); Py_XDECREF(y);
-    Py_XDECREF(invokes); Py_XDECREF(completions); Py_XDECREF(problems);
     Py_XDECREF(vals_d); Py_XDECREF(vals_l); Py_XDECREF(keys_d); Py_XDECREF(keys_l);
     Py_XDECREF(parts_out);
     free(inv_pos); free(comp_pos); free(c_inv); free(c_comp); free(c_kind); free(c_a); free(c_b);
@@ -744,5 +770,7 @@ PyMODINIT_FUNC PyInit__linkernel(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddIntConstant(m, "MAX_PART", MAX_PART) < 0) return NULL;
+    pair_positions = (PairPositions)PyCapsule_Import("spark_validation._rowkernel.pair_positions", 0);
+    if (!pair_positions) PyErr_Clear(); /* not built: the caller passes its pairing */
     return m;
 }

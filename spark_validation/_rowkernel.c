@@ -5,7 +5,8 @@
  *   kernel_columns / kernel_arrays  the Kafka kernel rows of a history's op rows (one row per
  *                                   send/poll micro-op and per assigned key), as lists or as
  *                                   Arrow buffers;
- *   pair_events                     the loop of Jepsen's pairing rule (ingest/pairing.py);
+ *   pair_events                     the loop of Jepsen's pairing rule (ingest/pairing.py), also
+ *                                   _linkernel.c's (the capsule pair_positions);
  *   rows_with_f                     the positions of the send/poll/txn rows;
  *   scan_uniform, value_checks,     the uniform NDJSON reader's scan and value checks;
  *   plain_values
@@ -1312,29 +1313,56 @@ static inline PyObject *next_event(PyObject *events, PyObject *it, Py_ssize_t po
     return ev;
 }
 
-static PyObject *pair_events(PyObject *self, PyObject *args) {
-    PyObject *events, *ev, *result = NULL;
-    Pairer st = {{NULL, 0, NULL}, NULL, NULL, 0, 0, 0, NULL, NULL, 0};
-    if (!PyArg_ParseTuple(args, "Op", &events, &st.first_only)) return NULL;
-    PyObject *it = PyObject_GetIter(events);
-    if (!it) return NULL;
-    st.inv_f = PyList_New(0);
-    st.problems = PyList_New(0);
+/* events paired into st (the caller frees it with pairer_free): 0, or -1 on error */
+static int pair_into(PyObject *events, Pairer *st) {
+    PyObject *it = PyObject_GetIter(events), *ev;
+    if (!it) return -1;
+    st->inv_f = PyList_New(0);
+    st->problems = PyList_New(0);
     OpSlots sl = {NULL};
-    int probed = 0, r = (!st.inv_f || !st.problems) ? -1 : 0;
+    int probed = 0, r = (!st->inv_f || !st->problems) ? -1 : 0;
     for (Py_ssize_t pos = 0; r == 0 && (ev = next_event(events, it, pos)); pos++) {
-        r = pair_next(&st, ev, pos, &sl, &probed);
+        r = pair_next(st, ev, pos, &sl, &probed);
         Py_DECREF(ev);
     }
-    if (r >= 0 && !PyErr_Occurred()) {
+    Py_DECREF(it);
+    return r < 0 || PyErr_Occurred() ? -1 : 0;
+}
+
+static void pairer_free(Pairer *st) {
+    Py_XDECREF(st->inv_f); Py_XDECREF(st->problems); Py_XDECREF(st->open.dict);
+    PyMem_Free(st->open.slot); PyMem_Free(st->inv); PyMem_Free(st->comp);
+}
+
+static PyObject *pair_events(PyObject *self, PyObject *args) {
+    PyObject *events, *result = NULL;
+    Pairer st = {{NULL, 0, NULL}, NULL, NULL, 0, 0, 0, NULL, NULL, 0};
+    if (!PyArg_ParseTuple(args, "Op", &events, &st.first_only)) return NULL;
+    if (pair_into(events, &st) == 0) {
         PyObject *inv = ssize_list(st.inv, st.n_inv), *comp = inv ? ssize_list(st.comp, st.n_inv) : NULL;
         if (comp) result = Py_BuildValue("(OOOn)", inv, comp, st.problems, st.nemesis);
         Py_XDECREF(inv); Py_XDECREF(comp);
     }
-    Py_DECREF(it);
-    Py_XDECREF(st.inv_f); Py_XDECREF(st.problems); Py_XDECREF(st.open.dict);
-    PyMem_Free(st.open.slot); PyMem_Free(st.inv); PyMem_Free(st.comp);
+    pairer_free(&st);
     return result;
+}
+
+/* The same loop for _linkernel.c, through the capsule PAIR_CAPSULE: the invocations' and their
+   completions' positions in events (*inv, *comp: n_inv of each, PyMem buffers the caller frees)
+   and the nemesis events. 0; 1 where the events break the rule (nothing is returned then); -1 on
+   error. */
+#define PAIR_CAPSULE "spark_validation._rowkernel.pair_positions"
+static int pair_positions(PyObject *events, Py_ssize_t **inv, Py_ssize_t **comp, Py_ssize_t *n_inv,
+                          Py_ssize_t *nemesis) {
+    Pairer st = {{NULL, 0, NULL}, NULL, NULL, 0, 0, 0, NULL, NULL, 1};
+    int r = pair_into(events, &st);
+    if (r == 0 && PyList_GET_SIZE(st.problems)) r = 1;
+    if (r == 0) {
+        *inv = st.inv; *comp = st.comp; *n_inv = st.n_inv; *nemesis = st.nemesis;
+        st.inv = st.comp = NULL;
+    }
+    pairer_free(&st);
+    return r;
 }
 
 static PyMethodDef methods[] = {
@@ -1361,5 +1389,11 @@ PyMODINIT_FUNC PyInit__rowkernel(void) {
     INTERN(s_subscribe, "subscribe"); INTERN(s_nemesis, "nemesis");
     INTERN(s_process, "process"); INTERN(s_type, "type"); INTERN(s_f, "f");
     s_types[0] = s_invoke; s_types[1] = s_ok; s_types[2] = s_fail; s_types[3] = s_info;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module), *api = m ? PyCapsule_New((void *)pair_positions, PAIR_CAPSULE, NULL) : NULL;
+    if (!api || PyModule_AddObject(m, "pair_positions", api) < 0) {
+        Py_XDECREF(api);
+        Py_XDECREF(m);
+        return NULL;
+    }
+    return m;
 }

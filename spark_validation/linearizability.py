@@ -53,7 +53,7 @@ from spark_validation.ingest.history import (
     pairing_of,
     to_jsonable,
 )
-from spark_validation.ingest.pairing import Pairing
+from spark_validation.ingest.pairing import Pairing, pair, pair_reference
 from spark_validation.models import (
     NIL_READS,
     READ,
@@ -537,14 +537,17 @@ def _impossible_evidence(model: Model, impossible: list[tuple[Call, str]]) -> di
     }
 
 
+def _known_pairing(history_or_ops: Any) -> Pairing | None:
+    """The pairing the history reader made of these ops, if it made one."""
+    return history_or_ops.pairing if isinstance(history_or_ops, History) else None
+
+
 def _pairing(history_or_ops: Any, raw: Sequence[Any]) -> Pairing | None:
     """Jepsen's pairing of a history's ops (the one the reader made, when it made one); None for
     operations paired already."""
     if raw and isinstance(raw[0], Operation):
         return None
-    if isinstance(history_or_ops, History) and history_or_ops.pairing is not None:
-        return history_or_ops.pairing
-    return pairing_of(raw)
+    return _known_pairing(history_or_ops) or pairing_of(raw)
 
 
 def _to_operations(ops: Sequence[Any], pairing: Pairing | None) -> tuple[list[Operation], list, int, int]:
@@ -562,10 +565,13 @@ def _kernel_check(
     """(verdict, anomalies) of a register history by the compiled search (spark_validation/
     _linkernel.c), filling ``info`` as the Python path does; ``None`` when the kernel is not built,
     is switched off (``KRAFT_COMPILED=off``), or declines the history (ops that do not pair up, a
-    value that is not None/int/str, a key with too many calls): the Python path then decides it."""
-    if KERNEL is None or pairing is None or type(m) not in (RegisterModel, CasRegisterModel) or \
-            (ops and type(ops[0]) is not Op):
+    value that is not None/int/str, a key with too many calls): the Python path then decides it.
+    ``pairing``: the reader's pairing of ``ops``, or None: the kernel pairs them by the compiled
+    loop of the same rule (``ingest.pairing.pair``'s), with no Python loop."""
+    if KERNEL is None or type(m) not in (RegisterModel, CasRegisterModel) or (ops and type(ops[0]) is not Op):
         return None
+    if pairing is None and pair is pair_reference:  # no compiled pairing loop for the kernel to use
+        pairing = pairing_of(ops)
     r = KERNEL.check_register_ops(
         ops, pairing, type(m) is CasRegisterModel, m.nil_reads == "knossos", initial,
         -1.0 if deadline is None else deadline, max_cache, CACHE_BYTES,
@@ -678,11 +684,10 @@ def check_history(
         info["nil_reads"] = mode
     if initial is None:
         initial = h_initial
-    pairing = _pairing(history_or_ops, raw)
-    fast = _kernel_check(raw, pairing, m, initial, deadline, max_cache, info)
+    fast = _kernel_check(raw, _known_pairing(history_or_ops), m, initial, deadline, max_cache, info)
     if fast is not None:
         return done(*fast)
-    operations, errors, n_ops, info["nemesis_ops"] = _to_operations(raw, pairing)
+    operations, errors, n_ops, info["nemesis_ops"] = _to_operations(raw, _pairing(history_or_ops, raw))
     if errors:
         info["error"] = "malformed history: operations do not pair up"
         info["structure_errors"] = [e.to_dict() for e in errors]

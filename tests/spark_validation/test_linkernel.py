@@ -17,6 +17,7 @@ import pytest
 
 from spark_validation import linearizability as lin
 from spark_validation.ingest.history import Op, pairing_of
+from spark_validation.ingest.pairing import pair_reference
 
 pytestmark = pytest.mark.skipif(lin._compiled is None, reason="the compiled search is not built (setup.py)")
 
@@ -115,6 +116,24 @@ def test_kernel_equals_python_search(model: str, nil_reads: str, monkeypatch: py
         verdicts[fast["valid"]] += 1
     # both verdicts, in numbers, or the comparison says little
     assert verdicts[True] >= 40 and verdicts[False] >= 40, verdicts
+
+
+def test_kernel_pairs_as_the_python_rule() -> None:
+    """Given no pairing, the kernel pairs the ops itself by the compiled loop of ingest.pairing's
+    rule: the result is the one it gives with the Python rule's pairing, on histories with nemesis
+    events and on histories the rule rejects (an op dropped: the kernel declines either way)."""
+    rng = random.Random(11)
+    args = (True, False, None, -1.0, 1000, 1 << 30)
+    taken = broken = 0
+    for i in range(300):
+        ops = _history(rng, rng.choice((1, 3, 8, 20, 60)), cas=True, keys=rng.choice((1, 3)))
+        if i % 3 == 0:
+            del ops[rng.randrange(len(ops))]
+        want = lin._compiled.check_register_ops(ops, pair_reference(ops), *args)
+        assert lin._compiled.check_register_ops(ops, None, *args) == want, (i, ops)
+        taken += want is not None
+        broken += bool(pair_reference(ops).problems)
+    assert taken >= 150 and broken >= 30, (taken, broken)
 
 
 def test_kernel_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
