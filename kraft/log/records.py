@@ -36,6 +36,7 @@ flexible message: Version int16, LeaderId int32, Voters and GrantingVoters as co
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from typing import Any, Iterator
 
 import attrs
@@ -65,6 +66,7 @@ __all__ = [
     "CorruptBatchError",
     "TruncatedBatchError",
     "UnsupportedBatchError",
+    "control_batch",
     "leader_change_batch",
     "encode_leader_change",
     "decode_leader_change",
@@ -599,6 +601,20 @@ def iter_batches(buf: bytes | bytearray | memoryview, pos: int = 0) -> Iterator[
         batch, end = RecordBatch.decode(buf, pos)
         yield pos, batch
         pos = end
+
+
+def control_batch(
+    base_offset: int,
+    epoch: int,
+    records: Sequence[tuple[ControlType, dict[str, Any]]],
+    timestamp: int,
+) -> RecordBatch:
+    """One control batch holding ``records`` (kind, value fields) in order, every record at
+    ``timestamp``, as ``MemoryRecordsBuilder`` builds a control batch (CreateTime, no producer,
+    not transactional, the leader epoch ``epoch``). The value is written at the control schema's
+    version 0; each ``fields`` dict holds the value's fields but ``version`` (always 0)."""
+    recs = tuple(Record(i, 0, *encode_control(kind, {"version": 0, **fields})) for i, (kind, fields) in enumerate(records))
+    return RecordBatch(base_offset, epoch, recs, is_control=True, first_timestamp=timestamp, max_timestamp=timestamp)
 
 
 def leader_change_batch(

@@ -28,8 +28,8 @@ import attrs
 
 from .fs import FileSystem, join
 from .codec import SchemaError
-from .control import ControlType, decode_control, encode_control
-from .records import CorruptBatchError, Record, RecordBatch, UnsupportedBatchError, iter_batches
+from .control import ControlType, decode_control
+from .records import CorruptBatchError, Record, RecordBatch, UnsupportedBatchError, control_batch, iter_batches
 
 __all__ = [
     "DELETE_SUFFIX",
@@ -94,27 +94,29 @@ def parse_snapshot_path(path: str) -> SnapshotPath | None:
     return SnapshotPath(path, SnapshotId(int(m.group(1)), int(m.group(2))), partial, deleted)
 
 
-def _control_batch(base_offset: int, epoch: int, kind: ControlType, fields: dict, timestamp: int) -> RecordBatch:
-    rec = Record(0, 0, *encode_control(kind, {"version": 0, **fields}))
-    return RecordBatch(base_offset, epoch, (rec,), is_control=True, first_timestamp=timestamp, max_timestamp=timestamp)
-
-
 def snapshot_batches(
-    snapshot_id: SnapshotId, data: Iterable[Sequence[Record]], *, last_contained_log_timestamp: int = 0, timestamp: int = 0
+    snapshot_id: SnapshotId,
+    data: Iterable[Sequence[Record]],
+    *,
+    last_contained_log_timestamp: int = 0,
+    timestamp: int = 0,
+    header_records: Sequence[tuple[ControlType, dict]] = (),
 ) -> list[RecordBatch]:
-    """The batches of a snapshot: header, one data batch per sequence of records (offset
-    deltas are renumbered 0, 1, ...), footer; offsets from 0, every batch of the snapshot's epoch."""
+    """The batches of a snapshot: the header batch (the SnapshotHeaderRecord, then
+    ``header_records``: the KRaftVersion and Voters records ``RecordsSnapshotWriter.Builder.build``
+    puts there), one data batch per sequence of records (offset deltas are renumbered 0, 1, ...),
+    the footer; offsets from 0, every batch of the snapshot's epoch."""
     epoch = snapshot_id.epoch
-    out = [_control_batch(0, epoch, ControlType.SNAPSHOT_HEADER,
-                          {"lastContainedLogTimestamp": last_contained_log_timestamp}, timestamp)]
-    offset = 1
+    header = [(ControlType.SNAPSHOT_HEADER, {"lastContainedLogTimestamp": last_contained_log_timestamp}), *header_records]
+    out = [control_batch(0, epoch, header, timestamp)]
+    offset = out[0].next_offset
     for records in data:
         recs = [attrs.evolve(r, offset_delta=i) for i, r in enumerate(records)]
         if not recs:
             continue
         out.append(RecordBatch(offset, epoch, recs, first_timestamp=timestamp, max_timestamp=timestamp))
         offset += len(recs)
-    out.append(_control_batch(offset, epoch, ControlType.SNAPSHOT_FOOTER, {}, timestamp))
+    out.append(control_batch(offset, epoch, [(ControlType.SNAPSHOT_FOOTER, {})], timestamp))
     return out
 
 
@@ -126,10 +128,12 @@ def write_snapshot(
     *,
     last_contained_log_timestamp: int = 0,
     timestamp: int = 0,
+    header_records: Sequence[tuple[ControlType, dict]] = (),
 ) -> str:
     """Write a snapshot as ``RecordsSnapshotWriter`` + ``freeze`` do: ``.part`` file, fsync,
     rename to ``.checkpoint``, fsync the directory. Returns the final path."""
-    batches = snapshot_batches(snapshot_id, data, last_contained_log_timestamp=last_contained_log_timestamp, timestamp=timestamp)
+    batches = snapshot_batches(snapshot_id, data, last_contained_log_timestamp=last_contained_log_timestamp,
+                               timestamp=timestamp, header_records=header_records)
     fs.makedirs(directory)
     final = join(directory, snapshot_filename(snapshot_id) + SUFFIX)
     part = join(directory, snapshot_filename(snapshot_id) + PARTIAL_SUFFIX)
