@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "audit": "spark_validation.cli:audit",
     "audit-metadata": "spark_validation.checks.metadata.cli:audit_metadata",
     "dump-log": "kraft.log.cli:dump_log",
+    "format": "kraft.quorum.cli:format_cmd",
     "assign": "kraft.groups.assignors.cli:assign",
     "review": "kraft.review.pipeline:review",
     "report": "kraft.review.page:report",
