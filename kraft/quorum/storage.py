@@ -4,8 +4,9 @@ The log holds real record batches, one offset per record: one ``LeaderChange`` c
 (control type 2) at each epoch start, one data batch per client value (value = the decimal bytes
 of the client value) and, in the metadata quorum, one data batch per controller operation holding
 one record per metadata record (value = the record's bytes, key null; Kafka's
-``BatchAccumulator``); ``partition_leader_epoch`` = the entries' epoch.  The quorum-state file mirrors Kafka's
-``quorum-state`` JSON (``leaderEpoch``, ``leaderId``, ``votedId``, ``currentVoters``) and is replaced
+``BatchAccumulator``); ``partition_leader_epoch`` = the entries' epoch.  The quorum-state file is Kafka's
+``quorum-state`` JSON, version 0 (with ``currentVoters``) under kraft.version 0 and version 1 (with
+``votedDirectoryId``) from kraft.version 1 on (:class:`ElectionState`), and is replaced
 atomically (temp + fsync + rename) before a vote is answered or an epoch change takes effect.
 
 Snapshots (KIP-630) are Kafka ``.checkpoint`` files in the same directory (``kraft.log.snapshot``):
@@ -27,12 +28,15 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+import attrs
+
 from kraft.quorum.messages import LEADER_CHANGE, Entry, QuorumSnapshot, SnapshotRecord
 
 from kraft.log import Log, MemoryFS, Record, RecordBatch, leader_change_batch, write_atomically
 from kraft.log.fs import join
 from kraft.log.snapshot import SnapshotId, parse_snapshot_path, read_snapshot, snapshot_filename, write_snapshot
 from kraft.log.snapshot import DELETE_SUFFIX, SUFFIX
+from kraft.log.schema import ZERO_UUID, uuid_from_str, uuid_to_str
 
 QUORUM_STATE_FILE = "quorum-state"
 LOG_START_FILE = "log-start-offset-checkpoint"
@@ -279,19 +283,14 @@ class QuorumStorage:
 
     # -- quorum state --------------------------------------------------------------------------
     def write_quorum_state(self, epoch: int, leader_id: int | None, voted_id: int | None,
-                           voters: tuple[int, ...], awaiting_leader: bool = False) -> None:
-        doc: dict[str, Any] = {
-            "leaderEpoch": epoch,
-            "leaderId": -1 if leader_id is None else leader_id,
-            "votedId": -1 if voted_id is None else voted_id,
-            "currentVoters": [{"voterId": v} for v in voters],
-            "data_version": 0,
-        }
-        if awaiting_leader:
-            # not a Kafka field: our stand-in for KIP-853's new directory id (docs/quorum.md,
-            # "Losing a disk"); it must survive restarts until a leader has been followed
-            doc["awaitingLeader"] = True
-        write_atomically(self.fs, f"{self.directory}/{QUORUM_STATE_FILE}", json.dumps(doc).encode())
+                           voters: tuple[int, ...], awaiting_leader: bool = False, *,
+                           kraft_version: int = 0, voted_directory_id: str = ZERO_UUID) -> None:
+        """Replace the quorum-state file: ``QuorumStateData`` version 1 (the voted directory id,
+        no voters) when ``kraft_version`` >= 1, else version 0 (``KRaftVersion
+        .quorumStateVersion``, ``ElectionState.toQuorumStateData``)."""
+        state = ElectionState(epoch, leader_id, voted_id, voted_directory_id, tuple(voters),
+                              1 if kraft_version >= 1 else 0, awaiting_leader)
+        write_atomically(self.fs, f"{self.directory}/{QUORUM_STATE_FILE}", state.to_json())
 
     def read_quorum_state(self) -> tuple[int, int | None, int | None]:
         """(epoch, leaderId, votedId) from the file; (0, None, None) when there is none yet."""
@@ -300,19 +299,74 @@ class QuorumStorage:
 
     def read_quorum_state_full(self) -> tuple[int, int | None, int | None, bool]:
         """(epoch, leaderId, votedId, awaitingLeader); (0, None, None, False) when there is no file."""
+        s = self.read_election_state()
+        return (s.epoch, s.leader_id, s.voted_id, s.awaiting_leader)
+
+    def read_election_state(self) -> "ElectionState":
+        """The whole quorum-state file, either version; an empty state when there is no file."""
         path = f"{self.directory}/{QUORUM_STATE_FILE}"
         raw = _read_file(self.fs, path)
-        if raw is None:
-            return (0, None, None, False)
+        return ElectionState() if raw is None else ElectionState.from_json(raw, path)
+
+
+@attrs.frozen
+class ElectionState:
+    """The quorum-state file: ``QuorumStateData`` (raft/src/main/resources/common/message/
+    QuorumStateData.json) plus ``data_version``, as ``FileQuorumStateStore`` writes it: the
+    version's fields in schema order as ``QuorumStateDataJsonConverter`` writes them (version 0:
+    clusterId, leaderId, leaderEpoch, votedId, appliedOffset, currentVoters; version 1: leaderId,
+    leaderEpoch, votedId, votedDirectoryId), then ``data_version``, as compact JSON on one line.
+    ``awaitingLeader`` is not Kafka's: our stand-in for the new directory id of a replaced disk
+    (docs/quorum.md, "Losing a disk"), written only when set, before ``data_version``."""
+
+    epoch: int = 0
+    leader_id: int | None = None
+    voted_id: int | None = None
+    voted_directory_id: str = ZERO_UUID
+    voters: tuple[int, ...] = ()
+    data_version: int = 0
+    awaiting_leader: bool = False
+
+    def to_json(self) -> bytes:
+        doc: dict[str, Any] = {"clusterId": ""} if self.data_version == 0 else {}
+        doc.update(leaderId=_or_minus_one(self.leader_id), leaderEpoch=self.epoch, votedId=_or_minus_one(self.voted_id))
+        if self.data_version == 0:
+            doc.update(appliedOffset=0, currentVoters=[{"voterId": v} for v in self.voters])
+        else:
+            doc["votedDirectoryId"] = self.voted_directory_id
+        if self.awaiting_leader:
+            doc["awaitingLeader"] = True
+        doc["data_version"] = self.data_version
+        return json.dumps(doc, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes, path: str) -> "ElectionState":
+        """``FileQuorumStateStore.readStateFromFile``: ``data_version`` must be there and 0 or 1."""
         try:
             doc = json.loads(raw)
-            epoch = int(doc["leaderEpoch"])
-            leader = int(doc["leaderId"])
-            voted = int(doc["votedId"])
-            awaiting = bool(doc.get("awaitingLeader", False))
+            version = int(doc["data_version"])
+            if version not in (0, 1):
+                raise ValueError(f"data_version ({version}) is not within the min (0) and max (1) supported version")
+            leader, voted = int(doc["leaderId"]), int(doc["votedId"])
+            return cls(int(doc["leaderEpoch"]), None if leader < 0 else leader, None if voted < 0 else voted,
+                       _directory_id(doc, version), tuple(int(v["voterId"]) for v in doc.get("currentVoters") or ()),
+                       version, bool(doc.get("awaitingLeader", False)))
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}: corrupt quorum-state file: {exc}") from exc
-        return (epoch, None if leader < 0 else leader, None if voted < 0 else voted, awaiting)
+
+
+def _or_minus_one(value: int | None) -> int:
+    return -1 if value is None else value
+
+
+def _directory_id(doc: dict[str, Any], version: int) -> str:
+    """The voted directory id of a version-1 file, checked to be a 16-byte Uuid."""
+    if version == 0:
+        return ZERO_UUID
+    text = doc["votedDirectoryId"]
+    if not isinstance(text, str) or len(uuid_from_str(text)) != 16:
+        raise ValueError(f"votedDirectoryId {text!r} is not a Uuid")
+    return uuid_to_str(uuid_from_str(text))
 
 
 def _read_log_start(fs: Any, directory: str) -> int:
@@ -357,4 +411,4 @@ def _recover_snapshots(fs: Any, directory: str, start: int) -> dict[int, QuorumS
     return out
 
 
-__all__ = ["QuorumStorage", "MemoryFS", "batch_to_entries"]
+__all__ = ["ElectionState", "QuorumStorage", "MemoryFS", "batch_to_entries"]
