@@ -4,7 +4,8 @@ The facts (field names, types, versions, tags, defaults, ignorable) are read fro
 schema files at commit 1eb7644349cb07139d6a3c1ad1986979647cac99:
 
 - ``md``: ``metadata/src/main/resources/common/metadata/*.json`` (the ``__cluster_metadata`` records),
-- ``cl``: ``clients/src/main/resources/common/message/`` (control-record values, consumer protocol),
+- ``cl``: ``clients/src/main/resources/common/message/`` (control-record values, consumer protocol,
+  the KRaft requests that carry voter keys: Vote, BeginQuorumEpoch, Add/Remove/UpdateRaftVoter),
 - ``gc``: ``group-coordinator/src/main/resources/common/message/`` (``__consumer_offsets``).
 
 One entry has no JSON file: ``EndTransactionMarker`` (location ``java``), the value of ABORT and
@@ -421,6 +422,88 @@ _m('cl', 'VotersRecord', None, '0', '0+', [
             'MinSupportedVersion int16 0+',
             'MaxSupportedVersion int16 0+',
         ]),
+    ]),
+])
+# AddRaftVoterRequest and UpdateRaftVoterRequest declare the same Listeners, AddRaftVoterResponse
+# and RemoveRaftVoterResponse the same fields
+_RAFT_VOTER_LISTENERS = ('Listeners []Listener 0+', [
+    'Name string 0+',
+    'Host string 0+',
+    'Port uint16 0+',
+])
+_RAFT_VOTER_CHANGE_RESPONSE = [
+    'ThrottleTimeMs int32 0+',
+    'ErrorCode int16 0+',
+    'ErrorMessage string 0+ n=0+ ign',
+]
+
+
+def _raft_partitions_request(partition_fields: list) -> list:
+    """The frame VoteRequest and BeginQuorumEpochRequest share: ClusterId, VoterId, then Topics
+    of Partitions, each starting with PartitionIndex."""
+    return [
+        'ClusterId string 0+ n=0+ d=null',
+        'VoterId int32 1+ d=-1 ign',
+        ('Topics []TopicData 0+', [
+            'TopicName string 0+',
+            ('Partitions []PartitionData 0+', ['PartitionIndex int32 0+', *partition_fields]),
+        ]),
+    ]
+
+
+_m('cl', 'VoteRequest', 52, '0-1', '0+', _raft_partitions_request([
+    'CandidateEpoch int32 0+',
+    'CandidateId int32 0+',
+    'CandidateDirectoryId uuid 1+ ign',
+    'VoterDirectoryId uuid 1+ ign',
+    'LastOffsetEpoch int32 0+',
+    'LastOffset int64 0+',
+]))
+_m('cl', 'BeginQuorumEpochRequest', 53, '0-1', '1+', [
+    *_raft_partitions_request([
+        'VoterDirectoryId uuid 1+ ign',
+        'LeaderId int32 0+',
+        'LeaderEpoch int32 0+',
+    ]),
+    ('LeaderEndpoints []LeaderEndpoint 1+ ign', [
+        'Name string 1+',
+        'Host string 1+',
+        'Port uint16 1+',
+    ]),
+])
+_m('cl', 'AddRaftVoterRequest', 80, '0', '0+', [
+    'ClusterId string 0+ n=0+',
+    'TimeoutMs int32 0+',
+    'VoterId int32 0+',
+    'VoterDirectoryId uuid 0+',
+    _RAFT_VOTER_LISTENERS,
+])
+_m('cl', 'AddRaftVoterResponse', 80, '0', '0+', _RAFT_VOTER_CHANGE_RESPONSE)
+_m('cl', 'RemoveRaftVoterRequest', 81, '0', '0+', [
+    'ClusterId string 0+ n=0+',
+    'VoterId int32 0+',
+    'VoterDirectoryId uuid 0+',
+])
+_m('cl', 'RemoveRaftVoterResponse', 81, '0', '0+', _RAFT_VOTER_CHANGE_RESPONSE)
+_m('cl', 'UpdateRaftVoterRequest', 82, '0', '0+', [
+    'ClusterId string 0+ n=0+',
+    'CurrentLeaderEpoch int32 0+',
+    'VoterId int32 0+',
+    'VoterDirectoryId uuid 0+',
+    _RAFT_VOTER_LISTENERS,
+    ('KRaftVersionFeature KRaftVersionFeature 0+', [
+        'MinSupportedVersion int16 0+',
+        'MaxSupportedVersion int16 0+',
+    ]),
+])
+_m('cl', 'UpdateRaftVoterResponse', 82, '0', '0+', [
+    'ThrottleTimeMs int32 0+',
+    'ErrorCode int16 0+',
+    ('CurrentLeader CurrentLeader 0+ t=0@0+', [
+        'LeaderId int32 0+ d=-1',
+        'LeaderEpoch int32 0+ d=-1',
+        'Host string 0+',
+        'Port int32 0+',
     ]),
 ])
 _m('cl', 'ConsumerProtocolSubscription', None, '0-3', 'none', [

@@ -108,6 +108,30 @@ def test_control_records_round_trip() -> None:
     assert decode_control(b"\x00\x00\x00\x09", b"") == ("UNKNOWN", 0, {"type": 9})
 
 
+def test_update_raft_voter_response_tagged_current_leader_by_hand() -> None:
+    """UpdateRaftVoterResponse v0 (flexible): ThrottleTimeMs int32, ErrorCode int16, then the
+    tagged section: CurrentLeader (tag 0) only when it differs from its default (-1, -1, "", 0):
+    count, tag, size, then LeaderId int32, LeaderEpoch int32, Host compact string, Port int32,
+    the struct's own empty tag section."""
+    leader = {"leaderId": 2, "leaderEpoch": 5, "host": "h", "port": 9093}
+    fields = {"throttleTimeMs": 0, "errorCode": 6, "currentLeader": leader}
+    raw = bytes.fromhex("00000000" "0006" "01" "00" "0f" "00000002" "00000005" "0268" "00002385" "00")
+    assert encode("UpdateRaftVoterResponse", fields, 0) == raw
+    assert decode("UpdateRaftVoterResponse", 0, raw)[0] == fields
+    no_leader = {"throttleTimeMs": 0, "errorCode": 0}
+    assert encode("UpdateRaftVoterResponse", no_leader, 0) == bytes.fromhex("00000000" "0000" "00")
+
+
+def test_begin_quorum_epoch_v0_is_not_flexible_by_hand() -> None:
+    """BeginQuorumEpochRequest v0 (flexible only from 1): ClusterId int16-length nullable string
+    (-1 for null), Topics int32-length array of {TopicName int16-length string, Partitions
+    int32-length array of {PartitionIndex, LeaderId, LeaderEpoch int32}}, no tag sections."""
+    fields = {"clusterId": None, "topics": [{"topicName": "t", "partitions": [
+        {"partitionIndex": 0, "leaderId": 1, "leaderEpoch": 3}]}]}
+    raw = bytes.fromhex("ffff" "00000001" "0001" "74" "00000001" "00000000" "00000001" "00000003")
+    assert encode("BeginQuorumEpochRequest", fields, 0) == raw
+
+
 def test_record_type_names() -> None:
     assert record_type_name("ZkMigrationStateRecord") == "ZK_MIGRATION_STATE_RECORD"
     assert record_type_name("RegisterBrokerRecord") == "REGISTER_BROKER_RECORD"
