@@ -176,9 +176,17 @@ def _escape(text: str, is_key: bool) -> str:
     return "".join(out)
 
 
+def _java_date(now: datetime.datetime) -> str:
+    """``java.util.Date.toString`` in UTC: ``EEE MMM dd HH:mm:ss zzz yyyy``, English names
+    whatever the locale."""
+    day = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[now.weekday()]
+    month = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")[now.month - 1]
+    return f"{day} {month} {now:%d %H:%M:%S} UTC {now.year}"
+
+
 def meta_properties_text(props: dict[str, str], now: datetime.datetime) -> str:
-    """``meta.properties`` as ``Properties.store(writer, "")`` writes ``props``."""
-    lines = ["#", "#" + now.strftime("%a %b %d %H:%M:%S %Z %Y")]
+    """``meta.properties`` as ``Properties.store(writer, "")`` writes ``props`` (``now`` in UTC)."""
+    lines = ["#", "#" + _java_date(now)]
     lines += [f"{_escape(k, True)}={_escape(props[k], False)}" for k in _properties_order(list(props))]
     return "\n".join(lines) + "\n"
 
