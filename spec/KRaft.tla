@@ -50,7 +50,9 @@
 EXTENDS Integers, Sequences, FiniteSets, TLC
 
 CONSTANTS
-    Voters,          \* the static voter set (KIP-853 dynamic voters: not modelled)
+    Voters,          \* the bootstrap voter set (controller.quorum.voters, or the
+                     \* VotersRecord `kafka-storage format` writes into the bootstrap checkpoint)
+    Observers,       \* the other replicas: they fetch as observers and may be added as voters
     Values,          \* client values a leader may append
     Nil,             \* "none"
     MaxEpoch,        \* no election may move past this epoch
@@ -64,6 +66,8 @@ CONSTANTS
     PreVote,         \* KIP-996 pre-vote on/off
     Duplication,     \* the network may deliver a message and keep a copy
     MaxSnapshots,    \* total snapshots taken (TakeSnapshot) in a behaviour
+    MaxVoterChanges, \* total voter changes (AddVoter, RemoveVoter) in a behaviour
+    KRaftVersion,    \* the finalized kraft.version: 0 static voters, 1 dynamic (KIP-853)
     \* ---- historical / classic bugs (all FALSE in every cfg) ----
     VoteWithoutLogCheck,     \* grant (pre-)votes without the last epoch/offset check
     HwmFromAnyEpoch,         \* ignore the epochStartOffset condition of the HW rule
@@ -72,21 +76,31 @@ CONSTANTS
     SnapshotBeyondHighWatermark,     \* a snapshot may hold records past the HW
     KeepSuffixAfterSnapshotInstall,  \* installing a snapshot keeps the log past it
     RetentionDeletesPastSnapshot,    \* the log start may pass the latest snapshot
-    NoSnapshotRedirectBelowLogStart  \* a fetch below the log start gets no snapshot
+    NoSnapshotRedirectBelowLogStart, \* a fetch below the log start gets no snapshot
+    VoterChangeBeforeEpochCommit,    \* a new leader changes the voters before committing in its epoch
+    ConcurrentVoterChange,           \* a voter change while another is uncommitted
+    LeaderCountsSelfWhenRemoved      \* a removed leader counts itself toward the high watermark
 
 ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxDiskLosses \in Nat /\ MaxElections \in Int
        /\ MaxInFlight \in Nat /\ MaxFaults \in Int /\ MaxSnapshots \in Nat
+       /\ MaxVoterChanges \in Nat /\ KRaftVersion \in {0, 1}
        /\ \A b \in {PreVote, Duplication, CalmTimeouts, VoteWithoutLogCheck, HwmFromAnyEpoch,
                     NoTruncateOnDivergence, ForgetVoteOnRestart, SnapshotBeyondHighWatermark,
                     KeepSuffixAfterSnapshotInstall, RetentionDeletesPastSnapshot,
-                    NoSnapshotRedirectBelowLogStart} : b \in BOOLEAN
-       /\ Nil \notin Voters
+                    NoSnapshotRedirectBelowLogStart, VoterChangeBeforeEpochCommit,
+                    ConcurrentVoterChange, LeaderCountsSelfWhenRemoved} : b \in BOOLEAN
+       /\ Voters # {} /\ Voters \cap Observers = {}
+       /\ Nil \notin Voters \cup Observers
 
 \* cfg files cannot write negative numbers: `MaxFaults <- Unbounded`.
 Unbounded == -1
 
+Replicas == Voters \cup Observers
+
 Roles == {"Unattached", "Prospective", "Candidate", "Leader", "Follower", "Resigned"}
-LeaderChange == "LeaderChange"
+\* The value of a control record; a data record's value is one of Values.
+LeaderChange == "LeaderChange"    \* LeaderChangeMessage, written at every epoch start
+VotersChange == "Voters"          \* VotersRecord (KIP-853): `voters` is the new voter set
 MessageTypes == {"VoteRequest", "VoteResponse", "BeginQuorumEpochRequest",
                  "EndQuorumEpochRequest", "FetchRequest", "FetchResponse",
                  "FetchSnapshotRequest", "FetchSnapshotResponse"}
@@ -96,9 +110,9 @@ VARIABLES
     votedFor,         \* persisted
     leader,           \* persisted
     role,             \* volatile, derived on restart
-    log,              \* Seq([epoch, value]) from the log start: entry i is at offset logStartOffset + i - 1
+    log,              \* Seq([epoch, value, voters]) from the log start: entry i is at offset logStartOffset + i - 1
     logStartOffset,   \* persisted: the first offset the log holds (0, or the end of a snapshot)
-    snapshots,        \* persisted: set of [end, epoch, values]: the node's snapshots
+    snapshots,        \* persisted: set of [end, epoch, values, voters]: the node's snapshots
     flushedOffset,    \* durable end offset (absolute): a crash keeps the log up to it
     highWatermark,    \* number of committed entries the node knows (volatile)
     endOffsets,       \* leader: voter -> last fetch offset it reported
@@ -113,36 +127,41 @@ VARIABLES
     elections,        \* number of election rounds started so far
     awaitingLeader,   \* persisted: came back from a disk loss, has not yet heard from a leader
     diskLosses,       \* number of disk losses so far
-    snapshotCount     \* number of snapshots taken so far
+    snapshotCount,    \* number of snapshots taken so far
+    voterChanges      \* number of voter changes appended so far
 
 quorumVars    == <<currentEpoch, votedFor, leader, role>>
 logVars       == <<log, flushedOffset, highWatermark, logStartOffset, snapshots>>
 leaderVars    == <<endOffsets, epochStartOffset>>
 ghostVars     == <<committed, elected, coverage>>
-diskVars      == <<awaitingLeader, diskLosses, snapshotCount>>   \* disk bookkeeping
+diskVars      == <<awaitingLeader, diskLosses, snapshotCount, voterChanges>>   \* bounds and disk bookkeeping
 vars == <<currentEpoch, votedFor, leader, role, log, logStartOffset, snapshots, flushedOffset,
           highWatermark, endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
-          coverage, restarts, faults, elections, awaitingLeader, diskLosses, snapshotCount>>
+          coverage, restarts, faults, elections, awaitingLeader, diskLosses, snapshotCount, voterChanges>>
 
 \* The VIEW used by the safety cfgs: every variable except the `coverage`
 \* ghost. Sound because no guard reads `coverage` and no property checked
 \* in those cfgs reads it (it exists only for the sanity-check cfgs).
 View == <<currentEpoch, votedFor, leader, role, log, logStartOffset, snapshots, flushedOffset,
           highWatermark, endOffsets, epochStartOffset, votesGranted, messages, committed, elected,
-          restarts, faults, elections, awaitingLeader, diskLosses, snapshotCount>>
+          restarts, faults, elections, awaitingLeader, diskLosses, snapshotCount, voterChanges>>
 
-Symmetry == Permutations(Voters)
+\* Voters are interchangeable, and so are observers (not one with the other).
+Symmetry == IF Observers = {} THEN Permutations(Voters)
+            ELSE Permutations(Voters) \cup Permutations(Observers)
 
 ----------------------------------------------------------------------------
 (* Helpers                                                                 *)
 
 Min(a, b) == IF a < b THEN a ELSE b
 Max(a, b) == IF a > b THEN a ELSE b
-IsQuorum(S) == 2 * Cardinality(S) > Cardinality(Voters)
+\* S holds a majority of the voter set vs (only members count).
+IsQuorumOf(S, vs) == 2 * Cardinality(S \cap vs) > Cardinality(vs)
 Range(f) == {f[i] : i \in DOMAIN f}
 IsPrefix(p, l) == Len(p) <= Len(l) /\ SubSeq(l, 1, Len(p)) = p
-ZeroOffsets == [v \in Voters |-> 0]
-Others(n) == Voters \ {n}
+ZeroOffsets == [v \in Replicas |-> 0]
+\* A data or control record of epoch e (only a VotersRecord has voters).
+Rec(e, v) == [epoch |-> e, value |-> v, voters |-> {}]
 
 \* ---- a node's log: snapshots, then the entries from the log start ----
 \* (KIP-630; core/src/main/scala/kafka/raft/KafkaMetadataLog.scala)
@@ -177,20 +196,51 @@ LargestEpochAtMost(n, e) ==
 
 \* A snapshot's contents: the state machine's fold of the records below its
 \* end, which for a log of client values is the sequence of values (control
-\* records are not applied).
+\* records are not applied; the voter set is kept apart, `voters`).
 RECURSIVE ValuesOf(_)
 ValuesOf(l) == IF l = <<>> THEN <<>>
                ELSE LET rest == ValuesOf(Tail(l))
-                    IN IF Head(l).value = LeaderChange THEN rest ELSE <<Head(l).value>> \o rest
+                    IN IF Head(l).value \in Values THEN <<Head(l).value>> \o rest ELSE rest
 \* The values applied below the log start (the snapshot at the log start).
 BaseValues(n) ==
     IF \E s \in snapshots[n] : s.end = logStartOffset[n]
     THEN (CHOOSE s \in snapshots[n] : s.end = logStartOffset[n]).values
     ELSE <<>>
+\* ---- the voter set (KIP-853) ----
+\* A voter set takes effect when its VotersRecord is appended and is undone
+\* when a truncation removes it (KRaftControlRecordStateMachine,
+\* VoterSetHistory.lastValue / truncateNewEntries): the set of the last
+\* VotersRecord of the entries l, else `base`.
+LastVoters(l, base) ==
+    LET idx == {i \in DOMAIN l : l[i].value = VotersChange}
+    IN IF idx = {} THEN base ELSE l[CHOOSE i \in idx : \A j \in idx : j <= i].voters
+\* Below the log start: the voter set of the snapshot there (a snapshot's
+\* header carries the Voters record, RecordsSnapshotWriter), else the
+\* bootstrap set.
+BaseVoters(n) ==
+    IF \E s \in snapshots[n] : s.end = logStartOffset[n]
+    THEN (CHOOSE s \in snapshots[n] : s.end = logStartOffset[n]).voters
+    ELSE Voters
+\* n's latest voter set (KRaftControlRecordStateMachine.lastVoterSet), and
+\* the one in effect below offset k (voterSetAtOffset).
+VoterSet(n) == LastVoters(log[n], BaseVoters(n))
+VoterSetAt(n, k) == LastVoters(SubSeq(log[n], 1, k - logStartOffset[n]), BaseVoters(n))
+\* Is n a voter by its own log (QuorumState.isVoter)? Else it is an observer.
+IsVoter(n) == n \in VoterSet(n)
+\* The other voters n knows of: those it asks for votes, tells of its epoch.
+Others(n) == VoterSet(n) \ {n}
+\* Every VotersRecord in n's log is below its high watermark (committed).
+VotersCommitted(n) ==
+    \A i \in DOMAIN log[n] :
+       log[n][i].value = VotersChange => logStartOffset[n] + i - 1 < highWatermark[n]
+\* The voter set of the committed prefix: the one every majority must meet.
+CommittedVoters == LastVoters(committed, Voters)
+
 \* The snapshot n would write ending at k (logStartOffset[n] <= k <= EndOffset(n)).
 SnapshotOf(n, k) ==
     [end |-> k, epoch |-> EpochBefore(n, k),
-     values |-> BaseValues(n) \o ValuesOf(SubSeq(log[n], 1, k - logStartOffset[n]))]
+     values |-> BaseValues(n) \o ValuesOf(SubSeq(log[n], 1, k - logStartOffset[n])),
+     voters |-> VoterSetAt(n, k)]
 
 \* n's entries agree with the sequence p (a history from offset 0) at every
 \* offset both hold, below k.
@@ -211,10 +261,10 @@ LogUpToDate(n, lastEpoch, lastOffset) ==
     \/ /\ lastEpoch = LastLogEpoch(n)
        /\ lastOffset >= EndOffset(n)
 
-\* Largest offset o that a majority of the offsets f[v] has reached.
-MajorityOffset(f) ==
-    LET cands == {f[v] : v \in Voters} \cup {0}
-        ok(o) == IsQuorum({v \in Voters : f[v] >= o})
+\* Largest offset o that a majority of the voters vs has reached (f[v]).
+MajorityOffset(f, vs) ==
+    LET cands == {f[v] : v \in vs} \cup {0}
+        ok(o) == IsQuorumOf({v \in vs : f[v] >= o}, vs)
     IN CHOOSE o \in cands : ok(o) /\ \A o2 \in cands : ok(o2) => o2 <= o
 
 \* Committed entries of epochs strictly below e (a prefix of `committed`).
@@ -222,11 +272,14 @@ CommittedBefore(e) ==
     SubSeq(committed, 1, Cardinality({i \in DOMAIN committed : committed[i].epoch < e}))
 
 \* The leader's HW after its view of the voters' offsets changes
-\* (LeaderState.maybeUpdateHighWatermark): the majority offset, counting the
-\* leader's own flushed offset, accepted only past epochStartOffset (i.e.
-\* once the LeaderChange record of this epoch is committed) and never lowered.
+\* (LeaderState.maybeUpdateHighWatermark): the majority offset of its latest
+\* voter set, counting the leader's own flushed offset only if it is a voter
+\* (LeaderState.voterStates holds the voters of lastVoterSet), accepted only
+\* past epochStartOffset (i.e. once the LeaderChange record of this epoch is
+\* committed) and never lowered. Observers' offsets do not count.
+HwVoters(n) == IF LeaderCountsSelfWhenRemoved THEN VoterSet(n) \cup {n} ELSE VoterSet(n)
 NewHighWatermark(n, ends, flushed) ==
-    LET cand == MajorityOffset([v \in Voters |-> IF v = n THEN flushed ELSE ends[v]])
+    LET cand == MajorityOffset([v \in Replicas |-> IF v = n THEN flushed ELSE ends[v]], HwVoters(n))
     IN IF /\ cand > highWatermark[n]
           /\ (cand > epochStartOffset[n] \/ HwmFromAnyEpoch)
        THEN cand ELSE highWatermark[n]
@@ -275,6 +328,16 @@ BecomeUnattachedIn(n, e) ==
     /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
 
+\* Following leader l in epoch e (persisted; a vote of that epoch is kept).
+BecomeFollowerOf(n, l, e) ==
+    /\ currentEpoch' = [currentEpoch EXCEPT ![n] = e]
+    /\ votedFor' = [votedFor EXCEPT ![n] = IF e > currentEpoch[n] THEN Nil ELSE @]
+    /\ leader' = [leader EXCEPT ![n] = l]
+    /\ role' = [role EXCEPT ![n] = "Follower"]
+    /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
+    /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
+    /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+
 VoteRequestsFrom(n, e, lastEpoch, lastOffset, pre) ==
     {[mtype |-> "VoteRequest", msource |-> n, mdest |-> d, mepoch |-> e,
       mlastEpoch |-> lastEpoch, mlastOffset |-> lastOffset, mpreVote |-> pre] : d \in Others(n)}
@@ -311,7 +374,7 @@ StartElection(n, rest) ==
 \* Does n follow a leader that is still leading in n's epoch? (spec-level
 \* knowledge used only to classify a timeout as needed or spurious.)
 LeaderAlive(n) ==
-    /\ leader[n] \in Voters
+    /\ leader[n] \in Replicas
     /\ leader[n] # n
     /\ role[leader[n]] = "Leader"
     /\ currentEpoch[leader[n]] = currentEpoch[n]
@@ -320,18 +383,18 @@ LeaderAlive(n) ==
 (* Initial state: every voter Unattached in epoch 0 with an empty log.     *)
 
 Init ==
-    /\ currentEpoch = [n \in Voters |-> 0]
-    /\ votedFor = [n \in Voters |-> Nil]
-    /\ leader = [n \in Voters |-> Nil]
-    /\ role = [n \in Voters |-> "Unattached"]
-    /\ log = [n \in Voters |-> <<>>]
-    /\ logStartOffset = [n \in Voters |-> 0]
-    /\ snapshots = [n \in Voters |-> {}]
-    /\ flushedOffset = [n \in Voters |-> 0]
-    /\ highWatermark = [n \in Voters |-> 0]
-    /\ endOffsets = [n \in Voters |-> ZeroOffsets]
-    /\ epochStartOffset = [n \in Voters |-> 0]
-    /\ votesGranted = [n \in Voters |-> {}]
+    /\ currentEpoch = [n \in Replicas |-> 0]
+    /\ votedFor = [n \in Replicas |-> Nil]
+    /\ leader = [n \in Replicas |-> Nil]
+    /\ role = [n \in Replicas |-> "Unattached"]
+    /\ log = [n \in Replicas |-> <<>>]
+    /\ logStartOffset = [n \in Replicas |-> 0]
+    /\ snapshots = [n \in Replicas |-> {}]
+    /\ flushedOffset = [n \in Replicas |-> 0]
+    /\ highWatermark = [n \in Replicas |-> 0]
+    /\ endOffsets = [n \in Replicas |-> ZeroOffsets]
+    /\ epochStartOffset = [n \in Replicas |-> 0]
+    /\ votesGranted = [n \in Replicas |-> {}]
     /\ messages = {}
     /\ committed = <<>>
     /\ elected = {}
@@ -339,9 +402,10 @@ Init ==
     /\ restarts = 0
     /\ faults = 0
     /\ elections = 0
-    /\ awaitingLeader = [n \in Voters |-> FALSE]
+    /\ awaitingLeader = [n \in Replicas |-> FALSE]
     /\ diskLosses = 0
     /\ snapshotCount = 0
+    /\ voterChanges = 0
 
 ----------------------------------------------------------------------------
 (* Timers. Time is not modelled: a timer may fire whenever its role has    *)
@@ -362,16 +426,26 @@ Campaigning(o) ==
 \* our own) is still in progress: a timer shorter than a round trip.
 TimeoutIsFault(n) ==
     \/ role[n] = "Follower" /\ LeaderAlive(n)
-    \/ CalmTimeouts /\ \E o \in Voters : Campaigning(o)
+    \/ CalmTimeouts /\ \E o \in Replicas : Campaigning(o)
 
+\* Only a voter campaigns. A replica that is not a voter in its own log times
+\* out of Resigned only (a leader that removed itself): it becomes
+\* Unattached in the next epoch, so that no fetch answer names it the leader
+\* of its epoch again (KafkaRaftClient.pollResigned); an observer otherwise
+\* fetches from the voters (SendAnyVoterFetch).
 Timeout(n) ==
     /\ role[n] \in {"Unattached", "Follower", "Resigned", "Candidate", "Prospective"}
     /\ ~awaitingLeader[n]      \* a voter with a new disk does not campaign
-    /\ IF TimeoutIsFault(n)
-       THEN FaultAllowed /\ CountFault
-       ELSE UNCHANGED faults
-    /\ StartElection(n, messages)
-    /\ UNCHANGED <<logVars, committed, elected, restarts, diskVars>>
+    /\ IF IsVoter(n)
+       THEN /\ IF TimeoutIsFault(n)
+               THEN FaultAllowed /\ CountFault
+               ELSE UNCHANGED faults
+            /\ StartElection(n, messages)
+            /\ UNCHANGED <<logVars, committed, elected, restarts, diskVars>>
+       ELSE /\ role[n] = "Resigned"
+            /\ currentEpoch[n] < MaxEpoch
+            /\ BecomeUnattachedIn(n, currentEpoch[n] + 1)
+            /\ UNCHANGED <<logVars, messages, ghostVars, restarts, diskVars, faults, elections>>
 
 ----------------------------------------------------------------------------
 (* Vote (KIP-595 Vote RPC; KIP-996 pre-vote when mpreVote = TRUE)          *)
@@ -379,7 +453,7 @@ Timeout(n) ==
 \* Prospective with a majority of pre-votes -> Candidate in epoch+1.
 BecomeCandidate(n) ==
     /\ role[n] = "Prospective"
-    /\ IsQuorum(votesGranted[n])
+    /\ IsQuorumOf(votesGranted[n], VoterSet(n))
     /\ currentEpoch[n] < MaxEpoch
     /\ LET e == currentEpoch[n] + 1
            reqs == VoteRequestsFrom(n, e, LastLogEpoch(n), EndOffset(n), FALSE)
@@ -467,11 +541,11 @@ HandleVoteResponse(n, m) ==
 \* unknown (0) and every follower's end offset unknown (0).
 BecomeLeader(n) ==
     /\ role[n] = "Candidate"
-    /\ IsQuorum(votesGranted[n])
+    /\ IsQuorumOf(votesGranted[n], VoterSet(n))
     /\ EndOffset(n) < MaxLogLen
     /\ role' = [role EXCEPT ![n] = "Leader"]
     /\ leader' = [leader EXCEPT ![n] = n]
-    /\ log' = [log EXCEPT ![n] = Append(@, [epoch |-> currentEpoch[n], value |-> LeaderChange])]
+    /\ log' = [log EXCEPT ![n] = Append(@, Rec(currentEpoch[n], LeaderChange))]
     /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = EndOffset(n)]
     /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
     /\ highWatermark' = [highWatermark EXCEPT ![n] = 0]
@@ -504,7 +578,7 @@ BQEFree(n, d) ==
 
 SendBeginQuorumEpoch(n, d) ==
     /\ role[n] = "Leader"
-    /\ d # n
+    /\ d \in Others(n)
     /\ IF BQEFree(n, d) THEN UNCHANGED faults ELSE FaultAllowed /\ CountFault
     /\ LET msg == [mtype |-> "BeginQuorumEpochRequest", msource |-> n, mdest |-> d,
                    mepoch |-> currentEpoch[n]]
@@ -519,17 +593,11 @@ HandleBeginQuorumEpochRequest(n, m) ==
     /\ m.mdest = n
     /\ IF \/ m.mepoch > currentEpoch[n]
           \/ m.mepoch = currentEpoch[n] /\ role[n] \in {"Unattached", "Prospective", "Candidate"}
-       THEN /\ currentEpoch' = [currentEpoch EXCEPT ![n] = m.mepoch]
-            /\ votedFor' = [votedFor EXCEPT ![n] = IF m.mepoch > currentEpoch[n] THEN Nil ELSE @]
-            /\ leader' = [leader EXCEPT ![n] = m.msource]
-            /\ role' = [role EXCEPT ![n] = "Follower"]
-            /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
-            /\ endOffsets' = [endOffsets EXCEPT ![n] = ZeroOffsets]
-            /\ epochStartOffset' = [epochStartOffset EXCEPT ![n] = 0]
+       THEN /\ BecomeFollowerOf(n, m.msource, m.mepoch)
             /\ awaitingLeader' = [awaitingLeader EXCEPT ![n] = FALSE]
        ELSE UNCHANGED <<quorumVars, votesGranted, leaderVars, awaitingLeader>>
     /\ Deliver(m, {})
-    /\ UNCHANGED <<logVars, ghostVars, restarts, diskLosses, snapshotCount, elections>>
+    /\ UNCHANGED <<logVars, ghostVars, restarts, diskLosses, snapshotCount, voterChanges, elections>>
 
 ----------------------------------------------------------------------------
 (* EndQuorumEpoch (resignation)                                            *)
@@ -566,6 +634,7 @@ HandleEndQuorumEpochRequest(n, m) ==
     /\ IF /\ m.mepoch = currentEpoch[n]
           /\ role[n] = "Follower"
           /\ leader[n] = m.msource
+          /\ IsVoter(n)
           /\ currentEpoch[n] < MaxEpoch
           /\ ElectionFits(n, messages \ {m})
        THEN \/ /\ StartElection(n, messages \ {m})
@@ -593,15 +662,34 @@ FetchOutstanding(n) ==
         \/ m.mtype \in {"FetchRequest", "FetchSnapshotRequest"} /\ m.msource = n
         \/ m.mtype \in {"FetchResponse", "FetchSnapshotResponse"} /\ m.mdest = n
 
+FetchRequestTo(n, d) ==
+    [mtype |-> "FetchRequest", msource |-> n, mdest |-> d, mepoch |-> currentEpoch[n],
+     mfetchOffset |-> EndOffset(n), mlastFetchedEpoch |-> LastLogEpoch(n)]
+
 SendFetchRequest(n) ==
     /\ role[n] = "Follower"
-    /\ leader[n] \in Voters
+    /\ leader[n] \in Replicas
     /\ IF FetchOutstanding(n) THEN FaultAllowed /\ CountFault ELSE UNCHANGED faults
-    /\ LET msg == [mtype |-> "FetchRequest", msource |-> n, mdest |-> leader[n],
-                   mepoch |-> currentEpoch[n], mfetchOffset |-> EndOffset(n),
-                   mlastFetchedEpoch |-> LastLogEpoch(n)]
-       IN /\ Fits({msg})
-          /\ Send({msg})
+    /\ Fits({FetchRequestTo(n, leader[n])})
+    /\ Send({FetchRequestTo(n, leader[n])})
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, diskVars, elections>>
+
+\* An observer that knows no leader fetches from any voter it knows of
+\* (KafkaRaftClient.pollUnattachedAsObserver, maybeSendAnyVoterFetch); the
+\* answer names the leader that voter knows (FetchResponse CurrentLeader),
+\* which the observer then follows (HandleFetchResponse). An observer
+\* following a leader does the same once its fetch timer expires
+\* (pollFollowerAsObserver): while its leader is alive that is a counted
+\* fault, as a voter's spurious fetch timeout is.
+SendAnyVoterFetch(n, d) ==
+    /\ ~IsVoter(n)
+    /\ d \in Others(n)
+    /\ \/ role[n] = "Unattached" /\ leader[n] = Nil
+       \/ role[n] = "Follower" /\ d # leader[n]
+    /\ IF FetchOutstanding(n) \/ (role[n] = "Follower" /\ LeaderAlive(n))
+       THEN FaultAllowed /\ CountFault ELSE UNCHANGED faults
+    /\ Fits({FetchRequestTo(n, d)})
+    /\ Send({FetchRequestTo(n, d)})
     /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, diskVars, elections>>
 
 \* The answer echoes the request's position (fetch offset and last fetched
@@ -613,7 +701,8 @@ FetchResponse(n, m, result, entries, hw, divEpoch, divEnd) ==
      mepoch |-> currentEpoch[n], mresult |-> result, mentries |-> entries,
      mhighWatermark |-> hw, mdivergingEpoch |-> divEpoch,
      mdivergingEndOffset |-> divEnd, mfetchOffset |-> m.mfetchOffset,
-     mlastFetchedEpoch |-> m.mlastFetchedEpoch, msnapshotEnd |-> 0, msnapshotEpoch |-> 0]
+     mlastFetchedEpoch |-> m.mlastFetchedEpoch, msnapshotEnd |-> 0, msnapshotEpoch |-> 0,
+     mleader |-> leader[n]]
 
 \* The answer that sends the follower to the leader's latest snapshot
 \* (FetchResponse.SnapshotId; KafkaRaftClient.tryCompleteFetchRequest).
@@ -682,10 +771,24 @@ HandleFetchRequest(n, m) ==
 \*  - Diverging: truncate to min(diverging end offset, own end offset of the
 \*    largest epoch <= diverging epoch) and fetch again later.
 \*  - FencedEpoch with a higher epoch: Unattached in that epoch.
+\* An observer follows the leader an answer names, when it is of a later
+\* epoch, or of its own epoch while it knows no leader
+\* (KafkaRaftClient.maybeHandleCommonResponse). A voter learns of a new
+\* leader from BeginQuorumEpoch only.
+ObserverLearnsLeader(n, m) ==
+    /\ ~IsVoter(n)
+    /\ m.mleader \notin {Nil, n}
+    /\ \/ m.mepoch > currentEpoch[n]
+       \/ m.mepoch = currentEpoch[n] /\ leader[n] = Nil
+
 HandleFetchResponse(n, m) ==
     /\ m.mtype = "FetchResponse"
     /\ m.mdest = n
-    /\ IF m.mepoch > currentEpoch[n]
+    /\ IF ObserverLearnsLeader(n, m)
+       THEN /\ BecomeFollowerOf(n, m.mleader, m.mepoch)
+            /\ Deliver(m, {})
+            /\ UNCHANGED <<logVars, coverage>>
+       ELSE IF m.mepoch > currentEpoch[n]
        THEN /\ BecomeUnattachedIn(n, m.mepoch)
             /\ Deliver(m, {})
             /\ UNCHANGED <<logVars, coverage>>
@@ -778,7 +881,7 @@ TakeSnapshot(n, k) ==
     /\ Note("snapshot")
     /\ UNCHANGED <<quorumVars, log, logStartOffset, flushedOffset, highWatermark, leaderVars,
                    votesGranted, messages, committed, elected, restarts, faults, elections,
-                   awaitingLeader, diskLosses>>
+                   awaitingLeader, diskLosses, voterChanges>>
 
 \* The log start moves up to one of n's snapshots: the records below it and
 \* the older snapshots go (KafkaMetadataLog.deleteBeforeSnapshot; the log
@@ -817,7 +920,9 @@ HandleFetchSnapshotRequest(n, m) ==
                        mepoch |-> currentEpoch[n], mresult |-> result,
                        msnapshotEnd |-> m.msnapshotEnd, msnapshotEpoch |-> m.msnapshotEpoch,
                        mvalues |-> IF result = "Ok" THEN (CHOOSE s \in mine : TRUE).values
-                                   ELSE <<>>]})
+                                   ELSE <<>>,
+                       mvoters |-> IF result = "Ok" THEN (CHOOSE s \in mine : TRUE).voters
+                                   ELSE {}]})
     /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts,
                    diskVars, elections>>
 
@@ -853,10 +958,71 @@ HandleFetchSnapshotResponse(n, m) ==
             /\ IF /\ role[n] = "Follower" /\ leader[n] = m.msource /\ m.mepoch = currentEpoch[n]
                   /\ m.mresult = "Ok"
                THEN Install(n, [end |-> m.msnapshotEnd, epoch |-> m.msnapshotEpoch,
-                                values |-> m.mvalues])
+                                values |-> m.mvalues, voters |-> m.mvoters])
                ELSE UNCHANGED <<logVars, coverage>>
     /\ Deliver(m, {})
     /\ UNCHANGED <<committed, elected, restarts, diskVars, elections>>
+
+----------------------------------------------------------------------------
+(* Voter changes (KIP-853)                                                 *)
+
+\* The leader's checks before a voter change, in Kafka's order
+\* (AddVoterHandler.handleAddVoterRequest, RemoveVoterHandler
+\* .handleRemoveVoterRequest); a request failing one is refused
+\* (REQUEST_TIMED_OUT, UNSUPPORTED_VERSION) and changes nothing, so only
+\* accepted requests are actions. The reply to the admin client (sent once
+\* the new VotersRecord is committed) is not modelled.
+\*  1. the HW is known in this epoch: the leader has committed a record of
+\*     its own epoch, so a voter change a former leader left uncommitted is
+\*     either committed or gone (the fix of the single-server-change bug in
+\*     the Raft dissertation, raft-dev 2015);
+\*  2. kraft.version supports reconfiguration (>= 1);
+\*  3. the last VotersRecord is committed: one change at a time.
+VoterChangeAllowed(n) ==
+    /\ role[n] = "Leader"
+    /\ voterChanges < MaxVoterChanges
+    /\ EndOffset(n) < MaxLogLen
+    /\ highWatermark[n] > epochStartOffset[n] \/ VoterChangeBeforeEpochCommit
+    /\ KRaftVersion >= 1
+    /\ VotersCommitted(n) \/ ConcurrentVoterChange
+
+\* The leader appends the VotersRecord of the new set (unflushed); it takes
+\* effect at once (LeaderState.appendVotersRecord).
+AppendVoters(n, vs) ==
+    /\ log' = [log EXCEPT ![n] = Append(@, [epoch |-> currentEpoch[n], value |-> VotersChange,
+                                            voters |-> vs])]
+    /\ voterChanges' = voterChanges + 1
+    /\ Note("voterChange")
+    /\ UNCHANGED <<quorumVars, flushedOffset, highWatermark, logStartOffset, snapshots, leaderVars,
+                   votesGranted, messages, committed, elected, restarts, faults, elections,
+                   awaitingLeader, diskLosses, snapshotCount>>
+
+\* AddRaftVoter: x is not a voter (else DUPLICATE_VOTER) and has fetched up
+\* to the leader's end offset (AddVoterHandler step 7, else REQUEST_TIMED_OUT).
+AddVoter(n, x) ==
+    /\ VoterChangeAllowed(n)
+    /\ x \in Replicas \ VoterSet(n)
+    /\ endOffsets[n][x] >= EndOffset(n)
+    /\ AppendVoters(n, VoterSet(n) \cup {x})
+
+\* RemoveRaftVoter: x is a voter (else VOTER_NOT_FOUND), not the last one.
+RemoveVoter(n, x) ==
+    /\ VoterChangeAllowed(n)
+    /\ x \in VoterSet(n)
+    /\ VoterSet(n) # {x}
+    /\ AppendVoters(n, VoterSet(n) \ {x})
+
+\* A leader whose own removal is committed resigns and tells the voters
+\* (RemoveVoterHandler.highWatermarkUpdated, LeaderState.requestResign,
+\* KafkaRaftClient.pollLeader).
+ResignAfterRemoval(n) ==
+    /\ role[n] = "Leader"
+    /\ ~IsVoter(n)
+    /\ VotersCommitted(n)
+    /\ Fits(EndQuorumEpochs(n, Others(n)))
+    /\ Send(EndQuorumEpochs(n, Others(n)))
+    /\ BecomeResigned(n)
+    /\ UNCHANGED faults
 
 ----------------------------------------------------------------------------
 (* Leader-local actions                                                    *)
@@ -868,7 +1034,7 @@ ClientAppend(n, v) ==
     /\ EndOffset(n) < MaxLogLen
     /\ \A i \in DOMAIN log[n] : log[n][i].value # v
     /\ \A s \in snapshots[n] : v \notin Range(s.values)
-    /\ log' = [log EXCEPT ![n] = Append(@, [epoch |-> currentEpoch[n], value |-> v])]
+    /\ log' = [log EXCEPT ![n] = Append(@, Rec(currentEpoch[n], v))]
     /\ UNCHANGED <<quorumVars, flushedOffset, highWatermark, logStartOffset, snapshots, leaderVars, votesGranted,
                    messages, ghostVars, restarts, diskVars, faults, elections>>
 
@@ -952,13 +1118,14 @@ Restart(n) ==
 \*    epoch it might vote in again (ElectionSafety).
 DiskLossAllowed(n) ==
     /\ role[n] # "Leader"
-    /\ IsQuorum({v \in Others(n) : /\ flushedOffset[v] >= Len(committed)
-                                  /\ Holds(v, committed)})
-    /\ \A l \in Voters :
+    /\ IsQuorumOf({v \in Replicas \ {n} : /\ flushedOffset[v] >= Len(committed)
+                                           /\ Holds(v, committed)}, CommittedVoters)
+    /\ \A l \in Replicas :
           role[l] = "Leader" =>
-             IsQuorum({v \in Others(n) :
-                         (IF v = l THEN flushedOffset[l] ELSE endOffsets[l][v]) >= endOffsets[l][n]})
-    /\ \A v \in Voters : currentEpoch[v] >= currentEpoch[n]
+             IsQuorumOf({v \in Replicas \ {n} :
+                           (IF v = l THEN flushedOffset[l] ELSE endOffsets[l][v]) >= endOffsets[l][n]},
+                        VoterSet(l))
+    /\ \A v \in Replicas : currentEpoch[v] >= currentEpoch[n]
 
 RestartWithDiskLoss(n) ==
     /\ diskLosses < MaxDiskLosses
@@ -979,7 +1146,7 @@ RestartWithDiskLoss(n) ==
     /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
     /\ messages' = {m \in messages : m.msource # n /\ m.mdest # n}
     /\ Note("diskLoss")
-    /\ UNCHANGED <<committed, elected, restarts, faults, elections, snapshotCount>>
+    /\ UNCHANGED <<committed, elected, restarts, faults, elections, snapshotCount, voterChanges>>
 
 \* The network loses a message. With Duplication the network may hold several
 \* copies of m (a duplicate, or an identical re-send while m was in flight),
@@ -1009,7 +1176,7 @@ Receive(m) ==
 \* (Receive is spelled out in Next, one handler per disjunct, so that each step
 \* of a TLC trace can be named after its handler.)
 Next ==
-    \/ \E n \in Voters :
+    \/ \E n \in Replicas :
           \/ Timeout(n)
           \/ BecomeCandidate(n)
           \/ BecomeLeader(n)
@@ -1019,10 +1186,14 @@ Next ==
           \/ Resign(n)
           \/ Restart(n)
           \/ RestartWithDiskLoss(n)
-          \/ \E d \in Voters : SendBeginQuorumEpoch(n, d)
+          \/ \E d \in Replicas : SendBeginQuorumEpoch(n, d)
           \/ \E v \in Values : ClientAppend(n, v)
           \/ \E k \in 1..MaxLogLen : TakeSnapshot(n, k)
           \/ \E o \in 1..MaxLogLen : DeleteBeforeSnapshot(n, o)
+          \/ \E x \in Replicas : AddVoter(n, x)
+          \/ \E x \in Replicas : RemoveVoter(n, x)
+          \/ ResignAfterRemoval(n)
+          \/ \E d \in Replicas : SendAnyVoterFetch(n, d)
     \/ \E m \in messages : HandleVoteRequest(m.mdest, m)
     \/ \E m \in messages : HandleVoteResponse(m.mdest, m)
     \/ \E m \in messages : HandleBeginQuorumEpochRequest(m.mdest, m)
@@ -1057,17 +1228,17 @@ NeededTimeout(n) == ~TimeoutIsFault(n) /\ Timeout(n)
 \* it a leader is elected but nothing is ever committed (LiveSpecNoBQE, the
 \* broken spec tests/quorum/spec shows failing EventuallyCommitted).
 BQEFairness ==
-    WF_vars(\E n, d \in Voters : BQEFree(n, d) /\ SendBeginQuorumEpoch(n, d))
+    WF_vars(\E n, d \in Replicas : BQEFree(n, d) /\ SendBeginQuorumEpoch(n, d))
 
 FairnessNoBQE ==
     \* strong fairness where a re-timeout can disable the step again
-    /\ SF_vars(\E n \in Voters : NeededTimeout(n))
-    /\ SF_vars(\E n \in Voters : BecomeCandidate(n))
-    /\ SF_vars(\E n \in Voters : BecomeLeader(n))
-    /\ SF_vars(\E n \in Voters, v \in Values : ClientAppend(n, v))
+    /\ SF_vars(\E n \in Replicas : NeededTimeout(n))
+    /\ SF_vars(\E n \in Replicas : BecomeCandidate(n))
+    /\ SF_vars(\E n \in Replicas : BecomeLeader(n))
+    /\ SF_vars(\E n \in Replicas, v \in Values : ClientAppend(n, v))
     \* fair only where no fault is needed (a fault budget is never forced)
-    /\ WF_vars(\E n \in Voters : ~FetchOutstanding(n) /\ SendFetchRequest(n))
-    /\ WF_vars(\E n \in Voters : Flush(n))
+    /\ WF_vars(\E n \in Replicas : ~FetchOutstanding(n) /\ SendFetchRequest(n))
+    /\ WF_vars(\E n \in Replicas : Flush(n))
     \* delivery: a message type whose messages can keep being received is
     \* eventually received (which message of that type is not promised)
     /\ \A t \in MessageTypes :
@@ -1085,7 +1256,7 @@ LiveSpec == Spec /\ Fairness
 \* answer sit in the network forever while the others' are delivered.
 FetchTypes == {"FetchRequest", "FetchResponse", "FetchSnapshotRequest", "FetchSnapshotResponse"}
 CatchUpFairness ==
-    \A n \in Voters :
+    \A n \in Replicas :
        /\ WF_vars(~FetchOutstanding(n) /\ SendFetchRequest(n))
        /\ WF_vars(\E m \in messages : /\ m.mtype \in FetchTypes
                                       /\ n \in {m.msource, m.mdest}
@@ -1094,7 +1265,7 @@ CatchUpLiveSpec == LiveSpec /\ CatchUpFairness
 LiveSpecNoBQE == Spec /\ FairnessNoBQE
 
 \* Some leader is eventually elected.
-EventuallyLeader == <>(\E n \in Voters : role[n] = "Leader")
+EventuallyLeader == <>(\E n \in Replicas : role[n] = "Leader")
 
 \* Every client value is eventually committed (clients retry to the leader).
 EventuallyCommitted ==
@@ -1103,34 +1274,36 @@ EventuallyCommitted ==
 \* Every voter eventually holds everything committed and keeps holding it,
 \* however far behind the leader's log start it was (through a snapshot).
 FollowersCatchUp ==
-    <>[](\A n \in Voters : EndOffset(n) >= Len(committed))
+    <>[](\A n \in Replicas : EndOffset(n) >= Len(committed))
 
 ----------------------------------------------------------------------------
 (* Safety properties                                                       *)
 
 TypeOK ==
-    /\ currentEpoch \in [Voters -> 0..MaxEpoch]
-    /\ votedFor \in [Voters -> Voters \cup {Nil}]
-    /\ leader \in [Voters -> Voters \cup {Nil}]
-    /\ role \in [Voters -> Roles]
-    /\ \A n \in Voters :
-          /\ log[n] \in Seq([epoch : 0..MaxEpoch, value : Values \cup {LeaderChange}])
+    /\ currentEpoch \in [Replicas -> 0..MaxEpoch]
+    /\ votedFor \in [Replicas -> Replicas \cup {Nil}]
+    /\ leader \in [Replicas -> Replicas \cup {Nil}]
+    /\ role \in [Replicas -> Roles]
+    /\ \A n \in Replicas :
+          /\ log[n] \in Seq([epoch : 0..MaxEpoch, value : Values \cup {LeaderChange, VotersChange},
+                             voters : SUBSET Replicas])
           /\ logStartOffset[n] \in 0..MaxLogLen
           /\ flushedOffset[n] \in logStartOffset[n]..EndOffset(n)
           /\ \A s \in snapshots[n] : /\ s.end \in 1..MaxLogLen /\ s.epoch \in 0..MaxEpoch
+                                     /\ s.voters \subseteq Replicas /\ s.voters # {}
                                      /\ s.values \in Seq(Values)
           /\ highWatermark[n] \in 0..MaxLogLen
-          /\ endOffsets[n] \in [Voters -> 0..MaxLogLen]
+          /\ endOffsets[n] \in [Replicas -> 0..MaxLogLen]
           /\ epochStartOffset[n] \in 0..MaxLogLen
-          /\ votesGranted[n] \subseteq Voters
+          /\ votesGranted[n] \subseteq Replicas
     /\ \A m \in messages :
           /\ m.mtype \in MessageTypes
-          /\ m.msource \in Voters /\ m.mdest \in Voters /\ m.msource # m.mdest
+          /\ m.msource \in Replicas /\ m.mdest \in Replicas /\ m.msource # m.mdest
           /\ m.mepoch \in 0..MaxEpoch
           /\ m.mtype = "FetchResponse" => m.mresult \in {"Ok", "Diverging", "FencedEpoch", "Snapshot"}
           /\ m.mtype = "FetchSnapshotResponse" => m.mresult \in {"Ok", "SnapshotNotFound", "FencedEpoch"}
     /\ restarts \in 0..MaxRestarts
-    /\ awaitingLeader \in [Voters -> BOOLEAN]
+    /\ awaitingLeader \in [Replicas -> BOOLEAN]
     /\ diskLosses \in 0..MaxDiskLosses
     /\ snapshotCount \in 0..MaxSnapshots
 
@@ -1142,7 +1315,7 @@ ElectionSafety ==
 \* record up to and including it.
 \* (Offsets below either log start are in snapshots: ConsistentCommittedData.)
 LogMatching ==
-    \A a, b \in Voters :
+    \A a, b \in Replicas :
        LET lo == Max(logStartOffset[a], logStartOffset[b])
        IN \A o \in lo..(Min(EndOffset(a), EndOffset(b)) - 1) :
              EntryAt(a, o).epoch = EntryAt(b, o).epoch =>
@@ -1150,14 +1323,14 @@ LogMatching ==
 
 \* A leader's log holds every record committed in an earlier epoch.
 LeaderCompleteness ==
-    \A n \in Voters :
+    \A n \in Replicas :
        role[n] = "Leader" => Holds(n, CommittedBefore(currentEpoch[n]))
 
 \* The committed prefixes (up to each node's HW, and the ghost) agree.
 \* (Every node's HW is within the committed prefix, which only grows, so two
 \* nodes agreeing with it agree with each other.)
 StateMachineSafety ==
-    \A n \in Voters :
+    \A n \in Replicas :
        /\ highWatermark[n] <= Len(committed)
        /\ AgreesUpTo(n, committed, highWatermark[n])
 
@@ -1165,39 +1338,41 @@ StateMachineSafety ==
 \* the global HW does not go backwards across leader changes (the reason
 \* for the epochStartOffset condition, QuorumState.transitionToLeader).
 MonotonicHighWatermark ==
-    \A n \in Voters :
+    \A n \in Replicas :
        role[n] = "Leader" /\ highWatermark[n] > 0
           => highWatermark[n] >= Len(CommittedBefore(currentEpoch[n]))
 
-\* Every offset below a leader's HW is durably held by a majority.
+\* Every offset below a leader's HW is durably held by a majority of the
+\* voter set in effect at the HW (the latest one the HW has committed).
 MajorityReachedHighWatermark ==
-    \A n \in Voters :
+    \A n \in Replicas :
        role[n] = "Leader" =>
-          IsQuorum({v \in Voters : /\ flushedOffset[v] >= highWatermark[n]
-                                   /\ EndOffset(v) >= highWatermark[n]
-                                   /\ \A o \in Max(logStartOffset[n], logStartOffset[v])..(highWatermark[n] - 1) :
-                                         EntryAt(v, o) = EntryAt(n, o)})
+          IsQuorumOf({v \in Replicas : /\ flushedOffset[v] >= highWatermark[n]
+                                     /\ EndOffset(v) >= highWatermark[n]
+                                     /\ \A o \in Max(logStartOffset[n], logStartOffset[v])..(highWatermark[n] - 1) :
+                                           EntryAt(v, o) = EntryAt(n, o)},
+                     VoterSetAt(n, highWatermark[n]))
 
 \* Durability: no committed record is ever lost: the ghost `committed` is a
-\* prefix of the durable log of a majority (and, by LeaderCompleteness, of
-\* every later leader's log).
+\* prefix of the durable log of a majority of the committed voter set (and,
+\* by LeaderCompleteness, of every later leader's log).
 NoCommittedRecordLost ==
-    IsQuorum({v \in Voters : /\ flushedOffset[v] >= Len(committed)
-                             /\ Holds(v, committed)})
+    IsQuorumOf({v \in Replicas : /\ flushedOffset[v] >= Len(committed)
+                               /\ Holds(v, committed)}, CommittedVoters)
 
 \* Epochs never decrease along a node's history: each entry's epoch is at
 \* least that of the record before it, the first one's at least that of the
 \* record before the log start (a leader epoch cache only grows:
 \* LeaderEpochFileCache.assign).
 LogEpochsMonotonic ==
-    \A n \in Voters : \A i \in DOMAIN log[n] :
+    \A n \in Replicas : \A i \in DOMAIN log[n] :
        log[n][i].epoch >= IF i = 1 THEN BaseEpoch(n) ELSE log[n][i - 1].epoch
 
 \* RaftEventSimulationTest.SnapshotAtLogStart: no snapshot ends below the log
 \* start, and a log start past 0 is the end of a snapshot (the records below
 \* it are somewhere).
 SnapshotAtLogStart ==
-    \A n \in Voters :
+    \A n \in Replicas :
        /\ \A s \in snapshots[n] : s.end >= logStartOffset[n]
        /\ logStartOffset[n] > 0 => \E s \in snapshots[n] : s.end = logStartOffset[n]
 
@@ -1205,14 +1380,15 @@ SnapshotAtLogStart ==
 \* snapshot ends within what is committed and holds exactly the values of
 \* that prefix.
 ConsistentCommittedData ==
-    \A n \in Voters : \A s \in snapshots[n] :
+    \A n \in Replicas : \A s \in snapshots[n] :
        /\ s.end <= Len(committed)
        /\ s.values = ValuesOf(SubSeq(committed, 1, s.end))
+       /\ s.voters = LastVoters(SubSeq(committed, 1, s.end), Voters)
 
 \* Per node, the HW never decreases while it stays Leader/Follower in an
 \* epoch without restarting (action property).
 HighWatermarkNeverDecreases ==
-    [][\A n \in Voters :
+    [][\A n \in Replicas :
          (/\ role[n] \in {"Leader", "Follower"}
           /\ role'[n] = role[n]
           /\ currentEpoch'[n] = currentEpoch[n]
@@ -1224,15 +1400,15 @@ HighWatermarkNeverDecreases ==
 (* test checks each as an invariant and expects a violation, proving the   *)
 (* model reaches the interesting states.                                   *)
 
-NoLeaderEver == \A n \in Voters : role[n] # "Leader"
+NoLeaderEver == \A n \in Replicas : role[n] # "Leader"
 NothingCommitted == Len(committed) = 0
 NoValueCommitted == \A i \in DOMAIN committed : committed[i].value = LeaderChange
 NoTruncation == "truncate" \notin coverage
 NoRestartLoss == "restartLoss" \notin coverage
 NoDiskLoss == "diskLoss" \notin coverage
 NoPreVote == "preVote" \notin coverage
-NoResignedLeader == \A n \in Voters : role[n] # "Resigned"
+NoResignedLeader == \A n \in Replicas : role[n] # "Resigned"
 NoSecondEpochLeader == \A x \in elected : x[1] < 2
 NoSnapshotInstalled == "installSnapshot" \notin coverage
-NoLogStartMoved == \A n \in Voters : logStartOffset[n] = 0
+NoLogStartMoved == \A n \in Replicas : logStartOffset[n] = 0
 =============================================================================
