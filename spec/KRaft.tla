@@ -1343,22 +1343,33 @@ MonotonicHighWatermark ==
           => highWatermark[n] >= Len(CommittedBefore(currentEpoch[n]))
 
 \* Every offset below a leader's HW is durably held by a majority of the
-\* voter set in effect at the HW (the latest one the HW has committed).
+\* voter set the HW was computed with. That is the set in effect at the HW,
+\* or, while the leader's latest VotersRecord is at or above the HW, its
+\* latest set (one change at a time: no VotersRecord is appended after an
+\* uncommitted one). Not simply the set at the HW: a majority of the new set
+\* need not be one of the old (4 voters -> 3: 2 of the 3 are not 3 of the
+\* 4); Raft's safety needs only that every majority of one meets every
+\* majority of the other (Ongaro's dissertation, 4.1).
+HolderSet(n, k) ==
+    {v \in Replicas : /\ flushedOffset[v] >= k
+                      /\ EndOffset(v) >= k
+                      /\ \A o \in Max(logStartOffset[n], logStartOffset[v])..(k - 1) :
+                            EntryAt(v, o) = EntryAt(n, o)}
 MajorityReachedHighWatermark ==
     \A n \in Replicas :
        role[n] = "Leader" =>
-          IsQuorumOf({v \in Replicas : /\ flushedOffset[v] >= highWatermark[n]
-                                     /\ EndOffset(v) >= highWatermark[n]
-                                     /\ \A o \in Max(logStartOffset[n], logStartOffset[v])..(highWatermark[n] - 1) :
-                                           EntryAt(v, o) = EntryAt(n, o)},
-                     VoterSetAt(n, highWatermark[n]))
+          \/ IsQuorumOf(HolderSet(n, highWatermark[n]), VoterSetAt(n, highWatermark[n]))
+          \/ IsQuorumOf(HolderSet(n, highWatermark[n]), VoterSet(n))
 
 \* Durability: no committed record is ever lost: the ghost `committed` is a
-\* prefix of the durable log of a majority of the committed voter set (and,
-\* by LeaderCompleteness, of every later leader's log).
+\* prefix of the durable log of a majority of the committed voter set, or
+\* of a voter set some replica holds past it (the uncommitted change it was
+\* committed with; see MajorityReachedHighWatermark); by LeaderCompleteness,
+\* every later leader's log holds it.
 NoCommittedRecordLost ==
-    IsQuorumOf({v \in Replicas : /\ flushedOffset[v] >= Len(committed)
-                               /\ Holds(v, committed)}, CommittedVoters)
+    LET holders == {v \in Replicas : flushedOffset[v] >= Len(committed) /\ Holds(v, committed)}
+    IN \/ IsQuorumOf(holders, CommittedVoters)
+       \/ \E n \in Replicas : IsQuorumOf(holders, VoterSet(n))
 
 \* Epochs never decrease along a node's history: each entry's epoch is at
 \* least that of the record before it, the first one's at least that of the
@@ -1411,4 +1422,8 @@ NoResignedLeader == \A n \in Replicas : role[n] # "Resigned"
 NoSecondEpochLeader == \A x \in elected : x[1] < 2
 NoSnapshotInstalled == "installSnapshot" \notin coverage
 NoLogStartMoved == \A n \in Replicas : logStartOffset[n] = 0
+NoObserverAdded == \A n \in Replicas : VoterSet(n) \cap Observers = {}
+NoVoterRemoved == \A n \in Replicas : Voters \subseteq VoterSet(n)
+NoRemovedLeaderResigned == \A n \in Replicas : ~(role[n] = "Resigned" /\ ~IsVoter(n))
+NoLeaderAfterRemoval == \A n \in Replicas : role[n] = "Leader" /\ currentEpoch[n] > 1 => Voters \subseteq VoterSet(n)
 =============================================================================

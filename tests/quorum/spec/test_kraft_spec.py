@@ -43,6 +43,8 @@ def test_manifest_names_every_variant_constant(manifest):
         "KeepSuffixAfterSnapshotInstall",
         "RetentionDeletesPastSnapshot",
         "NoSnapshotRedirectBelowLogStart",
+        "ConcurrentVoterChange",
+        "LeaderCountsSelfWhenRemoved",
     }
     for name, v in manifest.variants.items():
         assert re.search(rf"\b{name}\b", tla), name
@@ -71,6 +73,10 @@ def test_manifest_names_every_variant_constant(manifest):
         # one epoch, one snapshot, the log start moved and FetchSnapshot: minutes of TLC, so
         # slow to keep the suite in its budget; `kraft review` checks it every time
         pytest.param("snapshot", marks=pytest.mark.slow),
+        # voter changes (KIP-853): an observer added and a voter removed in one epoch; voters
+        # removed over two epochs. Minutes of TLC each: `kraft review` checks them every time
+        pytest.param("reconfig", marks=pytest.mark.slow),
+        pytest.param("removal", marks=pytest.mark.slow),
     ],
 )
 def test_ci_model_is_safe_and_not_vacuous(size):
@@ -90,6 +96,8 @@ BUG_STEP = {
     "KeepSuffixAfterSnapshotInstall": "HandleFetchSnapshotResponse",
     "RetentionDeletesPastSnapshot": "DeleteBeforeSnapshot",
     "NoSnapshotRedirectBelowLogStart": "DeleteBeforeSnapshot",
+    "ConcurrentVoterChange": "RemoveVoter",
+    "LeaderCountsSelfWhenRemoved": "RemoveVoter",
 }
 
 
@@ -145,6 +153,10 @@ SANITY = {
     "NoDiskLoss": ("KRaft_disk.cfg", "a voter loses its disk (RestartWithDiskLoss is enabled)"),
     "NoLogStartMoved": ("KRaft_snapshot.cfg", "a log start moves up to a snapshot"),
     "NoSnapshotInstalled": ("KRaft_snapshot.cfg", "a follower installs a snapshot it fetched"),
+    "NoObserverAdded": ("KRaft_reconfig.cfg", "an observer finds the leader, catches up and is added"),
+    "NoVoterRemoved": ("KRaft_reconfig.cfg", "a voter is removed"),
+    "NoRemovedLeaderResigned": ("KRaft_removal.cfg", "a leader removes itself and resigns"),
+    "NoLeaderAfterRemoval": ("KRaft_removal.cfg", "the remaining voters elect a leader after a removal"),
 }
 
 
