@@ -200,7 +200,7 @@ LargestEpochAtMost(n, e) ==
 RECURSIVE ValuesOf(_)
 ValuesOf(l) == IF l = <<>> THEN <<>>
                ELSE LET rest == ValuesOf(Tail(l))
-                    IN IF Head(l).value \in Values THEN <<Head(l).value>> \o rest ELSE rest
+                    IN IF Head(l).value \in {LeaderChange, VotersChange} THEN rest ELSE <<Head(l).value>> \o rest
 \* The values applied below the log start (the snapshot at the log start).
 BaseValues(n) ==
     IF \E s \in snapshots[n] : s.end = logStartOffset[n]
