@@ -1371,18 +1371,21 @@ NoCommittedRecordLost ==
     IN \/ IsQuorumOf(holders, CommittedVoters)
        \/ \E n \in Replicas : IsQuorumOf(holders, VoterSet(n))
 
-\* Every majority of the committed voter set meets every majority of a
-\* leader's latest set, so no two leaders can be elected, nor two records
-\* committed, by disjoint majorities. Why Kafka changes one voter at a time
-\* and appends a change only when the last one is committed (Ongaro's
-\* dissertation, 4.1); a new leader's log holds at most one VotersRecord
-\* past the committed prefix.
+\* Every majority of the committed voter set meets every majority of the
+\* newest leader's latest set, so no two leaders can be elected, nor two
+\* records committed, by disjoint majorities. Why Kafka changes one voter at
+\* a time and appends a change only when the last one is committed (Ongaro's
+\* dissertation, 4.1): the newest leader's log holds at most one
+\* VotersRecord past the committed prefix. (A deposed leader of an older
+\* epoch may still hold an older set; it can commit nothing.)
 MajoritiesMeet(a, b) ==
     LET ma == Cardinality(a) \div 2 + 1
         mb == Cardinality(b) \div 2 + 1
     IN Max(0, ma - Cardinality(a \ b)) + Max(0, mb - Cardinality(b \ a)) > Cardinality(a \cap b)
 OverlappingMajorities ==
-    \A n \in Replicas : role[n] = "Leader" => MajoritiesMeet(CommittedVoters, VoterSet(n))
+    \A n \in Replicas :
+       role[n] = "Leader" /\ (\A x \in elected : x[1] <= currentEpoch[n])
+          => MajoritiesMeet(CommittedVoters, VoterSet(n))
 
 \* Epochs never decrease along a node's history: each entry's epoch is at
 \* least that of the record before it, the first one's at least that of the
