@@ -51,7 +51,9 @@ def vocabulary(text: str) -> SpecVocabulary:
     body = re.search(rf"^Next\s*==(.*?)(?=^{_IDENT}\s*(?:\([^)]*\))?\s*==|^-{{4,}}|^={{4,}})", t, flags=re.S | re.M)
     actions: list[str] = []
     if body:
-        for name in re.findall(rf"\b({_IDENT})\b", body.group(1)):
+        # the set a quantifier ranges over (``\E n \in Replicas``) is not an action
+        steps = re.sub(rf"\\in\s+{_IDENT}", " ", body.group(1))
+        for name in re.findall(rf"\b({_IDENT})\b", steps):
             if name in defined and name not in actions and name != "Next":
                 actions.append(name)
     return SpecVocabulary(tuple(consts), tuple(variables), tuple(actions))

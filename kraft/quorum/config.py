@@ -44,6 +44,8 @@ class QuorumConfig:
     flush_delay_ms: int = attrs.field(default=5, validator=_positive)
     # None: a fetch response carries every entry from the fetch offset to the log end.
     max_fetch_entries: int | None = None
+    # the finalized kraft.version: 0 static voters (no voter change accepted), 1 dynamic (KIP-853)
+    kraft_version: int = 1
     PreVote: bool = True
     VoteWithoutLogCheck: bool = False
     HwmFromAnyEpoch: bool = False
@@ -53,6 +55,9 @@ class QuorumConfig:
     KeepSuffixAfterSnapshotInstall: bool = False
     RetentionDeletesPastSnapshot: bool = False
     NoSnapshotRedirectBelowLogStart: bool = False
+    VoterChangeBeforeEpochCommit: bool = False
+    ConcurrentVoterChange: bool = False
+    LeaderCountsSelfWhenRemoved: bool = False
 
     def with_variant(self, name: str | None) -> "QuorumConfig":
         """Return a copy with the named variant flag switched on (``None``: unchanged; ``PreVote``

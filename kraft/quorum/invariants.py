@@ -10,6 +10,11 @@ History invariants (need earlier states; ``Monitor`` keeps the spec's ghosts ``c
   ConsistentCommittedData (snapshots hold committed data) and the action property
   HighWatermarkNeverDecreases.
 
+Voter sets (KIP-853) are the spec's: a node's ``VoterSet`` is that of the last ``"Voters"`` entry of
+its log, else of the snapshot at its log start, else the bootstrap set (``state["_voters"]``, which
+the fast projection adds; without it every node of the state is a bootstrap voter).  Majorities
+count the members of the voter set in effect only.
+
 A node's ``log`` holds the entries from its ``logStartOffset`` on (0 when the state has no
 ``logStartOffset``); the comparisons of two logs, or of a log and the ghost, cover the offsets both
 hold: what lies below a log start is in the node's snapshots, which ConsistentCommittedData checks
@@ -30,17 +35,16 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from kraft.core.invariants import InvariantViolation, Violation
-from kraft.core.majority import majority
-from kraft.quorum.messages import LEADER_CHANGE
+from kraft.quorum.messages import LEADER_CHANGE, VOTERS
 
 __all__ = ["InvariantViolation", "Monitor", "Violation", "check_state"]
 
 
-def _entries(state: dict[str, Any], n: Any) -> list[tuple[int, Any]]:
-    """Log of ``n`` as (epoch, value) tuples (accepts the spec's dict entries or tuples)."""
+def _entries(state: dict[str, Any], n: Any) -> list[tuple[int, Any, tuple[int, ...]]]:
+    """Log of ``n`` as (epoch, value, voters) tuples (accepts the spec's dict entries or tuples)."""
     log = state["log"][n]
     if log and isinstance(log[0], dict):
-        return [(e["epoch"], e["value"]) for e in log]
+        return [(e["epoch"], e["value"], tuple(sorted(e.get("voters", ())))) for e in log]
     return log
 
 
@@ -68,8 +72,49 @@ def logs_agree(a: list, a_start: int, b: list, b_start: int) -> bool:
 
 
 def _values(entries: list) -> list:
-    """The spec's ``ValuesOf``: the values of the non-LeaderChange entries, in order."""
-    return [v for _, v in entries if v != LEADER_CHANGE]
+    """The spec's ``ValuesOf``: the values of the data entries (not LeaderChange, not Voters), in order."""
+    return [e[1] for e in entries if e[1] not in (LEADER_CHANGE, VOTERS)]
+
+
+def _show(entry: tuple) -> tuple:
+    """An entry as violation messages print it: (epoch, value), and the voters of a Voters entry."""
+    return tuple(entry) if len(entry) > 2 and entry[2] else tuple(entry[:2])
+
+
+def _bootstrap(state: dict[str, Any]) -> tuple[Any, ...]:
+    """The spec's constant ``Voters``: the bootstrap voter set."""
+    voters = state.get("_voters")
+    return tuple(voters) if voters is not None else tuple(sorted(state["role"]))
+
+
+def last_voters(entries: list, base: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The spec's ``LastVoters(l, base)``: the voters of the last ``"Voters"`` entry, else ``base``."""
+    for e in reversed(entries):
+        if e[1] == VOTERS:
+            return tuple(sorted(e[2]))
+    return tuple(sorted(base))
+
+
+def _base_voters(state: dict[str, Any], n: Any) -> tuple[Any, ...]:
+    """The spec's ``BaseVoters(n)``: the voters of the snapshot at the log start, else the bootstrap set."""
+    s = _base_snapshot(state, n)
+    return _snapshot_voters(state, s) if s is not None else _bootstrap(state)
+
+
+def _snapshot_voters(state: dict[str, Any], s: dict[str, Any]) -> tuple[Any, ...]:
+    """A snapshot's voter set (a state written without one holds the bootstrap set)."""
+    return tuple(sorted(s.get("voters", _bootstrap(state))))
+
+
+def voter_set_at(state: dict[str, Any], n: Any, k: int) -> tuple[Any, ...]:
+    """The spec's ``VoterSetAt(n, k)``: n's voter set in effect below offset ``k``."""
+    return last_voters(_logs(state)[n][:max(k - _start(state, n), 0)], _base_voters(state, n))
+
+
+def is_quorum_of(ids: Iterable[Any], voters: Iterable[Any]) -> bool:
+    """The spec's ``IsQuorumOf(S, vs)``: ``ids`` hold a majority of ``voters`` (only members count)."""
+    vs = set(voters)
+    return 2 * len(set(ids) & vs) > len(vs)
 
 
 def _base_snapshot(state: dict[str, Any], n: Any) -> dict[str, Any] | None:
@@ -106,10 +151,6 @@ def holds_prefix(log: list, start: int, prefix: list) -> bool:
     return start + len(log) >= len(prefix) and _window(log, start, start, len(prefix)) == prefix[start:]
 
 
-def _majority(state: dict[str, Any]) -> int:
-    return majority(len(state["role"]))
-
-
 def election_safety(state: dict[str, Any]) -> list[Violation]:
     seen: dict[int, Any] = {}
     out = []
@@ -140,7 +181,7 @@ def log_matching(state: dict[str, Any]) -> list[Violation]:
                     out.append(Violation(
                         "LogMatching",
                         f"nodes {a} and {b} both have epoch {la[k][0]} at offset {lo + k} but differ at offset "
-                        f"{lo + first_diff}: {la[first_diff]} vs {lb[first_diff]}"))
+                        f"{lo + first_diff}: {_show(la[first_diff])} vs {_show(lb[first_diff])}"))
                     break
     return out
 
@@ -167,13 +208,14 @@ def state_machine_safety(state: dict[str, Any]) -> list[Violation]:
                     continue
                 out.append(Violation(
                     "StateMachineSafety",
-                    f"nodes {a} and {b} committed different records at offset {lo + off}: {la[off]} vs {lb[off]}"))
+                    f"nodes {a} and {b} committed different records at offset {lo + off}: {_show(la[off])} vs {_show(lb[off])}"))
     return out
 
 
 def majority_reached_high_watermark(state: dict[str, Any]) -> list[Violation]:
-    """A leader's high watermark is covered by a majority of voters that flushed that far and hold
-    the leader's prefix below it (where both hold it)."""
+    """A leader's high watermark is covered by a majority of the voter set in effect at it
+    (``VoterSetAt(n, HW)``): replicas that flushed that far and hold the leader's prefix below it
+    (where both hold it)."""
     out = []
     for n, r in state["role"].items():
         if r != "Leader":
@@ -188,7 +230,8 @@ def majority_reached_high_watermark(state: dict[str, Any]) -> list[Violation]:
             if state["flushedOffset"][v] >= hwm and sv + len(logs[v]) >= hwm and \
                     _window(logs[v], sv, lo, hwm) == _window(logs[n], sn, lo, hwm):
                 have.append(v)
-        if len(have) < _majority(state):
+        voters = voter_set_at(state, n, hwm)
+        if not is_quorum_of(have, voters):
             out.append(Violation(
                 "MajorityReachedHighWatermark",
                 f"leader {n} (epoch {state['currentEpoch'][n]}) has highWatermark {hwm} but only {have} hold that prefix"))
@@ -201,7 +244,7 @@ def log_epochs_monotonic(state: dict[str, Any]) -> list[Violation]:
     out = []
     for n, log in _logs(state).items():
         prev = _base_epoch(state, n)
-        for i, (epoch, _) in enumerate(log):
+        for i, (epoch, *_) in enumerate(log):
             if epoch < prev:
                 out.append(Violation("LogEpochsMonotonic",
                                      f"node {n} has epoch {epoch} at offset {_start(state, n) + i} after "
@@ -294,15 +337,17 @@ class Monitor:
                 k = next(j for j in range(len(mine)) if mine[j] != ghost[j])
                 out.append(Violation(
                     "StateMachineSafety",
-                    f"node {n} has {mine[k]} committed at offset {start + k}, but {ghost[k]} was "
+                    f"node {n} has {_show(mine[k])} committed at offset {start + k}, but {_show(ghost[k])} was "
                     f"committed there before"))
             elif start <= len(self.committed) < start + len(entries):
                 self.committed.extend(entries[len(self.committed) - start:])
-        # NoCommittedRecordLost: the committed prefix stays durable on a majority.
+        # NoCommittedRecordLost: the committed prefix stays durable on a majority of the committed
+        # voter set.
         if self.committed:
             c = len(self.committed)
             holders = [v for v in logs if state["flushedOffset"][v] >= c and holds(state, v, self.committed)]
-            if len(holders) < _majority(state):
+            voters = last_voters(self.committed, _bootstrap(state))
+            if not is_quorum_of(holders, voters):
                 out.append(Violation(
                     "NoCommittedRecordLost",
                     f"the {c} committed records are durable only on {holders or 'no node'}"))
@@ -318,7 +363,7 @@ class Monitor:
                           if j - start >= len(logs[n]) or logs[n][j - start] != before[j]), 0)
                 out.append(Violation(
                     "LeaderCompleteness",
-                    f"leader {n} of epoch {e} lacks {before[k]} committed at offset {k}"))
+                    f"leader {n} of epoch {e} lacks {_show(before[k])} committed at offset {k}"))
             h = state["highWatermark"][n]
             if h > 0 and h < len(before):
                 out.append(Violation(
@@ -330,7 +375,8 @@ class Monitor:
 
     def _consistent_committed_data(self, state: dict[str, Any]) -> list[Violation]:
         """ConsistentCommittedData (RaftEventSimulationTest): every snapshot ends within the
-        committed prefix and its values are that prefix's data values."""
+        committed prefix, its values are that prefix's data values and its voters the voter set
+        that prefix ends with."""
         out = []
         for n, snaps in state.get("snapshots", {}).items():
             for s in snaps:
@@ -345,4 +391,10 @@ class Monitor:
                     out.append(Violation("ConsistentCommittedData",
                                          f"node {n}'s snapshot ending at {end} holds {list(s['values'])[-5:]}... "
                                          f"(last 5), not the committed values {want[-5:]}"))
+                voters = last_voters(self.committed[:end], _bootstrap(state))
+                if _snapshot_voters(state, s) != voters:
+                    out.append(Violation("ConsistentCommittedData",
+                                         f"node {n}'s snapshot ending at {end} holds the voters "
+                                         f"{list(_snapshot_voters(state, s))}, "
+                                         f"not the committed voter set {list(voters)}"))
         return out

@@ -12,12 +12,15 @@ from typing import Any, Sequence, Union
 import attrs
 
 LEADER_CHANGE = "LeaderChange"
+VOTERS = "Voters"  # a VotersRecord (KIP-853): the entry's ``voters`` is the new voter set
 
 
 @attrs.frozen
 class Entry:
-    """One log entry, one offset: ``[epoch |-> e, value |-> v]``.  ``value`` is an int client value,
-    ``"LeaderChange"`` or, in the metadata quorum, the bytes of one metadata record.
+    """One log entry, one offset: ``[epoch |-> e, value |-> v, voters |-> vs]``.  ``value`` is an
+    int client value, ``"LeaderChange"``, ``"Voters"`` (a VotersRecord, whose ``voters`` are the
+    voter ids it sets; empty for every other entry) or, in the metadata quorum, the bytes of one
+    metadata record.
 
     ``last_in_batch``: this record ends its record batch.  A client value and a LeaderChange are
     batches of one record; a controller operation of N records is one batch at N consecutive
@@ -28,9 +31,10 @@ class Entry:
     epoch: int
     value: int | str | bytes
     last_in_batch: bool = True
+    voters: tuple[int, ...] = ()
 
     def to_spec(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, "value": self.value}
+        return {"epoch": self.epoch, "value": self.value, "voters": list(self.voters)}
 
 
 @attrs.frozen
@@ -49,19 +53,21 @@ class SnapshotRecord:
 @attrs.frozen
 class QuorumSnapshot:
     """A snapshot of the committed prefix below ``end`` (exclusive), whose last entry is of
-    ``epoch``: the spec's ``[end |-> e, epoch |-> p, values |-> <<...>>]``; ``records`` are the
-    data records below ``end`` in offset order (LeaderChange entries leave no record)."""
+    ``epoch``: the spec's ``[end |-> e, epoch |-> p, values |-> <<...>>, voters |-> vs]``;
+    ``records`` are the data records below ``end`` in offset order (control entries leave no
+    record); ``voters`` the voter set in effect at ``end``."""
 
     end: int
     epoch: int
     records: tuple[SnapshotRecord, ...]
+    voters: tuple[int, ...]
 
     @property
     def values(self) -> tuple[int | bytes, ...]:
         return tuple(r.value for r in self.records)
 
     def to_spec(self) -> dict[str, Any]:
-        return {"end": self.end, "epoch": self.epoch, "values": list(self.values)}
+        return {"end": self.end, "epoch": self.epoch, "values": list(self.values), "voters": list(self.voters)}
 
 
 def batch_boundary(entries: Sequence[Entry], offset: int) -> int:
@@ -145,7 +151,10 @@ class FetchResponse:
     answer of the old position would truncate committed records (docs/quorum.md).
 
     ``snapshotEnd``/``snapshotEpoch``: with result ``Snapshot``, the id of the leader's latest
-    snapshot (FetchResponse's ``SnapshotId``, KafkaRaftClient.tryCompleteFetchRequest); 0 otherwise."""
+    snapshot (FetchResponse's ``SnapshotId``, KafkaRaftClient.tryCompleteFetchRequest); 0 otherwise.
+
+    ``leader``: the leader the responder knows (itself when it leads; None if none), Kafka's
+    ``CurrentLeader`` of the FetchResponse, from which an observer learns whom to follow."""
 
     source: int
     dest: int
@@ -159,6 +168,7 @@ class FetchResponse:
     lastFetchedEpoch: int
     snapshotEnd: int = 0
     snapshotEpoch: int = 0
+    leader: int | None = None
     mtype = "FetchResponse"
 
 
@@ -177,8 +187,8 @@ class FetchSnapshotRequest:
 
 @attrs.frozen
 class FetchSnapshotResponse:
-    """``result``: ``Ok`` with the snapshot's ``values`` (``SnapshotRecord``s), ``SnapshotNotFound``
-    or ``FencedEpoch`` (then ``epoch`` is the responder's)."""
+    """``result``: ``Ok`` with the snapshot's ``values`` (``SnapshotRecord``s) and ``voters``,
+    ``SnapshotNotFound`` or ``FencedEpoch`` (then ``epoch`` is the responder's, ``voters`` empty)."""
 
     source: int
     dest: int
@@ -187,6 +197,7 @@ class FetchSnapshotResponse:
     snapshotEnd: int
     snapshotEpoch: int
     values: tuple[SnapshotRecord, ...]
+    voters: tuple[int, ...] = ()
     mtype = "FetchSnapshotResponse"
 
 
@@ -203,5 +214,7 @@ def to_spec(msg: Message) -> dict[str, Any]:
         value = getattr(msg, field.name)
         if field.name in ("entries", "values"):
             value = [e.to_spec() for e in value]
+        elif field.name == "voters":
+            value = list(value)
         out["m" + field.name] = value
     return out

@@ -12,6 +12,11 @@ state machine) and the reply to a client request.  Randomness (election jitter) 
 Every handler method is named after the spec action it implements (snake_case) in the one
 declaration, ``kraft.quorum.protocol``.
 
+Voters are dynamic (KIP-853): a node's voter set is that of the last VotersRecord of its log, else
+that of the snapshot at its log start, else the bootstrap set it was created with
+(``KRaftControlRecordStateMachine.lastVoterSet``); a node outside its own voter set is an
+observer, which fetches but never campaigns.
+
 Behaviour follows Kafka's ``org.apache.kafka.raft`` (KafkaRaftClient, QuorumState, LeaderState,
 FollowerState, CandidateState, ProspectiveState, ResignedState, UnattachedState), KIP-595 and
 KIP-996; simplifications are listed in docs/quorum.md.
@@ -30,6 +35,7 @@ from kraft.quorum.messages import (
     FETCH_SNAPSHOT,
     LEADER_CHANGE,
     SNAPSHOT_NOT_FOUND,
+    VOTERS,
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
     Entry,
@@ -42,7 +48,7 @@ from kraft.quorum.messages import (
     VoteResponse,
     whole_batches,
 )
-from kraft.core.majority import majority, majority_value
+from kraft.core.majority import majority_value
 from kraft.core.node import Node, Pick, requires
 from kraft.core.step import ReadyBuilder
 from kraft.quorum.protocol import PROTOCOL
@@ -53,12 +59,18 @@ def _leads(node: "QuorumNode") -> bool:
     return node.role is Role.LEADER
 
 
-def _may_campaign(node: "QuorumNode") -> bool:
-    return node.role is not Role.LEADER and not node.awaiting_leader
+def _may_time_out(node: "QuorumNode") -> bool:
+    return (node.role is not Role.LEADER and not node.awaiting_leader
+            and (node.is_voter or node.role is Role.RESIGNED))
+
+
+def _resigns_after_removal(node: "QuorumNode") -> bool:
+    return node.role is Role.LEADER and not node.is_voter and node.voters_committed()
 
 
 class QuorumNode(Node, declaration=PROTOCOL):
-    """One voter.  Create with ``QuorumNode(node_id, voters, config, fs, rng=..., now_ms=...)``."""
+    """One replica.  Create with ``QuorumNode(node_id, voters, config, fs, rng=..., now_ms=...,
+    observers=...)``: ``voters`` is the bootstrap voter set, ``observers`` the other replicas."""
 
     def __init__(
         self,
@@ -71,11 +83,13 @@ class QuorumNode(Node, declaration=PROTOCOL):
         now_ms: int = 0,
         directory: str | None = None,
         disk_lost: bool = False,
+        observers: tuple[int, ...] | list[int] = (),
     ) -> None:
         self.id = node_id
-        self.voters: tuple[int, ...] = tuple(sorted(voters))
-        if node_id not in self.voters:
-            raise ValueError(f"node {node_id} is not one of the voters {self.voters}")
+        self.bootstrap_voters: tuple[int, ...] = tuple(sorted(voters))
+        self.replicas: tuple[int, ...] = tuple(sorted(set(voters) | set(observers)))
+        if node_id not in self.replicas:
+            raise ValueError(f"node {node_id} is not one of the replicas {self.replicas}")
         self.config = config
         self.fs = fs
         self.rng = rng
@@ -85,7 +99,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
 
     # ------------------------------------------------------------------ recovery / bookkeeping
     def _recover(self, now: int, disk_lost: bool) -> None:
-        self.storage = QuorumStorage.open(self.fs, self.directory)
+        self.storage = QuorumStorage.open(self.fs, self.directory, self.bootstrap_voters)
         epoch, leader, voted, awaiting = self.storage.read_quorum_state_full()
         self.current_epoch: int = epoch
         self.leader_id: int | None = leader
@@ -93,7 +107,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.high_watermark = 0
         self.applied = 0  # committed records handed out in Ready.committed this incarnation
         self.votes_granted: set[int] = set()
-        self.end_offsets: dict[int, int] = {v: 0 for v in self.voters}
+        self.end_offsets: dict[int, int] = {v: 0 for v in self.replicas}
         self.epoch_start_offset = 0
         self.fetched_voters: set[int] = set()
         self.bqe_next: dict[int, int] = {}
@@ -123,14 +137,56 @@ class QuorumNode(Node, declaration=PROTOCOL):
             self.election_deadline = now + self._random_election_timeout()
         else:
             self.role = Role.UNATTACHED
+            self._unattached_timers(now)
+
+    def _unattached_timers(self, now: int) -> None:
+        """A voter campaigns once its election timer fires (not while it awaits a leader after a
+        disk loss: spec Timeout needs ~awaitingLeader[n]); an observer fetches from the voters
+        instead (``KafkaRaftClient.pollUnattachedAsObserver``)."""
+        if self.is_voter:
             self.election_deadline = None if self.awaiting_leader else now + self._random_election_timeout()
+        else:
+            self.election_deadline = None
+            self.next_fetch_at = now
 
     def _random_election_timeout(self) -> int:
         # KafkaRaftClient.randomElectionTimeoutMs: timeout + uniform [0, timeout)
         return self.config.election_timeout_ms + self.rng.randrange(self.config.election_timeout_ms)
 
-    def _majority(self) -> int:
-        return majority(len(self.voters))
+    # ------------------------------------------------------------------ the voter set
+    def voter_set_at(self, offset: int | None = None) -> tuple[int, ...]:
+        """The spec's ``VoterSetAt(n, offset)`` (``VoterSet(n)`` without ``offset``): the voters of
+        the last VotersRecord below ``offset``, else of the snapshot at the log start, else the
+        bootstrap set (``VoterSetHistory.valueAtOrBefore``)."""
+        storage = self.storage
+        found = storage.voters_at(storage.end_offset if offset is None else offset)
+        if found is not None:
+            return found
+        base = storage.snapshots.get(storage.log_start_offset)
+        return base.voters if base is not None else self.bootstrap_voters
+
+    @property
+    def voters(self) -> tuple[int, ...]:
+        """The spec's ``VoterSet(n)``: the latest voter set of this node's log."""
+        return self.voter_set_at()
+
+    @property
+    def is_voter(self) -> bool:
+        """The spec's ``IsVoter(n)`` (``QuorumState.isVoter``)."""
+        return self.id in self.voters
+
+    def _others(self) -> list[int]:
+        """The spec's ``Others(n)``: the voters but this node."""
+        return [v for v in self.voters if v != self.id]
+
+    def voters_committed(self) -> bool:
+        """The spec's ``VotersCommitted(n)``: every VotersRecord of the log is below the HW."""
+        return all(o < self.high_watermark for o in self.storage.voter_offsets)
+
+    def _is_quorum(self, ids: set[int]) -> bool:
+        """The spec's ``IsQuorumOf(ids, VoterSet(n))``: only members count."""
+        voters = self.voters
+        return 2 * len(ids & set(voters)) > len(voters)
 
     def _persist(self) -> None:
         # ForgetVoteOnRestart (bug): a vote for another voter is not written (a vote for self is,
@@ -138,7 +194,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         voted = self.voted_for
         if self.config.ForgetVoteOnRestart and voted != self.id:
             voted = None
-        self.storage.write_quorum_state(self.current_epoch, self.leader_id, voted, self.voters,
+        self.storage.write_quorum_state(self.current_epoch, self.leader_id, voted, self.bootstrap_voters,
                                         awaiting_leader=self.awaiting_leader)
         self._rb.wrote("state", epoch=self.current_epoch, leader=self.leader_id, votedFor=voted,
                        awaitingLeader=self.awaiting_leader)
@@ -151,7 +207,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.has_fetched_from_leader = False
 
     def _clear_leader_state(self) -> None:
-        self.end_offsets = {v: 0 for v in self.voters}
+        self.end_offsets = {v: 0 for v in self.replicas}
         self.epoch_start_offset = 0
         self.fetched_voters = set()
         self.bqe_next = {}
@@ -167,19 +223,20 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.votes_granted = set()
         self._clear_leader_state()
         self.fetch_deadline = self.next_fetch_at = None
-        # a voter awaiting a leader after a disk loss does not campaign (spec: Timeout needs
-        # ~awaitingLeader[n])
-        self.election_deadline = None if self.awaiting_leader else now + self._random_election_timeout()
+        self._unattached_timers(now)
         self._persist()
 
-    def _to_follower(self, epoch: int, leader: int, now: int) -> None:
+    def _to_follower(self, epoch: int, leader: int, now: int, *, heard_from_leader: bool = True) -> None:
+        """The spec's ``BecomeFollowerOf``; ``heard_from_leader``: the leader itself told this node
+        (BeginQuorumEpoch), which ends a wait for a leader after a disk loss."""
         if epoch > self.current_epoch:
             self.voted_for = None
         self.current_epoch = epoch
         self.leader_id = leader
         self.role = Role.FOLLOWER
         self.votes_granted = set()
-        self.awaiting_leader = False
+        if heard_from_leader:
+            self.awaiting_leader = False
         self._clear_leader_state()
         self._reset_follower_timers(now)
         self._persist()
@@ -196,9 +253,8 @@ class QuorumNode(Node, declaration=PROTOCOL):
             self.fetch_deadline = self.next_fetch_at = None
             self._clear_leader_state()
             last_epoch, last_offset = self._last_epoch_and_offset()
-            for v in self.voters:
-                if v != self.id:
-                    self.send(VoteRequest(self.id, v, self.current_epoch + 1, last_epoch, last_offset, True))
+            for v in self._others():
+                self.send(VoteRequest(self.id, v, self.current_epoch + 1, last_epoch, last_offset, True))
         else:
             self._become_candidate(now)
 
@@ -213,9 +269,8 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.election_deadline = now + self._random_election_timeout()
         self._persist()
         last_epoch, last_offset = self._last_epoch_and_offset()
-        for v in self.voters:
-            if v != self.id:
-                self.send(VoteRequest(self.id, v, self.current_epoch, last_epoch, last_offset, False))
+        for v in self._others():
+            self.send(VoteRequest(self.id, v, self.current_epoch, last_epoch, last_offset, False))
 
     def _apply_committed(self) -> None:
         """Hand out what became committed: the latest snapshot first when the next record to
@@ -233,10 +288,15 @@ class QuorumNode(Node, declaration=PROTOCOL):
             self.applied += 1
 
     def _maybe_advance_high_watermark(self) -> None:
-        """LeaderState.maybeUpdateHighWatermark: the offset a majority of voters reached (the leader
-        counts its flushed offset), only if > epochStartOffset, never lowered."""
+        """LeaderState.maybeUpdateHighWatermark: the offset a majority of the latest voter set
+        reached (the leader counts its flushed offset if it is a member; bug
+        ``LeaderCountsSelfWhenRemoved``: always), only if > epochStartOffset, never lowered.
+        Observers' fetch offsets do not count."""
         flushed = self.storage.flushed_offset
-        candidate = majority_value(flushed if v == self.id else self.end_offsets[v] for v in self.voters)
+        counted = set(self.voters)
+        if self.config.LeaderCountsSelfWhenRemoved:
+            counted.add(self.id)
+        candidate = majority_value(flushed if v == self.id else self.end_offsets[v] for v in sorted(counted))
         if (candidate > self.epoch_start_offset or self.config.HwmFromAnyEpoch) and candidate > self.high_watermark:
             self.high_watermark = candidate
             self._apply_committed()
@@ -253,13 +313,18 @@ class QuorumNode(Node, declaration=PROTOCOL):
         only from ``step``: it also retires timers that came due with nothing to do."""
         cls = type(self)
         role = self.role
-        if role is Role.PROSPECTIVE and len(self.votes_granted) >= self._majority():
+        if role is Role.PROSPECTIVE and self._is_quorum(self.votes_granted):
             return (cls.become_candidate, {})
-        if role is Role.CANDIDATE and len(self.votes_granted) >= self._majority():
+        if role is Role.CANDIDATE and self._is_quorum(self.votes_granted):
             return (cls.become_leader, {})
         if role is Role.LEADER:
+            if _resigns_after_removal(self):
+                return (cls.resign_after_removal, {})
+            others = self._others()
             for d in sorted(self.bqe_next):
-                if now >= self.bqe_next[d]:
+                if d not in others:
+                    del self.bqe_next[d]  # no longer a voter
+                elif now >= self.bqe_next[d]:
                     return (cls.send_begin_quorum_epoch, {"d": d})
             if self.flush_deadline is not None and now >= self.flush_deadline:
                 if self.storage.flushed_offset < self.storage.end_offset:
@@ -276,13 +341,34 @@ class QuorumNode(Node, declaration=PROTOCOL):
             if self.storage.flushed_offset < self.storage.end_offset:
                 return (cls.flush, {})  # a follower's fetch offset must be durable
             if self.fetch_deadline is not None and now >= self.fetch_deadline:
-                return (cls.timeout, {})
+                if self.is_voter:
+                    return (cls.timeout, {})
+                # an observer asks another voter who leads (pollFollowerAsObserver)
+                self.fetch_deadline = now + self.config.fetch_timeout_ms
+                other = self._pick_voter(exclude=self.leader_id)
+                if other is not None:
+                    return (cls.send_any_voter_fetch, {"d": other})
             if self.next_fetch_at is not None and now >= self.next_fetch_at:
                 return (cls.send_fetch_request, {})
             return None
+        if role is Role.UNATTACHED and not self.is_voter:
+            if self.leader_id is None and self.next_fetch_at is not None and now >= self.next_fetch_at:
+                other = self._pick_voter(exclude=None)
+                if other is not None:
+                    return (cls.send_any_voter_fetch, {"d": other})
+                self.next_fetch_at = now + self.config.request_timeout_ms
+            return None
         if self.election_deadline is not None and now >= self.election_deadline:
-            return (cls.timeout, {})
+            if _may_time_out(self):
+                return (cls.timeout, {})
+            self.election_deadline = None  # an observer does not campaign
         return None
+
+    def _pick_voter(self, exclude: int | None) -> int | None:
+        """A random voter other than this node and ``exclude`` to fetch from, as an observer
+        picks one of the bootstrap servers (``RequestManager.findReadyBootstrapServer``)."""
+        choices = [v for v in self._others() if v != exclude]
+        return self.rng.choice(choices) if choices else None
 
     def next_deadline(self) -> int | None:
         """The earliest virtual time at which a ``Tick`` may take an action without other input."""
@@ -291,23 +377,33 @@ class QuorumNode(Node, declaration=PROTOCOL):
             times += [self.fetch_deadline, self.next_fetch_at]
             if self.storage.flushed_offset < self.storage.end_offset:
                 return 0
+        if self.role is Role.UNATTACHED and self.leader_id is None:
+            times.append(self.next_fetch_at)
         if self.role is Role.LEADER:
             times += list(self.bqe_next.values())
-        if self.role in (Role.PROSPECTIVE, Role.CANDIDATE) and len(self.votes_granted) >= self._majority():
+            if _resigns_after_removal(self):
+                return 0
+        if self.role in (Role.PROSPECTIVE, Role.CANDIDATE) and self._is_quorum(self.votes_granted):
             return 0
         live = [t for t in times if t is not None]
         return min(live) if live else None
 
     def _check_quorum_ok(self) -> bool:
-        return len(self.fetched_voters | {self.id}) >= self._majority()
+        return self._is_quorum(self.fetched_voters | {self.id})
 
     # ------------------------------------------------------------------ spec actions
-    @requires(_may_campaign, "a leader, or a voter awaiting a leader after a disk loss, does not campaign")
+    @requires(_may_time_out, "a leader, a voter awaiting a leader after a disk loss, or an observer "
+                             "that is not Resigned does not time out")
     def timeout(self, now: int) -> None:
-        """Spec action Timeout(n): election / fetch timer fired -> Prospective (pre-vote) or Candidate."""
-        self._start_election_round(now)
+        """Spec action Timeout(n): election / fetch timer fired.  A voter becomes Prospective
+        (pre-vote) or Candidate; an observer (a leader that removed itself) leaves Resigned for
+        Unattached in the next epoch (``KafkaRaftClient.pollResigned``)."""
+        if self.is_voter:
+            self._start_election_round(now)
+        else:
+            self._to_unattached(self.current_epoch + 1, now)
 
-    @requires(lambda n: n.role is Role.PROSPECTIVE and len(n.votes_granted) >= n._majority(),
+    @requires(lambda n: n.role is Role.PROSPECTIVE and n._is_quorum(n.votes_granted),
               "not Prospective with a majority of pre-votes")
     def become_candidate(self, now: int) -> None:
         """Spec action BecomeCandidate(n): Prospective with a majority of pre-votes -> Candidate."""
@@ -354,7 +450,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         elif not m.preVote and self.role is Role.CANDIDATE and m.epoch == self.current_epoch:
             self.votes_granted.add(m.source)
 
-    @requires(lambda n: n.role is Role.CANDIDATE and len(n.votes_granted) >= n._majority(),
+    @requires(lambda n: n.role is Role.CANDIDATE and n._is_quorum(n.votes_granted),
               "not a Candidate with a majority of votes")
     def become_leader(self, now: int) -> None:
         """Spec action BecomeLeader(n): Candidate with a majority -> Leader; LeaderChange at epoch start."""
@@ -370,13 +466,13 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self._rb.wrote("append", offset=self.epoch_start_offset, epoch=self.current_epoch, value=LEADER_CHANGE)
         self.flush_deadline = now + self.config.flush_delay_ms
         self.check_quorum_deadline = now + self.config.check_quorum_timeout_ms if len(self.voters) > 1 else None
-        self.bqe_next = {v: now for v in self.voters if v != self.id}
+        self.bqe_next = {v: now for v in self._others()}
 
     @requires(_leads, "not the leader")
     def send_begin_quorum_epoch(self, d: int, now: int) -> bool | None:
         """Spec action SendBeginQuorumEpoch(n, d): (re)send BeginQuorumEpoch to a voter that has not
-        fetched within ``begin_quorum_epoch_retry_ms``."""
-        if d not in self.bqe_next:
+        fetched within ``begin_quorum_epoch_retry_ms`` (one of ``Others(n)``)."""
+        if d not in self.bqe_next or d not in self._others():
             return False
         self.send(BeginQuorumEpochRequest(self.id, d, self.current_epoch))
         self.bqe_next[d] = now + self.config.begin_quorum_epoch_retry_ms
@@ -391,16 +487,32 @@ class QuorumNode(Node, declaration=PROTOCOL):
             self.fetch_deadline = now + self.config.fetch_timeout_ms
 
     def handle_end_quorum_epoch_request(self, m: EndQuorumEpochRequest, now: int) -> None:
-        """Spec action HandleEndQuorumEpochRequest(n, m): the leader resigned; start an election."""
-        if m.epoch == self.current_epoch and self.leader_id == m.source and self.role is Role.FOLLOWER:
+        """Spec action HandleEndQuorumEpochRequest(n, m): the leader resigned; a voter starts an
+        election (an observer does not campaign)."""
+        if (m.epoch == self.current_epoch and self.leader_id == m.source and self.role is Role.FOLLOWER
+                and self.is_voter):
             self._start_election_round(now)
 
     @requires(lambda n: n.role is Role.FOLLOWER and n.leader_id is not None, "not a Follower of a known leader")
     def send_fetch_request(self, now: int) -> None:
         """Spec action SendFetchRequest(n): Fetch(fetchOffset = log end, lastFetchedEpoch) to the leader."""
-        self.send(FetchRequest(self.id, self.leader_id, self.current_epoch, self.storage.end_offset,
-                                self.storage.last_epoch))
+        self._send_fetch(self.leader_id, now)
+
+    def _send_fetch(self, d: int, now: int) -> None:
+        self.send(FetchRequest(self.id, d, self.current_epoch, self.storage.end_offset, self.storage.last_epoch))
         self.next_fetch_at = now + self.config.request_timeout_ms
+
+    @requires(lambda n: not n.is_voter and (n.role is Role.UNATTACHED and n.leader_id is None
+                                            or n.role is Role.FOLLOWER),
+              "not an observer that is Unattached without a leader or a Follower")
+    def send_any_voter_fetch(self, d: int, now: int) -> bool | None:
+        """Spec action SendAnyVoterFetch(n, d): an observer fetches from voter ``d`` (not its
+        leader) to learn who leads (``KafkaRaftClient.pollUnattachedAsObserver``,
+        ``pollFollowerAsObserver``, ``maybeSendAnyVoterFetch``).  No step (False) when ``d`` is
+        not another voter, or is the leader this node follows."""
+        if d not in self._others() or (self.role is Role.FOLLOWER and d == self.leader_id):
+            return False
+        self._send_fetch(d, now)
 
     def handle_fetch_request(self, m: FetchRequest, now: int) -> None:
         """Spec action HandleFetchRequest(n, m): leader answers FencedEpoch, Diverging or Ok."""
@@ -408,7 +520,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
             # not the leader of the fetcher's epoch: FencedEpoch carrying our epoch (a fetcher in a
             # higher epoch ignores it and retries, one in a lower epoch moves to ours)
             self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_FENCED, (), 0, 0, 0,
-                                     m.fetchOffset, m.lastFetchedEpoch))
+                                     m.fetchOffset, m.lastFetchedEpoch, leader=self.leader_id))
             return
         if m.source in self.voters:
             self.fetched_voters.add(m.source)
@@ -422,19 +534,20 @@ class QuorumNode(Node, declaration=PROTOCOL):
         if snapshot is not None:
             self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_SNAPSHOT, (),
                                      self.high_watermark, 0, 0, m.fetchOffset, m.lastFetchedEpoch,
-                                     snapshot.end, snapshot.epoch))
+                                     snapshot.end, snapshot.epoch, leader=self.id))
             return
         div_epoch, div_end = self._diverging(m.fetchOffset, m.lastFetchedEpoch)
         if div_epoch is not None:
             self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_DIVERGING, (),
-                                     self.high_watermark, div_epoch, div_end, m.fetchOffset, m.lastFetchedEpoch))
+                                     self.high_watermark, div_epoch, div_end, m.fetchOffset, m.lastFetchedEpoch,
+                                     leader=self.id))
             return
         if m.source in self.end_offsets:
             self.end_offsets[m.source] = m.fetchOffset
         self._maybe_advance_high_watermark()
         entries = self._fetch_entries(m.fetchOffset)
         self.send(FetchResponse(self.id, m.source, self.current_epoch, FETCH_OK, entries,
-                                 self.high_watermark, 0, 0, m.fetchOffset, m.lastFetchedEpoch))
+                                 self.high_watermark, 0, 0, m.fetchOffset, m.lastFetchedEpoch, leader=self.id))
 
     def _snapshot_to_send(self, offset: int, epoch: int) -> QuorumSnapshot | None:
         """The snapshot branch of ``ReplicatedLog.validateOffsetAndEpoch``: the latest snapshot
@@ -477,7 +590,14 @@ class QuorumNode(Node, declaration=PROTOCOL):
         return tuple(log[:stop])
 
     def handle_fetch_response(self, m: FetchResponse, now: int) -> None:
-        """Spec action HandleFetchResponse(n, m): truncate on Diverging; append, flush, adopt the HWM on Ok."""
+        """Spec action HandleFetchResponse(n, m): truncate on Diverging; append, flush, adopt the HWM on Ok.
+        First ``ObserverLearnsLeader(n, m)``: an observer follows the leader an answer names when it
+        is of a later epoch, or of its epoch while it knows no leader
+        (``KafkaRaftClient.maybeHandleCommonResponse``); the answer is otherwise dropped."""
+        if (not self.is_voter and m.leader is not None and m.leader != self.id
+                and (m.epoch > self.current_epoch or (m.epoch == self.current_epoch and self.leader_id is None))):
+            self._to_follower(m.epoch, m.leader, now, heard_from_leader=False)
+            return
         if m.epoch > self.current_epoch:
             self._to_unattached(m.epoch, now)
             return
@@ -536,7 +656,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
             self.send(FetchSnapshotResponse(self.id, m.source, self.current_epoch, FETCH_FENCED,
                                             m.snapshotEnd, m.snapshotEpoch, ()))
             return
-        if m.source in self.voters:
+        if m.source in self._others():
             self.fetched_voters.add(m.source)  # LeaderState.updateCheckQuorumForFollowingVoter
             self.bqe_next[m.source] = now + self.config.begin_quorum_epoch_retry_ms
         snapshot = self.storage.snapshots.get(m.snapshotEnd)
@@ -545,7 +665,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
                                             m.snapshotEnd, m.snapshotEpoch, ()))
             return
         self.send(FetchSnapshotResponse(self.id, m.source, self.current_epoch, FETCH_OK,
-                                        snapshot.end, snapshot.epoch, snapshot.records))
+                                        snapshot.end, snapshot.epoch, snapshot.records, snapshot.voters))
 
     def handle_fetch_snapshot_response(self, m: FetchSnapshotResponse, now: int) -> None:
         """Spec action HandleFetchSnapshotResponse(n, m) (KafkaRaftClient.handleFetchSnapshotResponse):
@@ -560,7 +680,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         if m.result != FETCH_OK:
             return  # SnapshotNotFound: fetch again
         self.fetch_deadline = now + self.config.fetch_timeout_ms
-        snapshot = QuorumSnapshot(m.snapshotEnd, m.snapshotEpoch, m.values)
+        snapshot = QuorumSnapshot(m.snapshotEnd, m.snapshotEpoch, m.values, m.voters)
         storage = self.storage
         last_epoch = storage.last_epoch
         if not (snapshot.epoch > last_epoch or (snapshot.epoch == last_epoch and snapshot.end > storage.end_offset)):
@@ -583,7 +703,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         if not self.may_snapshot(k):
             return False
         storage = self.storage
-        snapshot = QuorumSnapshot(k, storage.epoch_before(k), storage.snapshot_records(k))
+        snapshot = QuorumSnapshot(k, storage.epoch_before(k), storage.snapshot_records(k), self.voter_set_at(k))
         storage.add_snapshot(snapshot, now)
         self._rb.wrote("snapshot", end=snapshot.end, epoch=snapshot.epoch)
 
@@ -647,14 +767,80 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self._resign(now)
 
     def _resign(self, now: int) -> None:
-        for v in self.voters:
-            if v != self.id:
-                self.send(EndQuorumEpochRequest(self.id, v, self.current_epoch))
+        for v in self._others():
+            self.send(EndQuorumEpochRequest(self.id, v, self.current_epoch))
         self.role = Role.RESIGNED
         self.high_watermark = 0  # ResignedState keeps no high watermark
         self._clear_leader_state()
         self.flush_deadline = None
         self.election_deadline = now + self._random_election_timeout()
+
+    # ------------------------------------------------------------------ voter changes (KIP-853)
+    def voter_change_refusal(self) -> str | None:
+        """The spec's ``VoterChangeAllowed(n)``: the error a voter change gets now, checked in
+        Kafka's order (``AddVoterHandler.handleAddVoterRequest``,
+        ``RemoveVoterHandler.handleRemoveVoterRequest``), or None if it may go ahead."""
+        if self.role is not Role.LEADER:
+            return "NOT_LEADER_OR_FOLLOWER"
+        if self.high_watermark <= self.epoch_start_offset and not self.config.VoterChangeBeforeEpochCommit:
+            return "REQUEST_TIMED_OUT"  # no high watermark known in this epoch yet
+        if self.config.kraft_version < 1:
+            return "UNSUPPORTED_VERSION"
+        if not self.voters_committed() and not self.config.ConcurrentVoterChange:
+            return "REQUEST_TIMED_OUT"  # a voter change is still uncommitted
+        return None
+
+    def add_voter_refusal(self, x: int) -> str | None:
+        """``voter_change_refusal``, then: ``x`` must not be a voter (DUPLICATE_VOTER) and must
+        have fetched up to this leader's end offset (REQUEST_TIMED_OUT)."""
+        refusal = self.voter_change_refusal()
+        if refusal is not None:
+            return refusal
+        if x in self.voters:
+            return "DUPLICATE_VOTER"
+        if self.end_offsets.get(x, 0) < self.storage.end_offset:
+            return "REQUEST_TIMED_OUT"
+        return None
+
+    def remove_voter_refusal(self, x: int) -> str | None:
+        """``voter_change_refusal``, then: ``x`` must be a voter (VOTER_NOT_FOUND) and not the
+        last one."""
+        refusal = self.voter_change_refusal()
+        if refusal is not None:
+            return refusal
+        if x not in self.voters or self.voters == (x,):
+            return "VOTER_NOT_FOUND"
+        return None
+
+    @requires(_leads, "not the leader")
+    def add_voter(self, x: int, now: int) -> bool | None:
+        """Spec action AddVoter(n, x) (AddRaftVoter, ``AddVoterHandler``): append the VotersRecord
+        of the voter set with ``x``; it takes effect at once.  No step (False) when refused."""
+        if self.add_voter_refusal(x) is not None:
+            return False
+        self._append_voters(tuple(sorted(set(self.voters) | {x})), now)
+
+    @requires(_leads, "not the leader")
+    def remove_voter(self, x: int, now: int) -> bool | None:
+        """Spec action RemoveVoter(n, x) (RemoveRaftVoter, ``RemoveVoterHandler``): append the
+        VotersRecord of the voter set without ``x``.  No step (False) when refused."""
+        if self.remove_voter_refusal(x) is not None:
+            return False
+        self._append_voters(tuple(v for v in self.voters if v != x), now)
+
+    def _append_voters(self, voters: tuple[int, ...], now: int) -> None:
+        """``LeaderState.appendVotersRecord``: unflushed, like a client append."""
+        offset = self.storage.append_voters(self.current_epoch, voters, now)
+        self._rb.wrote("append", offset=offset, epoch=self.current_epoch, value=VOTERS, voters=list(voters))
+        if self.flush_deadline is None:
+            self.flush_deadline = now + self.config.flush_delay_ms
+
+    @requires(_resigns_after_removal, "not a leader whose own removal is committed")
+    def resign_after_removal(self, now: int) -> None:
+        """Spec action ResignAfterRemoval(n): a leader outside its committed voter set resigns and
+        tells the voters (``RemoveVoterHandler.highWatermarkUpdated``, ``LeaderState.requestResign``,
+        ``KafkaRaftClient.pollLeader``)."""
+        self._resign(now)
 
     def restart(self, now: int) -> None:
         """Spec action Restart(n): volatile state lost, log cut to the durable prefix, quorum state

@@ -3,7 +3,7 @@
 One function per spec variable (same name), each taking a voter (``Voter``: the part of a
 ``kraft.quorum.node.QuorumNode`` the spec sees); ``project_cluster`` puts
 them together in the spec's shape: functions as dicts keyed by node id, logs as lists of
-``{"epoch", "value"}`` dicts, ``Nil`` as ``None``, sets as sorted lists, ``messages`` as a list of
+``{"epoch", "value", "voters"}`` dicts, ``Nil`` as ``None``, sets as sorted lists, ``messages`` as a list of
 message records.
 """
 
@@ -16,10 +16,11 @@ from kraft.quorum.messages import to_spec
 
 
 class Voter(Protocol):
-    """What the projections read of a voter (a ``QuorumNode``)."""
+    """What the projections read of a replica (a ``QuorumNode``)."""
 
     id: int
-    voters: tuple[int, ...]
+    replicas: tuple[int, ...]
+    bootstrap_voters: tuple[int, ...]
     role: Role
     current_epoch: int
     voted_for: int | None
@@ -49,7 +50,7 @@ def role(node: Voter) -> str:
 
 def log(node: Voter) -> list[dict[str, Any]]:
     """The entries from the log start offset on (``log[n][1]`` is the entry at ``logStartOffset[n]``)."""
-    return [{"epoch": e.epoch, "value": e.value} for e in node.storage.entries]
+    return [e.to_spec() for e in node.storage.entries]
 
 
 def logStartOffset(node: Voter) -> int:
@@ -70,11 +71,11 @@ def highWatermark(node: Voter) -> int:
 
 
 def endOffsets(node: Voter) -> dict[int, int]:
-    """Leader: the last fetch offset each other voter reported (the leader's own entry stays 0: its
-    flushed offset is counted directly, as in the spec); ``[v |-> 0]`` otherwise."""
+    """Leader: the last fetch offset each other replica reported (the leader's own entry stays 0:
+    its flushed offset is counted directly, as in the spec); ``[v |-> 0]`` otherwise."""
     if node.role is Role.LEADER:
-        return {v: (0 if v == node.id else node.end_offsets[v]) for v in node.voters}
-    return {v: 0 for v in node.voters}
+        return {v: (0 if v == node.id else node.end_offsets[v]) for v in node.replicas}
+    return {v: 0 for v in node.replicas}
 
 
 def epochStartOffset(node: Voter) -> int:
@@ -107,12 +108,15 @@ def project_cluster(nodes: Mapping[int, Voter], network: Any = None, *, tuple_lo
                     ) -> dict[str, Any]:
     """All spec variables; ``network`` is anything with ``in_flight()`` (omitted: no ``messages``).
 
-    ``tuple_logs=True`` gives logs as (epoch, value) tuples: the invariants accept both, and the
+    ``tuple_logs=True`` gives logs as (epoch, value, voters) tuples and adds the bootstrap voter set
+    as ``_voters``: the invariants accept both forms, and the
     simulator's per-event checks use it because it is cheaper."""
     state: dict[str, Any] = {name: {i: fn(nodes[i]) for i in sorted(nodes)} for name, fn in PER_NODE.items()
                              if not (tuple_logs and name == "log")}
     if tuple_logs:
-        state["log"] = {i: [(e.epoch, e.value) for e in nodes[i].storage.entries] for i in sorted(nodes)}
+        state["log"] = {i: [(e.epoch, e.value, e.voters) for e in nodes[i].storage.entries] for i in sorted(nodes)}
+        # the spec's constant Voters, for the invariants (not a spec variable)
+        state["_voters"] = next((nodes[i].bootstrap_voters for i in sorted(nodes)), ())
     if network is not None:
         state["messages"] = messages(network.in_flight())
     return state

@@ -49,6 +49,10 @@ ACTIONS = (
     Action("CheckQuorumResign"),
     Action("Resign"),
     Action("HandleEndQuorumEpochRequest", EndQuorumEpochRequest, ("m",)),
+    Action("SendAnyVoterFetch", args=("d",), doc="an observer fetches from a voter to learn the leader"),
+    Action("AddVoter", args=("x",), doc="AddRaftVoter at the leader: append the VotersRecord with x"),
+    Action("RemoveVoter", args=("x",), doc="RemoveRaftVoter at the leader: append the VotersRecord without x"),
+    Action("ResignAfterRemoval", doc="a leader whose own removal is committed resigns"),
     Action("Restart", doc="crash and recover (the driver crashes the file system first)"),
     Action("RestartWithDiskLoss", doc="restart with an empty disk"),
     Action("DropMessage", args=("m",), actor="network", handled=False, doc="the network loses a message"),
@@ -58,6 +62,7 @@ VARIABLES = (
     *(Variable(name, fn) for name, fn in proj.PER_NODE.items()),
     Variable("messages", proj.messages, doc="the network (the simulator's in-flight messages)"),
     Variable("snapshotCount", spec_only=True, doc="model bound counter"),
+    Variable("voterChanges", spec_only=True, doc="model bound counter"),
     Variable("committed", spec_only=True, doc="ghost: the longest prefix ever known committed (Monitor)"),
     Variable("elected", spec_only=True, doc="ghost: every <<epoch, leader>> elected (Monitor)"),
     Variable("coverage", spec_only=True, doc="ghost: events seen, for sanity checks"),
@@ -103,6 +108,12 @@ VARIANTS = (
             size="snapliveness"),
 )
 
+# The voter-change bug switches (KIP-853): the node implements each flag (QuorumConfig), but they
+# join VARIANTS (with the invariant TLC reports, size "reconfig") once each has its story, its
+# Hypothesis search and its manifest entry; until then they are plain constants, always FALSE in
+# traces.
+VOTER_CHANGE_BUGS = ("VoterChangeBeforeEpochCommit", "ConcurrentVoterChange", "LeaderCountsSelfWhenRemoved")
+
 INVARIANTS = (
     Invariant("ElectionSafety", inv.election_safety, "at most one leader per epoch"),
     Invariant("LogMatching", inv.log_matching, "same offset and epoch: same prefix"),
@@ -134,6 +145,6 @@ PROTOCOL = Protocol(
     invariants=INVARIANTS,
     constants=("Voters", "Values", "Nil", "MaxEpoch", "MaxLogLen", "MaxRestarts", "MaxDiskLosses",
                "MaxElections", "MaxInFlight", "MaxFaults", "CalmTimeouts", "PreVote", "Duplication",
-               "MaxSnapshots"),
+               "MaxSnapshots", "Observers", "MaxVoterChanges", "KRaftVersion", *VOTER_CHANGE_BUGS),
     history_model="append-log",
 )

@@ -1,7 +1,8 @@
 """Durable state of one voter: the metadata log and the quorum-state file, through ``kraft.log``.
 
 The log holds real record batches, one offset per record: one ``LeaderChange`` control batch
-(control type 2) at each epoch start, one data batch per client value (value = the decimal bytes
+(control type 2) at each epoch start, one ``VotersRecord`` control batch (control type 6, KIP-853)
+per voter change, one data batch per client value (value = the decimal bytes
 of the client value) and, in the metadata quorum, one data batch per controller operation holding
 one record per metadata record (value = the record's bytes, key null; Kafka's
 ``BatchAccumulator``); ``partition_leader_epoch`` = the entries' epoch.  The quorum-state file is Kafka's
@@ -11,7 +12,10 @@ atomically (temp + fsync + rename) before a vote is answered or an epoch change 
 
 Snapshots (KIP-630) are Kafka ``.checkpoint`` files in the same directory (``kraft.log.snapshot``):
 one data record per data entry below the snapshot's end, value encoded as the log's data batches
-encode it, key the record's log offset in decimal (what the append-log application keeps).  The
+encode it, key the record's log offset in decimal (what the append-log application keeps); the
+header batch also holds a ``KRaftVersionRecord`` and the ``VotersRecord`` of the voter set at the
+snapshot's end (``RecordsSnapshotWriter.Builder.build``).  A snapshot file without a VotersRecord
+holds the bootstrap voter set.  The
 log start offset is durable in ``log-start-offset-checkpoint`` in the format of Kafka's
 ``OffsetCheckpointFile`` (version 0, one entry ``__cluster_metadata 0 <offset>``), written
 atomically before any segment or snapshot below it is deleted.  On open the segments wholly below
@@ -30,18 +34,22 @@ from typing import Any, Sequence
 
 import attrs
 
-from kraft.quorum.messages import LEADER_CHANGE, Entry, QuorumSnapshot, SnapshotRecord
+from kraft.quorum.messages import LEADER_CHANGE, VOTERS, Entry, QuorumSnapshot, SnapshotRecord
 
 from kraft.log import Log, MemoryFS, Record, RecordBatch, leader_change_batch, write_atomically
+from kraft.log.control import ControlType, decode_control, encode_control
 from kraft.log.fs import join
-from kraft.log.snapshot import SnapshotId, parse_snapshot_path, read_snapshot, snapshot_filename, write_snapshot
-from kraft.log.snapshot import DELETE_SUFFIX, SUFFIX
 from kraft.log.schema import ZERO_UUID, uuid_from_str, uuid_to_str
+from kraft.log.snapshot import SnapshotId, parse_snapshot_path, read_snapshot, snapshot_batches, snapshot_filename
+from kraft.log.snapshot import DELETE_SUFFIX, PARTIAL_SUFFIX, SUFFIX
 
 QUORUM_STATE_FILE = "quorum-state"
 LOG_START_FILE = "log-start-offset-checkpoint"
 METADATA_TOPIC = "__cluster_metadata"
 SNAPSHOT_BATCH_RECORDS = 100  # data records per snapshot batch
+KRAFT_VERSION = 1  # the finalized kraft.version these logs are written with (dynamic voters)
+# the kraft.version range a voter supports, as every VotersRecord entry states it
+SUPPORTED_KRAFT_VERSIONS = {"minSupportedVersion": 0, "maxSupportedVersion": KRAFT_VERSION}
 
 
 def _read_file(fs: Any, path: str) -> bytes | None:
@@ -58,10 +66,24 @@ def _value(raw: bytes) -> int | bytes:
     return raw
 
 
+def _control_type(record: Any) -> int:
+    """The type of a control record, from its key (version int16, type int16)."""
+    return int.from_bytes((record.key or b"\0\0\0\0")[2:4], "big", signed=True)
+
+
+def _voter_ids(record: Any) -> tuple[int, ...]:
+    """The voter ids of a VotersRecord control record."""
+    _, _, fields = decode_control(record.key, record.value)
+    return tuple(sorted(v["voterId"] for v in fields["voters"]))
+
+
 def batch_to_entries(batch: Any) -> list[Entry]:
-    """The entries of one batch, one per record (a control batch: its LeaderChange)."""
+    """The entries of one batch, one per record (a control batch: its LeaderChange, or its
+    VotersRecord with the voter ids it sets)."""
     if batch.is_control:
-        return [Entry(batch.partition_leader_epoch, LEADER_CHANGE)]
+        epoch = batch.partition_leader_epoch
+        return [Entry(epoch, VOTERS, voters=_voter_ids(r)) if _control_type(r) == ControlType.KRAFT_VOTERS
+                else Entry(epoch, LEADER_CHANGE) for r in batch.records]
     last = len(batch.records) - 1
     return [Entry(batch.partition_leader_epoch, _value(r.value or b""), i == last)
             for i, r in enumerate(batch.records)]
@@ -69,6 +91,21 @@ def batch_to_entries(batch: Any) -> list[Entry]:
 
 def _encode_value(v: int | bytes) -> bytes:
     return v if isinstance(v, bytes) else str(v).encode()
+
+
+def _voters_record(offset_delta: int, voters: tuple[int, ...]) -> Record:
+    """A VotersRecord (control type 6, ``VotersRecord.json`` version 0): each voter with the zero
+    directory id, no endpoints and the supported kraft.version range (``VoterSet.toVotersRecord``)."""
+    fields = {"version": 0, "voters": [
+        {"voterId": v, "voterDirectoryId": ZERO_UUID, "endpoints": [],
+         "kRaftVersionFeature": dict(SUPPORTED_KRAFT_VERSIONS)} for v in voters]}
+    return Record(offset_delta, 0, *encode_control(ControlType.KRAFT_VOTERS, fields))
+
+
+def _voters_batch(offset: int, epoch: int, voters: tuple[int, ...], timestamp: int) -> RecordBatch:
+    """The control batch of one voter change (``LeaderState.appendVotersRecord``)."""
+    return RecordBatch(offset, epoch, (_voters_record(0, voters),), is_control=True,
+                       first_timestamp=timestamp, max_timestamp=timestamp)
 
 
 def _data_batch(offset: int, epoch: int, values: tuple[int | bytes, ...], timestamp: int) -> RecordBatch:
@@ -88,9 +125,15 @@ class QuorumStorage:
         self.log_start_offset = start
         self.snapshots: dict[int, QuorumSnapshot] = dict(snapshots or {})   # by end offset
         self.entries: list[Entry] = [e for b in log.read(start) for e in batch_to_entries(b)]
+        self._index_voters()
+
+    def _index_voters(self) -> None:
+        """Rebuild ``voter_offsets``: the offsets of the VotersRecord entries, in order."""
+        self.voter_offsets: list[int] = [self.log_start_offset + i for i, e in enumerate(self.entries)
+                                         if e.value == VOTERS]
 
     @classmethod
-    def open(cls, fs: Any, directory: str) -> "QuorumStorage":
+    def open(cls, fs: Any, directory: str, bootstrap_voters: tuple[int, ...] = ()) -> "QuorumStorage":
         opened = Log.open(fs, directory)
         log, report = opened if isinstance(opened, tuple) else (opened, None)
         start = _read_log_start(fs, directory)
@@ -100,7 +143,8 @@ class QuorumStorage:
         if log.end_offset < start:
             log.truncate_fully_and_start_at(start)
         log.delete_segments_before(start)
-        return cls(fs, directory, log, report, start=start, snapshots=_recover_snapshots(fs, directory, start))
+        snapshots = _recover_snapshots(fs, directory, start, tuple(sorted(bootstrap_voters)))
+        return cls(fs, directory, log, report, start=start, snapshots=snapshots)
 
     # -- log -----------------------------------------------------------------------------------
     @property
@@ -159,6 +203,22 @@ class QuorumStorage:
         self.entries.append(Entry(epoch, LEADER_CHANGE))
         return offset
 
+    def append_voters(self, epoch: int, voters: tuple[int, ...], timestamp: int = 0) -> int:
+        """Append the VotersRecord of the voter set ``voters``; returns its offset."""
+        offset = self.end_offset
+        voters = tuple(sorted(voters))
+        self.log.append(_voters_batch(offset, epoch, voters, timestamp))
+        self.entries.append(Entry(epoch, VOTERS, voters=voters))
+        self.voter_offsets.append(offset)
+        return offset
+
+    def voters_at(self, offset: int) -> tuple[int, ...] | None:
+        """The voters of the last VotersRecord below ``offset`` in the log (None without one)."""
+        for o in reversed(self.voter_offsets):
+            if o < offset:
+                return self.entry(o).voters
+        return None
+
     def append_value(self, epoch: int, value: int | tuple[bytes, ...], timestamp: int = 0) -> int:
         """Append one data batch: an int client value (one record), or a tuple of metadata record
         values, one record each at consecutive offsets (all or nothing).  Returns the offset of
@@ -182,6 +242,8 @@ class QuorumStorage:
                 continue
             if entry.value == LEADER_CHANGE:
                 self.append_leader_change(entry.epoch, leader_id, voters, timestamp)
+            elif entry.value == VOTERS:
+                self.append_voters(entry.epoch, entry.voters, timestamp)
             else:
                 self._append_batch(entries[start:k + 1], timestamp)
             start = k + 1
@@ -200,6 +262,7 @@ class QuorumStorage:
         if offset < self.end_offset:
             self.log.truncate_to(offset)
             del self.entries[self.log.end_offset - self.log_start_offset:]
+            self._index_voters()
         return self.end_offset
 
     def at_batch_boundary(self, offset: int) -> bool:
@@ -223,19 +286,24 @@ class QuorumStorage:
         records = base.records if base is not None else ()
         tail = tuple(SnapshotRecord(o, e.value) for o, e in enumerate(self.entries_from(self.log_start_offset, end),
                                                                        self.log_start_offset)
-                     if e.value != LEADER_CHANGE)
+                     if e.value not in (LEADER_CHANGE, VOTERS))
         return records + tail
 
     def add_snapshot(self, snapshot: QuorumSnapshot, timestamp: int = 0) -> str:
-        """Write ``snapshot`` as a ``.checkpoint`` file (durable when this returns)."""
-        chunks = [snapshot.records[i:i + SNAPSHOT_BATCH_RECORDS]
-                  for i in range(0, len(snapshot.records), SNAPSHOT_BATCH_RECORDS)]
-        data = [[Record(k, 0, str(r.offset).encode(), _encode_value(r.value)) for k, r in enumerate(chunk)]
-                for chunk in chunks]
-        path = write_snapshot(self.fs, self.directory, SnapshotId(snapshot.end, snapshot.epoch), data,
-                              timestamp=timestamp)
+        """Write ``snapshot`` as a ``.checkpoint`` file (durable when this returns), as
+        ``RecordsSnapshotWriter`` and ``FileRawSnapshotWriter.freeze`` do: the batches into the
+        ``.part`` file, fsync, rename, fsync the directory."""
+        sid = SnapshotId(snapshot.end, snapshot.epoch)
+        data = b"".join(b.encode() for b in _snapshot_file_batches(snapshot, timestamp))
+        final = join(self.directory, snapshot_filename(sid) + SUFFIX)
+        part = join(self.directory, snapshot_filename(sid) + PARTIAL_SUFFIX)
+        self.fs.makedirs(self.directory)
+        self.fs.write_bytes(part, data)
+        self.fs.fsync(part)
+        self.fs.rename(part, final)
+        self.fs.fsync_dir(self.directory)
         self.snapshots[snapshot.end] = snapshot
-        return path
+        return final
 
     def delete_before(self, offset: int) -> None:
         """Move the log start offset up to ``offset`` (``KafkaMetadataLog.deleteBeforeSnapshot``):
@@ -246,6 +314,7 @@ class QuorumStorage:
         self.log.delete_segments_before(offset)
         del self.entries[:offset - self.log_start_offset]
         self.log_start_offset = offset
+        self._index_voters()
         self._forget_snapshots_before(offset)
 
     def install_snapshot(self, snapshot: QuorumSnapshot, *, keep_suffix: bool = False) -> None:
@@ -260,6 +329,7 @@ class QuorumStorage:
             self.log.truncate_fully_and_start_at(end)
             self.entries = []
             self.log_start_offset = end
+            self._index_voters()
         self._forget_snapshots_except(snapshot)
 
     def _forget_snapshots_before(self, offset: int) -> None:
@@ -391,7 +461,33 @@ def _write_log_start(fs: Any, directory: str, offset: int) -> None:
     write_atomically(fs, f"{directory}/{LOG_START_FILE}", f"0\n1\n{METADATA_TOPIC} 0 {offset}\n".encode())
 
 
-def _recover_snapshots(fs: Any, directory: str, start: int) -> dict[int, QuorumSnapshot]:
+def _snapshot_file_batches(snapshot: QuorumSnapshot, timestamp: int) -> list[RecordBatch]:
+    """The batches of a snapshot file: the header batch holds the SnapshotHeaderRecord, a
+    KRaftVersionRecord and the VotersRecord of ``snapshot.voters``; the data batches follow, the
+    footer last (``RecordsSnapshotWriter.Builder.build``)."""
+    chunks = [snapshot.records[i:i + SNAPSHOT_BATCH_RECORDS]
+              for i in range(0, len(snapshot.records), SNAPSHOT_BATCH_RECORDS)]
+    data = [[Record(k, 0, str(r.offset).encode(), _encode_value(r.value)) for k, r in enumerate(chunk)]
+            for chunk in chunks]
+    plain = snapshot_batches(SnapshotId(snapshot.end, snapshot.epoch), data, timestamp=timestamp)
+    header = plain[0]
+    version = Record(1, 0, *encode_control(ControlType.KRAFT_VERSION, {"version": 0, "kRaftVersion": KRAFT_VERSION}))
+    extra = (version, _voters_record(2, snapshot.voters))
+    shifted = [attrs.evolve(b, base_offset=b.base_offset + len(extra)) for b in plain[1:]]
+    header = RecordBatch(0, snapshot.epoch, header.records + extra, is_control=True,
+                         first_timestamp=timestamp, max_timestamp=timestamp)
+    return [header] + shifted
+
+
+def _snapshot_voters(batches: Any, bootstrap: tuple[int, ...]) -> tuple[int, ...]:
+    """The voters of the VotersRecord in a snapshot's header batch, else ``bootstrap``."""
+    for r in batches[0].records:
+        if _control_type(r) == ControlType.KRAFT_VOTERS:
+            return _voter_ids(r)
+    return bootstrap
+
+
+def _recover_snapshots(fs: Any, directory: str, start: int, bootstrap: tuple[int, ...]) -> dict[int, QuorumSnapshot]:
     """The snapshots of ``directory``; partial ones, ones marked deleted and ones ending below the
     log start are deleted (``KafkaMetadataLog.recoverSnapshots``)."""
     out: dict[int, QuorumSnapshot] = {}
@@ -407,7 +503,8 @@ def _recover_snapshots(fs: Any, directory: str, start: int) -> dict[int, QuorumS
         snap = read_snapshot(fs, path)
         records = tuple(SnapshotRecord(int((r.key or b"0").decode()), _value(r.value or b""))
                         for r in snap.records)
-        out[sid.end_offset] = QuorumSnapshot(sid.end_offset, sid.epoch, records)
+        out[sid.end_offset] = QuorumSnapshot(sid.end_offset, sid.epoch, records,
+                                             _snapshot_voters(snap.batches, bootstrap))
     return out
 
 

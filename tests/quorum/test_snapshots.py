@@ -35,7 +35,7 @@ def _reopen(fs: MemoryFS) -> QuorumStorage:
 
 def test_snapshot_file_and_log_start_survive_a_crash() -> None:
     fs, st = _storage_with([10, 11, 12, 13])
-    snap = QuorumSnapshot(3, 1, st.snapshot_records(3))
+    snap = QuorumSnapshot(3, 1, st.snapshot_records(3), (1, 2, 3))
     path = st.add_snapshot(snap)
     assert path == f"{DIR}/00000000000000000003-0000000001.checkpoint"
     assert [(r.key, r.value) for r in read_snapshot(fs, path).records] == [(b"1", b"10"), (b"2", b"11")]
@@ -44,15 +44,15 @@ def test_snapshot_file_and_log_start_survive_a_crash() -> None:
     assert fs.read_bytes(f"{DIR}/log-start-offset-checkpoint") == b"0\n1\n__cluster_metadata 0 3\n"
     again = _reopen(fs)
     assert (again.log_start_offset, again.end_offset, again.entries) == (3, 5, [Entry(1, 12), Entry(1, 13)])
-    assert again.snapshots == {3: QuorumSnapshot(3, 1, (SnapshotRecord(1, 10), SnapshotRecord(2, 11)))}
+    assert again.snapshots == {3: QuorumSnapshot(3, 1, (SnapshotRecord(1, 10), SnapshotRecord(2, 11)), (1, 2, 3))}
     assert again.last_epoch == 1 and again.end_offset_for_epoch(0) == (1, 3)
 
 
 def test_moving_the_log_start_forgets_older_snapshots_and_a_later_one_builds_on_the_first() -> None:
     fs, st = _storage_with([10, 11, 12, 13])
-    st.add_snapshot(QuorumSnapshot(2, 1, st.snapshot_records(2)))
+    st.add_snapshot(QuorumSnapshot(2, 1, st.snapshot_records(2), (1, 2, 3)))
     st.delete_before(2)
-    st.add_snapshot(QuorumSnapshot(4, 1, st.snapshot_records(4)))
+    st.add_snapshot(QuorumSnapshot(4, 1, st.snapshot_records(4), (1, 2, 3)))
     assert st.snapshots[4].values == (10, 11, 12)
     st.delete_before(4)
     assert sorted(st.snapshots) == [4]
@@ -62,7 +62,7 @@ def test_moving_the_log_start_forgets_older_snapshots_and_a_later_one_builds_on_
 
 def test_installing_a_snapshot_empties_the_log_and_appends_continue_after_it() -> None:
     fs, st = _storage_with([10])
-    snap = QuorumSnapshot(7, 3, tuple(SnapshotRecord(o, 100 + o) for o in (1, 2, 4, 5, 6)))
+    snap = QuorumSnapshot(7, 3, tuple(SnapshotRecord(o, 100 + o) for o in (1, 2, 4, 5, 6)), (1, 2, 3))
     st.add_snapshot(snap)
     st.install_snapshot(snap)
     assert (st.log_start_offset, st.end_offset, st.flushed_offset, st.last_epoch) == (7, 7, 7, 3)
@@ -74,7 +74,7 @@ def test_installing_a_snapshot_empties_the_log_and_appends_continue_after_it() -
 
 def test_a_log_start_past_the_durable_log_starts_it_empty_there() -> None:
     fs, st = _storage_with([10, 11, 12])
-    st.add_snapshot(QuorumSnapshot(3, 1, st.snapshot_records(3)))
+    st.add_snapshot(QuorumSnapshot(3, 1, st.snapshot_records(3), (1, 2, 3)))
     st.append_value(1, 13)        # not flushed: lost in the crash
     st.delete_before(3)
     st.log.truncate_to(3)         # as if the crash had kept only what precedes the log start
@@ -95,7 +95,7 @@ def _leader_with_snapshot() -> QuorumNode:
     st.flush()
     node.role, node.current_epoch, node.leader_id, node.high_watermark = Role.LEADER, 2, 1, 5
     node.epoch_start_offset = 3
-    st.add_snapshot(QuorumSnapshot(3, 1, st.snapshot_records(3)))
+    st.add_snapshot(QuorumSnapshot(3, 1, st.snapshot_records(3), (1, 2, 3)))
     st.delete_before(3)
     return node
 

@@ -17,6 +17,11 @@ Translation choices (each is a fact about the spec, not a change to it):
   switches are FALSE: traces are always checked against the correct protocol.
 * Snapshots: ``snapshots[n]`` is a set of ``[end, epoch, values]`` records (values as the log's
   client values); ``MaxSnapshots`` is a ``Max*`` bound, set far above any trace.
+* Dynamic voters (KIP-853): a log entry is ``[epoch, value, voters]`` (``voters`` the set a
+  ``"Voters"`` entry sets, ``{}`` otherwise), a snapshot ``[end, epoch, values, voters]``; fetch
+  answers carry ``mleader`` (``Nil`` for null) and snapshot answers ``mvoters``.  ``Voters`` is the
+  bootstrap voter set of the header, ``Observers`` its ``Observers`` (default none),
+  ``KRaftVersion`` is 1 and ``MaxVoterChanges`` a ``Max*`` bound.
 * ``RestartWithDiskLoss`` is the spec action of that name (a disk loss under the simulator's
   precondition, ``KRaftPlugin.can_lose_disk``); ``MaxDiskLosses`` is a ``Max*`` bound and so is
   set far above any trace.
@@ -29,7 +34,7 @@ from typing import Any
 
 from kraft.core.declaration import Action
 from kraft.quorum.node import QuorumNode as N
-from kraft.quorum.protocol import PROTOCOL
+from kraft.quorum.protocol import PROTOCOL, VOTER_CHANGE_BUGS
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
 from traces.schema import Event
 from traces.tla import BOOL, INT, STR, Fun, Nullable, RenderError, Rec, Seq, Set, T, tla_string
@@ -40,10 +45,10 @@ BIG = 1_000_000
 
 class _ClientValue(T):
     def render(self, v: Any, where: str) -> str:
-        if v == "LeaderChange":
+        if v in ("LeaderChange", "Voters"):
             return tla_string(v)
         if isinstance(v, bool) or not isinstance(v, (int, str)):
-            raise RenderError(f"{where}: a log value must be an integer client value or \"LeaderChange\"")
+            raise RenderError(f"{where}: a log value must be an integer client value, \"LeaderChange\" or \"Voters\"")
         text = str(v)
         if not text.replace("-", "m").replace("_", "").isalnum():
             raise RenderError(f"{where}: client value {v!r} cannot be a TLA+ model value name")
@@ -51,9 +56,9 @@ class _ClientValue(T):
 
 
 VALUE = _ClientValue()
-ENTRY = Rec({"epoch": INT, "value": VALUE})
 NODE = INT
 NODE_OR_NIL = Nullable(INT, "Nil")
+ENTRY = Rec({"epoch": INT, "value": VALUE, "voters": Set(NODE)})
 
 _MSG_FIELDS: dict[str, T] = {
     "mtype": STR, "msource": NODE, "mdest": NODE, "mepoch": INT,
@@ -61,6 +66,7 @@ _MSG_FIELDS: dict[str, T] = {
     "mfetchOffset": INT, "mlastFetchedEpoch": INT, "mresult": STR, "mentries": Seq(ENTRY),
     "mhighWatermark": INT, "mdivergingEpoch": INT, "mdivergingEndOffset": INT,
     "msnapshotEnd": INT, "msnapshotEpoch": INT, "mvalues": Seq(VALUE),
+    "mleader": NODE_OR_NIL, "mvoters": Set(NODE),
 }
 
 
@@ -95,11 +101,11 @@ VARIABLES: dict[str, T] = {
     "messages": Set(MESSAGE),
     "awaitingLeader": Fun(NODE, BOOL),
     "logStartOffset": Fun(NODE, INT),
-    "snapshots": Fun(NODE, Set(Rec({"end": INT, "epoch": INT, "values": Seq(VALUE)}))),
+    "snapshots": Fun(NODE, Set(Rec({"end": INT, "epoch": INT, "values": Seq(VALUE), "voters": Set(NODE)}))),
 }
 
 # the TLA+ type of each action argument, by the spec's parameter name (kraft.quorum.protocol)
-ARG_TYPES: dict[str, T] = {"m": MESSAGE, "d": NODE, "v": VALUE, "k": INT, "o": INT}
+ARG_TYPES: dict[str, T] = {"m": MESSAGE, "d": NODE, "v": VALUE, "k": INT, "o": INT, "x": NODE}
 
 
 def _template(action: Action) -> str:
@@ -120,9 +126,9 @@ _GUARDS_BY_HANDLER: dict[Any, dict[str, str]] = {PROTOCOL.handler(a): dict(_IN_N
                                                  if a.consumes is not None}
 _GUARDS_BY_HANDLER.update({
     N.become_candidate: {"role is Prospective": 'role[p[1]] = "Prospective"',
-                         "majority of pre-votes": "IsQuorum(votesGranted[p[1]])"},
+                         "majority of pre-votes": "IsQuorumOf(votesGranted[p[1]], VoterSet(p[1]))"},
     N.become_leader: {"role is Candidate": 'role[p[1]] = "Candidate"',
-                      "majority of votes": "IsQuorum(votesGranted[p[1]])"},
+                      "majority of votes": "IsQuorumOf(votesGranted[p[1]], VoterSet(p[1]))"},
     N.client_append: {"role is Leader": 'role[p[1]] = "Leader"'},
     N.resign: {"role is Leader": 'role[p[1]] = "Leader"'},
     N.check_quorum_resign: {"role is Leader": 'role[p[1]] = "Leader"'},
@@ -144,7 +150,16 @@ _GUARDS_BY_HANDLER.update({
                                    "DiskLossAllowed(p[1])"},
     N.timeout: {"role has an election timer": 'role[p[1]] \\in {"Unattached", "Follower", "Resigned", '
                                               '"Candidate", "Prospective"}',
-                "not awaiting a leader after a disk loss": "~awaitingLeader[p[1]]"},
+                "not awaiting a leader after a disk loss": "~awaitingLeader[p[1]]",
+                "a voter, or Resigned": 'IsVoter(p[1]) \\/ role[p[1]] = "Resigned"'},
+    N.send_any_voter_fetch: {"not a voter": "~IsVoter(p[1])", "fetches from another voter": "p[2] \\in Others(p[1])"},
+    N.add_voter: {"voter change allowed (leader, HW in its epoch, last change committed)": "VoterChangeAllowed(p[1])",
+                  "not a voter yet": "p[2] \\notin VoterSet(p[1])",
+                  "caught up to the leader's end": "endOffsets[p[1]][p[2]] >= EndOffset(p[1])"},
+    N.remove_voter: {"voter change allowed (leader, HW in its epoch, last change committed)": "VoterChangeAllowed(p[1])",
+                     "a voter": "p[2] \\in VoterSet(p[1])"},
+    N.resign_after_removal: {"role is Leader": 'role[p[1]] = "Leader"', "not a voter": "~IsVoter(p[1])",
+                             "voter changes committed": "VotersCommitted(p[1])"},
 })
 GUARDS: dict[str, dict[str, str]] = {PROTOCOL.spec_name(h): g for h, g in _GUARDS_BY_HANDLER.items()}
 GUARDS[next(a.spec for a in PROTOCOL.actions if a.actor == "network")] = {"message in network": "p[1] \\in messages"}
@@ -167,11 +182,17 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
     voters = c.get("Voters", [1, 2, 3])
     if not isinstance(voters, list) or not voters or not all(isinstance(v, int) and not isinstance(v, bool) for v in voters):
         raise GlueError(f"constants.Voters must be a non-empty list of integer ids, got {voters!r}")
+    observers = c.get("Observers", [])
+    if not isinstance(observers, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in observers):
+        raise GlueError(f"constants.Observers must be a list of integer ids, got {observers!r}")
     pre = c.get("PreVote", True)
     if not isinstance(pre, bool):
         raise GlueError(f"constants.PreVote must be true/false, got {pre!r}")
     out = {
         "Voters": "{" + ", ".join(str(v) for v in sorted(voters)) + "}",
+        "Observers": "{" + ", ".join(str(v) for v in sorted(observers)) + "}",
+        "MaxVoterChanges": str(BIG),
+        "KRaftVersion": "1",
         "Values": "{}",
         "Nil": "Nil",
         "MaxEpoch": str(BIG),
@@ -185,7 +206,7 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
         "PreVote": "TRUE" if pre else "FALSE",
         "Duplication": "TRUE",
     }
-    out.update({v: "FALSE" for v in PROTOCOL.variant_names})
+    out.update({v: "FALSE" for v in (*PROTOCOL.variant_names, *VOTER_CHANGE_BUGS)})
     return out
 
 
