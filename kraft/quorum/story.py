@@ -18,7 +18,8 @@ snapshots = the ids end@epoch of its snapshots), its quorum-state writes and the
 
 Commands (N, M: node ids; A->B: a link, ``*`` for any node):
 
-  voters N [Variant ...] [prevote=off] [seed=S]   start a cluster (Variant: a declared bug variant)
+  voters N [Variant ...] [prevote=off] [seed=S] [observers=K]
+                         start a cluster (Variant: a declared bug variant; K observers N+1..N+K)
   deliver A->B [K|all]   deliver the oldest (K oldest, every) message in flight on A->B, each followed
                          by the receiver's internal actions enabled now
   drop A->B [K|all]      the network loses them (spec DropMessage)
@@ -27,6 +28,7 @@ Commands (N, M: node ids; A->B: a link, ``*`` for any node):
   tick MS                advance the clock; every node takes the timer actions that came due
   timeout N | flush N | resign N | restart N | lose-disk N      force that action at N
   append N VALUE         a client append at N
+  add-voter N X | remove-voter N X    AddRaftVoter / RemoveRaftVoter of X at N (KIP-853)
   snapshot N [K]         N snapshots the prefix below K (default: its high watermark)
   clean N [O]            N moves its log start to O (default: its latest snapshot's end)
   isolate N [M ...]      cut N (and M ...) off from the others (replaces any partition); heal
@@ -54,6 +56,7 @@ from kraft.quorum.messages import (
     FETCH_OK,
     FETCH_SNAPSHOT,
     LEADER_CHANGE,
+    VOTERS,
     Entry,
     FetchRequest,
     FetchResponse,
@@ -71,7 +74,10 @@ _LINK = re.compile(r"^(\d+|\*)->(\d+|\*)$")
 
 
 def entry_text(e: Entry) -> str:
-    """``epoch:value``; ``LC`` is the LeaderChange control record an epoch starts with."""
+    """``epoch:value``; ``LC`` is the LeaderChange control record an epoch starts with, ``V{1,2}``
+    a VotersRecord setting the voters 1 and 2."""
+    if e.value == VOTERS:
+        return f"{e.epoch}:V{{{','.join(map(str, e.voters))}}}"
     return f"{e.epoch}:{'LC' if e.value == LEADER_CHANGE else e.value}"
 
 
@@ -133,24 +139,26 @@ class QuorumStory(Story):
     """A KRaft story: ``voters N [Variant ...] [prevote=off] [seed=S]`` begins it."""
 
     start = "voters"
-    usage = "voters N [Variant ...] [prevote=off] [seed=S]"
+    usage = "voters N [Variant ...] [prevote=off] [seed=S] [observers=K]"
     views = ("status", "raft-state", "log")
     world: QuorumWorld
 
     def begin(self, args: list[str]) -> QuorumWorld:
         if not args or not args[0].isdigit() or int(args[0]) < 1:
             raise self.bad(f"expected `{self.usage}`")
-        cfg, seed = QuorumConfig(), 0
+        cfg, seed, observers = QuorumConfig(), 0, 0
         for word in args[1:]:
             if word == "prevote=off":
                 cfg = attrs.evolve(cfg, PreVote=False)
             elif word.startswith("seed=") and word[5:].isdigit():
                 seed = int(word[5:])
+            elif word.startswith("observers=") and word[10:].isdigit():
+                observers = int(word[10:])
             elif word in PROTOCOL.variant_names:
                 cfg = cfg.with_variant(word)
             else:
                 raise self.bad(f"unknown option {word!r}; variants: {', '.join(PROTOCOL.variant_names)}")
-        world = QuorumWorld(int(args[0]), cfg, seed=seed)
+        world = QuorumWorld(int(args[0]), cfg, seed=seed, observers=observers)
         self.lines += [node_text(world.nodes[i], world.now) for i in world.ids]
         return world
 
@@ -304,6 +312,18 @@ def _append(s: QuorumStory, args: list[str]) -> None:
         s.lines.append(f"refused: {n} is {node.role.value} in epoch {node.current_epoch} (NotLeader)")
 
 
+def _change_voters(add: bool) -> Any:
+    """``add-voter N X`` / ``remove-voter N X``: a voter change requested at N."""
+    def command(s: QuorumStory, args: list[str]) -> None:
+        if len(args) != 2:
+            raise s.bad(f"expected `{'add' if add else 'remove'}-voter N X`")
+        n, x = s.node(args[0]), s.node(args[1])
+        refusal = s.world.change_voters(n, x, add)
+        if refusal is not None:
+            s.lines.append(f"refused: {refusal}")
+    return command
+
+
 def _snapshot_command(s: QuorumStory, args: list[str]) -> None:
     """``snapshot N [K]``: TakeSnapshot(N, K), K defaulting to N's high watermark."""
     if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
@@ -405,7 +425,8 @@ QuorumStory.commands = {
     "tick": _tick, "timeout": _forced(QuorumNode.timeout), "flush": _forced(QuorumNode.flush),
     "resign": _forced(QuorumNode.resign), "restart": _restart,
     "lose-disk": lambda s, a: _restart(s, a, disk_lost=True),
-    "append": _append, "snapshot": _snapshot_command, "clean": _clean, "isolate": _isolate, "heal": _heal, "run": _run, "settle": _settle,
+    "append": _append, "add-voter": _change_voters(True), "remove-voter": _change_voters(False),
+    "snapshot": _snapshot_command, "clean": _clean, "isolate": _isolate, "heal": _heal, "run": _run, "settle": _settle,
     "status": _status, "raft-state": _raft_state, "log": _log,
 }
 

@@ -27,15 +27,18 @@ _RESTARTS = (PROTOCOL.spec_name(QuorumNode.restart), PROTOCOL.spec_name(QuorumNo
 
 
 class QuorumWorld(World):
-    """``voters`` voters 1..N.  ``node_rng(i)`` gives voter ``i`` its election-jitter randomness
+    """``voters`` bootstrap voters 1..N and ``observers`` more replicas N+1..N+K (KIP-853: they
+    fetch, and may be added as voters).  ``node_rng(i)`` gives replica ``i`` its randomness
     (default: seeded from ``seed`` and ``i``)."""
 
     def __init__(self, voters: int = 3, config: QuorumConfig | None = None, *, seed: int = 0,
-                 node_rng: Callable[[int], random.Random] | None = None, now: int = 0) -> None:
+                 node_rng: Callable[[int], random.Random] | None = None, now: int = 0,
+                 observers: int = 0) -> None:
         super().__init__()
         self.now = now
         self.config = config or QuorumConfig()
-        self.ids = tuple(range(1, voters + 1))
+        self.bootstrap = tuple(range(1, voters + 1))
+        self.ids = tuple(range(1, voters + observers + 1))
         rng = node_rng or (lambda i: random.Random(seed * 100 + i))
         self.fs: dict[int, MemoryFS] = {}
         self.nodes: dict[int, QuorumNode] = {}
@@ -44,7 +47,8 @@ class QuorumWorld(World):
         self.applied: dict[int, RecordListStateMachine] = {}
         for i in self.ids:
             self.fs[i] = MemoryFS()
-            self.nodes[i] = QuorumNode(i, self.ids, self.config, self.fs[i], rng=rng(i), now_ms=now)
+            self.nodes[i] = QuorumNode(i, self.bootstrap, self.config, self.fs[i], rng=rng(i), now_ms=now,
+                                       observers=self.ids[voters:])
             self.applied[i] = RecordListStateMachine()
         self.monitor = Monitor()
         self.next_value = 1
@@ -119,6 +123,17 @@ class QuorumWorld(World):
 
     def resign(self, n: int) -> None:
         self.trigger(n, QuorumNode.resign)
+
+    def change_voters(self, n: int, x: int, add: bool) -> str | None:
+        """AddRaftVoter (``add``) or RemoveRaftVoter of ``x`` at ``n``: None when the VotersRecord
+        was appended, else the error the leader answers."""
+        node = self.nodes[n]
+        refusal = node.add_voter_refusal(x) if add else node.remove_voter_refusal(x)
+        if refusal is not None:
+            return refusal
+        self.trigger(n, QuorumNode.add_voter if add else QuorumNode.remove_voter, x=x)
+        self.fire_timers(n)
+        return None
 
     def append(self, n: int | None = None) -> int | None:
         """Client append at ``n`` (default: the leader of the highest epoch); the offset or None."""
