@@ -20,16 +20,18 @@ from kraft.replication import sim as replication_sim
 @attrs.frozen
 class Registered:
     """One protocol: its declaration; ``plugin(size, variant)`` builds its simulator plug-in (size:
-    voters, brokers or consumers); ``variants``: what ``kraft simulate --variant`` accepts."""
+    voters, brokers or consumers); ``variants``: what ``kraft simulate --variant`` accepts;
+    ``observers``: the plug-in also takes ``observers=K`` (replicas outside the voter set)."""
 
     declaration: Protocol
-    plugin: Callable[[int, str | None], SimPlugin]
+    plugin: Callable[..., SimPlugin]
     variants: tuple[str, ...]
+    observers: bool = False
 
 
 PROTOCOLS: dict[str, Registered] = {
     r.declaration.name: r for r in (
-        Registered(quorum_sim.PROTOCOL, quorum_sim.make, quorum_sim.VARIANTS),
+        Registered(quorum_sim.PROTOCOL, quorum_sim.make, quorum_sim.VARIANTS, observers=True),
         Registered(groups_sim.PROTOCOL, groups_sim.make, groups_sim.VARIANTS),
         Registered(replication_sim.PROTOCOL, replication_sim.make, replication_sim.VARIANTS),
         Registered(consumer_protocol_sim.PROTOCOL, consumer_protocol_sim.make, consumer_protocol_sim.VARIANTS),

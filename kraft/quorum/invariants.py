@@ -76,7 +76,7 @@ def _values(entries: list) -> list:
     return [e[1] for e in entries if e[1] not in (LEADER_CHANGE, VOTERS)]
 
 
-def _show(entry: tuple) -> tuple:
+def show_entry(entry: tuple) -> tuple:
     """An entry as violation messages print it: (epoch, value), and the voters of a Voters entry."""
     return tuple(entry) if len(entry) > 2 and entry[2] else tuple(entry[:2])
 
@@ -181,7 +181,7 @@ def log_matching(state: dict[str, Any]) -> list[Violation]:
                     out.append(Violation(
                         "LogMatching",
                         f"nodes {a} and {b} both have epoch {la[k][0]} at offset {lo + k} but differ at offset "
-                        f"{lo + first_diff}: {_show(la[first_diff])} vs {_show(lb[first_diff])}"))
+                        f"{lo + first_diff}: {show_entry(la[first_diff])} vs {show_entry(lb[first_diff])}"))
                     break
     return out
 
@@ -208,7 +208,7 @@ def state_machine_safety(state: dict[str, Any]) -> list[Violation]:
                     continue
                 out.append(Violation(
                     "StateMachineSafety",
-                    f"nodes {a} and {b} committed different records at offset {lo + off}: {_show(la[off])} vs {_show(lb[off])}"))
+                    f"nodes {a} and {b} committed different records at offset {lo + off}: {show_entry(la[off])} vs {show_entry(lb[off])}"))
     return out
 
 
@@ -337,7 +337,7 @@ class Monitor:
                 k = next(j for j in range(len(mine)) if mine[j] != ghost[j])
                 out.append(Violation(
                     "StateMachineSafety",
-                    f"node {n} has {_show(mine[k])} committed at offset {start + k}, but {_show(ghost[k])} was "
+                    f"node {n} has {show_entry(mine[k])} committed at offset {start + k}, but {show_entry(ghost[k])} was "
                     f"committed there before"))
             elif start <= len(self.committed) < start + len(entries):
                 self.committed.extend(entries[len(self.committed) - start:])
@@ -363,7 +363,7 @@ class Monitor:
                           if j - start >= len(logs[n]) or logs[n][j - start] != before[j]), 0)
                 out.append(Violation(
                     "LeaderCompleteness",
-                    f"leader {n} of epoch {e} lacks {_show(before[k])} committed at offset {k}"))
+                    f"leader {n} of epoch {e} lacks {show_entry(before[k])} committed at offset {k}"))
             h = state["highWatermark"][n]
             if h > 0 and h < len(before):
                 out.append(Violation(

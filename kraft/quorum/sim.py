@@ -16,6 +16,11 @@ Snapshots (the ``snapshot`` fault): a random voter snapshots its committed prefi
 moves its log start up to its latest snapshot; a follower cut off meanwhile comes back below the
 leader's log start and catches up through FetchSnapshot.  The targeted fault ``far-behind`` cuts
 one follower off for a long while, during which the snapshot events clean the leader's log.
+
+Voter changes (KIP-853, with ``observers`` > 0): the replicas past the bootstrap voters start as
+observers; one client operation in ten is then an admin request to the leader instead of a send:
+add a caught-up observer as a voter (AddRaftVoter) or remove a voter (RemoveRaftVoter), each
+refused as the leader refuses it.  The history does not record them (they are not sends or polls).
 """
 
 from __future__ import annotations
@@ -26,12 +31,11 @@ from typing import Any
 import attrs
 
 from kraft.core.invariants import Violation
-from kraft.core.majority import majority
 from kraft.core.node import Refused
 from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
-from kraft.quorum.invariants import holds
+from kraft.quorum.invariants import holds, is_quorum_of, last_voters, show_entry
 from kraft.quorum.messages import LEADER_CHANGE, to_spec
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.protocol import PROTOCOL
@@ -60,10 +64,12 @@ class KRaftPlugin(SimPlugin):
     snapshots = True
     world: QuorumWorld
 
-    def __init__(self, voters: int = 3, config: QuorumConfig | None = None, processes: int = 4) -> None:
+    def __init__(self, voters: int = 3, config: QuorumConfig | None = None, processes: int = 4,
+                 observers: int = 0) -> None:
         if voters < 1:
             raise ValueError("need at least one voter")
-        self.voter_ids = tuple(range(1, voters + 1))
+        self.voter_ids = tuple(range(1, voters + 1))   # the bootstrap voters
+        self.observer_ids = tuple(range(voters + 1, voters + observers + 1))
         self.config = config or QuorumConfig()
         self.n_processes = processes
         self.pending: dict[int, _PendingSend] = {}     # process -> open send
@@ -72,19 +78,23 @@ class KRaftPlugin(SimPlugin):
         self.next_value = 1
         self.elections = 0
         self.stats = {"ok": 0, "fail": 0, "info": 0, "polls": 0, "skipped_writes": 0}
+        if observers:
+            self.stats.update(voters_added=0, voters_removed=0, voter_changes_refused=0)
         self.read_positions: dict[int, int] = {}
         self.nodes: dict[int, QuorumNode] = {}   # the world's voters (set by build)
 
     # -- setup -------------------------------------------------------------------------------
     def build(self, sim: Sim) -> QuorumWorld:
         world = QuorumWorld(len(self.voter_ids), self.config, now=sim.now,
-                            node_rng=lambda i: random.Random(sim.rng.randrange(2**32)))
+                            node_rng=lambda i: random.Random(sim.rng.randrange(2**32)),
+                            observers=len(self.observer_ids))
         world.net = sim.network
         self.nodes = world.nodes
         return world
 
     def constants(self) -> dict[str, Any]:
-        return {"Voters": list(self.voter_ids), "PreVote": self.config.PreVote,
+        observers = {"Observers": list(self.observer_ids)} if self.observer_ids else {}
+        return {"Voters": list(self.voter_ids), **observers, "PreVote": self.config.PreVote,
                 **PROTOCOL.variant_constants(self.config)}
 
     def encode(self, value: Any) -> Any:
@@ -128,9 +138,13 @@ class KRaftPlugin(SimPlugin):
             sim.recorder.op(process, "ok", "poll", KEY, got, sim.now, node=node.id, offset=start)
 
     def write(self, sim: Sim) -> None:
-        """A producer sends one fresh value to the voter it believes leads (sometimes another)."""
+        """A producer sends one fresh value to the voter it believes leads (sometimes another); with
+        observers, one time in ten an admin asks the leader for a voter change instead."""
         up = [i for i in self.voter_ids if i not in sim.down]
         if not up:
+            return
+        if self.observer_ids and sim.rng.random() < 0.1:
+            self._change_voters(sim)
             return
         if not self.free_processes:
             self.stats["skipped_writes"] += 1
@@ -155,6 +169,25 @@ class KRaftPlugin(SimPlugin):
         self.pending[process] = _PendingSend(process, value, target, node.current_epoch, offset)
         sim.run_due(target)
         sim.reschedule(target)
+
+    def _change_voters(self, sim: Sim) -> None:
+        """AddRaftVoter of a random non-voter, or (when every replica votes, or one time in two)
+        RemoveRaftVoter of a random voter, at the leader; a refusal is counted."""
+        lid = self.believed_leader(sim)
+        if lid is None:
+            return
+        leader = self.nodes[lid]
+        voters = leader.voters
+        others = [i for i in self.world.ids if i not in voters]
+        add = bool(others) and sim.rng.random() < 0.5
+        x = sim.rng.choice(others if add else voters)
+        if (leader.add_voter_refusal(x) if add else leader.remove_voter_refusal(x)) is not None:
+            self.stats["voter_changes_refused"] += 1
+            return
+        self.stats["voters_added" if add else "voters_removed"] += 1
+        sim.step_node(lid, Trigger(QuorumNode.add_voter if add else QuorumNode.remove_voter, {"x": x}))
+        sim.run_due(lid)
+        sim.reschedule(lid)
 
     def settle_clients(self, sim: Sim) -> None:
         for process in sorted(self.pending):
@@ -237,10 +270,10 @@ class KRaftPlugin(SimPlugin):
         sim.run_due(node_id)
 
     def can_lose_disk(self, sim: Sim, node_id: int) -> bool:
-        """Safe to wipe this voter (see docs/quorum.md, "Losing a disk"; the spec's DiskLossAllowed):
-        it is not a leader, no voter is in a lower epoch, the committed prefix is durable on a
-        majority of the *other* voters, and no leader counts a fetch offset for it that a majority
-        of the other voters has not reached."""
+        """Safe to wipe this replica (see docs/quorum.md, "Losing a disk"; the spec's
+        DiskLossAllowed): it is not a leader, no replica is in a lower epoch, the committed prefix
+        is durable on a majority of the committed voter set without it, and no leader counts a
+        fetch offset for it that a majority of its voter set without it has not reached."""
         node = self.nodes[node_id]
         if node.role is Role.LEADER:
             return False
@@ -251,20 +284,20 @@ class KRaftPlugin(SimPlugin):
             return False
         committed = self.world.monitor.committed
         state = self.world.project_fast()
-        holders = sum(1 for i, other in self.nodes.items()
-                      if i != node_id and other.storage.flushed_offset >= len(committed)
-                      and holds(state, i, committed))
-        need = majority(len(self.voter_ids))
-        if holders < need:
+        holders = [i for i, other in self.nodes.items()
+                   if i != node_id and other.storage.flushed_offset >= len(committed)
+                   and holds(state, i, committed)]
+        if not is_quorum_of(holders, last_voters(committed, self.voter_ids)):
             return False
         for ld in self.nodes.values():
             if ld.role is not Role.LEADER:
                 continue
             # the leader keeps counting the wiped voter's old fetch offset until it fetches again:
-            # only safe if a majority of the *other* voters already reached that offset
-            others = sorted((ld.storage.flushed_offset if v == ld.id else ld.end_offsets[v]
-                             for v in self.voter_ids if v != node_id), reverse=True)
-            if len(others) < need or ld.end_offsets.get(node_id, 0) > others[need - 1]:
+            # only safe if a majority of its voters without it already reached that offset
+            reached = [v for v in self.world.ids if v != node_id
+                       and (ld.storage.flushed_offset if v == ld.id else ld.end_offsets[v])
+                       >= ld.end_offsets.get(node_id, 0)]
+            if not is_quorum_of(reached, ld.voters):
                 return False
         return True
 
@@ -333,11 +366,11 @@ class KRaftPlugin(SimPlugin):
         return self.world.violations()
 
     def describe(self, sim: Sim) -> str:
-        lines = [("DOWN " if i in sim.down else "") + self.nodes[i].describe() for i in self.voter_ids]
+        lines = [("DOWN " if i in sim.down else "") + self.nodes[i].describe() for i in self.world.ids]
         if sim.network.blocked:
             lines.append(f"blocked links: {sorted(sim.network.blocked)}")
         c = self.world.monitor.committed
-        lines.append(f"committed (ghost): {len(c)} records, last {c[-3:]}")
+        lines.append(f"committed (ghost): {len(c)} records, last {[show_entry(e) for e in c[-3:]]}")
         return "\n".join(lines)
 
     def summary(self, sim: Sim) -> dict[str, Any]:
@@ -352,6 +385,6 @@ class KRaftPlugin(SimPlugin):
         }
 
 
-def make(voters: int, variant: str | None) -> KRaftPlugin:
-    """The plug-in ``kraft simulate --protocol kraft --voters N --variant V`` runs."""
-    return KRaftPlugin(voters, QuorumConfig().with_variant(variant))
+def make(voters: int, variant: str | None, observers: int = 0) -> KRaftPlugin:
+    """The plug-in ``kraft simulate --protocol kraft --voters N --variant V --observers K`` runs."""
+    return KRaftPlugin(voters, QuorumConfig().with_variant(variant), observers=observers)

@@ -42,12 +42,14 @@ _NEMESES = "; ".join(f"{name}: {', '.join(offered)}" for name, r in sorted(PROTO
 
 def run_once(protocol_name: str, seed: int, steps: int, faults: Faults, variant: str | None, voters: int,
              out: Path | None, *, states: bool = True, after_violation: int | None = None,
-             logs: tuple[str, ...] = ()) -> dict[str, Any]:
+             logs: tuple[str, ...] = (), observers: int = 0) -> dict[str, Any]:
     """One simulation; returns the summary dict (also written as ``summary.json`` when ``out``).
     ``after_violation``: None stops at the first violation; N runs on N events after it, then
     ends with the final phase (heal, quiesce, final reads; :meth:`Simulator.quiesce`).
-    ``logs``: the kinds of log (:data:`LOG_KINDS`) whose directories to write under ``out/<kind>-log``."""
-    protocol = PROTOCOLS[protocol_name].plugin(voters, variant)
+    ``logs``: the kinds of log (:data:`LOG_KINDS`) whose directories to write under ``out/<kind>-log``.
+    ``observers``: replicas outside the voter set (a protocol whose registration takes them)."""
+    extra = {"observers": observers} if observers else {}
+    protocol = PROTOCOLS[protocol_name].plugin(voters, variant, **extra)
     if not protocol.snapshots:
         faults = attrs.evolve(faults, snapshot=False)  # ``all`` means every fault the protocol has
     recorder = None
@@ -199,6 +201,9 @@ def _print_summary(s: dict[str, Any]) -> None:
                    "e.g. all,kill-leader")
 @click.option("--variant", default=None, help="switch on one bug variant (e.g. VoteWithoutLogCheck)")
 @click.option("--voters", type=click.IntRange(min=1, max=9), default=3, show_default=True)
+@click.option("--observers", type=click.IntRange(min=0, max=9), default=0, show_default=True,
+              help="replicas outside the bootstrap voter set, which may be added as voters, with "
+                   "voter changes among the client operations (KIP-853; kraft only)")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("sim-out"),
               show_default=True, help="output directory (per run DIR/<protocol>-seed<N>/ with --count)")
 @click.option("--count", type=click.IntRange(min=1), default=None, help="run seeds seed..seed+count-1")
@@ -224,13 +229,15 @@ def _print_summary(s: dict[str, Any]) -> None:
                    "(groups only)")
 @json_flag("simulate")
 def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: str | None, voters: int,
-             out: Path, count: int | None, no_states: bool, after_violation: int | None,
+             observers: int, out: Path, count: int | None, no_states: bool, after_violation: int | None,
              metadata_log: bool, offsets_log: bool) -> None:
     """Run the implementation in the seeded simulator; check invariants after every event."""
     if protocol_name not in PROTOCOLS:
         raise click.BadParameter(f"unknown protocol {protocol_name!r}; known: {', '.join(sorted(PROTOCOLS))}",
                                  param_hint="--protocol")
     registered = PROTOCOLS[protocol_name]
+    if observers and not registered.observers:
+        raise click.BadParameter(f"protocol {protocol_name} has no observers", param_hint="--observers")
     try:
         fault_set = Faults.parse(faults, registered.plugin(voters, None).nemeses())
     except SimulationError as exc:
@@ -260,7 +267,7 @@ def simulate(protocol_name: str, seed: int, steps: int, faults: str, variant: st
         if count is not None:
             line.update(f"run {k}/{count} (seed {s}), {violations} with a violation so far", force=True)
         summary = run_once(protocol_name, s, steps, fault_set, variant, voters, run_dir, states=not no_states,
-                           after_violation=after_violation, logs=logs)
+                           after_violation=after_violation, logs=logs, observers=observers)
         results.append(summary)
         line.done()
         _print_summary(summary)

@@ -1,7 +1,8 @@
 """The Hypothesis rule-based state machine over a hand-stepped KRaft cluster.
 
 Rules are the spec's nondeterminism (deliver / duplicate / drop any in-flight message, fire a timer,
-crash-restart, partition and heal, client appends, snapshots and moving the log start) plus three macros that make long scenarios cheap
+crash-restart, partition and heal, client appends, snapshots and moving the log start; with
+observers, voter changes and an observer's fetch from any voter) plus three macros that make long scenarios cheap
 for the search (``deliver_all``, ``tick`` and ``far_behind``).  Every invariant of ``kraft.quorum.invariants`` is an
 ``@invariant``; the teardown heals the network, runs to quiescence and checks that all voters hold
 the same committed log (a voter that never catches up is reported as FollowersCatchUp).  ``make_machine(config)`` builds the class for a config (bug variants too).
@@ -22,21 +23,23 @@ INDEX = st.integers(min_value=0, max_value=63)
 
 
 def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, liveness: bool = True,
-                 weights: dict[str, int] | None = None, warm_start: bool = False
+                 weights: dict[str, int] | None = None, warm_start: bool = False, observers: int = 0
                  ) -> type[RuleBasedStateMachine]:
     """``liveness=False`` skips the convergence check of the teardown (a bug variant may legitimately
     livelock; the variant tests look for safety violations only).  ``weights`` biases the search:
     rule ``r`` is registered ``weights[r]`` times (Hypothesis picks among rules uniformly; 0 switches
     it off), the rules themselves stay the same.  ``warm_start`` begins every example from an elected
     leader with committed records (3 s of fault-free running), as most of Kafka's
-    RaftEventSimulationTest scenarios do."""
+    RaftEventSimulationTest scenarios do.  ``observers`` replicas join the bootstrap voters, and
+    the voter-change rules exist only then (so the searches without observers take the steps they
+    took before those rules existed)."""
     cfg = config or QuorumConfig()
-    node_ids = st.integers(min_value=1, max_value=voters)
+    node_ids = st.integers(min_value=1, max_value=voters + observers)
 
     class KRaftMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.c = QuorumWorld(voters, cfg)
+            self.c = QuorumWorld(voters, cfg, observers=observers)
 
         @initialize()
         def start(self) -> None:
@@ -160,6 +163,8 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
             first = logs[self.c.ids[0]]
             assert all(logs_agree(*log, *first) for log in logs.values()), f"logs differ after healing: {logs}"
 
+    if observers:
+        _add_voter_change_rules(KRaftMachine, node_ids)
     for name, weight in (weights or {}).items():
         original = getattr(KRaftMachine, name)
         if weight == 0:
@@ -168,3 +173,24 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
             setattr(KRaftMachine, f"{name}_{k}", original)
     KRaftMachine.__name__ = "KRaftMachine" + "".join(cfg.variant_names())
     return KRaftMachine
+
+
+def _add_voter_change_rules(machine: type[RuleBasedStateMachine], node_ids: st.SearchStrategy[int]) -> None:
+    """The KIP-853 rules: AddVoter / RemoveVoter requested at any node (refused unless it leads and
+    the change is allowed), SendAnyVoterFetch and ResignAfterRemoval forced at any node (refused
+    unless enabled); the timers take the latter two on their own as well."""
+
+    @rule(n=node_ids, x=node_ids, add=st.booleans())
+    def change_voters(self: RuleBasedStateMachine, n: int, x: int, add: bool) -> None:
+        self.c.change_voters(n, x, add)
+
+    @rule(n=node_ids, d=node_ids)
+    def send_any_voter_fetch(self: RuleBasedStateMachine, n: int, d: int) -> None:
+        self.c.trigger(n, QuorumNode.send_any_voter_fetch, d=d)
+
+    @rule(n=node_ids)
+    def resign_after_removal(self: RuleBasedStateMachine, n: int) -> None:
+        self.c.trigger(n, QuorumNode.resign_after_removal)
+
+    for fn in (change_voters, send_any_voter_fetch, resign_after_removal):
+        setattr(machine, fn.__name__, fn)

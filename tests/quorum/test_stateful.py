@@ -34,6 +34,10 @@ TestKRaftNoPreVote.settings = examples.HEAVY(CORRECT)
 TestKRaftFiveVoters = make_machine(QuorumConfig(), voters=5).TestCase
 TestKRaftFiveVoters.settings = examples.LARGE(CORRECT)
 
+# dynamic voters (KIP-853): two observers that may be added, voters that may be removed
+TestKRaftObservers = make_machine(QuorumConfig(), observers=2).TestCase
+TestKRaftObservers.settings = examples.STATEFUL(CORRECT)
+
 # the searches of the variants that do not involve snapshots leave the snapshot rules out: the
 # derandomized search then takes the steps it took before those rules existed
 NO_SNAPSHOTS = {"take_snapshot": 0, "delete_before_snapshot": 0, "far_behind": 0}

@@ -171,11 +171,13 @@ def test_all_fault_fixtures_are_accepted():
     assert all(r.events == r.checked for r in res)
 
 
-def _simulate_all_faults(out: Path, first_seed: int, count: int, steps: int) -> list[Path]:
+def _simulate_all_faults(out: Path, first_seed: int, count: int, steps: int, observers: int = 0,
+                         violations_allowed: bool = False) -> list[Path]:
     cmd = [sys.executable, "-m", "kraft.cli", "simulate", "--protocol", "kraft", "--seed", str(first_seed),
-           "--steps", str(steps), "--faults", "all", "--count", str(count), "--out", str(out)]
+           "--steps", str(steps), "--faults", "all", "--count", str(count), "--out", str(out),
+           "--observers", str(observers)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert proc.returncode in ((0, 1) if violations_allowed else (0,)), proc.stdout[-2000:] + proc.stderr[-2000:]
     return sorted(out.glob("*/trace.ndjson"))
 
 
@@ -185,6 +187,25 @@ def test_all_fault_runs_are_accepted(tmp_path):
     paths = _simulate_all_faults(tmp_path, 1, 4, 400)
     res = check_paths(paths, OPTS)
     assert [r.verdict for r in res] == ["accepted"] * len(paths), [r.message[:800] for r in res]
+
+
+def test_voter_change_runs_are_accepted(tmp_path):
+    """All-fault runs with an observer, where the leader adds and removes voters (KIP-853), conform;
+    the runs really change the voter set.  (Two of them break MajorityReachedHighWatermark as the
+    spec states it: see the next test.)"""
+    paths = _simulate_all_faults(tmp_path, 1, 3, 1000, observers=1, violations_allowed=True)
+    changes = [json.loads((p.parent / "summary.json").read_text())["clients"] for p in paths]
+    assert sum(c["voters_added"] + c["voters_removed"] for c in changes) > 0, changes
+    res = check_paths(paths, OPTS)
+    assert [r.verdict for r in res] == ["accepted"] * len(paths), [r.message[:800] for r in res]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "MajorityReachedHighWatermark over VoterSetAt(n, HW) is stronger than the HW rule: a leader counts "
+    "its latest voter set, whose VotersRecord may lie at the HW itself (not below it), so the HW can "
+    "advance on a majority of the new set that is no majority of the set in effect below the HW"))
+def test_voter_change_runs_keep_the_invariants(tmp_path):
+    _simulate_all_faults(tmp_path, 2, 2, 1000, observers=1)
 
 
 @pytest.mark.slow
