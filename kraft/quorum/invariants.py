@@ -111,6 +111,13 @@ def voter_set_at(state: dict[str, Any], n: Any, k: int) -> tuple[Any, ...]:
     return last_voters(_logs(state)[n][:max(k - _start(state, n), 0)], _base_voters(state, n))
 
 
+def majorities_meet(a: set[Any], b: set[Any]) -> bool:
+    """The spec's ``MajoritiesMeet(a, b)``: every majority of ``a`` meets every majority of ``b``
+    (the members both sets share cannot be split between two disjoint majorities)."""
+    ma, mb = len(a) // 2 + 1, len(b) // 2 + 1
+    return max(0, ma - len(a - b)) + max(0, mb - len(b - a)) > len(a & b)
+
+
 def is_quorum_of(ids: Iterable[Any], voters: Iterable[Any]) -> bool:
     """The spec's ``IsQuorumOf(S, vs)``: ``ids`` hold a majority of ``voters`` (only members count)."""
     vs = set(voters)
@@ -214,8 +221,9 @@ def state_machine_safety(state: dict[str, Any]) -> list[Violation]:
 
 def majority_reached_high_watermark(state: dict[str, Any]) -> list[Violation]:
     """A leader's high watermark is covered by a majority of the voter set in effect at it
-    (``VoterSetAt(n, HW)``): replicas that flushed that far and hold the leader's prefix below it
-    (where both hold it)."""
+    (``VoterSetAt(n, HW)``) or of its latest voter set (``VoterSet(n)``: the one the HW was
+    computed with while its VotersRecord is at or above the HW): replicas that flushed that far
+    and hold the leader's prefix below it (where both hold it)."""
     out = []
     for n, r in state["role"].items():
         if r != "Leader":
@@ -230,8 +238,8 @@ def majority_reached_high_watermark(state: dict[str, Any]) -> list[Violation]:
             if state["flushedOffset"][v] >= hwm and sv + len(logs[v]) >= hwm and \
                     _window(logs[v], sv, lo, hwm) == _window(logs[n], sn, lo, hwm):
                 have.append(v)
-        voters = voter_set_at(state, n, hwm)
-        if not is_quorum_of(have, voters):
+        latest = voter_set_at(state, n, sn + len(logs[n]))
+        if not (is_quorum_of(have, voter_set_at(state, n, hwm)) or is_quorum_of(have, latest)):
             out.append(Violation(
                 "MajorityReachedHighWatermark",
                 f"leader {n} (epoch {state['currentEpoch'][n]}) has highWatermark {hwm} but only {have} hold that prefix"))
@@ -342,12 +350,13 @@ class Monitor:
             elif start <= len(self.committed) < start + len(entries):
                 self.committed.extend(entries[len(self.committed) - start:])
         # NoCommittedRecordLost: the committed prefix stays durable on a majority of the committed
-        # voter set.
+        # voter set, or of a replica's latest voter set (the uncommitted change it was committed with).
         if self.committed:
             c = len(self.committed)
             holders = [v for v in logs if state["flushedOffset"][v] >= c and holds(state, v, self.committed)]
             voters = last_voters(self.committed, _bootstrap(state))
-            if not is_quorum_of(holders, voters):
+            latest = [voter_set_at(state, n, _start(state, n) + len(logs[n])) for n in logs]
+            if not (is_quorum_of(holders, voters) or any(is_quorum_of(holders, vs) for vs in latest)):
                 out.append(Violation(
                     "NoCommittedRecordLost",
                     f"the {c} committed records are durable only on {holders or 'no node'}"))
@@ -371,6 +380,23 @@ class Monitor:
                     f"leader {n} of epoch {e} exposes high watermark {h} below the {len(before)} records "
                     f"committed in earlier epochs"))
         out += self._consistent_committed_data(state)
+        out += self._overlapping_majorities(state)
+        return out
+
+    def _overlapping_majorities(self, state: dict[str, Any]) -> list[Violation]:
+        """OverlappingMajorities: every majority of the committed voter set meets every majority
+        of each leader's latest voter set (one voter change at a time)."""
+        committed = last_voters(self.committed, _bootstrap(state))
+        logs = _logs(state)
+        out = []
+        for n, r in state["role"].items():
+            if r != "Leader":
+                continue
+            latest = voter_set_at(state, n, _start(state, n) + len(logs[n]))
+            if not majorities_meet(set(committed), set(latest)):
+                out.append(Violation("OverlappingMajorities",
+                                     f"leader {n}'s voter set {list(latest)} has a majority disjoint from one of "
+                                     f"the committed voter set {list(committed)}"))
         return out
 
     def _consistent_committed_data(self, state: dict[str, Any]) -> list[Violation]:

@@ -19,13 +19,19 @@ def _reopen(fs: MemoryFS) -> QuorumStorage:
     return QuorumStorage.open(fs, DIR, BOOTSTRAP)
 
 
-def test_a_voters_record_is_a_type_6_control_batch_read_back_as_its_voters() -> None:
+def _log_adding_4() -> tuple[MemoryFS, QuorumStorage]:
+    """LeaderChange, the VotersRecord {1,2,3,4}, the value 7; flushed."""
     fs = MemoryFS()
     st = QuorumStorage.open(fs, DIR, BOOTSTRAP)
     st.append_leader_change(1, 1, BOOTSTRAP, 0)
     st.append_voters(1, (4, 1, 2, 3))
     st.append_value(1, 7)
     st.flush()
+    return fs, st
+
+
+def test_a_voters_record_is_a_type_6_control_batch_read_back_as_its_voters() -> None:
+    fs, st = _log_adding_4()
     batch = list(st.log.read(1))[0]
     record = batch.records[0]
     kind, _, fields = decode_control(record.key, record.value)
@@ -46,12 +52,7 @@ def test_a_truncation_undoes_a_voter_change() -> None:
 
 
 def test_a_snapshot_keeps_its_voters_and_one_without_holds_the_bootstrap_set() -> None:
-    fs = MemoryFS()
-    st = QuorumStorage.open(fs, DIR, BOOTSTRAP)
-    st.append_leader_change(1, 1, BOOTSTRAP, 0)
-    st.append_voters(1, (1, 2, 3, 4))
-    st.append_value(1, 7)
-    st.flush()
+    fs, st = _log_adding_4()
     st.add_snapshot(QuorumSnapshot(3, 1, st.snapshot_records(3), (1, 2, 3, 4)))
     write_snapshot(fs, DIR, SnapshotId(2, 1), [])  # as a kraft.version 0 writer: no VotersRecord
     again = _reopen(fs)
