@@ -385,12 +385,14 @@ class Monitor:
 
     def _overlapping_majorities(self, state: dict[str, Any]) -> list[Violation]:
         """OverlappingMajorities: every majority of the committed voter set meets every majority
-        of each leader's latest voter set (one voter change at a time)."""
+        of the newest leader's latest voter set (one voter change at a time; a deposed leader of an
+        older epoch may still hold an older set, and can commit nothing)."""
         committed = last_voters(self.committed, _bootstrap(state))
+        newest = max(self.leader_of_epoch, default=0)
         logs = _logs(state)
         out = []
         for n, r in state["role"].items():
-            if r != "Leader":
+            if r != "Leader" or state["currentEpoch"][n] < newest:
                 continue
             latest = voter_set_at(state, n, _start(state, n) + len(logs[n]))
             if not majorities_meet(set(committed), set(latest)):
