@@ -160,7 +160,13 @@ SANITY = {
 }
 
 
-@pytest.mark.parametrize("invariant", sorted(SANITY))
+# the removal size's sanity checks are half a minute of TLC each; its variants already show the
+# model removing voters, so these two run in the slow tier (`kraft review` model-checks the size)
+SLOW_SANITY = {"NoRemovedLeaderResigned", "NoLeaderAfterRemoval"}
+
+
+@pytest.mark.parametrize("invariant", [pytest.param(i, marks=pytest.mark.slow) if i in SLOW_SANITY else i
+                                       for i in sorted(SANITY)])
 def test_model_reaches_interesting_states(tmp_path, invariant):
     base, what = SANITY[invariant]
     cfg = tmp_path / "KRaft_sanity.cfg"
