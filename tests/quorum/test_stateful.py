@@ -136,9 +136,11 @@ SHORTEST_STEPS = 12
 
 
 # the search has not found LeaderCountsSelfWhenRemoved within its budget yet (its story shows the
-# violation): the leader must remove itself while the one voter that would not ack is cut off
+# violation): the leader must remove itself while the one voter that would not ack is cut off. A
+# known miss spends its whole budget (a minute), so it runs in the slow tier, strict: it fails
+# there once the search starts catching the bug.
 NOT_FOUND_YET = {"LeaderCountsSelfWhenRemoved"}
-CAUGHT = [pytest.param(v, marks=pytest.mark.xfail(strict=True, reason="search not tuned yet"))
+CAUGHT = [pytest.param(v, marks=[pytest.mark.xfail(strict=True, reason="search not tuned yet"), pytest.mark.slow])
           if v in NOT_FOUND_YET else v for v in PROTOCOL.variant_names]
 
 
