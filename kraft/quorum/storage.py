@@ -35,9 +35,10 @@ from typing import Any, Sequence
 import attrs
 
 from kraft.quorum.messages import LEADER_CHANGE, VOTERS, Entry, QuorumSnapshot, SnapshotRecord
+from kraft.quorum.voters import ReplicaKey, VoterNode, VoterSet, voters_batch
 
 from kraft.log import Log, MemoryFS, Record, RecordBatch, leader_change_batch, write_atomically
-from kraft.log.control import ControlType, decode_control, encode_control
+from kraft.log.control import ControlType, decode_control
 from kraft.log.fs import join
 from kraft.log.schema import ZERO_UUID, uuid_from_str, uuid_to_str
 from kraft.log.snapshot import SnapshotId, parse_snapshot_path, read_snapshot, snapshot_batches, snapshot_filename
@@ -48,8 +49,6 @@ LOG_START_FILE = "log-start-offset-checkpoint"
 METADATA_TOPIC = "__cluster_metadata"
 SNAPSHOT_BATCH_RECORDS = 100  # data records per snapshot batch
 KRAFT_VERSION = 1  # the finalized kraft.version these logs are written with (dynamic voters)
-# the kraft.version range a voter supports, as every VotersRecord entry states it
-SUPPORTED_KRAFT_VERSIONS = {"minSupportedVersion": 0, "maxSupportedVersion": KRAFT_VERSION}
 
 
 def _read_file(fs: Any, path: str) -> bytes | None:
@@ -93,19 +92,15 @@ def _encode_value(v: int | bytes) -> bytes:
     return v if isinstance(v, bytes) else str(v).encode()
 
 
-def _voters_record(offset_delta: int, voters: tuple[int, ...]) -> Record:
-    """A VotersRecord (control type 6, ``VotersRecord.json`` version 0): each voter with the zero
-    directory id, no endpoints and the supported kraft.version range (``VoterSet.toVotersRecord``)."""
-    fields = {"version": 0, "voters": [
-        {"voterId": v, "voterDirectoryId": ZERO_UUID, "endpoints": [],
-         "kRaftVersionFeature": dict(SUPPORTED_KRAFT_VERSIONS)} for v in voters]}
-    return Record(offset_delta, 0, *encode_control(ControlType.KRAFT_VOTERS, fields))
+def _voter_set(voters: tuple[int, ...]) -> VoterSet:
+    """The voter set ``voters`` as these logs record it (``VoterSet.toVotersRecord``): zero
+    directory ids, no endpoints, each voter supporting kraft.version 0 up to ``KRAFT_VERSION``."""
+    return VoterSet(tuple(VoterNode(ReplicaKey(v), max_kraft_version=KRAFT_VERSION) for v in voters))
 
 
 def _voters_batch(offset: int, epoch: int, voters: tuple[int, ...], timestamp: int) -> RecordBatch:
     """The control batch of one voter change (``LeaderState.appendVotersRecord``)."""
-    return RecordBatch(offset, epoch, (_voters_record(0, voters),), is_control=True,
-                       first_timestamp=timestamp, max_timestamp=timestamp)
+    return voters_batch(offset, epoch, _voter_set(voters), timestamp)
 
 
 def _data_batch(offset: int, epoch: int, values: tuple[int | bytes, ...], timestamp: int) -> RecordBatch:
@@ -469,14 +464,10 @@ def _snapshot_file_batches(snapshot: QuorumSnapshot, timestamp: int) -> list[Rec
               for i in range(0, len(snapshot.records), SNAPSHOT_BATCH_RECORDS)]
     data = [[Record(k, 0, str(r.offset).encode(), _encode_value(r.value)) for k, r in enumerate(chunk)]
             for chunk in chunks]
-    plain = snapshot_batches(SnapshotId(snapshot.end, snapshot.epoch), data, timestamp=timestamp)
-    header = plain[0]
-    version = Record(1, 0, *encode_control(ControlType.KRAFT_VERSION, {"version": 0, "kRaftVersion": KRAFT_VERSION}))
-    extra = (version, _voters_record(2, snapshot.voters))
-    shifted = [attrs.evolve(b, base_offset=b.base_offset + len(extra)) for b in plain[1:]]
-    header = RecordBatch(0, snapshot.epoch, header.records + extra, is_control=True,
-                         first_timestamp=timestamp, max_timestamp=timestamp)
-    return [header] + shifted
+    header = [(ControlType.KRAFT_VERSION, {"kRaftVersion": KRAFT_VERSION}),
+              (ControlType.KRAFT_VOTERS, _voter_set(snapshot.voters).to_voters_record())]
+    return snapshot_batches(SnapshotId(snapshot.end, snapshot.epoch), data, timestamp=timestamp,
+                            header_records=header)
 
 
 def _snapshot_voters(batches: Any, bootstrap: tuple[int, ...]) -> tuple[int, ...]:

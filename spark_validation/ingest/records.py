@@ -251,22 +251,28 @@ def summary_command(path: Path) -> str | None:
     return None
 
 
+def _plain_files(p: Path) -> list[Path]:
+    """The files a command-line path names outside Parquet tables: the path itself if it is a
+    file, else every file under it, in order, without descending into a table."""
+    if p.is_file():
+        return [p]
+    if is_parquet_table(p):
+        return []
+    out: list[Path] = []
+    for root, dirs, names in os.walk(p):
+        rootp = Path(root)
+        dirs[:] = [d for d in sorted(dirs) if not is_parquet_table(rootp / d)]
+        out.extend(rootp / n for n in sorted(names))
+    return out
+
+
 def command_summaries(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, str]]:
     """``(path, command)`` of every kraft command summary (:func:`summary_command`) under the
     command-line paths: files :func:`discover` does not take as histories."""
     out: list[tuple[str, str]] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_file():
-            files = [p]
-        elif is_parquet_table(p) or not p.is_dir():
-            continue
-        else:
-            files = []
-            for root, dirs, names in os.walk(p):
-                rootp = Path(root)
-                dirs[:] = [d for d in sorted(dirs) if not is_parquet_table(rootp / d)]
-                files.extend(rootp / n for n in names if n == "summary.json")
+        files = [p] if p.is_file() else [f for f in _plain_files(p) if f.name == "summary.json"]
         out.extend((str(f), c) for f in files if (c := summary_command(f)) is not None)
     return sorted(set(out))
 
@@ -280,18 +286,7 @@ def ignored_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     taken = set(histories) | set(traces)
     out: list[Path] = []
     for raw in paths:
-        p = Path(raw)
-        if p.is_file():
-            files = [p]
-        elif is_parquet_table(p):
-            continue
-        else:
-            files = []
-            for root, dirs, names in os.walk(p):
-                rootp = Path(root)
-                dirs[:] = [d for d in sorted(dirs) if not is_parquet_table(rootp / d)]
-                files.extend(rootp / n for n in sorted(names))
-        for f in files:
+        for f in _plain_files(Path(raw)):
             if f in taken or f.suffix in (".parquet", MODEL_SIDECAR_SUFFIX) or f.name in ("model.txt", *OWN_OUTPUTS):
                 continue
             out.append(f)
