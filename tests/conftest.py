@@ -17,6 +17,7 @@ from tests import examples
 pytest_plugins = ["tests.no_jvm", "tests.durations_file"]
 
 examples.register_profiles()
+examples.pin_constant_pool()
 
 
 def pytest_addoption(parser: "pytest.Parser") -> None:

@@ -17,7 +17,9 @@ lives with the search.
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 from typing import Any
 
 import attrs
@@ -81,3 +83,22 @@ def register_profiles() -> None:
         settings.register_profile(name, max_examples=getattr(DEFAULT, name), derandomize=name == "ci",
                                   suppress_health_check=slow_ok, **common)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
+
+
+# the project's packages (pyproject.toml, [tool.importlinter] root_packages)
+PROJECT_PACKAGES = ("kraft", "model_check", "traces", "spark_validation")
+
+
+def pin_constant_pool() -> None:
+    """Import every module of the project, once per test process.
+
+    Hypothesis draws some values from a pool of the constants written in the local modules loaded
+    so far (``hypothesis.internal.conjecture.providers._get_local_constants``), and grows the pool
+    whenever a new one is imported.  Without this, a derandomized search generates different
+    examples depending on which tests ran before it in the same worker; with every module loaded
+    up front, the pool is the project's whole set from the first example on."""
+    for root in PROJECT_PACKAGES:
+        package = importlib.import_module(root)
+        for module in pkgutil.walk_packages(package.__path__, root + "."):
+            importlib.import_module(module.name)
+
