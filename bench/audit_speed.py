@@ -273,7 +273,7 @@ def etcd_ops(path: Path) -> list:
 
 
 def _time_histories(hs: list, repeat: int) -> dict[str, tuple[float, object]]:
-    from spark_validation.linearizability import check_history
+    from spark_validation.checks.linearizable import check_history
 
     ours: dict[str, tuple[float, object]] = {}
     for f, ops in hs:
@@ -304,19 +304,19 @@ def _porcupine(cmd: str, repeat: int, files: list) -> dict[str, tuple[float, obj
 
 
 def etcd_rows(etcd: Path, repeat: int, rounds: int = 3) -> None:
-    from spark_validation import linearizability
+    from spark_validation.checks.linearizable import fast, register
 
     files = sorted(etcd.glob("etcd_*.log"))
     hs = [(f, etcd_ops(f)) for f in files]
     hs = [(f, ops) for f, ops in hs if ops]  # etcd_095.log is empty (the cluster did not start)
     n_ops = sum(len(ops) for _, ops in hs)
-    kernel = linearizability.KERNEL
-    if kernel is not None:  # the Python search too, for reference (what runs without a C compiler)
-        linearizability.KERNEL = None
+    compiled = fast.check_register_ops
+    if fast.COMPILED is not None:  # the Python search too, for reference (what runs without a C compiler)
+        fast.check_register_ops = register.check_register_ops
         try:
             py = _time_histories(hs, repeat)
         finally:
-            linearizability.KERNEL = kernel
+            fast.check_register_ops = compiled
         pts = sorted(t for t, _ in py.values())
         print(f"{'lin: etcd corpus, ours, Python search (median)':<44} {len(hs):>12,} "
               f"{statistics.median(pts) * 1e3:>8.3f}ms  {'':>12}  total {sum(pts):.3f} s")
@@ -339,7 +339,7 @@ def etcd_rows(etcd: Path, repeat: int, rounds: int = 3) -> None:
             theirs[k] = (min(t, theirs[k][0]) if k in theirs else t, v)
     ts = sorted(t for t, _ in ours.values())
     med, total = statistics.median(ts), sum(ts)
-    search = "compiled search" if kernel is not None else "Python search (the compiled one is not built)"
+    search = "compiled search" if fast.COMPILED is not None else "Python search (the compiled one is not built)"
     print(f"{'lin: etcd corpus, ours (median history)':<44} {len(hs):>12,} {med * 1e3:>8.3f}ms  "
           f"{'':>12}  {search}; best of {rounds} x {repeat}; {load()}")
     row("lin: etcd corpus, ours (total)", n_ops, total,
@@ -371,7 +371,7 @@ def lin_register(n: int, ops_per: int) -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     register_history = mod.register_history
-    from spark_validation.linearizability import check_history
+    from spark_validation.checks.linearizable import check_history
     from spark_validation.ingest.records import rows_to_ops
 
     rng = random.Random(3)

@@ -53,9 +53,9 @@ from spark_validation.ingest.records import Malformed, command_summaries, discov
 from spark_validation.ingest.rows import no_cyclic_gc, read_rows, read_table, structure_problem
 from spark_validation.ingest.spark import unreadable_parquet
 from spark_validation.kernel_rows import cycle_table, kernel_table
-from spark_validation.linearizability import check_history
+from spark_validation.checks.linearizable import check_history
 from spark_validation.metadata import MODEL, check_traces_local, check_traces_spark
-from spark_validation.models import MODELS
+from spark_validation.checks.linearizable.models import MODELS
 from spark_validation.options import AuditOptions
 from spark_validation.session import get_context, get_session
 

@@ -18,7 +18,7 @@ from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.outcome import EXIT_ERROR
 from spark_validation.ingest.edn import EdnError, loads
 from spark_validation.ingest.history import HistoryFormatError, normalize
-from spark_validation.models import MODELS
+from spark_validation.checks.linearizable.models import MODELS
 from spark_validation.options import CHECKS, KAFKA_ENGINES, AuditOptions
 from spark_validation.session import SparkUnavailable
 

@@ -7,7 +7,7 @@ import json
 
 from spark_validation.ingest.history import Op, history_from_ops, pair_ops
 from spark_validation.linearizability import LinResult, check_history
-from spark_validation.models import MODELS, UNKNOWN, AppendLogModel, Call, Model
+from spark_validation.checks.linearizable.models import MODELS, UNKNOWN, AppendLogModel, Call, Model
 
 
 def op(i: int, p: object, t: str, f: str, v: object = None, key: object = None) -> Op:

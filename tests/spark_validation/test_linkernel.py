@@ -15,11 +15,13 @@ from typing import Any
 
 import pytest
 
-from spark_validation import linearizability as lin
+from spark_validation.checks.linearizable import check_history, register
+from spark_validation.checks.linearizable import fast as fast_path
 from spark_validation.ingest.history import Op, pairing_of
 from spark_validation.ingest.pairing import pair_reference
 
-pytestmark = pytest.mark.skipif(lin._compiled is None, reason="the compiled search is not built (setup.py)")
+pytestmark = pytest.mark.skipif(fast_path.COMPILED is None, reason="the compiled search is not built (setup.py)")
+COMPILED: Any = fast_path.COMPILED
 
 
 def _history(rng: random.Random, n_ops: int, *, cas: bool, keys: int, values: int = 4) -> list[Op]:
@@ -94,13 +96,13 @@ def _history(rng: random.Random, n_ops: int, *, cas: bool, keys: int, values: in
 
 def _both(ops: list[Op], monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tuple[dict, dict]:
     kw.setdefault("history_id", "h")
-    fast = lin.check_history(ops, **kw).to_dict()
-    monkeypatch.setattr(lin, "KERNEL", None)
-    slow = lin.check_history(ops, **kw).to_dict()
-    monkeypatch.setattr(lin, "KERNEL", lin._compiled)
-    fast.pop("seconds")
-    slow.pop("seconds")
-    return fast, slow
+    compiled = check_history(ops, **kw).to_dict()
+    with monkeypatch.context() as m:
+        m.setattr(fast_path, "check_register_ops", register.check_register_ops)
+        reference = check_history(ops, **kw).to_dict()
+    compiled.pop("seconds")
+    reference.pop("seconds")
+    return compiled, reference
 
 
 @pytest.mark.parametrize("model", ["register", "cas-register"])
@@ -118,6 +120,52 @@ def test_kernel_equals_python_search(model: str, nil_reads: str, monkeypatch: py
     assert verdicts[True] >= 40 and verdicts[False] >= 40, verdicts
 
 
+@pytest.mark.parametrize("cas", [False, True])
+@pytest.mark.parametrize("knossos_nil", [False, True])
+def test_compiled_check_register_ops_equals_the_reference(cas: bool, knossos_nil: bool) -> None:
+    """The compiled function against :func:`register.check_register_ops`, whole results compared:
+    header, per partition the verdict, steps, cache size and payload (or both decline)."""
+    rng = random.Random(f"ops/{cas}/{knossos_nil}")
+    verdicts: dict[Any, int] = {2: 0}
+    for i in range(300):
+        ops = _history(rng, rng.choice((1, 3, 8, 20, 60, 200, 300)), cas=cas, keys=rng.choice((1, 1, 3)),
+                       values=rng.choice((3, 4)))
+        if i % 8 == 0:
+            del ops[rng.randrange(len(ops))]  # sometimes a history the pairing rule rejects
+        args = (ops, pairing_of(ops), cas, knossos_nil, rng.choice((None, 0, 1)), -1.0, rng.choice((3, 10**6)), 1 << 30)
+        want = register.check_register_ops(*args)
+        assert COMPILED.check_register_ops(*args) == want, (i, ops)
+        for part in want[1] if want is not None else [(None, None)]:
+            verdicts[part[1]] = verdicts.get(part[1], 0) + 1
+    # searches stopped by the cache cap or the clock: a history whose search passes 2,048 steps
+    ops = _history(random.Random(3), 300, cas=True, keys=1, values=3)
+    for deadline, max_cache in ((-1.0, 50), (0.0, 10**6)):
+        args = (ops, pairing_of(ops), True, knossos_nil, None, deadline, max_cache, 1 << 30)
+        want = register.check_register_ops(*args)
+        assert COMPILED.check_register_ops(*args) == want
+        verdicts[want[1][0][1]] += 1  # type: ignore[index]
+    # every verdict (and declines), in numbers, or the comparison says little
+    assert verdicts[2] >= 2 and all(verdicts.get(v, 0) >= 15 for v in (None, 0, 1, 3)), sorted(verdicts.items(), key=str)
+
+
+@pytest.mark.parametrize("model", ["register", "cas-register"])
+def test_register_reference_equals_the_general_check(model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The register reference gives check_history the result its general path gives (the path of
+    every other model, and of histories the register check declines)."""
+    rng = random.Random(f"general/{model}")
+    for i in range(150):
+        ops = _history(rng, rng.choice((1, 3, 8, 20, 60)), cas=model == "cas-register", keys=rng.choice((1, 3)))
+        nil_reads = rng.choice(("strict", "knossos"))
+        with monkeypatch.context() as m:
+            m.setattr(fast_path, "check_register_ops", register.check_register_ops)
+            want = check_history(ops, model, nil_reads=nil_reads).to_dict()
+            m.setattr(fast_path, "check_register_ops", lambda *args: None)
+            got = check_history(ops, model, nil_reads=nil_reads).to_dict()
+        want.pop("seconds")
+        got.pop("seconds")
+        assert got == want, (i, ops)
+
+
 def test_kernel_pairs_as_the_python_rule() -> None:
     """Given no pairing, the kernel pairs the ops itself by the compiled loop of ingest.pairing's
     rule: the result is the one it gives with the Python rule's pairing, on histories with nemesis
@@ -129,8 +177,8 @@ def test_kernel_pairs_as_the_python_rule() -> None:
         ops = _history(rng, rng.choice((1, 3, 8, 20, 60)), cas=True, keys=rng.choice((1, 3)))
         if i % 3 == 0:
             del ops[rng.randrange(len(ops))]
-        want = lin._compiled.check_register_ops(ops, pair_reference(ops), *args)
-        assert lin._compiled.check_register_ops(ops, None, *args) == want, (i, ops)
+        want = COMPILED.check_register_ops(ops, pair_reference(ops), *args)
+        assert COMPILED.check_register_ops(ops, None, *args) == want, (i, ops)
         taken += want is not None
         broken += bool(pair_reference(ops).problems)
     assert taken >= 150 and broken >= 30, (taken, broken)
@@ -139,17 +187,15 @@ def test_kernel_pairs_as_the_python_rule() -> None:
 def test_kernel_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast path really runs the compiled search (not a silent fallback to Python)."""
     calls: list[Any] = []
-    real = lin._compiled
 
-    class Spy:
-        def check_register_ops(self, *args: Any) -> Any:
-            r = real.check_register_ops(*args)
-            calls.append(r)
-            return r
+    def spy(*args: Any) -> Any:
+        r = COMPILED.check_register_ops(*args)
+        calls.append(r)
+        return r
 
-    monkeypatch.setattr(lin, "KERNEL", Spy())
+    monkeypatch.setattr(fast_path, "check_register_ops", spy)
     ops = _history(random.Random(1), 50, cas=True, keys=1)
-    lin.check_history(ops, "cas-register", history_id="h")
+    check_history(ops, "cas-register", history_id="h")
     assert len(calls) == 1 and calls[0] is not None
 
 
@@ -187,7 +233,7 @@ def test_kernel_budget_and_cache_cap_match(monkeypatch: pytest.MonkeyPatch) -> N
     ],
 )
 def test_kernel_declines_what_python_decides(ops: list[Op], monkeypatch: pytest.MonkeyPatch) -> None:
-    assert lin._compiled.check_register_ops(ops, pairing_of(ops), True, False, None, -1.0, 1000, 1 << 30) is None
+    assert COMPILED.check_register_ops(ops, pairing_of(ops), True, False, None, -1.0, 1000, 1 << 30) is None
     fast, slow = _both(ops, monkeypatch, model="cas-register")
     assert fast == slow
 
@@ -195,13 +241,13 @@ def test_kernel_declines_what_python_decides(ops: list[Op], monkeypatch: pytest.
 def test_kernel_declines_long_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
     """A key with more calls than the kernel's bitsets hold goes to the Python search (which
     compresses the set of linearized calls into windows)."""
-    n = lin._compiled.MAX_PART + 1
+    n = COMPILED.MAX_PART + 1
     ops = []
     for i in range(n):
         ops.append(Op(2 * i, 0, "invoke", "write", None, i))
         ops.append(Op(2 * i + 1, 0, "ok", "write", None, i))
-    assert lin._compiled.check_register_ops(ops, pairing_of(ops), True, False, None, -1.0, 1000, 1 << 30) is None
-    assert lin.check_history(ops, "cas-register").valid is True
+    assert COMPILED.check_register_ops(ops, pairing_of(ops), True, False, None, -1.0, 1000, 1 << 30) is None
+    assert check_history(ops, "cas-register").valid is True
 
 
 def test_kernel_register_model_has_no_cas(monkeypatch: pytest.MonkeyPatch) -> None:

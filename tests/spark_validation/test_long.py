@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_validation import linearizability
+from spark_validation.checks.linearizable import search
 from spark_validation.ingest.history import Op
 from spark_validation.linearizability import check_history
 
@@ -27,7 +27,7 @@ def test_long_sequential_history_fits_a_small_memo(monkeypatch: pytest.MonkeyPat
     ops = sequential(random.Random(3), 30_000)
     # 16 MiB: ~60,000 entries of ~300 bytes; entries holding a 30,000-bit set (3.75 kB) would
     # allow ~3,700 and give up long before the 30,000 lifts the search needs
-    monkeypatch.setattr(linearizability, "CACHE_BYTES", 16 << 20)
+    monkeypatch.setattr(search, "CACHE_BYTES", 16 << 20)
     r = check_history(ops, "register", max_cache=10**9)
     assert r.valid is True, r.info
     assert r.info["calls"] == 30_000
@@ -40,7 +40,7 @@ def test_long_history_violation_found_with_its_prefix(monkeypatch: pytest.Monkey
     cur = ops[last_read].value
     wrong = next(v for v in range(5) if v != cur)
     ops[last_read] = Op(ops[last_read].index, 0, "ok", "read", None, wrong)
-    monkeypatch.setattr(linearizability, "CACHE_BYTES", 16 << 20)
+    monkeypatch.setattr(search, "CACHE_BYTES", 16 << 20)
     r = check_history(ops, "register", max_cache=10**9)
     assert r.valid is False
     ev = r.anomalies[0]["evidence"]
@@ -51,7 +51,7 @@ def test_long_history_violation_found_with_its_prefix(monkeypatch: pytest.Monkey
 def test_concurrent_history_with_info_ops_fits_a_small_memo(monkeypatch: pytest.MonkeyPatch) -> None:
     ops = simulate(random.Random(5), 10, 20_000, "register")
     assert any(o.type == "info" for o in ops)
-    monkeypatch.setattr(linearizability, "CACHE_BYTES", 64 << 20)
+    monkeypatch.setattr(search, "CACHE_BYTES", 64 << 20)
     r = check_history(ops, "register", max_cache=10**9)
     assert r.valid is True, r.info
 
