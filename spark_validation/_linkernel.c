@@ -1,5 +1,5 @@
 /*
- * The linearizability search of spark_validation/linearizability.py (check_calls), compiled, for
+ * The register check of spark_validation/checks/linearizable/register.py (check_register_ops), compiled, for
  * the register models (register, cas-register) on histories of atomic values. Built by the
  * project's install (setup.py, an optional extension: without it the Python path runs).
  *
@@ -32,7 +32,7 @@
 #define MAX_PART 2048
 #define CHECK_EVERY 2048
 #define STATES_CAP 8
-#define ENTRY_OVERHEAD 280 /* the Python path's per-entry estimate (linearizability._ENTRY_OVERHEAD) */
+#define ENTRY_OVERHEAD 280 /* the Python path's per-entry estimate (checks/linearizable/search.py, ENTRY_OVERHEAD) */
 
 enum { K_READ = 0, K_WRITE = 1, K_CAS = 2 };
 enum { V_TRUE = 1, V_FALSE = 0, V_UNKNOWN = 2, V_IMPOSSIBLE = 3 };
@@ -529,7 +529,7 @@ PyDoc_STRVAR(check_doc,
 "The register-model check of a list of Op objects paired by ``pairing`` (ingest.pairing.pair; None:\n"
 "by the compiled loop of that rule), or\n"
 "None when the history is outside the common case (the caller then takes the Python path). See\n"
-"spark_validation/linearizability.py.");
+"spark_validation/checks/linearizable/register.py.");
 
 static PyObject *check_register_ops(PyObject *self, PyObject *args) {
     PyObject *ops_in, *pairing, *initial;
@@ -758,7 +758,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_linkernel",
-    "Compiled linearizability search for register histories (see linearizability.py).", -1, methods,
+    "Compiled linearizability search for register histories (see checks/linearizable/register.py).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
