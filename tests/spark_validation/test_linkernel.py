@@ -145,7 +145,8 @@ def test_compiled_check_register_ops_equals_the_reference(cas: bool, knossos_nil
         assert COMPILED.check_register_ops(*args) == want
         verdicts[want[1][0][1]] += 1  # type: ignore[index]
     # every verdict (and declines), in numbers, or the comparison says little
-    assert verdicts[2] >= 2 and all(verdicts.get(v, 0) >= 15 for v in (None, 0, 1, 3)), sorted(verdicts.items(), key=str)
+    assert verdicts[2] >= 2 and all(verdicts.get(v, 0) >= 15 for v in (None, 0, 1, 3)), \
+        sorted(verdicts.items(), key=str)
 
 
 @pytest.mark.parametrize("model", ["register", "cas-register"])

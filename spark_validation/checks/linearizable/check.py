@@ -243,7 +243,8 @@ def _check_general(
         explored += s.explored
         if s.valid is False:
             json_of = lambda cid, part=part: call_json(m, part[cid])  # noqa: E731
-            anomalies.append(anomaly(key, stuck_evidence(m, s.stuck, part.__getitem__, json_of)))  # type: ignore[arg-type]
+            stuck: Stuck = s.stuck  # type: ignore[assignment]
+            anomalies.append(anomaly(key, stuck_evidence(m, stuck, part.__getitem__, json_of)))
         elif s.valid == "unknown":
             unknown.append(_undecided(key, s.reason, s.calls, s.best_prefix, s.explored))
             if deadline is not None and time.perf_counter() > deadline:

@@ -25,9 +25,16 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence
 
-from spark_validation.checks.linearizable.models import CAS, READ, CasRegisterModel, Call, RegisterModel, with_nil_reads
+from spark_validation.checks.linearizable.models import (
+    CAS,
+    UNKNOWN,
+    CasRegisterModel,
+    Call,
+    RegisterModel,
+    with_nil_reads,
+)
 from spark_validation.checks.linearizable.search import Search, check_calls
-from spark_validation.ingest.history import Op, Operation, make_operation
+from spark_validation.ingest.history import Op, make_operation
 from spark_validation.ingest.pairing import Pairing, pair
 
 MAX_PART = 2048
@@ -53,9 +60,12 @@ def check_register_ops(
     operations = [make_operation(ops[i], ops[c] if c >= 0 else None, i, c if c >= 0 else None)
                   for i, c in zip(p.invokes, p.completions)]
     live = [o for o in operations if o.complete is None or o.complete.type != "fail"]
-    if not all(_common(o, model.fs, knossos_nil) for o in live):
+    try:
+        calls = model.calls(live)
+    except (TypeError, ValueError):  # an f the model does not have, a cas value that is not a pair
         return None
-    calls = model.calls(live)
+    if not _atomic(calls):
+        return None
     parts = model.partition(calls)
     if any(len(part) > MAX_PART for _, part in parts):
         return None
@@ -68,23 +78,15 @@ def check_register_ops(
     return header, out
 
 
-def _common(o: Operation, fs: frozenset, knossos_nil: bool) -> bool:
-    """Whether a live operation is one the compiled search takes: a known ``f``, atomic key and
-    values, a cas argument a pair (an unknown read: only its ``f`` matters)."""
-    inv, c = o.invoke, o.complete
-    if inv.f not in fs:
-        return False
-    if inv.f == READ:
-        if c is None or c.type != "ok" or (c.value is None and knossos_nil):
-            return True
-        value: Any = (c.value,)
-    elif inv.f == CAS:
-        value = inv.value
-        if type(value) is not tuple or len(value) != 2:
+def _atomic(calls: list[Call]) -> bool:
+    """Whether every key, argument and observed output is ``None``, an ``int`` or a ``str``."""
+    for c in calls:
+        f, arg = c.input
+        if type(c.key) not in _ATOM or (type(c.output) not in _ATOM and c.output is not UNKNOWN):
             return False
-    else:
-        value = (inv.value,)
-    return type(inv.key) in _ATOM and all(type(v) in _ATOM for v in value)
+        if (type(arg[0]) not in _ATOM or type(arg[1]) not in _ATOM) if f == CAS else type(arg) not in _ATOM:
+            return False
+    return True
 
 
 def _check_parts(

@@ -17,7 +17,7 @@ is.
 Three sound prunings come on top, each argued where it is prepared: read-only calls accepted in a
 configuration are lifted first and alone (:func:`_forced_read`); among optional calls with the
 same input only a prefix in invocation order is tried (:func:`_symmetry`); a blind write is never
-placed right after an optional call (:func:`_skip`). The set of linearized calls is kept
+placed right after an optional call (:meth:`_Walk.run`). The set of linearized calls is kept
 compressed as counts plus windows (:func:`_ranks`), so a memo entry is as small as the
 concurrency. A time budget and a cap on the cache turn an explosive search into ``"unknown"``.
 """
@@ -25,7 +25,7 @@ concurrency. A time budget and a cap on the cache turn an explosive search into 
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import attrs
 
@@ -233,17 +233,17 @@ def _ranks(calls: Sequence[Call], must: list) -> list[int]:
     return rank
 
 
-def _grow(plan: _Plan, cid: int, lo_m: int, win_m: int, lo_o: int, win_o: int) -> tuple[int, int, int, int]:
+def _grow(must: list, rank: list, cid: int, lo_m: int, win_m: int, lo_o: int, win_o: int) -> tuple[int, int, int, int]:
     """The compressed set of linearized calls (:func:`_ranks`) with call ``cid`` added."""
-    if plan.must[cid]:
-        d = plan.rank[cid] - lo_m
+    if must[cid]:
+        d = rank[cid] - lo_m
         win_m |= 1 << d
         if not d:
             t = (~win_m & (win_m + 1)).bit_length() - 1  # trailing ones: the prefix grew
             win_m >>= t
             lo_m += t
     else:
-        d = plan.rank[cid] - lo_o
+        d = rank[cid] - lo_o
         win_o |= 1 << d
         if not d:
             t = (~win_o & (win_o + 1)).bit_length() - 1
@@ -272,8 +272,8 @@ def _unlift(nxt: list, prv: list, node: int, ret: int) -> None:
     prv[nxt[node]] = node
 
 
-def _forced_read(plan: _Plan, model: Model, state: Any) -> int:
-    """The first available read-only call the model accepts in ``state`` (its node), or -1.
+def _forced_read(plan: _Plan, model: Model) -> Callable[[Any], int]:
+    """A scan for the first available read-only call the model accepts in a state (its node, or -1).
 
     In a configuration where some read-only op (it changes no state) is available -- its call
     precedes every pending return, so all its real-time predecessors are linearized -- and the
@@ -283,31 +283,23 @@ def _forced_read(plan: _Plan, model: Model, state: Any) -> int:
     lift, undone together with its parent on backtracking); when there is none, read-only ops are
     skipped (all were rejected here)."""
     nxt, is_call, node_ro, node_cid = plan.nxt, plan.is_call, plan.node_ro, plan.node_cid
-    inputs, outputs, tail = plan.inputs, plan.outputs, plan.tail
+    inputs, outputs, head, tail = plan.inputs, plan.outputs, plan.head, plan.tail
     # a model whose reads are accepted exactly when their output equals the state (the registers)
     # lets the scan compare instead of calling step
     read_eq = getattr(model, "read_is_equality", False)
     step = model.step
-    e = nxt[plan.head]
-    while e != tail and is_call[e]:
-        if node_ro[e]:
-            cid = node_cid[e]
-            if (outputs[cid] == state) if read_eq else step(state, inputs[cid], outputs[cid])[0]:
-                return e
-        e = nxt[e]
-    return -1
 
+    def scan(state: Any) -> int:
+        e = nxt[head]
+        while e != tail and is_call[e]:
+            if node_ro[e]:
+                cid = node_cid[e]
+                if (outputs[cid] == state) if read_eq else step(state, inputs[cid], outputs[cid])[0]:
+                    return e
+            e = nxt[e]
+        return -1
 
-def _skip(plan: _Plan, cid: int, lo_o: int, win_o: int, stack: Any) -> bool:
-    """Whether the search need not try call ``cid`` next: an optional call whose symmetric
-    predecessor (:func:`_symmetry`) is not linearized yet, or a blind write (the model's
-    ``overwrites``: the state after it does not depend on the state before) right after an optional
-    call -- that call then has no effect anyone can observe, and the branch without it covers
-    this one."""
-    ps = plan.prev_same[cid]
-    if ps >= 0 and plan.rank[ps] >= lo_o and not (win_o >> (plan.rank[ps] - lo_o)) & 1:
-        return True
-    return bool(plan.blind[cid] and stack is not None and not plan.must[plan.node_cid[stack[0]]])
+    return scan
 
 
 class _Walk:
@@ -330,15 +322,14 @@ class _Walk:
         plan, model, cache = self.plan, self.model, self.cache
         nxt, prv, is_call, node_cid, node_ret, node_ro = (
             plan.nxt, plan.prv, plan.is_call, plan.node_cid, plan.node_ret, plan.node_ro)
-        inputs, outputs, must, prev_same, blind = plan.inputs, plan.outputs, plan.must, plan.prev_same, plan.blind
-        step, head, tail = model.step, plan.head, plan.tail
+        inputs, outputs, must, prev_same, blind, rank = (
+            plan.inputs, plan.outputs, plan.must, plan.prev_same, plan.blind, plan.rank)
+        step, head, tail, forced_read = model.step, plan.head, plan.tail, _forced_read(plan, model)
         lo_m = win_m = lo_o = win_o = depth = explored = 0
         stack: Any = None
-        remaining = sum(must)
-        countdown = _CHECK_EVERY
-        entry = nxt[head]
-        fresh = True  # at a configuration not yet scanned for read-only ops
+        remaining, countdown, entry = sum(must), _CHECK_EVERY, nxt[head]
         valid: Any = True
+        fresh = True  # at a configuration not yet scanned for read-only ops
         while remaining:
             explored += 1
             countdown -= 1
@@ -350,14 +341,20 @@ class _Walk:
             node, new_state = -1, state
             if fresh:
                 fresh = False
-                node = _forced_read(plan, model, state)
+                node = forced_read(state)
                 entry = -1 if node >= 0 else nxt[head]
             if entry >= 0:
                 if entry == tail or not is_call[entry]:  # a return of an op not linearized yet
                     self._dead_end(depth, stack, state, entry)
                 else:
                     cid = node_cid[entry]
-                    if node_ro[entry] or ((prev_same[cid] >= 0 or blind[cid]) and _skip(plan, cid, lo_o, win_o, stack)):
+                    # not now: a read-only call (_forced_read), an optional call whose symmetric
+                    # predecessor is out (_symmetry), or a blind write (the model's ``overwrites``)
+                    # right after an optional call: that call then has no effect anyone can
+                    # observe, and the branch without it covers this one
+                    ps = prev_same[cid]
+                    if node_ro[entry] or (ps >= 0 and rank[ps] >= lo_o and not (win_o >> (rank[ps] - lo_o)) & 1) or (
+                            blind[cid] and stack is not None and not must[node_cid[stack[0]]]):
                         entry = nxt[entry]
                         continue
                     ok, new_state = step(state, inputs[cid], outputs[cid])
@@ -367,9 +364,9 @@ class _Walk:
                     node = entry
             if node >= 0:
                 cid = node_cid[node]
-                g = _grow(plan, cid, lo_m, win_m, lo_o, win_o)
+                g = _grow(must, rank, cid, lo_m, win_m, lo_o, win_o)
                 # the key carries whether the call is optional: the search from a configuration
-                # depends on it (the blind-write rule of _skip)
+                # depends on it (the blind-write rule above)
                 ck = (*g, new_state, not must[cid])
                 if ck not in cache:
                     cache.add(ck)
