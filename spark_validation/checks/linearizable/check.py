@@ -81,7 +81,8 @@ def default_nil_reads(history_id: Any, nil_reads: str | None = "auto") -> str:
 
 
 class _Verdict(Exception):
-    """Raised inside the check to return ``valid`` early (with ``info`` filled)."""
+    """A verdict and its anomalies: what each step of the check returns, or raises to end the
+    check early (``info`` filled so far)."""
 
     def __init__(self, valid: Any, anomalies: list | None = None) -> None:
         super().__init__(valid)
