@@ -79,7 +79,8 @@ CONSTANTS
     NoSnapshotRedirectBelowLogStart, \* a fetch below the log start gets no snapshot
     VoterChangeBeforeEpochCommit,    \* a new leader changes the voters before committing in its epoch
     ConcurrentVoterChange,           \* a voter change while another is uncommitted
-    LeaderCountsSelfWhenRemoved      \* a removed leader counts itself toward the high watermark
+    LeaderCountsSelfWhenRemoved,     \* a removed leader counts itself toward the high watermark
+    ObserverSkipsFsync               \* a follower that is not a voter does not flush its appends
 
 ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxDiskLosses \in Nat /\ MaxElections \in Int
        /\ MaxInFlight \in Nat /\ MaxFaults \in Int /\ MaxSnapshots \in Nat
@@ -88,7 +89,8 @@ ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxDis
                     NoTruncateOnDivergence, ForgetVoteOnRestart, SnapshotBeyondHighWatermark,
                     KeepSuffixAfterSnapshotInstall, RetentionDeletesPastSnapshot,
                     NoSnapshotRedirectBelowLogStart, VoterChangeBeforeEpochCommit,
-                    ConcurrentVoterChange, LeaderCountsSelfWhenRemoved} : b \in BOOLEAN
+                    ConcurrentVoterChange, LeaderCountsSelfWhenRemoved,
+                    ObserverSkipsFsync} : b \in BOOLEAN
        /\ Voters # {} /\ Voters \cap Observers = {}
        /\ Nil \notin Voters \cup Observers
 
@@ -768,6 +770,14 @@ HandleFetchRequest(n, m) ==
 \*  - Ok: append the records (at the fetch offset = log end), flush, and take
 \*    min(leader HW, log end) as its HW (a lower value is ignored: the HW of
 \*    a follower never goes back, FollowerState.updateHighWatermark).
+\*    A controller flushes every follower append, voter or not
+\*    (KafkaRaftClient.appendAsFollower with followersAlwaysFlush, which
+\*    KafkaRaftManager sets for the controller role): the leader counts a
+\*    fetch offset as durable, and an observer may already be a voter in the
+\*    leader's log. ObserverSkipsFsync is the code before that fix
+\*    (KAFKA-17332): only a replica that is a voter in its log before the
+\*    append (QuorumState.isVoter, read before the appended records update
+\*    the voter set) flushes.
 \*  - Diverging: truncate to min(diverging end offset, own end offset of the
 \*    largest epoch <= diverging epoch) and fetch again later.
 \*  - FencedEpoch with a higher epoch: Unattached in that epoch.
@@ -805,7 +815,10 @@ HandleFetchResponse(n, m) ==
                            LET l2 == log[n] \o m.mentries
                                end == logStartOffset[n] + Len(l2)
                            IN /\ log' = [log EXCEPT ![n] = l2]
-                              /\ flushedOffset' = [flushedOffset EXCEPT ![n] = end]
+                              /\ flushedOffset' = [flushedOffset EXCEPT ![n] =
+                                     IF ObserverSkipsFsync /\ ~IsVoter(n)
+                                     THEN @    \* BUG: an observer's append stays unflushed
+                                     ELSE end]
                               /\ highWatermark' = [highWatermark EXCEPT ![n] =
                                      Max(@, Min(m.mhighWatermark, end))]
                               /\ Deliver(m, {})

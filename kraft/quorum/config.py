@@ -58,6 +58,7 @@ class QuorumConfig:
     VoterChangeBeforeEpochCommit: bool = False
     ConcurrentVoterChange: bool = False
     LeaderCountsSelfWhenRemoved: bool = False
+    ObserverSkipsFsync: bool = False
 
     def with_variant(self, name: str | None) -> "QuorumConfig":
         """Return a copy with the named variant flag switched on (``None``: unchanged; ``PreVote``

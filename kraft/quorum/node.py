@@ -338,7 +338,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
                     return (cls.check_quorum_resign, {})
             return None
         if role is Role.FOLLOWER:
-            if self.storage.flushed_offset < self.storage.end_offset:
+            if self.storage.flushed_offset < self.storage.end_offset and not self._skips_fsync():
                 return (cls.flush, {})  # a follower's fetch offset must be durable
             if self.fetch_deadline is not None and now >= self.fetch_deadline:
                 if self.is_voter:
@@ -375,7 +375,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         times = [self.election_deadline, self.check_quorum_deadline, self.flush_deadline]
         if self.role is Role.FOLLOWER:
             times += [self.fetch_deadline, self.next_fetch_at]
-            if self.storage.flushed_offset < self.storage.end_offset:
+            if self.storage.flushed_offset < self.storage.end_offset and not self._skips_fsync():
                 return 0
         if self.role is Role.UNATTACHED and self.leader_id is None:
             times.append(self.next_fetch_at)
@@ -387,6 +387,11 @@ class QuorumNode(Node, declaration=PROTOCOL):
             return 0
         live = [t for t in times if t is not None]
         return min(live) if live else None
+
+    def _skips_fsync(self) -> bool:
+        """Bug ``ObserverSkipsFsync``: a follower that is not a voter leaves its appends unflushed
+        (``KafkaRaftClient.appendAsFollower`` before ``followersAlwaysFlush``)."""
+        return self.config.ObserverSkipsFsync and not self.is_voter
 
     def _check_quorum_ok(self) -> bool:
         return self._is_quorum(self.fetched_voters | {self.id})
@@ -619,9 +624,12 @@ class QuorumNode(Node, declaration=PROTOCOL):
             entries = whole_batches(m.entries)
             for k, entry in enumerate(entries):
                 self._rb.wrote("append", offset=start + k, epoch=entry.epoch, value=entry.value)
+            skips_fsync = self._skips_fsync()  # whether a voter before the append, as Kafka asks
             self.storage.append_entries(entries, m.source, self.voters, now)
-            self.storage.flush()  # KafkaRaftClient.appendAsFollower flushes before the next fetch
-            self._rb.wrote("flush", offset=self.storage.flushed_offset)
+            if not skips_fsync:
+                # KafkaRaftClient.appendAsFollower: a controller flushes before its next fetch
+                self.storage.flush()
+                self._rb.wrote("flush", offset=self.storage.flushed_offset)
             hwm = min(m.highWatermark, self.storage.end_offset)
             if hwm > self.high_watermark:  # FollowerState.updateHighWatermark never goes back
                 self.high_watermark = hwm

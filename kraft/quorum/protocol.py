@@ -113,6 +113,9 @@ VARIANTS = (
     Variant("LeaderCountsSelfWhenRemoved", "MajorityReachedHighWatermark",
             "a leader that removed itself still counts its own offset toward the high watermark, committing "
             "a record without a majority of the new voter set (KAFKA-16530)", size="removal"),
+    Variant("ObserverSkipsFsync", "MajorityReachedHighWatermark",
+            "a follower that is not a voter does not flush its appends; once the leader has added it, its "
+            "unflushed fetch offset counts toward the high watermark (KAFKA-17332)", size="observer"),
 )
 
 # A bug switch the node implements (QuorumConfig) that the spec's manifest does not list as a

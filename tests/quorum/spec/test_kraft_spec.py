@@ -45,6 +45,7 @@ def test_manifest_names_every_variant_constant(manifest):
         "NoSnapshotRedirectBelowLogStart",
         "ConcurrentVoterChange",
         "LeaderCountsSelfWhenRemoved",
+        "ObserverSkipsFsync",
     }
     for name, v in manifest.variants.items():
         assert re.search(rf"\b{name}\b", tla), name
@@ -98,6 +99,7 @@ BUG_STEP = {
     "NoSnapshotRedirectBelowLogStart": "DeleteBeforeSnapshot",
     "ConcurrentVoterChange": "RemoveVoter",
     "LeaderCountsSelfWhenRemoved": "RemoveVoter",
+    "ObserverSkipsFsync": "AddVoter",
 }
 
 
