@@ -116,6 +116,8 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.next_fetch_at: int | None = None
         self.check_quorum_deadline: int | None = None
         self.flush_deadline: int | None = None
+        # bug ObserverSkipsFsync: the log holds an append left unflushed by a non-voter
+        self.skipped_fsync = False
         self.has_fetched_from_leader = False
         # A voter that knows it lost its disk (KIP-853 gives it a new directory id) must not vote
         # or campaign before a leader has contacted it: see docs/quorum.md.  The flag is persisted
@@ -338,7 +340,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
                     return (cls.check_quorum_resign, {})
             return None
         if role is Role.FOLLOWER:
-            if self.storage.flushed_offset < self.storage.end_offset and not self._skips_fsync():
+            if self.storage.flushed_offset < self.storage.end_offset and not self.skipped_fsync:
                 return (cls.flush, {})  # a follower's fetch offset must be durable
             if self.fetch_deadline is not None and now >= self.fetch_deadline:
                 if self.is_voter:
@@ -375,7 +377,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         times = [self.election_deadline, self.check_quorum_deadline, self.flush_deadline]
         if self.role is Role.FOLLOWER:
             times += [self.fetch_deadline, self.next_fetch_at]
-            if self.storage.flushed_offset < self.storage.end_offset and not self._skips_fsync():
+            if self.storage.flushed_offset < self.storage.end_offset and not self.skipped_fsync:
                 return 0
         if self.role is Role.UNATTACHED and self.leader_id is None:
             times.append(self.next_fetch_at)
@@ -387,11 +389,6 @@ class QuorumNode(Node, declaration=PROTOCOL):
             return 0
         live = [t for t in times if t is not None]
         return min(live) if live else None
-
-    def _skips_fsync(self) -> bool:
-        """Bug ``ObserverSkipsFsync``: a follower that is not a voter leaves its appends unflushed
-        (``KafkaRaftClient.appendAsFollower`` before ``followersAlwaysFlush``)."""
-        return self.config.ObserverSkipsFsync and not self.is_voter
 
     def _check_quorum_ok(self) -> bool:
         return self._is_quorum(self.fetched_voters | {self.id})
@@ -624,9 +621,10 @@ class QuorumNode(Node, declaration=PROTOCOL):
             entries = whole_batches(m.entries)
             for k, entry in enumerate(entries):
                 self._rb.wrote("append", offset=start + k, epoch=entry.epoch, value=entry.value)
-            skips_fsync = self._skips_fsync()  # whether a voter before the append, as Kafka asks
+            # Kafka asks whether the node is a voter before the appended records update the voter set
+            self.skipped_fsync = self.config.ObserverSkipsFsync and not self.is_voter
             self.storage.append_entries(entries, m.source, self.voters, now)
-            if not skips_fsync:
+            if not self.skipped_fsync:
                 # KafkaRaftClient.appendAsFollower: a controller flushes before its next fetch
                 self.storage.flush()
                 self._rb.wrote("flush", offset=self.storage.flushed_offset)
@@ -758,6 +756,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.storage.flush()
         self._rb.wrote("flush", offset=self.storage.flushed_offset)
         self.flush_deadline = None
+        self.skipped_fsync = False
         if self.role is Role.LEADER:
             self.end_offsets[self.id] = self.storage.flushed_offset
             self._maybe_advance_high_watermark()

@@ -87,6 +87,10 @@ VARIANT_SEARCH = {
     # committed alone is then found short of a majority by the durability invariant
     "LeaderCountsSelfWhenRemoved": Search({**VOTER_CHANGES, "isolate": 3}, True, True, frozenset(
         {"MajorityReachedHighWatermark", "NoCommittedRecordLost"}), 300, observers=1),
+    # the added observer's unflushed fetch offset moves the high watermark; a crash of it loses
+    # the record that HW committed
+    "ObserverSkipsFsync": Search(VOTER_CHANGES, True, True, frozenset(
+        {"MajorityReachedHighWatermark", "NoCommittedRecordLost"}), 100, observers=1),
 }
 
 
@@ -139,7 +143,7 @@ SHORTEST_STEPS = 12
 # violation): the leader must remove itself while the one voter that would not ack is cut off. A
 # known miss spends its whole budget (a minute), so it runs in the slow tier, strict: it fails
 # there once the search starts catching the bug.
-NOT_FOUND_YET = {"LeaderCountsSelfWhenRemoved"}
+NOT_FOUND_YET = {"LeaderCountsSelfWhenRemoved", "ObserverSkipsFsync"}
 CAUGHT = [pytest.param(v, marks=[pytest.mark.xfail(strict=True, reason="search not tuned yet"), pytest.mark.slow])
           if v in NOT_FOUND_YET else v for v in PROTOCOL.variant_names]
 

@@ -10,23 +10,26 @@ from typing import Callable
 
 
 def simulate_trace(out: Path, protocol: str, seed: int, steps: int, faults: str = "all",
-                   variant: str | None = None) -> list[str]:
+                   variant: str | None = None, observers: int = 0) -> list[str]:
     """Run ``kraft simulate`` (a subprocess, as a user would) and return the lines of its trace.
     Exit 1 is allowed: a buggy variant's run breaks an invariant, and its trace is what we want."""
     cmd = [sys.executable, "-m", "kraft.cli", "simulate", "--protocol", protocol, "--seed", str(seed),
            "--steps", str(steps), "--faults", faults, "--out", str(out)]
     if variant:
         cmd += ["--variant", variant]
+    if observers:
+        cmd += ["--observers", str(observers)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     return (out / "trace.ndjson").read_text().splitlines()
 
 
 def simulator(protocol: str) -> Callable[..., list[str]]:
-    """``simulate(out, seed, steps, faults="all", variant=None)`` for one protocol."""
+    """``simulate(out, seed, steps, faults="all", variant=None, observers=0)`` for one protocol."""
 
-    def simulate(out: Path, seed: int, steps: int, faults: str = "all", variant: str | None = None) -> list[str]:
-        return simulate_trace(out, protocol, seed, steps, faults, variant)
+    def simulate(out: Path, seed: int, steps: int, faults: str = "all", variant: str | None = None,
+                 observers: int = 0) -> list[str]:
+        return simulate_trace(out, protocol, seed, steps, faults, variant, observers)
 
     return simulate
 

@@ -53,11 +53,12 @@ def test_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, faults, ac
     assert var in rb.disagree and f"bad.ndjson:{line}:" in rb.message
 
 
-def _rejected_where_the_bug_acts(tmp_path: Path, variant: str, seed: int, steps: int, faults: str):
+def _rejected_where_the_bug_acts(tmp_path: Path, variant: str, seed: int, steps: int, faults: str,
+                                 observers: int = 0):
     """The correct and the buggy run of one seed, cut 20 lines past their first difference: the
     correct one accepted, the buggy one rejected.  Returns (that line, the buggy one's result)."""
-    good = simulate(tmp_path / "good", seed, steps, faults)
-    bad = simulate(tmp_path / "bad", seed, steps, faults, variant)
+    good = simulate(tmp_path / "good", seed, steps, faults, observers=observers)
+    bad = simulate(tmp_path / "bad", seed, steps, faults, variant, observers=observers)
     line = first_difference(good, bad)
     assert line is not None, "the bug never acted in this run"
     g = write(tmp_path / "good.ndjson", good[: line + 20])
@@ -66,6 +67,14 @@ def _rejected_where_the_bug_acts(tmp_path: Path, variant: str, seed: int, steps:
     assert rg.verdict == "accepted", rg.message[:1000]
     assert rb.verdict == "rejected" and rb.variant == variant, rb.message[:1000]
     return line, rb
+
+
+def test_observer_skips_fsync_rejected_where_the_bug_acts(tmp_path):
+    """An observer's follower append that leaves the log unflushed: the spec's observer flushes."""
+    line, rb = _rejected_where_the_bug_acts(tmp_path, "ObserverSkipsFsync", 7, 1000, "all", observers=1)
+    assert rb.kind == "state_mismatch", rb.message[:1000]
+    assert rb.line == line and rb.action == "HandleFetchResponse"
+    assert "flushedOffset" in rb.disagree and f"bad.ndjson:{line}:" in rb.message
 
 
 # --- snapshots (KIP-630) ----------------------------------------------------------------------
