@@ -157,7 +157,7 @@ def test_variant_is_caught(variant: str, capsys: pytest.CaptureFixture[str]) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", PROTOCOL.variant_names)
+@pytest.mark.parametrize("variant", CAUGHT)
 def test_variant_shrinks_to_a_short_story(variant: str, capsys: pytest.CaptureFixture[str]) -> None:
     steps = _catch(variant, capsys, None)
     assert len(steps) <= SHORTEST_STEPS, f"{variant}: {len(steps)} steps after full shrinking"
