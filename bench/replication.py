@@ -123,8 +123,10 @@ def hypothesis_row(variant: str, examples: int | None) -> tuple[str, str, str, s
 def hypothesis_row_here(variant: str, examples: int | None) -> tuple[str, str, str, str]:
     """(budget, examples, seconds, invariant) to the machine's first failing run, before shrinking;
     ``examples`` None: the variant's test budget (what the suite runs)."""
+    from tests import examples as suite_examples
     from tests.replication.test_stateful import BUDGET, SHRINK_SECONDS
 
+    suite_examples.pin_constant_pool()  # the constants Hypothesis draws from, as in the suite
     budget = examples if examples is not None else BUDGET[variant]
     # the test's own settings (shrinking on: Hypothesis generates other examples without the shrink
     # phase, so a search without it is not the search the suite runs)
