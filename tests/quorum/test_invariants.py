@@ -164,3 +164,24 @@ def test_holding_the_committed_prefix_includes_the_snapshot_values() -> None:
     m = Monitor()
     assert m.observe(with_base([10])) == []
     assert "NoCommittedRecordLost" in names(m.observe(with_base([99])))
+
+
+def test_a_step_that_changed_nothing_keeps_the_verdict() -> None:
+    """The monitor's stutter (each state built afresh, as the world projects it): the same state
+    again repeats every violation of a state, and the high watermark's action property (between
+    two equal states) holds."""
+    def down() -> dict[str, Any]:
+        return state({1: [(1, LC), (1, 10)], 2: [(1, LC), (1, 10)], 3: [(1, LC)]},
+                     roles={1: "Leader", 2: "Follower", 3: "Follower"}, hwm={1: 2, 2: 1, 3: 1})
+
+    def two_leaders() -> dict[str, Any]:
+        return state({1: [(1, LC)], 2: [(1, LC)], 3: [(1, LC)]},
+                     roles={1: "Leader", 2: "Leader", 3: "Follower"}, hwm={1: 0, 2: 0, 3: 0})
+
+    m = Monitor()
+    m.observe(GOOD)
+    first = m.observe(down())
+    assert "HighWatermarkNeverDecreases" in names(first)
+    assert m.observe(down()) == [v for v in first if v.invariant != "HighWatermarkNeverDecreases"]
+    assert "ElectionSafety" in names(m.observe(two_leaders()))
+    assert "ElectionSafety" in names(m.observe(two_leaders()))
