@@ -182,7 +182,8 @@ class QuorumWorld(World):
         leaders = [n for n in self.nodes.values() if n.role is Role.LEADER]
         return max(leaders, key=lambda n: n.current_epoch).id if leaders else None
 
-    def converged(self) -> bool:
+    def converged(self, ignore: frozenset[int] = frozenset()) -> bool:
+        """One leader has replicated and committed its whole log on every node but ``ignore``."""
         lid = self.leader()
         if lid is None:
             return False
@@ -194,4 +195,16 @@ class QuorumWorld(World):
         return all(n.current_epoch == ld.current_epoch and n.storage.end_offset == end and n.high_watermark == end
                    and logs_agree(led, ld.storage.log_start_offset,
                                   [(e.epoch, e.value) for e in n.storage.entries], n.storage.log_start_offset)
-                   for n in self.nodes.values()) and ld.high_watermark == end
+                   for n in self.nodes.values() if n.id not in ignore) and ld.high_watermark == end
+
+    def stranded(self) -> frozenset[int]:
+        """Voters removed while away: each still counts itself a voter, but the leader's voter set
+        lacks it, so no BeginQuorumEpoch reaches it.  Kafka's Unattached voters fetch from the
+        bootstrap servers to find the leader (KAFKA-17030) and a lost pre-vote round goes back to
+        Unattached or Follower (KIP-996); this model has neither yet, so such a voter never
+        rejoins (docs/quorum.md, "Known gaps")."""
+        lid = self.leader()
+        if lid is None:
+            return frozenset()
+        led = self.nodes[lid].voters
+        return frozenset(n.id for n in self.nodes.values() if n.is_voter and n.id not in led)
