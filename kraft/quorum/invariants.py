@@ -32,6 +32,7 @@ the trace checker on recorded post-states.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Iterable
 
 from kraft.core.invariants import InvariantViolation, Violation
@@ -107,8 +108,20 @@ def _snapshot_voters(state: dict[str, Any], s: dict[str, Any]) -> tuple[Any, ...
 
 
 def voter_set_at(state: dict[str, Any], n: Any, k: int) -> tuple[Any, ...]:
-    """The spec's ``VoterSetAt(n, k)``: n's voter set in effect below offset ``k``."""
-    return last_voters(_logs(state)[n][:max(k - _start(state, n), 0)], _base_voters(state, n))
+    """The spec's ``VoterSetAt(n, k)``: n's voter set in effect below offset ``k`` (what
+    ``last_voters`` finds in the entries below ``k``, looked up in ``_voter_entries``)."""
+    found = _voter_entries(state, n)
+    below = bisect_left(found, (max(k - _start(state, n), 0),))
+    return found[below - 1][1] if below else _base_voters(state, n)
+
+
+def _voter_entries(state: dict[str, Any], n: Any) -> list[tuple[int, tuple[Any, ...]]]:
+    """(index in the log, sorted voters) of each Voters entry of n's log, cached in the state."""
+    cache = state.setdefault("_voter_entries", {})
+    found = cache.get(n)
+    if found is None:
+        found = cache[n] = [(i, tuple(sorted(e[2]))) for i, e in enumerate(_logs(state)[n]) if e[1] == VOTERS]
+    return found
 
 
 def majorities_meet(a: set[Any], b: set[Any]) -> bool:
@@ -252,7 +265,10 @@ def log_epochs_monotonic(state: dict[str, Any]) -> list[Violation]:
     out = []
     for n, log in _logs(state).items():
         prev = _base_epoch(state, n)
-        for i, (epoch, *_) in enumerate(log):
+        epochs = [e[0] for e in log]
+        if not epochs or (epochs[0] >= prev and epochs == sorted(epochs)):
+            continue  # the common case, without a step per entry
+        for i, epoch in enumerate(epochs):
             if epoch < prev:
                 out.append(Violation("LogEpochsMonotonic",
                                      f"node {n} has epoch {epoch} at offset {_start(state, n) + i} after "

@@ -32,6 +32,12 @@ class Entry:
     value: int | str | bytes
     last_in_batch: bool = True
     voters: tuple[int, ...] = ()
+    # (epoch, value, voters): the form the invariants read, built once per entry
+    as_tuple: tuple[int, Any, tuple[int, ...]] = attrs.field(init=False, eq=False, repr=False)
+
+    @as_tuple.default
+    def _as_tuple(self) -> tuple[int, Any, tuple[int, ...]]:
+        return (self.epoch, self.value, self.voters)
 
     def to_spec(self) -> dict[str, Any]:
         return {"epoch": self.epoch, "value": self.value, "voters": list(self.voters)}

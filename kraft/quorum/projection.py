@@ -9,10 +9,13 @@ message records.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Iterable, Mapping, Protocol
 
 from kraft.quorum.config import Role
 from kraft.quorum.messages import to_spec
+
+_AS_TUPLE = attrgetter("as_tuple")
 
 
 class Voter(Protocol):
@@ -114,7 +117,7 @@ def project_cluster(nodes: Mapping[int, Voter], network: Any = None, *, tuple_lo
     state: dict[str, Any] = {name: {i: fn(nodes[i]) for i in sorted(nodes)} for name, fn in PER_NODE.items()
                              if not (tuple_logs and name == "log")}
     if tuple_logs:
-        state["log"] = {i: [(e.epoch, e.value, e.voters) for e in nodes[i].storage.entries] for i in sorted(nodes)}
+        state["log"] = {i: list(map(_AS_TUPLE, nodes[i].storage.entries)) for i in sorted(nodes)}
         # the spec's constant Voters, for the invariants (not a spec variable)
         state["_voters"] = next((nodes[i].bootstrap_voters for i in sorted(nodes)), ())
     if network is not None:
