@@ -3,7 +3,6 @@
     python bench/audit.py                      # 10M-op Kafka corpus, lin slice, local[1] and local[2]
     python bench/audit.py --cores 2,1 --from-ops  # also the check from the op table
     python bench/audit.py --ops 2000000 --cores 2 --lin-histories 100
-    python bench/audit.py --ops 2000000 --cores 2 --engines arrow   # the arrow engine's rows only
 
 The corpus is generated once and cached (``--dir``, default /tmp/kraft-audit-bench) as a Parquet
 op table in the shape ``kraft audit`` writes (``ops.parquet``), plus an NDJSON slice for the ingest
@@ -12,19 +11,17 @@ consumers per history, 2 keys; 1 in 50 histories has an injected anomaly (a cons
 offset, or a send is acknowledged at an offset that holds another value). Register histories for
 linearizability are a smaller slice (stated in the table).
 
-Rows per configuration, for each engine in ``--engines`` (default both):
+Rows per configuration:
 
-* arrow (``spark_validation.kafka_arrow``, the default engine): the check from kernel rows stored at
+* arrow (``spark_validation.checks.kafka.spark``): the check from kernel rows stored at
   ingest clustered by history, read file by file by the Python workers (``stored, files``) and
   read by Spark and handed over with ``mapInArrow`` (``stored, mapInArrow``); with ``--from-ops``
   the check from the op table as ``kraft audit`` runs it (extraction inside); ingest (kernel rows
   clustered and written as Parquet). The bench asserts that every arrow row finds exactly the
-  anomalies and evidence of the first one, and of the DataFrame check when both run.
-* dataframe (``spark_validation.kafka_spark``): the check from micro-ops stored at ingest, with
-  ``--from-ops`` from the op table; ingest (micro-op extraction to Parquet).
+  anomalies and evidence of the first one.
 
-Then the NDJSON reader on the slice; lower bounds (a scan of every column of the op and micro-op
-tables, one shuffle + sort of the micro-ops); linearizability. Per-history times for the Kafka
+Then the NDJSON reader on the slice; a lower bound (a scan of every column of the op table);
+linearizability. Per-history times for the Kafka
 checks come from in-process rows over 50 histories of 5,000 op rows: the reference and the
 arrow kernel (micro-ops extracted beforehand, so the row times the kernel alone).
 
@@ -236,7 +233,7 @@ def child(args: argparse.Namespace) -> None:
     """Run in a subprocess: one master configuration, print one JSON line."""
     from pyspark.sql import functions as F
 
-    from spark_validation import kafka_arrow, kafka_spark
+    from spark_validation.checks.kafka import spark as kafka_spark
     from spark_validation.ingest import spark as ingest
     from spark_validation.audit import _lin_udf
     from spark_validation.models import MODELS
@@ -276,52 +273,25 @@ def child(args: argparse.Namespace) -> None:
         # ingest, Kafka part: kernel rows clustered by history (one shuffle, once), as Parquet
         kp = d / f"krows-{args.child}.parquet"
         t = time.perf_counter()
-        kafka_arrow.store(ops, str(kp), 8)
+        kafka_spark.store(ops, str(kp), 8)
         out["a_store_s"] = time.perf_counter() - t
         for i in range(2):  # the first run also starts the Python workers; the second is kept
             t = time.perf_counter()
-            an, info = kafka_arrow.collect_stored(spark, str(kp))
+            an, info = kafka_spark.collect_stored(spark, str(kp))
             out["a_files_s"] = time.perf_counter() - t
             out["a_files_first_s"] = out.get("a_files_first_s", out["a_files_s"])
         out["a_info"] = info
         agree(an, "arrow (files)")
         t = time.perf_counter()
-        an, info = kafka_arrow.collect(m=spark.read.parquet(str(kp)))
+        an, info = kafka_spark.collect(m=spark.read.parquet(str(kp)))
         out["a_map_s"] = time.perf_counter() - t
         agree(an, "arrow (mapInArrow)")
         if args.from_ops:
             t = time.perf_counter()
-            an, info = kafka_arrow.collect(ops)
+            an, info = kafka_spark.collect(ops)
             out["a_ops_s"] = time.perf_counter() - t
             out["a_ops_info"] = info
             agree(an, "arrow (from ops)")
-
-    if "dataframe" in engines:
-        # ingest, Kafka part: micro-op extraction from the op table, stored as Parquet
-        mp = d / f"mops-{args.child}.parquet"
-        t = time.perf_counter()
-        kafka_spark.micro_ops(ops).write.mode("overwrite").parquet(str(mp))
-        out["mops_s"] = time.perf_counter() - t
-        m = spark.read.parquet(str(mp))
-        out["mops_rows"] = m.count()
-        t = time.perf_counter()
-        noop(m)
-        out["mscan_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        noop(m.repartition(spark.sparkContext.defaultParallelism * 2, "history")
-             .sortWithinPartitions("history", "key", "value"))
-        out["msort_s"] = time.perf_counter() - t
-
-        # the check: every Kafka anomaly from the stored micro-ops (+ the op table for assign/subscribe)
-        t = time.perf_counter()
-        an = kafka_spark.collect(ops, m)
-        out["kafka_s"] = time.perf_counter() - t
-        agree(an, "dataframe (stored micro-ops)")
-        if args.from_ops:  # what `kraft audit --engine dataframe` runs: extraction inside the check
-            t = time.perf_counter()
-            an2 = kafka_spark.collect(ops)
-            out["kafka_ops_s"] = time.perf_counter() - t
-            agree(an2, "dataframe (from ops)")
 
     # NDJSON ingest (Spark reads the text, real line numbers, malformed detection)
     paths = sorted(str(p) for p in (d / "ndjson").glob("*.ndjson"))
@@ -356,7 +326,7 @@ def kafka_per_history(d: Path, sample: int) -> tuple[list[float], list[float]]:
     arrow kernel on the history's kernel rows (extracted beforehand). They must agree."""
     import pyarrow.parquet as pq
 
-    from spark_validation import kafka_arrow, kafka_ref
+    from spark_validation.checks.kafka import kernel, rules
 
     files = sorted((d / "kafka.parquet").glob("*.parquet"))
     tbl = pq.read_table(files[0]).to_pylist()
@@ -366,13 +336,13 @@ def kafka_per_history(d: Path, sample: int) -> tuple[list[float], list[float]]:
     ref, arrow = [], []
     for hid in sorted(by)[:sample]:
         t = time.perf_counter()
-        a = kafka_ref.check_rows(by[hid])
+        a = rules.check_rows(by[hid])
         ref.append(time.perf_counter() - t)
-        kt = kafka_arrow.input_table(by[hid])
+        kt = kernel.input_table(by[hid])
         t = time.perf_counter()
-        b = kafka_arrow.check_table(kt)
+        b = kernel.check_table(kt)
         arrow.append(time.perf_counter() - t)
-        assert kafka_ref.sort_anomalies(b) == a, hid
+        assert rules.sort_anomalies(b) == a, hid
     return sorted(ref), sorted(arrow)
 
 
@@ -392,7 +362,7 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/kraft-audit-bench")
     ap.add_argument("--from-ops", action="store_true",
                     help="also time the check from the op table (micro-op extraction inside, as kraft audit runs it)")
-    ap.add_argument("--engines", default="arrow,dataframe", help="Kafka engines to time: arrow, dataframe")
+    ap.add_argument("--engines", default="arrow", help="Kafka engines to time: arrow (the only one)")
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -436,15 +406,7 @@ def main() -> None:
             if "a_ops_s" in r:
                 row("kafka extract+check (arrow)", K, r["a_ops_s"], "(as kraft audit runs it)")
             row("ingest: kernel rows, clustered", K, r["a_store_s"], f"({i['rows']:,} kernel rows)")
-        if "kafka_s" in r:
-            row("kafka check (DataFrame)", K, r["kafka_s"], "(one job; see reference row)")
-            if "kafka_ops_s" in r:
-                row("kafka extract+check (DataFrame)", K, r["kafka_ops_s"], "(as kraft audit runs it)")
-            row("ingest: micro-op extraction", K, r["mops_s"], f"({r['mops_rows']:,} micro-ops)")
         row("bound: scan op table", K, r["scan_s"])
-        if "mscan_s" in r:
-            row("bound: scan micro-ops", K, r["mscan_s"])
-            row("bound: shuffle+sort micro-ops", K, r["msort_s"])
         print(f"{r['cores']:>5} {'ingest: ndjson':<34} {r['ingest_ops']:>12,} {r['ingest_s']:>9.1f} "
               f"{r['ingest_ops'] / r['ingest_s']:>12,.0f} {'':>32} {mem}")
         print(f"{r['cores']:>5} {'linearizability':<34} {r['lin_ops']:>12,} {r['lin_s']:>9.1f} "

@@ -16,7 +16,7 @@ Python loop, since a shared VM's host can slow every core with no load showing h
   once as NDJSON and as EDN (Clojure-printed op maps, one per line) under ``--dir``.
   Spark starts as ``kraft audit`` starts it for history files (a SparkContext on a light local
   driver JVM, ``session.get_context``). Under the NDJSON row, the same files through Spark's
-  text reader and ``from_json`` (the ingest of ``--engine dataframe``), in the same run, on that
+  text reader and ``from_json`` (the ingest the removed DataFrame engine used), in the same run, on that
   same JVM. ``task CPU``
   is the CPU time the tasks spent reading, per op, and what it comes to on idle cores: on a
   shared machine that is the number that does not depend on the neighbours.
@@ -215,7 +215,7 @@ def spark_ingest(sc, files: list[Path]) -> tuple[int, float, float]:
 
 
 def spark_reader_ingest(spark, files: list[Path]) -> tuple[int, float]:
-    """The NDJSON ingest of --engine dataframe: Spark's text reader + from_json, real line
+    """The NDJSON ingest of the removed DataFrame engine: Spark's text reader + from_json, real line
     numbers, malformed lines; timed to a materialised op table."""
     from spark_validation.ingest import spark as ingest
 

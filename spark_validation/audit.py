@@ -5,8 +5,8 @@ Two engines with the same checks and the same outputs:
 * Spark (default): ingest, Kafka anomalies and metadata agreement are DataFrame jobs; the
   linearizability checker runs per history inside the executors (``groupBy(history)``
   ``.applyInPandas``), each history with the ``--budget``.
-* ``--no-spark``: the same checkers in this process (the Kafka reference implementation of
-  :mod:`spark_validation.kafka_ref`), for quick feedback on small inputs.
+* ``--no-spark``: the same checkers in this process (the Kafka check of
+  :mod:`spark_validation.checks.kafka`), for quick feedback on small inputs.
 
 Outputs under ``--out`` (contract: ``results.json``):
 
@@ -24,7 +24,7 @@ Outputs under ``--out`` (contract: ``results.json``):
                       clustered by history, and ``kafka_rows.json`` naming the ``ops.parquet`` files
                       they were made from. A later ``kraft audit OUT/ops.parquet`` whose files
                       still match checks Kafka anomalies from them, one task per file and no
-                      shuffle (:func:`kafka_arrow.collect_stored`), the fastest path.
+                      shuffle (:func:`checks.kafka.spark.collect_stored`), the fastest path.
 """
 
 from __future__ import annotations
@@ -46,13 +46,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kraft.outcome import Verdict, clear_documents, header, plural, write_document
-from spark_validation import elle, kafka_ref
+from spark_validation import elle
+from spark_validation.checks import kafka as kafka_check
+from spark_validation.checks.kafka import kernel as kafka_kernel
+from spark_validation.checks.kafka import rules as kafka_rules
+from spark_validation.checks.kafka import spark as kafka_spark
+from spark_validation.checks.kafka import spark_rows as kafka_spark_rows
+from spark_validation.checks.kafka.fast import KERNEL_LIMITS
+from spark_validation.checks.kafka.rows import cycle_table, kernel_table
 from spark_validation.ingest import spark as ingest
 from spark_validation.ingest.history import HistoryFormatError, normalize, to_jsonable
 from spark_validation.ingest.records import Malformed, command_summaries, discover, ignored_files, rows_to_ops
 from spark_validation.ingest.rows import no_cyclic_gc, read_rows, read_table, structure_problem
 from spark_validation.ingest.spark import unreadable_parquet
-from spark_validation.kernel_rows import cycle_table, kernel_table
 from spark_validation.checks.linearizable import check_history
 from spark_validation.metadata import MODEL, check_traces_local, check_traces_spark
 from spark_validation.checks.linearizable.models import MODELS
@@ -76,7 +82,7 @@ class AuditReport:
 
     @property
     def violations(self) -> Counter:
-        return Counter(a["kind"] for a in self.anomalies if kafka_ref.is_violation(a))
+        return Counter(a["kind"] for a in self.anomalies if kafka_check.is_violation(a))
 
     def verdict(self) -> tuple[Verdict, str]:
         """The command's verdict and its summary sentence: a violation if any history is invalid;
@@ -118,7 +124,7 @@ class AuditReport:
             "invalid": valid.get("false", 0),
             "unknown": valid.get("unknown", 0),
             "violations": dict(sorted(self.violations.items())),
-            "informational": dict(Counter(a["kind"] for a in self.anomalies if not kafka_ref.is_violation(a))),
+            "informational": dict(Counter(a["kind"] for a in self.anomalies if not kafka_check.is_violation(a))),
             "malformed_lines": sum(1 for m in self.malformed if m.get("scope") == "line"),
             # valid histories that lost lines: valid for the ops read only (mark_lost_lines)
             "valid_with_lost_lines": sum(1 for r in self.results if r["valid"] is True and r.get("malformed_lines")),
@@ -170,12 +176,12 @@ def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, stru
                        if a["kind"] in allowed_kinds and isinstance(a.get("evidence"), dict) else a
                        for a in kafka_anoms]
         res["anomalies"].extend({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]} for a in kafka_anoms)
-        kv: Any = False if any(kafka_ref.is_violation(a) for a in kafka_anoms) else True
+        kv: Any = False if any(kafka_check.is_violation(a) for a in kafka_anoms) else True
         if kv is True and kafka_empty:
             # Elle's :empty-transaction-graph (elle.txn/cycles, one of unknown-anomaly-types):
             # nothing to check is inconclusive, never valid (Jepsen's Kafka checker calls it invalid)
             kv = "unknown"
-            res["info"] = {"kafka": kafka_ref.EMPTY_GRAPH}
+            res["info"] = {"kafka": kafka_check.EMPTY_GRAPH}
         verdicts.append(kv)
         res["seconds"] += kafka_seconds
     if lin is not None:
@@ -254,8 +260,9 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
                secs: dict[str, float] | None = None) -> tuple[dict, dict | None]:
     """One history's result (``results.json`` entry) and its malformed-history entry (or None),
     from its op rows (:class:`ingest.rows.Rows`). Both engines call this, so they report the same:
-    ``kafka="ref"`` checks Kafka anomalies with the reference (:mod:`kafka_ref`, in-process),
-    ``"kernel"`` with the numpy kernel (:mod:`kafka_arrow`, the Spark workers); a test holds the
+    ``kafka="ref"`` checks Kafka anomalies with :func:`checks.kafka.check_rows` (in-process),
+    ``"kernel"`` with the numpy kernel (:mod:`checks.kafka.kernel`, the Spark workers) over the
+    kernel table the cycle search shares; a test holds the
     two to the same anomalies and evidence."""
     secs = secs if secs is not None else {}
     n = len(rows)
@@ -270,27 +277,25 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     kafka_anoms, k_secs, lin = None, 0.0, None
     kafka_empty = True
     if has_kafka:
-        kafka_empty = not any(kafka_ref.has_data({"type": t, "f": f, "value": v})
+        kafka_empty = not any(kafka_check.has_data({"type": t, "f": f, "value": v})
                               for t, f, v in zip(rows.type, rows.f, rows.value) if f in KAFKA_FS)
     if not structure and has_kafka and "kafka" in opts.checks:
         t = time.perf_counter()
         cycle_opts = elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime)
         if kafka == "kernel":  # in the Spark workers
-            from spark_validation import kafka_arrow  # lazy: a Spark engine's; a --no-spark run does not load it
-
             try:
                 kt = kernel_table(rows)
-                kafka_anoms = kafka_ref.sort_anomalies(kafka_arrow.check_table(kt))
+                kafka_anoms = kafka_check.sort_anomalies(kafka_kernel.check_table(kt))
                 # Elle's cycle search over the same rows: the elle kernel (elle.check_table)
                 cycles = elle.check_table(cycle_table(rows, kt), cycle_opts)
-            except (OverflowError, ValueError, TypeError):  # e.g. an offset beyond 64 bits: the reference decides
+            except KERNEL_LIMITS:  # e.g. an offset beyond 64 bits: the reference decides
                 dicts = rows.dicts()
-                kafka_anoms = kafka_ref.check_rows(dicts)
-                cycles = kafka_ref.sort_anomalies(elle.check_rows_ref(dicts, cycle_opts))
+                kafka_anoms = kafka_rules.check_rows(dicts)
+                cycles = kafka_check.sort_anomalies(elle.check_rows_ref(dicts, cycle_opts))
         else:
             dicts = rows.dicts()
-            kafka_anoms = kafka_ref.check_rows(dicts)
-            cycles = kafka_ref.sort_anomalies(elle.check_rows_ref(dicts, cycle_opts))
+            kafka_anoms = kafka_check.check_rows(dicts)
+            cycles = kafka_check.sort_anomalies(elle.check_rows_ref(dicts, cycle_opts))
         kafka_anoms += cycles
         k_secs = time.perf_counter() - t
         secs["kafka"] = secs.get("kafka", 0.0) + k_secs
@@ -466,18 +471,15 @@ def _lin_udf(models: frozenset[str], initial_json: str | None, budget: float | N
 def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], traces: list[Path],
                ops_out: Path | None, progress: Progress) -> AuditReport:
     """On Spark: history files go straight to the checks in the Python workers
-    (:func:`_spark_files`; the arrow engine), Parquet tables (and every input with ``--engine
-    dataframe``) through the op table as DataFrames (:func:`_spark_tables`)."""
+    (:func:`_spark_files`), Parquet tables through the op table as DataFrames
+    (:func:`_spark_tables`)."""
     stage: dict[str, float] = {}
     t0 = time.perf_counter()
-    direct = list(histories) if opts.engine == "arrow" else []
-    rest = [] if direct else list(histories)
-    # history files with the arrow engine: the work is in the Python workers (a light JVM), and
-    # a SparkContext is all they need; the DataFrame paths (tables, the other engine, metadata
-    # traces) add a SparkSession over it
-    light = opts.engine == "arrow" and not tables
+    # history files: the work is in the Python workers (a light JVM), and a SparkContext is all
+    # they need; the DataFrame paths (tables, metadata traces) add a SparkSession over it
+    light = not tables
     sc = get_context(opts.master, light_jvm=light)
-    spark = get_session(opts.master, light_jvm=light) if rest or tables else None
+    spark = get_session(opts.master, light_jvm=light) if tables else None
     stage["session"] = time.perf_counter() - t0
     progress(f"spark: {'session' if spark else 'context'} on {sc.master} ({stage['session']:.1f}s)")
     results: list[dict] = []
@@ -488,12 +490,12 @@ def _run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tr
     if ops_out is not None:  # a fresh op table (and kernel rows): the old ones must not mix in
         for name in ("ops.parquet", KAFKA_ROWS):
             shutil.rmtree(ops_out / name, ignore_errors=True)
-    if rest or tables:
-        rep = _spark_tables(opts, spark, rest, tables, ops_out, progress, stage)
+    if tables:
+        rep = _spark_tables(opts, spark, [], tables, ops_out, progress, stage)
         results, anomalies, malformed, ops_total, kafka_engine, extra = rep
         traces = sorted(set(traces) | set(extra))
-    if direct:
-        res2, an2, mal2, n2, info2, extra = _spark_files(opts, sc, direct, ops_out, progress, stage)
+    if histories:
+        res2, an2, mal2, n2, info2, extra = _spark_files(opts, sc, histories, ops_out, progress, stage)
         results += res2
         anomalies += an2
         malformed += mal2
@@ -583,8 +585,6 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
     Parquet tables), then the checks as Spark jobs."""
     from pyspark.sql import functions as F  # optional: pyspark
 
-    from spark_validation import kafka_arrow, kafka_spark  # lazy: a Spark engine's; a --no-spark run does not load it
-
     t = time.perf_counter()
     ops, bad, meta, extra_traces, skipped = ingest.load(spark, histories, tables, opts.model)
     ops = ops.localCheckpoint()  # materialised once; later plans start from this leaf
@@ -593,7 +593,7 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
     summary = (ops.groupBy("history").agg(
         F.count("*").alias("n"), F.max("model").alias("model"),
         F.max(F.col("f").isin(*KAFKA_FS).cast("int")).alias("kafka"),
-        F.max(kafka_ref.has_data_column(F).cast("int")).alias("kafka_data")).collect())
+        F.max(kafka_rules.has_data_column(F).cast("int")).alias("kafka_data")).collect())
     ops_total = sum(r["n"] for r in summary)
     malformed = ingest.unreadable_files(malformed, meta, {r["history"] for r in summary})
     stage["ingest"] = time.perf_counter() - t
@@ -628,29 +628,26 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
     if kafka_hist and "kafka" in opts.checks:
         t = time.perf_counter()
         kops = good.where(F.col("history").isin(list(kafka_hist))) if len(kafka_hist) < len(summary) else good
-        stored = _stored_kafka_rows(tables, histories) if opts.engine == "arrow" else None
+        stored = _stored_kafka_rows(tables, histories)
         if stored is not None:
             # kernel rows stored by an earlier audit of exactly this ops.parquet: one task per
             # file, no shuffle; only the histories this run checks are kept
-            rows, kafka_engine = kafka_arrow.collect_stored(spark, str(stored))
+            rows, kafka_engine = kafka_spark.collect_stored(spark, str(stored))
             rows = [r for r in rows if r["history"] in kafka_hist]
             kafka_engine = {**kafka_engine, "stored": str(stored)}
-        elif opts.engine == "dataframe":
-            rows = kafka_spark.check(kops).collect()
-            kafka_engine = {"engine": "dataframe", "histories": len(kafka_hist)}
         else:
             # per partition, no shuffle where partitions hold whole histories (verified; the
             # histories that do not are re-checked after a shuffle)
-            rows, kafka_engine = kafka_arrow.collect(kops)
-        for a in kafka_ref.sort_anomalies([{"history": r["history"], "kind": r["kind"], "key": r["key"],
+            rows, kafka_engine = kafka_spark.collect(kops)
+        for a in kafka_check.sort_anomalies([{"history": r["history"], "kind": r["kind"], "key": r["key"],
                                             "evidence": json.loads(r["evidence"])} for r in rows]):
             kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         # Elle-style cycles (jepsen.tests.kafka/cycles!): edges as a DataFrame, components per history
         tc = time.perf_counter()
-        cyc = elle.check_spark(kafka_spark.micro_ops(kops),
+        cyc = elle.check_spark(kafka_spark_rows.micro_ops(kops),
                                elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime),
                                kops)
-        for a in kafka_ref.sort_anomalies(cyc):
+        for a in kafka_check.sort_anomalies(cyc):
             kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         stage["cycles"] = time.perf_counter() - tc
         kafka_secs = time.perf_counter() - t
@@ -705,18 +702,14 @@ KAFKA_ROWS_MANIFEST = "kafka_rows.json"
 
 def _parquet_listing(table: Path) -> list[list]:
     """The data files of a Parquet table as ``[relative path, size]``, sorted."""
-    from spark_validation.kafka_arrow import stored_files  # lazy: a Spark engine's; a --no-spark run does not load it
-
     table = Path(table)
-    files = [Path(f) for f in stored_files(str(table))]
+    files = [Path(f) for f in kafka_spark.stored_files(str(table))]
     return [[str(f.relative_to(table)) if f != table else f.name, f.stat().st_size] for f in files]
 
 
 def _store_kafka_rows(spark: Any, ops: Any, out: Path) -> None:
-    from spark_validation import kafka_arrow  # lazy: a Spark engine's; a --no-spark run does not load it
-
     parts = max(2, spark.sparkContext.defaultParallelism * 2)
-    kafka_arrow.store(ops, str(out / KAFKA_ROWS), parts)
+    kafka_spark.store(ops, str(out / KAFKA_ROWS), parts)
     manifest = {"v": 1, "ops_table": "ops.parquet", "ops_files": _parquet_listing(out / "ops.parquet")}
     write_document(out / KAFKA_ROWS_MANIFEST, json.dumps(manifest, indent=1) + "\n")
 

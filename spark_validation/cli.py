@@ -19,7 +19,7 @@ from kraft.outcome import EXIT_ERROR
 from spark_validation.ingest.edn import EdnError, loads
 from spark_validation.ingest.history import HistoryFormatError, normalize
 from spark_validation.checks.linearizable.models import MODELS
-from spark_validation.options import CHECKS, KAFKA_ENGINES, AuditOptions
+from spark_validation.options import CHECKS, KAFKA_ENGINES, REMOVED_ENGINES, AuditOptions
 from spark_validation.session import SparkUnavailable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,6 +94,17 @@ def _parse_checks(text: str) -> frozenset[str]:
         raise click.BadParameter(f"unknown check(s) {sorted(unknown)}; choose from {','.join(CHECKS)}",
                                  param_hint="--checks")
     return frozenset(wanted)
+
+
+def _engine(value: str) -> str:
+    """``--engine``: a removed engine is a usage error naming it (exit 2)."""
+    if value in REMOVED_ENGINES:
+        raise click.BadParameter(f"{value!r} is no longer available: {REMOVED_ENGINES[value]}",
+                                 param_hint="--engine")
+    if value not in KAFKA_ENGINES:
+        raise click.BadParameter(f"unknown engine {value!r}; choose from {', '.join(KAFKA_ENGINES)}",
+                                 param_hint="--engine")
+    return value
 
 
 def unknown_reason(r: dict) -> str:
@@ -173,8 +184,8 @@ def print_summary(report: AuditReport, out: Path) -> None:
 @click.option("--budget", default=None, type=float, help="seconds per history for the linearizability search")
 @click.option("--checks", default=",".join(CHECKS), show_default=True, help="comma-separated subset of lin,kafka,metadata")
 @click.option("--no-spark", is_flag=True, help="run the checkers in-process, without a JVM (small inputs)")
-@click.option("--engine", default="arrow", show_default=True, type=click.Choice(KAFKA_ENGINES),
-              help="Spark Kafka check: arrow (numpy kernel per partition) or dataframe (DataFrame operations)")
+@click.option("--engine", default="arrow", show_default=True, callback=lambda ctx, p, v: _engine(v),
+              help="Spark Kafka check: arrow (numpy kernel per partition), the only one")
 @click.option("--store-kafka-rows", is_flag=True,
               help="also write OUT/kafka_rows.parquet: Kafka kernel rows clustered by history, used by a "
                    "later `kraft audit OUT/ops.parquet` (no shuffle; the fastest Kafka check)")
@@ -219,7 +230,7 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
                                  param_hint="--model")
     opts = AuditOptions(paths=tuple(paths), model=model, initial=_parse_initial(initial), master=master,
                         out=Path(out), budget=budget, checks=_parse_checks(checks), no_spark=no_spark,
-                        engine=engine, store_kafka=store_kafka_rows, nil_reads=nil_reads,
+                        store_kafka=store_kafka_rows, nil_reads=nil_reads,
                         ww_deps=ww_deps, rw_deps=rw_deps, process_order=process_order, realtime=realtime,
                         allow_unseen=allow_unseen)
     # lazy: the audit's readers and checkers load numpy, pyarrow and pandas, which `kraft --help`

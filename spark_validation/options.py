@@ -1,4 +1,4 @@
-"""What ``kraft audit`` can be asked to do: the checks, the Spark Kafka engines and the options of
+"""What ``kraft audit`` can be asked to do: the checks and the options of
 one run. The command line reads this module alone; the audit itself (:mod:`spark_validation.audit`)
 loads the readers and checkers when a run starts."""
 
@@ -10,7 +10,10 @@ from typing import Any
 import attrs
 
 CHECKS = ("lin", "kafka", "metadata")
-KAFKA_ENGINES = ("arrow", "dataframe")
+KAFKA_ENGINES = ("arrow",)
+"""The Spark Kafka checks ``--engine`` accepts: the kernel per partition (the only one)."""
+REMOVED_ENGINES = {"dataframe": "the DataFrame Kafka check was removed; the arrow engine checks the same "
+                                "inputs with the same verdicts"}
 
 
 @attrs.frozen
@@ -24,7 +27,6 @@ class AuditOptions:
     checks: frozenset[str] = frozenset(CHECKS)
     no_spark: bool = False
     write_ops: bool = False  # also write OUT/ops.parquet (--write-ops; implied by store_kafka)
-    engine: str = "arrow"  # the Spark Kafka check: "arrow" (kafka_arrow) or "dataframe" (kafka_spark)
     store_kafka: bool = False  # also write OUT/kafka_rows.parquet (+ .json) for later audits of OUT/ops.parquet
     nil_reads: str = "auto"  # register models: "knossos" (nil read = unknown), "strict", auto = knossos for .edn
     ww_deps: bool = False  # Kafka cycles: ww edges from the version order (Jepsen's :ww-deps)

@@ -235,7 +235,7 @@ def case_rows() -> list[dict]:
 
 
 def expected_anomalies() -> list[dict]:
-    from spark_validation.kafka_ref import sort_anomalies
+    from spark_validation.checks.kafka.rules import sort_anomalies
 
     return sort_anomalies([{"history": name, "kind": k, "key": key, "evidence": ev}
                            for name, (_, exp) in CASES.items() for k, key, ev in exp])

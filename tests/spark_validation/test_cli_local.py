@@ -151,6 +151,8 @@ def test_checks_filter_and_clean_exit(corpus, tmp_path) -> None:
     (["--checks", "bogus"], "unknown check"),
     (["--initial", "[1 2"], "--initial"),
     (["--budget", "0"], "positive"),
+    (["--engine", "dataframe"], "'dataframe' is no longer available"),
+    (["--engine", "bogus"], "unknown engine 'bogus'"),
 ])
 def test_usage_errors_exit_2(corpus, tmp_path, args, needle) -> None:
     root, _ = corpus

@@ -7,9 +7,9 @@ import json
 import pytest
 from hypothesis import given
 
-from spark_validation import kafka_ref
+from spark_validation.checks.kafka import rules
+from spark_validation.checks.kafka.rules import KINDS, micro_ops
 from spark_validation.ingest.records import op_row
-from spark_validation.kafka_ref import KINDS, micro_ops
 from tests import examples
 from tests.spark_validation.cases import CASES, H, expected_anomalies
 from tests.spark_validation.strategies import kafka_corpus
@@ -18,7 +18,7 @@ from tests.spark_validation.strategies import kafka_corpus
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_labelled_case(name: str) -> None:
     h, expected = CASES[name]
-    got = kafka_ref.check_rows(h.rows(name))
+    got = rules.check_rows(h.rows(name))
     assert [(a["kind"], a["key"], a["evidence"]) for a in got] == sorted(
         expected, key=lambda t: (t[0], t[1], json.dumps(t[2], sort_keys=True)))
 
@@ -32,7 +32,7 @@ def test_valid_cases_exist_and_are_clean() -> None:
     clean = [n for n, (_, exp) in CASES.items() if not exp]
     assert len(clean) >= 3
     for n in clean:
-        assert kafka_ref.check_rows(CASES[n][0].rows(n)) == []
+        assert rules.check_rows(CASES[n][0].rows(n)) == []
 
 
 def test_both_encodings_give_the_same_micro_ops() -> None:
@@ -52,10 +52,10 @@ def test_invocations_carry_no_micro_ops() -> None:
 
 def test_unseen_is_a_violation_as_in_jepsen() -> None:
     # jepsen.tests.kafka/analysis: (seq (:unseen last-unseen)) -> :unseen in :errors -> valid? false
-    assert "unseen" in kafka_ref.VIOLATIONS and "unseen" not in kafka_ref.INFORMATIONAL
+    assert "unseen" in rules.VIOLATIONS and "unseen" not in rules.INFORMATIONAL
     unseen = {"kind": "unseen", "key": "x", "evidence": {"count": 1, "values": ["1"]}}
-    assert kafka_ref.is_violation(unseen)
-    assert not kafka_ref.is_violation({**unseen, "evidence": {**unseen["evidence"], "allowed": True}})
+    assert rules.is_violation(unseen)
+    assert not rules.is_violation({**unseen, "evidence": {**unseen["evidence"], "allowed": True}})
 
 
 def test_breaking_a_valid_history_is_caught() -> None:
@@ -64,17 +64,17 @@ def test_breaking_a_valid_history_is_caught() -> None:
     h.send(0, "x", 1, 0)
     h.send(0, "x", 2, 1)
     h.poll(1, "x", [(0, 1), (1, 2)])
-    assert kafka_ref.check_rows(h.rows("ok")) == []
+    assert rules.check_rows(h.rows("ok")) == []
     h.ops[-1]["value"] = [[1, 2]]
-    kinds = {a["kind"] for a in kafka_ref.check_rows(h.rows("broken"))}
+    kinds = {a["kind"] for a in rules.check_rows(h.rows("broken"))}
     assert "lost-write" in kinds
 
 
 @examples.HEAVY()
 @given(kafka_corpus(max_size=4))
 def test_reference_is_total_and_deterministic(rows: list[dict]) -> None:
-    a = kafka_ref.check_rows(rows)
-    b = kafka_ref.check_rows(list(reversed(rows)))
+    a = rules.check_rows(rows)
+    b = rules.check_rows(list(reversed(rows)))
     assert a == b
     for x in a:
         assert x["kind"] in KINDS

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from spark_validation.ingest.history import HistoryFormatError, pair_ops
 from spark_validation.ingest.records import rows_to_ops
 from spark_validation.ingest.rows import Rows, _edn_to_json, read_rows, structure_problem
-from spark_validation.kernel_rows import cycle_table, kernel_columns, kernel_table
+from spark_validation.checks.kafka.rows import cycle_table, kernel_columns, kernel_table
 from tests import examples
 
 FIX = Path(__file__).parent / "fixtures"
@@ -313,7 +313,7 @@ def test_edn_clojure_shape_is_rewritten_to_json() -> None:
 @examples.HEAVY(deadline=None)
 @given(st.data())
 def test_kernel_rows_equal_input_table(data) -> None:
-    from spark_validation import kafka_arrow
+    from spark_validation.checks.kafka import kernel
     from tests.spark_validation.strategies import kafka_corpus
 
     rows = data.draw(kafka_corpus(max_size=3))
@@ -321,7 +321,7 @@ def test_kernel_rows_equal_input_table(data) -> None:
     for r in rows:
         by.setdefault(r["history"], []).append(r)
     for hid, hrows in by.items():
-        assert kernel_table(Rows.from_dicts(hid, hrows)).to_pylist() == kafka_arrow.input_table(hrows).to_pylist()
+        assert kernel_table(Rows.from_dicts(hid, hrows)).to_pylist() == kernel.input_table(hrows).to_pylist()
 
 
 @examples.LARGE(deadline=None)

@@ -1,5 +1,5 @@
 """The compiled row loops (spark_validation/_rowkernel.c) against the Python ones in
-spark_validation/ingest/rows.py and spark_validation/kernel_rows.py.
+spark_validation/ingest/rows.py and spark_validation/checks/kafka/rows.py.
 
 ``kernel_columns`` must give the same rows, value for value and type for type (``True`` is not
 ``1``, ``"1"`` is not ``1``), on the bench's Kafka corpus and on rows whose values are anything JSON
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from spark_validation import kernel_rows
+from spark_validation.checks.kafka import rows as kernel_rows
 from spark_validation.ingest import rows as oprows
 from spark_validation.ingest.rows import Rows
 from tests import examples

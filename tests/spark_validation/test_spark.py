@@ -1,4 +1,4 @@
-"""The Spark engines: the DataFrame Kafka check and the per-partition numpy kernel (kafka_arrow)
+"""The Spark Kafka check: the per-partition numpy kernel (spark_validation.checks.kafka.spark)
 against the labelled cases and (Hypothesis) against the reference implementation, the kernel on
 clustered and deliberately split layouts (verification and shuffle fallback), and the whole
 audit agreeing with ``--no-spark`` on one corpus.
@@ -10,12 +10,12 @@ histories into one Spark job.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 
-from spark_validation import kafka_ref
+from spark_validation.checks.kafka import rules
+from spark_validation.checks.kafka import spark as kspark
 from spark_validation.ingest.records import discover
 from tests import examples
 from tests.spark_validation.cases import case_rows, expected_anomalies
@@ -34,31 +34,6 @@ def spark():
     return get_session(None, shuffle_partitions=2)
 
 
-def spark_anomalies(spark, rows: list[dict]) -> list[dict]:
-    from spark_validation import kafka_spark
-    from spark_validation.ingest.spark_schema import OPS_SCHEMA
-
-    df = spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
-    got = [{"history": r["history"], "kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])}
-           for r in kafka_spark.check(df).collect()]
-    return kafka_ref.sort_anomalies(got)
-
-
-def test_labelled_cases_dataframe(spark) -> None:
-    assert spark_anomalies(spark, case_rows()) == expected_anomalies()
-
-
-# Behind -m slow (38 s of the default suite's 15 minutes on CI): the DataFrame engine is not the
-# default (--engine arrow is); its labelled cases above stay in the default suite, and the arrow
-# kernel's own differential (tests/spark_validation/test_kafka_arrow.py) runs by default.
-@pytest.mark.slow
-@examples.SPARK.long()
-@given(kafka_corpus(min_size=25, max_size=40))
-def test_dataframe_matches_reference(spark, rows: list[dict]) -> None:
-    ref = kafka_ref.check_rows(rows)
-    assert spark_anomalies(spark, rows) == ref
-
-
 def _ops_df(spark, rows: list[dict]):
     from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
@@ -66,14 +41,12 @@ def _ops_df(spark, rows: list[dict]):
 
 
 def _decoded(anoms: list[dict]) -> list[dict]:
-    return kafka_ref.sort_anomalies([{**a, "evidence": json.loads(a["evidence"])} for a in anoms])
+    return rules.sort_anomalies([{**a, "evidence": json.loads(a["evidence"])} for a in anoms])
 
 
 def arrow_anomalies(spark, rows: list[dict], layout=lambda df: df, chunk_rows: int | None = None):
-    from spark_validation import kafka_arrow
-
     kw = {"chunk_rows": chunk_rows} if chunk_rows else {}
-    got, info = kafka_arrow.collect(layout(_ops_df(spark, rows)), **kw)
+    got, info = kspark.collect(layout(_ops_df(spark, rows)), **kw)
     return _decoded(got), info
 
 
@@ -103,7 +76,7 @@ def test_labelled_cases_arrow_every_layout(spark) -> None:
 def test_arrow_matches_reference(spark, rows: list[dict]) -> None:
     """Random corpora, as created (histories spread over partitions: in place or re-checked)."""
     got, info = arrow_anomalies(spark, rows, chunk_rows=50)
-    assert got == kafka_ref.check_rows(rows)
+    assert got == rules.check_rows(rows)
     assert info["clustered"] + info["shuffled"] == info["histories"]
 
 
@@ -111,17 +84,15 @@ def test_arrow_stored_kernel_rows(spark, tmp_path) -> None:
     """Kernel rows stored at ingest (clustered by history) are checked file by file in the
     Python workers; a stored table that is not clustered gives the same anomalies through the
     fallback, and the report says so."""
-    from spark_validation import kafka_arrow
-
     rows = case_rows()
     exp = expected_anomalies()
     df = _ops_df(spark, rows)
-    kafka_arrow.store(df, str(tmp_path / "clustered"), 3)
-    got, info = kafka_arrow.collect_stored(spark, str(tmp_path / "clustered"))
+    kspark.store(df, str(tmp_path / "clustered"), 3)
+    got, info = kspark.collect_stored(spark, str(tmp_path / "clustered"))
     assert _decoded(got) == exp
     assert info["engine"] == "arrow-files" and info["shuffled"] == 0 and info["clustered"] == info["histories"]
-    kafka_arrow.kernel_input(df).repartition(3).write.parquet(str(tmp_path / "scattered"))
-    got, info = kafka_arrow.collect_stored(spark, str(tmp_path / "scattered"))
+    kspark.kernel_input(df).repartition(3).write.parquet(str(tmp_path / "scattered"))
+    got, info = kspark.collect_stored(spark, str(tmp_path / "scattered"))
     assert _decoded(got) == exp
     assert info["shuffled"] > 0
 
@@ -157,21 +128,6 @@ def test_spark_audit_equals_local(both_runs, corpus) -> None:
     assert s.exit_code == lo.exit_code == 1
     assert s.kafka_engine["engine"] == "arrow"
     assert s.kafka_engine["clustered"] + s.kafka_engine["shuffled"] == s.kafka_engine["histories"] > 0
-
-
-@pytest.mark.slow
-def test_spark_audit_engines_agree(spark, both_runs, corpus, tmp_path) -> None:
-    """``--engine dataframe`` writes the same results.json as the default arrow engine (apart
-    from the per-history seconds)."""
-    from spark_validation.audit import AuditOptions, run
-
-    root, _ = corpus
-    s, _, s_out = both_runs
-    df = run(AuditOptions(paths=(str(root),), out=tmp_path, engine="dataframe"), progress=lambda m: None)
-    strip = lambda rs: [{k: v for k, v in r.items() if k != "seconds"} for r in rs]  # noqa: E731
-    assert strip(json.loads((tmp_path / "results.json").read_text())) == strip(
-        json.loads((s_out / "results.json").read_text()))
-    assert df.kafka_engine["engine"] == "dataframe"
 
 
 def test_spark_malformed_lines_by_file_and_line(both_runs, corpus) -> None:
@@ -225,20 +181,6 @@ def test_stored_kafka_rows_are_used_only_while_they_match(spark, both_runs, corp
                 progress=lambda m: None)
     assert stale.kafka_engine["engine"] == "arrow" and "stored" not in stale.kafka_engine
     assert _norm(stale.results) == expect
-
-
-def test_stored_micro_ops_dataframe(spark, tmp_path) -> None:
-    """The check over micro-ops stored at ingest (Parquet) finds what it finds from the op table."""
-    from spark_validation import kafka_spark
-    from spark_validation.ingest.spark_schema import OPS_SCHEMA
-
-    rows = case_rows()
-    df = spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
-    kafka_spark.micro_ops(df).write.parquet(str(tmp_path / "mops.parquet"))
-    m = spark.read.parquet(str(tmp_path / "mops.parquet"))
-    got = [{"history": r["history"], "kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])}
-           for r in kafka_spark.collect(df, m)]
-    assert kafka_ref.sort_anomalies(got) == expected_anomalies()
 
 
 # -- Elle-style cycles on Spark (spark_validation/elle.py) ----------------------------------------

@@ -1,0 +1,267 @@
+"""The check kernels' input tables, built from a history's op rows without an ``Op`` per row:
+the Kafka kernel rows of :mod:`.kernel` (:func:`kernel_table`, equal to
+:func:`.kernel.input_table`), Elle's cycle rows (:func:`cycle_table`), and the dictionary
+codes the numpy kernels take (:func:`string_codes`, :func:`int_values`).
+
+The loops run compiled (spark_validation/_rowkernel.c) where the install built them
+(:data:`spark_validation.ingest.rows.ROW_KERNEL`, which ``KRAFT_COMPILED=off`` switches off),
+with the same rows (``tests/spark_validation/test_rowkernel.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from spark_validation.ingest import rows as _rows
+from spark_validation.ingest.records import COMPLETIONS, to_int, to_text
+from spark_validation.ingest.rows import _UNPARSED, Rows, _const, fast_parse_text
+from spark_validation.checks.kafka.rules import POS_STRIDE
+
+__all__ = ["kernel_columns", "kernel_table", "cycle_table", "row_schema", "string_codes", "int_values", "small_codes"]
+
+ROW_KERNEL: Any = _rows.ROW_KERNEL
+"""The compiled loops in use (``_rowkernel.kernel_columns``, ``kernel_arrays``, ``rows_with_f``,
+``small_codes``), or ``None``: the Python code."""
+_KAFKA_FS = ("send", "poll", "txn")
+
+
+def _tt(x: Any) -> str | None:
+    t = type(x)
+    if t is str:
+        return x
+    if t is int:
+        return str(x)
+    return to_text(x)
+
+
+def _ti(x: Any) -> int | None:
+    return x if type(x) is int else to_int(x)
+
+
+def kernel_columns(rows: Rows) -> dict[str, Any]:
+    """The Kafka kernel rows of ``rows`` (:data:`.kernel.ROW_COLUMNS`), in the order
+    :func:`.kernel.input_table` builds them, with :func:`.rules.micro_ops`'s rules. Per
+    micro-op only what differs within an op is collected; ``seq``/``op``/``process``/``type``
+    come from the op row (``row``: its position in ``rows``). The loop runs compiled
+    (spark_validation/_rowkernel.c) where the install built it, with the same rows."""
+    if ROW_KERNEL is not None:
+        n = len(rows.line)
+        parsed = rows.parsed if len(rows.parsed) == n else None
+        ri, mop, key, off, val, pos = ROW_KERNEL.kernel_columns(
+            rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
+        return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val,
+                "pos": pos, "rows": rows}
+    return _kernel_columns_py(rows, POS_STRIDE)
+
+
+def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
+    ri: list[int] = []
+    mop: list[str] = []
+    key: list = []
+    off: list = []
+    val: list = []
+    pos: list = []
+    ri_a, mop_a, key_a, off_a, val_a, pos_a = ri.append, mop.append, key.append, off.append, val.append, pos.append
+    fp = fast_parse_text
+    unparsed = _UNPARSED
+    parsed = rows.parsed if len(rows.parsed) == len(rows.line) else [unparsed] * len(rows.line)
+
+    def parse(text: Any) -> Any:  # the value at row n, decoded once (set below)
+        return fp(text) if pv is unparsed else pv
+
+    for n, (t, f, k, v, pv) in enumerate(zip(rows.type, rows.f, rows.key, rows.value, parsed)):
+        if t == "invoke" or t not in COMPLETIONS:
+            continue
+        if f == "send" or f == "poll" or f == "txn":
+            if k is not None and f != "txn":
+                if f == "send":
+                    if v is not None:
+                        x = parse(v)
+                        if type(x) is list and len(x) == 2:
+                            o, vv = _ti(x[0]), _tt(x[1])
+                        else:
+                            o, vv = None, _tt(x)
+                        if vv is not None:
+                            ri_a(n); mop_a("send"); key_a(k); off_a(o); val_a(vv); pos_a(0)  # noqa: E702
+                else:
+                    pairs = parse(v)
+                    if type(pairs) is list:
+                        for j, pair in enumerate(pairs):
+                            if type(pair) is list and len(pair) >= 2:
+                                vv = _tt(pair[1])
+                                if vv is not None:
+                                    ri_a(n); mop_a("poll"); key_a(k); off_a(_ti(pair[0])); val_a(vv); pos_a(j)  # noqa: E702
+                continue
+            mops = pv if pv is not unparsed else fp(v)
+            if type(mops) is not list:
+                continue
+            for i, m in enumerate(mops):
+                if type(m) is not list or not m:
+                    continue
+                name = m[0]  # _tt inlined for the usual types (here and below): the loop is hot
+                if type(name) is not str:
+                    name = _tt(name)
+                if name == "send" and len(m) >= 3:
+                    kk, x = m[1], m[2]
+                    tk = type(kk)
+                    if tk is not str:
+                        kk = str(kk) if tk is int else _tt(kk)
+                    if type(x) is list and len(x) == 2:
+                        o, vv = x
+                        if type(o) is not int:
+                            o = to_int(o)
+                    else:
+                        o, vv = None, x
+                    tv = type(vv)
+                    if tv is not str:
+                        vv = str(vv) if tv is int else _tt(vv)
+                    if kk is not None and vv is not None:
+                        ri_a(n); mop_a("send"); key_a(kk); off_a(o); val_a(vv); pos_a(i * POS_STRIDE)  # noqa: E702
+                elif name == "poll" and len(m) >= 2 and type(m[1]) is dict:
+                    base = i * POS_STRIDE
+                    for kk, pairs in m[1].items():
+                        if type(pairs) is not list:
+                            continue
+                        if type(kk) is not str:
+                            kk = _tt(kk)
+                            if kk is None:
+                                continue
+                        for j, pair in enumerate(pairs):
+                            if type(pair) is list and len(pair) >= 2:
+                                o, vv = pair[0], pair[1]
+                                tv = type(vv)
+                                if tv is not str:
+                                    vv = str(vv) if tv is int else _tt(vv)
+                                if vv is not None:
+                                    if type(o) is not int:
+                                        o = to_int(o)
+                                    ri_a(n); mop_a("poll"); key_a(kk); off_a(o); val_a(vv)  # noqa: E702
+                                    pos_a(base + j)
+        elif (f == "assign" or f == "subscribe") and (t == "ok" or t == "info"):
+            ks = parse(v)
+            names = [_tt(x) for x in ks] if type(ks) is list else []
+            for kk in [None, *(x for x in names if x is not None)]:
+                ri_a(n); mop_a("assign"); key_a(kk); off_a(None); val_a(None); pos_a(0)  # noqa: E702
+    return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val, "pos": pos,
+            "rows": rows}
+
+
+def row_schema() -> pa.Schema:
+    """The kernel rows' pyarrow schema (:data:`.kernel.ROW_COLUMNS`, with their types)."""
+    return pa.schema([("history", pa.string()), ("seq", pa.int64()), ("op", pa.int64()), ("process", pa.string()),
+                      ("type", pa.string()), ("mop", pa.string()), ("key", pa.string()), ("offset", pa.int64()),
+                      ("value", pa.string()), ("pos", pa.int64())])
+
+
+def kernel_table(rows: Rows | dict):
+    """:func:`kernel_columns` as the kernel's pyarrow table (:func:`row_schema`)."""
+    if isinstance(rows, Rows) and ROW_KERNEL is not None:
+        return _kernel_table_compiled(rows)
+    c = kernel_columns(rows) if isinstance(rows, Rows) else rows
+    r = c["rows"]
+    n = len(c["row"])
+    take = pa.array(np.asarray(c["row"], dtype=np.int64), pa.int64())
+    i64, st = pa.int64(), pa.string()
+    return pa.Table.from_arrays([
+        _const(c["history"], n, st),
+        r.col("line").take(take), r.col("index").take(take), r.col("process").take(take), r.col("type").take(take),
+        pa.array(c["mop"], st), pa.array(c["key"], st), pa.array(c["offset"], i64), pa.array(c["value"], st),
+        pa.array(c["pos"], i64)], schema=row_schema())
+
+
+def _kernel_table_compiled(rows: Rows):
+    """:func:`kernel_table` from the compiled loop's Arrow buffers (``_rowkernel.kernel_arrays``):
+    the same table, without a Python object per value."""
+    parsed = rows.parsed if len(rows.parsed) == len(rows.line) else None
+    n, ri, mop, key, off, val, pos = ROW_KERNEL.kernel_arrays(
+        rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
+    buf = pa.py_buffer
+
+    def strings(v: tuple, offsets: bytes, data: bytes):
+        (bitmap, nulls) = v
+        return pa.Array.from_buffers(pa.string(), n, [bitmap and buf(bitmap), buf(offsets), buf(data)], null_count=nulls)
+
+    def ints(v: tuple, data: bytes):
+        (bitmap, nulls) = v
+        return pa.Array.from_buffers(pa.int64(), n, [bitmap and buf(bitmap), buf(data)], null_count=nulls)
+
+    take = pa.array(np.frombuffer(ri, np.int64), pa.int64())
+    mops = _MOP_NAMES().take(pa.Array.from_buffers(pa.uint8(), n, [None, buf(mop)]))
+    return pa.Table.from_arrays([
+        _const(rows.history, n, pa.string()),
+        rows.col("line").take(take), rows.col("index").take(take), rows.col("process").take(take),
+        rows.col("type").take(take), mops, strings(*key), ints(*off), strings(*val),
+        pa.Array.from_buffers(pa.int64(), n, [None, buf(pos)])], schema=row_schema())
+
+
+def _MOP_NAMES():
+    return pa.array(["send", "poll", "assign"], pa.string())  # the codes of _rowkernel.kernel_arrays
+
+
+def small_codes(col: Any) -> tuple[Any, list] | None:
+    """(int64 codes, -1 for null; the strings in order of first appearance) of a pyarrow string
+    array holding at most a few distinct strings, as ``pyarrow.compute.dictionary_encode`` codes
+    it, from the compiled loop (``_rowkernel.small_codes``); None where that is not built, the
+    array is of another type, or it holds more strings (then the caller encodes it)."""
+    if ROW_KERNEL is None or col.type != pa.string():
+        return None
+    validity, offsets, data = col.buffers()
+    if offsets is None or data is None:
+        return None
+    got = ROW_KERNEL.small_codes(validity if col.null_count else None, offsets, data, col.offset, len(col))
+    if got is None:
+        return None
+    return np.frombuffer(got[0], np.int64), got[1]
+
+
+def string_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Dictionary codes (int64, -1 for null) and the dictionary of a string column, for the
+    numpy kernels (:mod:`.kernel`, :mod:`spark_validation.elle`)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    few = small_codes(col)
+    if few is not None:
+        return few[0], pa.array(few[1], pa.string())
+    d = pc.dictionary_encode(col)
+    idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return idx, d.dictionary
+
+
+def int_values(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(values with nulls as 0, validity mask) of an integer column, for the numpy kernels."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    valid = ~col.is_null().to_numpy(zero_copy_only=False)
+    vals = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return vals, valid
+
+
+def cycle_table(c: dict | Rows, kt=None):
+    """The cycle rows of :mod:`elle` (``elle.ROW_COLUMNS``, what ``elle.input_table`` builds with
+    one row per op): one ``op`` row (``pos`` -1) per send/poll/txn op row, invocations included,
+    and the send/poll micro-ops of :func:`kernel_columns` (the assign rows left out). ``c`` is
+    :func:`kernel_columns`'s result, or the rows themselves."""
+    if isinstance(c, Rows):
+        c = {"rows": c, "history": c.history}
+    rows = c["rows"]
+    kt = kernel_table(c) if kt is None else kt
+    mop = kt.column("mop")
+    if mop.null_count or pc.any(pc.equal(mop, "assign")).as_py():  # else nothing to leave out (and no copy)
+        kt = kt.filter(pc.not_equal(mop, "assign"))
+    if ROW_KERNEL is not None:
+        idx = np.frombuffer(ROW_KERNEL.rows_with_f(rows.f, _KAFKA_FS), dtype=np.int64)
+    else:
+        idx = np.fromiter((n for n, f in enumerate(rows.f) if f in _KAFKA_FS), dtype=np.int64)
+    take = pa.array(idx, pa.int64())
+    m, i64, st = len(idx), pa.int64(), pa.string()
+    ops = pa.Table.from_arrays([
+        _const(c["history"], m, st),
+        rows.col("line").take(take), rows.col("index").take(take), rows.col("process").take(take),
+        rows.col("type").take(take), _const("op", m, st), pa.nulls(m, st), pa.nulls(m, i64), pa.nulls(m, st),
+        pa.array(np.full(m, -1, dtype=np.int64))], schema=kt.schema)
+    return pa.concat_tables([ops, kt])
+

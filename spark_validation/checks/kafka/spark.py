@@ -1,0 +1,209 @@
+"""The Kafka kernel (:mod:`.kernel`) run by Spark, per partition, without a shuffle where the
+layout allows it.
+
+Why per partition: a DataFrame formulation needs one shuffle of the micro-ops by history and
+several sorts with window passes over them, and the shuffle plus one sort alone cost more than
+the whole check needs. Every anomaly is a property of one history, so if every partition holds
+whole histories, no shuffle is needed.
+
+Layout and its verification (nothing depends on the layout silently):
+
+* :func:`kernel_input` turns the op table into kernel rows with narrow transformations only
+  (no shuffle), so a table whose partitions hold whole histories (NDJSON/EDN files as ingested,
+  ``ops.parquet`` as the audit writes it, or kernel rows stored by :func:`store`) keeps them whole.
+* Each task cuts its rows into chunks at history boundaries and checks a chunk at a time; next
+  to the anomalies it emits one row per history it checked, with the chunk's id and row count.
+* The driver (:func:`collect`) accepts a history only if exactly one chunk saw it. Every input
+  row is read by some task, so a history seen by one chunk was seen whole. Histories seen by
+  several chunks (a file split across tasks, an unclustered table) have their partial results
+  dropped and are checked again after a shuffle: ``groupBy(history).applyInArrow`` with the
+  same kernel. The result says how many histories took each path.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from spark_validation.checks.kafka import spark_rows
+from spark_validation.checks.kafka.kernel import ROW_COLUMNS, check_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+OUT_DDL = "history string, kind string, key string, evidence string, chunk bigint, n bigint"
+CHUNK_ROWS = 1 << 20  # rows a task gathers before it checks the whole histories among them
+_CHUNK_STRIDE = 1 << 24  # chunk id = partition * stride + chunk number within the task
+
+# ------------------------------------------------------------------------------------------
+# Spark: per-partition check, verification of the layout, shuffle fallback
+
+
+def kernel_input(ops: "DataFrame") -> "DataFrame":
+    """Kernel rows of the op table: narrow transformations only, so partitions that hold whole
+    histories keep holding them."""
+    return spark_rows.micro_ops(ops, with_assign=True)
+
+
+def store(ops: "DataFrame", path: str, parts: int) -> None:
+    """Ingest: write the kernel rows as Parquet clustered by history (one shuffle, once), each
+    file holding whole histories sorted by (history, seq, pos)."""
+    (kernel_input(ops).repartition(parts, "history").sortWithinPartitions("history", "seq", "pos")
+     .write.mode("overwrite").parquet(path))
+
+
+def _out_batch(anoms: list[dict], seen: "pa.Table | None", chunk: int) -> "pa.RecordBatch":
+    hs = [a["history"] for a in anoms]
+    kinds: list = [a["kind"] for a in anoms]
+    keys = [a["key"] for a in anoms]
+    evs: list = [json.dumps(a["evidence"]) for a in anoms]
+    chunks = [chunk] * len(anoms)
+    ns: list = [None] * len(anoms)
+    if seen is not None:
+        vc = seen.column("history").value_counts() if isinstance(seen, pa.Table) else seen
+        hs += vc.field("values").to_pylist()
+        cnt = vc.field("counts").to_pylist()
+        kinds += [None] * len(cnt)
+        keys += [None] * len(cnt)
+        evs += [None] * len(cnt)
+        chunks += [chunk] * len(cnt)
+        ns += cnt
+    return pa.RecordBatch.from_arrays(
+        [pa.array(hs, pa.string()), pa.array(kinds, pa.string()), pa.array(keys, pa.string()),
+         pa.array(evs, pa.string()), pa.array(chunks, pa.int64()), pa.array(ns, pa.int64())],
+        names=["history", "kind", "key", "evidence", "chunk", "n"])
+
+
+def _check_chunk(t: "pa.Table", chunk: int) -> "pa.RecordBatch":
+    vc = pc.value_counts(t.column("history"))
+    return _out_batch(check_table(t), vc, chunk)
+
+
+def _chunks(batches: Iterable["pa.RecordBatch"], base: int, chunk_rows: int) -> Iterator["pa.RecordBatch"]:
+    """Check the rows of ``batches`` a chunk at a time, each chunk cut at a history boundary
+    (the trailing history waits for the next batches); chunk ids ``base + 0, 1, ...``."""
+    buf: list = []
+    nbuf = 0
+    chunk = 0
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        buf.append(b)
+        nbuf += b.num_rows
+        if nbuf < chunk_rows:
+            continue
+        t = pa.Table.from_batches(buf)
+        hist = t.column("history")
+        other = np.flatnonzero(~pc.equal(hist, hist[-1]).to_numpy(zero_copy_only=False))
+        if len(other) == 0:  # one history so far: keep gathering
+            continue
+        cut = int(other[-1]) + 1
+        yield _check_chunk(t.slice(0, cut), base + chunk)
+        chunk += 1
+        rest = t.slice(cut)
+        buf, nbuf = rest.to_batches(), rest.num_rows
+    if nbuf:
+        yield _check_chunk(pa.Table.from_batches(buf), base + chunk)
+
+
+def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS) -> Iterator["pa.RecordBatch"]:
+    """The ``mapInArrow`` function over kernel rows: anomaly rows and, per chunk, one
+    ``(history, chunk, n)`` row per history it saw (``kind`` null)."""
+    from pyspark import TaskContext  # optional: pyspark
+
+    ctx = TaskContext.get()
+    yield from _chunks(batches, (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE, chunk_rows)
+
+
+def _check_group(t: "pa.Table") -> "pa.Table":
+    """The ``applyInArrow`` function of the fallback: one whole history."""
+    return pa.Table.from_batches([_check_chunk(t, -1)])
+
+
+def check(m: "DataFrame", chunk_rows: int = CHUNK_ROWS) -> "DataFrame":
+    """The per-partition pass over kernel rows: anomaly rows plus per-chunk history counts."""
+    return m.select(*ROW_COLUMNS).mapInArrow(lambda it: check_partitions(it, chunk_rows), OUT_DDL)
+
+
+def collect(ops: "DataFrame | None" = None, m: "DataFrame | None" = None,
+            chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
+    """All Kafka anomalies: ``[{"history", "kind", "key", "evidence" (JSON text)}]`` and a report
+    ``{"engine", "histories", "rows", "clustered", "shuffled", "chunks"}`` saying which path each
+    history took. ``m``: kernel rows stored at ingest (:func:`store`); else from ``ops``."""
+    if m is None:
+        m = kernel_input(ops)
+    rows = check(m, chunk_rows).collect()
+    return _verify(rows, lambda: m, "arrow")
+
+
+# ------------------------------------------------------------------------------------------
+# Spark: kernel rows stored as Parquet, read by the Python workers themselves
+
+
+def stored_files(path: str) -> list[str]:
+    """The data files of a Parquet table (sorted, so unit numbers are stable): the kernel rows of
+    :func:`store`, or the ``ops.parquet`` an audit writes."""
+    p = Path(path)
+    if p.is_file():
+        return [str(p)]
+    return sorted(str(f) for f in p.rglob("*.parquet") if not f.name.startswith((".", "_")))
+
+
+def check_files(units: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS) -> Iterator["pa.RecordBatch"]:
+    """The ``mapInArrow`` function over a table of ``(unit, path)`` rows: each file is read here
+    with pyarrow, a record batch at a time, and checked like :func:`check_partitions` (chunk ids
+    ``unit * stride + chunk``)."""
+    for ub in units:
+        for unit, path in zip(ub.column(0).to_pylist(), ub.column(1).to_pylist()):
+            batches = pq.ParquetFile(path).iter_batches(batch_size=1 << 17, columns=list(ROW_COLUMNS))
+            yield from _chunks(batches, unit * _CHUNK_STRIDE, chunk_rows)
+
+
+def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
+    """All Kafka anomalies of kernel rows stored by :func:`store`: one Spark task per file, the
+    file read by the Python worker (no row passes through the JVM). Verified and, where a
+    history spans files or chunks, re-checked after a shuffle, as in :func:`collect`. The files
+    must be readable at the same path on every executor (a shared or local file system)."""
+    from pyspark.sql import functions as F  # optional: pyspark
+
+    files = stored_files(path)
+    if not files:
+        return [], {"engine": "arrow-files", "histories": 0, "rows": 0, "clustered": 0, "shuffled": 0, "chunks": 0}
+    # one partition per file: spark.range puts id i alone in partition i
+    units = spark.range(len(files), numPartitions=len(files)).select(
+        "id", F.element_at(F.array(*[F.lit(f) for f in files]), F.col("id").cast("int") + 1).alias("path"))
+    rows = units.mapInArrow(lambda it: check_files(it, chunk_rows), OUT_DDL).collect()
+    return _verify(rows, lambda: spark.read.parquet(*files), "arrow-files")
+
+
+def _verify(rows: list, source, engine: str) -> tuple[list[dict], dict[str, Any]]:
+    """Accept each history seen by exactly one chunk; re-check the others after a shuffle."""
+    from pyspark.sql import functions as F  # optional: pyspark
+
+    anoms = [r for r in rows if r["kind"] is not None]
+    chunks_of: dict[str, set[int]] = {}
+    total = 0
+    for r in rows:
+        if r["kind"] is None:
+            chunks_of.setdefault(r["history"], set()).add(r["chunk"])
+            total += r["n"]
+    split = sorted(h for h, cs in chunks_of.items() if len(cs) > 1)
+    info: dict[str, Any] = {"engine": engine, "histories": len(chunks_of), "rows": total,
+                            "clustered": len(chunks_of) - len(split), "shuffled": len(split),
+                            "chunks": len({c for cs in chunks_of.values() for c in cs})}
+    if split:
+        m = source()
+        bad = m.sparkSession.createDataFrame([(h,) for h in split], "history string")
+        again = (m.select(*ROW_COLUMNS).join(F.broadcast(bad), "history", "left_semi")
+                 .groupBy("history").applyInArrow(_check_group, OUT_DDL).where(F.col("kind").isNotNull())
+                 .collect())
+        drop = set(split)
+        anoms = [r for r in anoms if r["history"] not in drop] + again
+    out = [{"history": r["history"], "kind": r["kind"], "key": r["key"], "evidence": r["evidence"]} for r in anoms]
+    return out, info
