@@ -65,7 +65,8 @@ def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
     off: list = []
     val: list = []
     pos: list = []
-    ri_a, mop_a, key_a, off_a, val_a, pos_a = ri.append, mop.append, key.append, off.append, val.append, pos.append
+    cols = ri.append, mop.append, key.append, off.append, val.append, pos.append
+    ri_a, mop_a, key_a, off_a, val_a, pos_a = cols
     fp = fast_parse_text
     unparsed = _UNPARSED
     parsed = rows.parsed if len(rows.parsed) == len(rows.line) else [unparsed] * len(rows.line)
@@ -99,48 +100,7 @@ def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
             mops = pv if pv is not unparsed else fp(v)
             if type(mops) is not list:
                 continue
-            for i, m in enumerate(mops):
-                if type(m) is not list or not m:
-                    continue
-                name = m[0]  # _tt inlined for the usual types (here and below): the loop is hot
-                if type(name) is not str:
-                    name = _tt(name)
-                if name == "send" and len(m) >= 3:
-                    kk, x = m[1], m[2]
-                    tk = type(kk)
-                    if tk is not str:
-                        kk = str(kk) if tk is int else _tt(kk)
-                    if type(x) is list and len(x) == 2:
-                        o, vv = x
-                        if type(o) is not int:
-                            o = to_int(o)
-                    else:
-                        o, vv = None, x
-                    tv = type(vv)
-                    if tv is not str:
-                        vv = str(vv) if tv is int else _tt(vv)
-                    if kk is not None and vv is not None:
-                        ri_a(n); mop_a("send"); key_a(kk); off_a(o); val_a(vv); pos_a(i * POS_STRIDE)  # noqa: E702
-                elif name == "poll" and len(m) >= 2 and type(m[1]) is dict:
-                    base = i * POS_STRIDE
-                    for kk, pairs in m[1].items():
-                        if type(pairs) is not list:
-                            continue
-                        if type(kk) is not str:
-                            kk = _tt(kk)
-                            if kk is None:
-                                continue
-                        for j, pair in enumerate(pairs):
-                            if type(pair) is list and len(pair) >= 2:
-                                o, vv = pair[0], pair[1]
-                                tv = type(vv)
-                                if tv is not str:
-                                    vv = str(vv) if tv is int else _tt(vv)
-                                if vv is not None:
-                                    if type(o) is not int:
-                                        o = to_int(o)
-                                    ri_a(n); mop_a("poll"); key_a(kk); off_a(o); val_a(vv)  # noqa: E702
-                                    pos_a(base + j)
+            _txn_micro_ops(n, mops, cols, POS_STRIDE)
         elif (f == "assign" or f == "subscribe") and (t == "ok" or t == "info"):
             ks = parse(v)
             names = [_tt(x) for x in ks] if type(ks) is list else []
@@ -148,6 +108,54 @@ def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
                 ri_a(n); mop_a("assign"); key_a(kk); off_a(None); val_a(None); pos_a(0)  # noqa: E702
     return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val, "pos": pos,
             "rows": rows}
+
+
+def _txn_micro_ops(n: int, mops: list, cols: tuple, POS_STRIDE: int) -> None:
+    """The kernel rows of one op's micro-op list (Jepsen's form), appended to ``cols`` (the
+    append methods of :func:`_kernel_columns_py`'s columns); ``n`` is the op row."""
+    ri_a, mop_a, key_a, off_a, val_a, pos_a = cols
+    for i, m in enumerate(mops):
+        if type(m) is not list or not m:
+            continue
+        name = m[0]  # _tt inlined for the usual types (here and below): the loop is hot
+        if type(name) is not str:
+            name = _tt(name)
+        if name == "send" and len(m) >= 3:
+            kk, x = m[1], m[2]
+            tk = type(kk)
+            if tk is not str:
+                kk = str(kk) if tk is int else _tt(kk)
+            if type(x) is list and len(x) == 2:
+                o, vv = x
+                if type(o) is not int:
+                    o = to_int(o)
+            else:
+                o, vv = None, x
+            tv = type(vv)
+            if tv is not str:
+                vv = str(vv) if tv is int else _tt(vv)
+            if kk is not None and vv is not None:
+                ri_a(n); mop_a("send"); key_a(kk); off_a(o); val_a(vv); pos_a(i * POS_STRIDE)  # noqa: E702
+        elif name == "poll" and len(m) >= 2 and type(m[1]) is dict:
+            base = i * POS_STRIDE
+            for kk, pairs in m[1].items():
+                if type(pairs) is not list:
+                    continue
+                if type(kk) is not str:
+                    kk = _tt(kk)
+                    if kk is None:
+                        continue
+                for j, pair in enumerate(pairs):
+                    if type(pair) is list and len(pair) >= 2:
+                        o, vv = pair[0], pair[1]
+                        tv = type(vv)
+                        if tv is not str:
+                            vv = str(vv) if tv is int else _tt(vv)
+                        if vv is not None:
+                            if type(o) is not int:
+                                o = to_int(o)
+                            ri_a(n); mop_a("poll"); key_a(kk); off_a(o); val_a(vv)  # noqa: E702
+                            pos_a(base + j)
 
 
 def row_schema() -> pa.Schema:
