@@ -1,4 +1,4 @@
-"""Benchmark of the Elle-style cycle search (spark_validation/elle.py) on one long Kafka
+"""Benchmark of the Elle-style cycle search (spark_validation/checks/elle/) on one long Kafka
 transactional history, run end to end through ``kraft audit``'s engine.
 
     python bench/elle.py [--ops N] [--clients C] [--keys K] [--cores 2] [--edges default,all]
@@ -21,9 +21,9 @@ Rows, each in its own process (so its peak memory is its own):
   than a write it had already seen the effects of, or that completed before).
 
 Engines: ``spark`` (``local[cores]``; the history's NDJSON file is read by Spark, the Kafka
-anomalies by the arrow kernel, the cycles by :func:`spark_validation.elle.check_spark`) and
+anomalies by the arrow kernel, the cycles by :func:`spark_validation.checks.elle.spark.check_spark`) and
 ``local`` (``kraft audit --no-spark``: the whole audit in this process, cycles by
-:func:`spark_validation.elle.check_rows`). Each row prints the audit's stage times, the cycle
+:func:`spark_validation.checks.elle.fast.check_rows`). Each row prints the audit's stage times, the cycle
 stage alone (``cycles``: for Spark the Spark stage, for in-process the same search timed inside
 the Kafka stage), ops/s end to end, and peak memory: the driver's RSS, and for Spark also the
 JVM's peak RSS and the largest sum of its Python workers' RSS (sampled every 0.2 s). The 1-minute
@@ -157,13 +157,14 @@ def child(args: argparse.Namespace) -> None:
 
     ``audit-spark`` / ``audit-local``: ``kraft audit``'s engine end to end (``audit.run`` with
     the Kafka check only). ``cycles-spark``: the cycle check alone on Spark,
-    :func:`elle.check_spark` over the op table read from Parquet (one file, so one partition
-    holds the whole history). ``cycles-local``: :func:`elle.check_rows` over the op rows in this
+    :func:`checks.elle.spark.check_spark` over the op table read from Parquet (one file, so one partition
+    holds the whole history). ``cycles-local``: :func:`checks.elle.fast.check_rows` over the op rows in this
     process."""
-    from spark_validation import elle
+    from spark_validation.checks.elle import fast, spark
+    from spark_validation.checks.elle.reference import CycleOptions
 
     every = args.edges == "all"
-    opts = elle.CycleOptions(ww_deps=every, rw_deps=every, process=every, realtime=True)
+    opts = CycleOptions(ww_deps=every, rw_deps=every, process=every, realtime=True)
     workers = {"peak": 0, "stop": False}
     jvm_pid = None
     if args.engine.endswith("spark"):
@@ -199,7 +200,7 @@ def child(args: argparse.Namespace) -> None:
         stages["read"] = time.perf_counter() - t
         if args.engine == "cycles-local":
             t = time.perf_counter()
-            anoms = elle.check_rows(rows, opts)
+            anoms = fast.check_rows(rows, opts)
             total = stages["cycles"] = time.perf_counter() - t
         else:
             import pyarrow as pa
@@ -216,7 +217,7 @@ def child(args: argparse.Namespace) -> None:
             ops = spark.read.schema(OPS_SCHEMA).parquet(args.out + ".parquet")
             stages["write parquet"] = time.perf_counter() - t
             t = time.perf_counter()
-            anoms, info = elle.collect(elle.cycle_input(ops), opts)
+            anoms, info = spark.collect(spark.cycle_input(ops), opts)
             total = stages["cycles"] = time.perf_counter() - t
             stages.update({k: v for k, v in info.items()})
     workers["stop"] = True

@@ -46,8 +46,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kraft.outcome import Verdict, clear_documents, header, plural, write_document
-from spark_validation import elle
 from spark_validation.checks import kafka as kafka_check
+from spark_validation.checks.elle import CycleOptions, check_rows_ref, check_table
+from spark_validation.checks.elle.spark import check_spark
 from spark_validation.checks.kafka import kernel as kafka_kernel
 from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.checks.kafka import spark as kafka_spark
@@ -281,21 +282,21 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
                               for t, f, v in zip(rows.type, rows.f, rows.value) if f in KAFKA_FS)
     if not structure and has_kafka and "kafka" in opts.checks:
         t = time.perf_counter()
-        cycle_opts = elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime)
+        cycle_opts = CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime)
         if kafka == "kernel":  # in the Spark workers
             try:
                 kt = kernel_table(rows)
                 kafka_anoms = kafka_check.sort_anomalies(kafka_kernel.check_table(kt))
-                # Elle's cycle search over the same rows: the elle kernel (elle.check_table)
-                cycles = elle.check_table(cycle_table(rows, kt), cycle_opts)
+                # Elle's cycle search over the same rows, vectorised (checks.elle.check_table)
+                cycles = check_table(cycle_table(rows, kt), cycle_opts)
             except KERNEL_LIMITS:  # e.g. an offset beyond 64 bits: the reference decides
                 dicts = rows.dicts()
                 kafka_anoms = kafka_rules.check_rows(dicts)
-                cycles = kafka_check.sort_anomalies(elle.check_rows_ref(dicts, cycle_opts))
+                cycles = kafka_check.sort_anomalies(check_rows_ref(dicts, cycle_opts))
         else:
             dicts = rows.dicts()
             kafka_anoms = kafka_check.check_rows(dicts)
-            cycles = kafka_check.sort_anomalies(elle.check_rows_ref(dicts, cycle_opts))
+            cycles = kafka_check.sort_anomalies(check_rows_ref(dicts, cycle_opts))
         kafka_anoms += cycles
         k_secs = time.perf_counter() - t
         secs["kafka"] = secs.get("kafka", 0.0) + k_secs
@@ -644,9 +645,9 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
             kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         # Elle-style cycles (jepsen.tests.kafka/cycles!): edges as a DataFrame, components per history
         tc = time.perf_counter()
-        cyc = elle.check_spark(kafka_spark_rows.micro_ops(kops),
-                               elle.CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime),
-                               kops)
+        cyc = check_spark(kafka_spark_rows.micro_ops(kops),
+                          CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime),
+                          kops)
         for a in kafka_check.sort_anomalies(cyc):
             kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         stage["cycles"] = time.perf_counter() - tc

@@ -1,4 +1,4 @@
-"""Elle-style cycles (spark_validation/elle.py): labelled micro-histories for each cycle kind and
+"""Elle-style cycles (spark_validation/checks/elle/): labelled micro-histories for each cycle kind and
 edge rule, written from Elle's definitions (elle.txn cycle-anomaly-specs, cycle-explainer,
 elle.consistency-model implied-anomalies) and Jepsen's edge rules (jepsen.tests.kafka ww-graph /
 wr-graph, elle.core process-graph / realtime-graph), the allowed-error-types of Jepsen's
@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from spark_validation import elle
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_validation.elle import CycleOptions, check_rows, check_rows_ref, edges_ref, edges_rows, strongly_connected
+from spark_validation.checks.elle import check as elle
+from spark_validation.checks.elle.check import check_rows, check_rows_ref, edges_rows
+from spark_validation.checks.elle.reference import CycleOptions, edges_ref, realtime_pairs
+from spark_validation.checks.elle.search import strongly_connected
 from tests import examples
 from tests.spark_validation.strategies import kafka_corpus
 from tests.spark_validation.cases import H
@@ -215,14 +217,14 @@ def test_realtime_graph_is_a_transitive_reduction() -> None:
     h = H()
     for p in range(3):
         h.txn(p, [["poll"]], [["poll", {}]], f="poll")
-    assert sorted((a, c) for a, _, c, _ in elle.realtime_pairs(h.rows("h"))) == [(1, 3), (3, 5)]
+    assert sorted((a, c) for a, _, c, _ in realtime_pairs(h.rows("h"))) == [(1, 3), (3, 5)]
     # concurrent ops are not ordered
     h2 = H()
     h2._op(process=0, type="invoke", f="poll", value=[["poll"]])
     h2._op(process=1, type="invoke", f="poll", value=[["poll"]])
     h2._op(process=0, type="ok", f="poll", value=[["poll", {}]])
     h2._op(process=1, type="ok", f="poll", value=[["poll", {}]])
-    assert elle.realtime_pairs(h2.rows("h2")) == []
+    assert realtime_pairs(h2.rows("h2")) == []
 
 
 def test_serial_history_has_no_cycles() -> None:
@@ -317,7 +319,7 @@ def test_kernel_sorting_shortcuts_equal_numpy(data) -> None:
     range (np.unique and np.searchsorted) and the edge order by two packed keys (np.lexsort)."""
     import numpy as np
 
-    from spark_validation.elle import _lexsort_edges, _sorted_keys
+    from spark_validation.checks.elle.graph import _lexsort_edges, _sorted_keys
 
     n = data.draw(st.integers(0, 40))
     hi = data.draw(st.sampled_from([1, 6, 70, 10**6]))
@@ -347,7 +349,7 @@ def test_dense_ids_equal_numpy_unique(tuples: list, wide: bool) -> None:
     """_dense's ids (by a mask over a small range, or by sorting) are np.unique's inverse of the tuples."""
     import numpy as np
 
-    from spark_validation.elle import _dense
+    from spark_validation.checks.elle.graph import _dense
 
     cols = [np.array([t[i] for t in tuples], np.int64) for i in ((0, 1, 2) if wide else (0, 1))]
     g, n = _dense(*cols)

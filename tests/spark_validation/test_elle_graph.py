@@ -1,4 +1,4 @@
-"""The cycle search kernel (spark_validation/elle_graph.py) against a brute-force oracle written
+"""The cycle search kernel (spark_validation/checks/elle/search.py) against a brute-force oracle written
 from Elle's definitions: on small random typed graphs, every simple cycle is enumerated and
 named as elle.txn/cycle-explainer names it; per strongly connected component, the types Elle
 reports are the ones of elle.txn/cycle-anomaly-specs, in anomaly-depth order, that have a
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_validation import elle_graph as G
+from spark_validation.checks.elle import search as G
 from tests import examples
 
 ALL = (G.WW, G.WR, G.RW, G.PROCESS, G.REALTIME)
@@ -22,7 +22,7 @@ ALL = (G.WW, G.WR, G.RW, G.PROCESS, G.REALTIME)
 def _rels(t: str) -> set[int]:
     """Edge kinds a cycle of type t may use (elle.txn base-cycle-anomaly-specs :rels, plus rw
     for the rw families and the variant's kind)."""
-    base, extra = G._split(t)
+    base, extra = G.split(t)
     rels = {G.WW} if base == "G0" else {G.WW, G.WR} if base == "G1c" else {G.WW, G.WR, G.RW}
     return rels | set(extra)
 

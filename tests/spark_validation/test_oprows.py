@@ -327,7 +327,8 @@ def test_kernel_rows_equal_input_table(data) -> None:
 @examples.LARGE(deadline=None)
 @given(st.data())
 def test_cycle_rows_give_the_reference_cycles(data) -> None:
-    from spark_validation import elle
+    from spark_validation.checks.elle import check as elle
+    from spark_validation.checks.elle.reference import CycleOptions
     from tests.spark_validation.strategies import kafka_corpus
 
     rows = data.draw(kafka_corpus(max_size=3))
@@ -336,7 +337,7 @@ def test_cycle_rows_give_the_reference_cycles(data) -> None:
         by.setdefault(r["history"], []).append(r)
     for hid, hrows in by.items():
         cols = kernel_columns(Rows.from_dicts(hid, hrows))
-        for opts in (elle.CycleOptions(), elle.CycleOptions(realtime=True), elle.CycleOptions(True, True, True, True)):
+        for opts in (CycleOptions(), CycleOptions(realtime=True), CycleOptions(True, True, True, True)):
             assert elle.check_table(cycle_table(cols), opts) == elle.check_rows_ref(hrows, opts)
 
 

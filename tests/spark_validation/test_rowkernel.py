@@ -417,7 +417,7 @@ def test_small_codes_are_dictionary_encode_codes(xs: list, cut: int, chunked: bo
         assert got is None
     else:
         assert got is not None and (got[0].tolist(), got[1]) == want
-    from spark_validation import elle
+    from spark_validation.checks.elle import graph as elle
 
     assert (elle._codes(col)[0].tolist(), elle._codes(col)[1]) == want
     k = kernel_rows.string_codes(col)

@@ -183,7 +183,7 @@ def test_stored_kafka_rows_are_used_only_while_they_match(spark, both_runs, corp
     assert _norm(stale.results) == expect
 
 
-# -- Elle-style cycles on Spark (spark_validation/elle.py) ----------------------------------------
+# -- Elle-style cycles on Spark (spark_validation/checks/elle/) ----------------------------------------
 
 
 def _elle_df(spark, rows: list[dict]):
@@ -196,7 +196,8 @@ def _elle_df(spark, rows: list[dict]):
 @examples.SPARK.long(deadline=None)
 @given(kafka_corpus(min_size=20, max_size=30))
 def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
-    from spark_validation.elle import CycleOptions, edges_ref, edges_spark
+    from spark_validation.checks.elle.reference import CycleOptions, edges_ref
+    from spark_validation.checks.elle.spark import edges_spark
 
     ops = _elle_df(spark, rows).cache()
     for ww, rw in [(False, False), (True, False), (False, True), (True, True)]:
@@ -208,7 +209,8 @@ def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
 @examples.SPARK(deadline=None, derandomize=True)
 @given(kafka_corpus(min_size=30, max_size=30))
 def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
-    from spark_validation.elle import CycleOptions, edges_ref, edges_spark
+    from spark_validation.checks.elle.reference import CycleOptions, edges_ref
+    from spark_validation.checks.elle.spark import edges_spark
 
     ops = _elle_df(spark, rows)
     opts = CycleOptions(True, True, process=True, realtime=True)  # every edge kind
@@ -216,8 +218,10 @@ def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
 
 
 def test_elle_cycles_on_spark_equal_reference(spark) -> None:
-    from spark_validation import elle
-    from spark_validation.elle import CycleOptions, check_rows_ref, check_spark
+    from spark_validation.checks.elle import spark as elle
+    from spark_validation.checks.elle.check import check_rows_ref
+    from spark_validation.checks.elle.reference import CycleOptions
+    from spark_validation.checks.elle.spark import check_spark
     from tests.spark_validation import test_elle as T
 
     rows = [r for name, h in (("g1c", T.g1c()), ("g0", T.g0()), ("gs", T.g_single()), ("g2", T.g2_item()),

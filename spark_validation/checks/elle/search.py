@@ -1,4 +1,4 @@
-"""Graph kernels of the Elle-style cycle search (:mod:`spark_validation.elle`): strongly connected
+"""The cycle search of the Elle check (:mod:`spark_validation.checks.elle`): strongly connected
 components, and in each component the cycle anomalies Elle looks for, in Elle's order.
 
 The input is a typed edge list over integer vertices: ``src``, ``dst``, ``kind`` (``WW``, ``WR``,
@@ -93,7 +93,7 @@ IMPLIES = {t: _closure(t) for t in ORDER}
 _VARIANT = {"": (), "-process": (PROCESS,), "-realtime": (REALTIME,)}
 
 
-def _split(t: str) -> tuple[str, tuple[int, ...]]:
+def split(t: str) -> tuple[str, tuple[int, ...]]:
     for suffix in ("-process", "-realtime"):
         if t.endswith(suffix):
             return t[: -len(suffix)], _VARIANT[suffix]
@@ -102,7 +102,7 @@ def _split(t: str) -> tuple[str, tuple[int, ...]]:
 
 def spec(t: str) -> tuple[str, tuple[int, ...], int]:
     """(family, projection kinds without rw, required kind) of a type."""
-    base, extra = _split(t)
+    base, extra = split(t)
     if base == "G0":
         return "scc", (WW,) + extra, extra[0] if extra else WW
     if base == "G1c":
@@ -135,7 +135,7 @@ def enabled_types(kinds_present: Iterable[int]) -> tuple[str, ...]:
     have = set(kinds_present)
     out = []
     for t in ORDER:
-        base, extra = _split(t)
+        base, extra = split(t)
         need = {"G0": {WW}, "G1c": {WR}}.get(base, {RW}) | set(extra)
         if need <= have:
             out.append(t)
@@ -428,14 +428,8 @@ class Search:
                 continue
             searched.append(t)
             self._ensure(t)
-            fam, proj, req = spec(t)
             try:
-                if fam == "scc":
-                    cyc = self._shortest_scc(t, c, loc, proj)
-                elif fam == "single":
-                    cyc = self._single(t, c, loc, proj)
-                else:
-                    cyc = self._nonadjacent(t, c, loc, proj)
+                cyc = self._cycle(t, c, loc)
             except Timeout:
                 found += self._timeout(t, searched[:-1], found, loc, size)
                 break
@@ -449,13 +443,20 @@ class Search:
     def _order_cands(self, cands: np.ndarray) -> np.ndarray:
         return cands[np.lexsort((self.order[self.dst[cands]], self.order[self.src[cands]]))]
 
-    def _shortest_scc(self, t: str, c: int, loc, proj: tuple[int, ...]) -> list[int] | None:
+    def _cycle(self, t: str, c: int, loc) -> list[int] | None:
+        """A cycle of type ``t`` in component ``c`` (edge ids), or None; a two-edge cycle found
+        for every component at once wins."""
         cands = self.cands[t].get(c)
         if cands is None or len(cands) == 0:
             return None
         if c in self.two[t]:
             return list(self.two[t][c])
-        L = loc()
+        fam, proj, _ = spec(t)
+        search = {"scc": self._shortest_scc, "single": self._single}.get(fam, self._nonadjacent)
+        return search(cands, loc(), proj)
+
+    def _shortest_scc(self, cands: np.ndarray, L: _Local, proj: tuple[int, ...]) -> list[int] | None:
+        """The shortest cycle through a candidate edge over ``proj``, within the budget."""
         nbrs, edges = L.adj(proj)
         budget = _Budget(self.shortest_work)
         best: list[int] | None = None
@@ -473,14 +474,8 @@ class Search:
                     break  # two-edge cycles were ruled out above
         return best
 
-    def _single(self, t: str, c: int, loc, proj: tuple[int, ...]) -> list[int] | None:
+    def _single(self, cands: np.ndarray, L: _Local, proj: tuple[int, ...]) -> list[int] | None:
         """G-single-item (+ variant): an rw edge u -> v and a path v -> u over ``proj``."""
-        cands = self.cands[t].get(c)
-        if cands is None or len(cands) == 0:
-            return None
-        if c in self.two[t]:
-            return list(self.two[t][c])
-        L = loc()
         nbrs, edges = L.adj(proj)
         labp, topo = L.labels(proj)
         decide = _Budget(self.decide_work)
@@ -508,14 +503,10 @@ class Search:
                     break
         return best
 
-    def _nonadjacent(self, t: str, c: int, loc, proj: tuple[int, ...]) -> list[int] | None:
+    def _nonadjacent(self, cands: np.ndarray, L: _Local, proj: tuple[int, ...]) -> list[int] | None:
         """G-nonadjacent-item (+ variant): two or more rw edges, no two adjacent, other edges
         from ``proj``; absence decided exactly on a two-layer product graph, presence by a
         search over simple paths (Elle's elle.bfs/search), within a budget."""
-        cands = self.cands[t].get(c)
-        if cands is None or len(cands) == 0:
-            return None
-        L = loc()
         n = L.n
         pm = L.mask(proj)
         rm = L.kind == RW

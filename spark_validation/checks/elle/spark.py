@@ -1,0 +1,138 @@
+"""The Elle check on Spark: the vectorised check per partition, no shuffle where partitions
+hold whole histories; histories seen by several chunks are checked again after a shuffle
+(``groupBy(history).applyInArrow``), as the Kafka checks' Spark path does. The micro-ops are
+extracted in the Python worker (:func:`.rows.rows_of_ops`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from spark_validation.checks.kafka import rules as kafka_rules
+from spark_validation.checks.elle.check import check_rows_ref, check_table
+from spark_validation.checks.elle.graph import graph_of_table
+from spark_validation.checks.elle.reference import EDGE_COLUMNS, CycleOptions
+from spark_validation.checks.elle.rows import OP_IN, rows_of_ops
+
+EDGE_DDL = ("history string, src long, sp string, dst long, dp string, kind string, key string, "
+            "value string, value2 string")
+OUT_DDL = "history string, kind string, key string, evidence string, chunk bigint, n bigint"
+CHUNK_ROWS = 1 << 19  # op rows a task gathers before it checks the whole histories among them
+_CHUNK_STRIDE = 1 << 24
+
+
+def cycle_input(ops: Any) -> Any:
+    """The op rows the cycle check reads (send/poll/txn ops, the columns of ``OP_IN``): a narrow
+    selection, so partitions that hold whole histories keep holding them. The micro-ops are
+    extracted in the Python worker (:func:`.rows.rows_of_ops`), cheaper than Spark's
+    ``from_json`` with higher-order functions over Jepsen's nested values."""
+    from pyspark.sql import functions as F  # optional: pyspark
+
+    return ops.where(F.col("f").isin(*kafka_rules.KAFKA_FS)).select(*OP_IN)
+
+
+def _out_batch(anoms: list[dict], hists: list, counts: list, chunk: int) -> Any:
+    m = len(anoms)
+    return pa.RecordBatch.from_arrays(
+        [pa.array([a["history"] for a in anoms] + hists, pa.string()),
+         pa.array([a["kind"] for a in anoms] + [None] * len(hists), pa.string()),
+         pa.array([a["key"] for a in anoms] + [None] * len(hists), pa.string()),
+         pa.array([json.dumps(a["evidence"]) for a in anoms] + [None] * len(hists), pa.string()),
+         pa.array([chunk] * (m + len(hists)), pa.int64()),
+         pa.array([None] * m + counts, pa.int64())],
+        names=["history", "kind", "key", "evidence", "chunk", "n"])
+
+
+def _check_chunk(t: Any, chunk: int, opts: CycleOptions) -> Any:
+    """Check a chunk of op rows (whole histories, as far as this task knows)."""
+    vc = pc.value_counts(t.column("history"))
+    try:
+        anoms = check_table(rows_of_ops(t), opts)
+    except (OverflowError, ValueError, TypeError):  # as check_rows: the reference decides
+        anoms = check_rows_ref(t.to_pylist(), opts)
+    return _out_batch(anoms, vc.field("values").to_pylist(), vc.field("counts").to_pylist(), chunk)
+
+
+def _chunks(batches: Iterable[Any], base: int, chunk_rows: int, opts: CycleOptions) -> Iterator[Any]:
+    """Check the rows of ``batches`` a chunk at a time, each chunk cut at a history boundary."""
+    buf: list = []
+    nbuf = 0
+    chunk = 0
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        buf.append(b)
+        nbuf += b.num_rows
+        if nbuf < chunk_rows:
+            continue
+        t = pa.Table.from_batches(buf)
+        hist = t.column("history")
+        other = np.flatnonzero(~pc.equal(hist, hist[-1]).to_numpy(zero_copy_only=False))
+        if len(other) == 0:
+            continue
+        cut = int(other[-1]) + 1
+        yield _check_chunk(t.slice(0, cut), base + chunk, opts)
+        chunk += 1
+        rest = t.slice(cut)
+        buf, nbuf = rest.to_batches(), rest.num_rows
+    if nbuf:
+        yield _check_chunk(pa.Table.from_batches(buf), base + chunk, opts)
+
+
+def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = CHUNK_ROWS) -> list[dict]:
+    """Cycle anomalies of every history of the op table ``ops`` (``m``, the micro-ops of an older
+    interface, is ignored). The kernel runs per partition; the driver accepts a history only if
+    exactly one chunk saw it, and checks the others again after a shuffle."""
+    rows, _ = collect(ops if ops is not None else m, opts, chunk_rows)
+    return rows
+
+
+def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
+    """Cycle anomalies of the op table ``ops`` and a report of which path each history took."""
+    from pyspark import TaskContext  # optional: pyspark
+    from pyspark.sql import functions as F
+
+    def per_partition(it: Iterable[Any]) -> Iterator[Any]:
+        ctx = TaskContext.get()
+        yield from _chunks(it, (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE, chunk_rows, opts)
+
+    def per_history(t: Any) -> Any:
+        return pa.Table.from_batches([_check_chunk(t, -1, opts)])
+
+    c = cycle_input(ops)
+    rows = c.mapInArrow(per_partition, OUT_DDL).collect()
+    anoms = [r for r in rows if r["kind"] is not None]
+    chunks_of: dict[str, set[int]] = {}
+    for r in rows:
+        if r["kind"] is None:
+            chunks_of.setdefault(r["history"], set()).add(r["chunk"])
+    split = sorted(h for h, cs in chunks_of.items() if len(cs) > 1)
+    info = {"histories": len(chunks_of), "clustered": len(chunks_of) - len(split), "shuffled": len(split)}
+    if split:
+        bad = c.sparkSession.createDataFrame([(h,) for h in split], "history string")
+        again = (c.join(F.broadcast(bad), "history", "left_semi").groupBy("history")
+                 .applyInArrow(per_history, OUT_DDL).where(F.col("kind").isNotNull()).collect())
+        drop = set(split)
+        anoms = [r for r in anoms if r["history"] not in drop] + again
+    out = [{"history": r["history"], "kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])}
+           for r in anoms]
+    return kafka_rules.sort_anomalies(out), info
+
+
+def edges_spark(ops: Any, opts: CycleOptions) -> Any:
+    """The dependency edges of every history of the op table, as a DataFrame with
+    :data:`EDGE_COLUMNS` (one executor task per history, after a shuffle by history)."""
+
+    def per_history(t: Any) -> Any:
+        t = rows_of_ops(t)
+        tuples = graph_of_table(t, opts).tuples() if t.num_rows else []
+        cols = list(zip(*tuples)) if tuples else [[] for _ in EDGE_COLUMNS]
+        types = [pa.string(), pa.int64(), pa.string(), pa.int64(), pa.string(), pa.string(), pa.string(),
+                 pa.string(), pa.string()]
+        return pa.table({c: pa.array(list(x), ty) for c, x, ty in zip(EDGE_COLUMNS, cols, types)})
+
+    return cycle_input(ops).groupBy("history").applyInArrow(per_history, EDGE_DDL)
