@@ -355,3 +355,19 @@ def test_dense_ids_equal_numpy_unique(tuples: list, wide: bool) -> None:
     g, n = _dense(*cols)
     want = {t: i for i, t in enumerate(sorted(set(zip(*(c.tolist() for c in cols)))))}
     assert g.tolist() == [want[t] for t in zip(*(c.tolist() for c in cols))] and n == len(want)
+
+
+@pytest.mark.parametrize("setting, vectorised", [("", True), ("off", False)])
+def test_fast_picks_the_vectorised_build_unless_switched_off(monkeypatch, setting, vectorised):
+    import importlib
+
+    from spark_validation.checks.elle import check, fast, reference
+
+    monkeypatch.setenv("KRAFT_COMPILED", setting)
+    try:
+        importlib.reload(fast)
+        assert fast.check_rows is (check.check_rows if vectorised else check.check_rows_ref)
+        assert fast.edges is (check.edges_rows if vectorised else reference.edges_ref)
+    finally:
+        monkeypatch.delenv("KRAFT_COMPILED")
+        importlib.reload(fast)
