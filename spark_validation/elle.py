@@ -1,6 +1,7 @@
 """The names the Elle check had here; the check is :mod:`spark_validation.checks.elle`."""
 
-from spark_validation.checks.elle.check import check_rows, check_rows_ref, check_table, edges_rows, find_cycles, is_allowed
+from spark_validation.checks.elle.check import (check_rows, check_rows_ref, check_table, edges_rows, find_cycles,
+                                               is_allowed)
 from spark_validation.checks.elle.reference import EDGE_COLUMNS, CycleOptions, edges_ref, realtime_pairs
 from spark_validation.checks.elle.rows import ROW_COLUMNS, input_table
 from spark_validation.checks.elle.spark import check_spark, collect, cycle_input, edges_spark
