@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Iterator
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -17,6 +16,7 @@ from spark_validation.checks.elle.check import check_rows_ref, check_table
 from spark_validation.checks.elle.graph import graph_of_table
 from spark_validation.checks.elle.reference import EDGE_COLUMNS, CycleOptions
 from spark_validation.checks.elle.rows import OP_IN, rows_of_ops
+from spark_validation.ingest.chunks import history_chunks
 
 EDGE_DDL = ("history string, src long, sp string, dst long, dp string, kind string, key string, "
             "value string, value2 string")
@@ -59,28 +59,8 @@ def _check_chunk(t: Any, chunk: int, opts: CycleOptions) -> Any:
 
 def _chunks(batches: Iterable[Any], base: int, chunk_rows: int, opts: CycleOptions) -> Iterator[Any]:
     """Check the rows of ``batches`` a chunk at a time, each chunk cut at a history boundary."""
-    buf: list = []
-    nbuf = 0
-    chunk = 0
-    for b in batches:
-        if b.num_rows == 0:
-            continue
-        buf.append(b)
-        nbuf += b.num_rows
-        if nbuf < chunk_rows:
-            continue
-        t = pa.Table.from_batches(buf)
-        hist = t.column("history")
-        other = np.flatnonzero(~pc.equal(hist, hist[-1]).to_numpy(zero_copy_only=False))
-        if len(other) == 0:
-            continue
-        cut = int(other[-1]) + 1
-        yield _check_chunk(t.slice(0, cut), base + chunk, opts)
-        chunk += 1
-        rest = t.slice(cut)
-        buf, nbuf = rest.to_batches(), rest.num_rows
-    if nbuf:
-        yield _check_chunk(pa.Table.from_batches(buf), base + chunk, opts)
+    for k, t in enumerate(history_chunks(batches, chunk_rows)):
+        yield _check_chunk(t, base + k, opts)
 
 
 def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = CHUNK_ROWS) -> list[dict]:

@@ -26,13 +26,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spark_validation.checks.kafka import spark_rows
 from spark_validation.checks.kafka.kernel import ROW_COLUMNS, check_table
+from spark_validation.ingest.chunks import history_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -88,28 +88,8 @@ def _check_chunk(t: "pa.Table", chunk: int) -> "pa.RecordBatch":
 def _chunks(batches: Iterable["pa.RecordBatch"], base: int, chunk_rows: int) -> Iterator["pa.RecordBatch"]:
     """Check the rows of ``batches`` a chunk at a time, each chunk cut at a history boundary
     (the trailing history waits for the next batches); chunk ids ``base + 0, 1, ...``."""
-    buf: list = []
-    nbuf = 0
-    chunk = 0
-    for b in batches:
-        if b.num_rows == 0:
-            continue
-        buf.append(b)
-        nbuf += b.num_rows
-        if nbuf < chunk_rows:
-            continue
-        t = pa.Table.from_batches(buf)
-        hist = t.column("history")
-        other = np.flatnonzero(~pc.equal(hist, hist[-1]).to_numpy(zero_copy_only=False))
-        if len(other) == 0:  # one history so far: keep gathering
-            continue
-        cut = int(other[-1]) + 1
-        yield _check_chunk(t.slice(0, cut), base + chunk)
-        chunk += 1
-        rest = t.slice(cut)
-        buf, nbuf = rest.to_batches(), rest.num_rows
-    if nbuf:
-        yield _check_chunk(pa.Table.from_batches(buf), base + chunk)
+    for k, t in enumerate(history_chunks(batches, chunk_rows)):
+        yield _check_chunk(t, base + k)
 
 
 def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS) -> Iterator["pa.RecordBatch"]:
