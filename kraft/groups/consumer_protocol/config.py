@@ -17,7 +17,8 @@ class ProtocolConfig:
     (revoke, assign) takes on the application thread; heartbeats go on meanwhile.  ``lease_ms``: how long the consumer keeps its partitions after the
     send time of its last acknowledged heartbeat (docs/consumer-protocol.md, "The lease"); it must
     not exceed the session or the rebalance timeout.  ``assignor``: ``uniform`` or ``range``
-    (``group.consumer.assignors``)."""
+    (``group.consumer.assignors``).  ``static``: the consumers that set ``group.instance.id`` (each
+    its client id): static members."""
 
     topics: tuple[tuple[str, int], ...] = (("t1", 2), ("t2", 2))
     session_timeout_ms: int = 1_000
@@ -27,6 +28,7 @@ class ProtocolConfig:
     lease_ms: int = 900
     listener_ms: int = 0
     assignor: str = "uniform"
+    static: tuple[str, ...] = ()
     PartitionEpochLostOnReassign: bool = False
     AcceptAnyOlderEpoch: bool = False
     StaleReconcileAfterRejoin: bool = False

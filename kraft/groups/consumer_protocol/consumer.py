@@ -18,6 +18,13 @@ revoking, both no shorter than the lease, so a live consumer has given its parti
 ``in_network(conn)``: a port the driver gives (what the network still carries for this consumer
 on connection ``conn``: its heartbeat, and the responses to it); it only decides which of the
 spec's two timeouts a request timeout is.
+
+A static consumer (``group.instance.id`` set, :attr:`.config.ProtocolConfig.static`) sends its
+instance id on every heartbeat and leaves with epoch -2 (``ConsumerMembershipManager.leaveGroupEpoch``);
+UNRELEASED_INSTANCE_ID and FENCED_INSTANCE_ID are fatal to it
+(``ConsumerHeartbeatRequestManager.handleSpecificFailure``): FATAL, its partitions lost
+(``AbstractMembershipManager.transitionToFatal``), no more heartbeats.  Each new process of it
+chooses a new member id (:meth:`Consumer.new_process`).
 """
 
 from __future__ import annotations
@@ -30,15 +37,18 @@ from kraft.core.node import Node, Pick, requires
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.consumer_protocol.config import ProtocolConfig
 from kraft.groups.consumer_protocol.messages import (
+    FATAL_ERRORS,
     IN_GROUP,
     JOIN_EPOCH,
     LEAVE_EPOCH,
+    STATIC_LEAVE_EPOCH,
     ClientState,
     Errors,
     Heartbeat,
     HeartbeatResponse,
     OffsetCommit,
     Partitions,
+    member_id_of,
 )
 from kraft.groups.consumer_protocol.protocol import CONSUMER, PROTOCOL
 
@@ -66,11 +76,14 @@ class InNetwork:
 
 
 class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
-    """One consumer of the group (its member id is its client id)."""
+    """One consumer of the group (its first process's member id is its client id)."""
 
     def __init__(self, client_id: str, config: ProtocolConfig) -> None:
         self.id = client_id
         self.config = config
+        self.instance_id = client_id if client_id in config.static else None
+        self.incarnation = 0
+        self.member_id = client_id
         self.state = S.UNSUBSCRIBED
         self.epoch = LEAVE_EPOCH
         self.owned: Partitions = EMPTY
@@ -103,7 +116,8 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         """Spec SendHeartbeat: one request in flight; ACKNOWLEDGING -> STABLE once it is sent (or
         RECONCILING when a newer assignment arrived meanwhile)."""
         report = self._report_owned()
-        self.send(Heartbeat(self.id, self.conn, self.epoch, self.owned if report else None, self.config.topic_names))
+        self.send(Heartbeat(self.member_id, self.conn, self.epoch, self.owned if report else None,
+                            self.config.topic_names, self.instance_id))
         self.inflight, self.sent_at = True, now
         self.next_heartbeat_at = now + self.config.heartbeat_interval_ms
         if report:
@@ -125,6 +139,9 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
                     self.state = S.RECONCILING
                 elif self.state is S.JOINING:
                     self.state = S.STABLE
+            return
+        if m.error in FATAL_ERRORS:
+            self._lose(S.FATAL)
             return
         self.state, self.epoch, self.send_owned = S.FENCED, JOIN_EPOCH, True
         self._mark_stale()
@@ -157,7 +174,7 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
 
     def _commit(self, parts: Partitions) -> OffsetCommit:
         offsets = tuple(sorted(((p, self.positions.get(p, 0)) for p in parts), key=lambda x: (x[0].topic, x[0].partition)))
-        return OffsetCommit(self.id, self.epoch, offsets)
+        return OffsetCommit(self.member_id, self.epoch, offsets)
 
     def _aborts(self) -> bool:
         assert self.recon is not None
@@ -233,12 +250,23 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         self.state, self.owned, self.target = S.LEAVING, EMPTY, None
 
     def send_leave_heartbeat(self, now: int) -> None:
-        """Spec SendLeaveHeartbeat: the heartbeat with epoch -1, without waiting for an
-        outstanding one; UNSUBSCRIBED."""
-        self.send(Heartbeat(self.id, self.conn, LEAVE_EPOCH, None, self.config.topic_names))
-        self.state, self.epoch, self.inflight = S.UNSUBSCRIBED, LEAVE_EPOCH, False
+        """Spec SendLeaveHeartbeat: the heartbeat with epoch -1 (-2 for a static member), without
+        waiting for an outstanding one; UNSUBSCRIBED."""
+        epoch = LEAVE_EPOCH if self.instance_id is None else STATIC_LEAVE_EPOCH
+        self.send(Heartbeat(self.member_id, self.conn, epoch, None, self.config.topic_names, self.instance_id))
+        self.state, self.epoch, self.inflight = S.UNSUBSCRIBED, epoch, False
         self.conn += 1
         self.lease_until = None
+
+    def new_process(self) -> None:
+        """The application closed this consumer and started a new process with the same config:
+        a fresh member id (KIP-1082), nothing owned, unsubscribed."""
+        assert self.state in (S.UNSUBSCRIBED, S.FATAL), "a process still in the group"
+        self.incarnation += 1
+        self.member_id = member_id_of(self.id, self.incarnation)
+        self.state, self.epoch, self.owned, self.target, self.recon = S.UNSUBSCRIBED, LEAVE_EPOCH, EMPTY, None, None
+        self.inflight, self.send_owned, self.lease_until, self.positions = False, True, None, {}
+        self.conn += 1
 
     # ------------------------------------------------------------------ timers
     def due(self, now: int) -> Pick | None:

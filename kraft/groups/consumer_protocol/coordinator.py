@@ -11,8 +11,20 @@ assignor), ``CurrentAssignmentBuilder`` (:mod:`.reconcile`), the session and reb
 (``scheduleConsumerGroupSessionTimeout``, ``scheduleConsumerGroupRebalanceTimeout``,
 ``consumerGroupFenceMember``) and ``ConsumerGroup.validateOffsetCommit``.
 
+Static members (``getOrMaybeSubscribeStaticConsumerGroupMember``): a heartbeat with an instance id
+finds its member by that id.  Joining (epoch 0) under an instance id whose member exists replaces
+that member by one under the request's member id, with its assignment and target, at epochs 0 / 0
+(``replaceMember``), only if the old one left with epoch -2 (else UNRELEASED_INSTANCE_ID,
+``throwIfInstanceIdIsUnreleased``); any other epoch with an unknown instance id is
+UNKNOWN_MEMBER_ID (``throwIfStaticMemberIsUnknown``), with another member id than the instance's
+FENCED_INSTANCE_ID (``throwIfInstanceIdIsFenced``).  Leaving with epoch -2
+(``consumerGroupStaticMemberGroupLeave``) keeps the member at epoch -2 with its assignment and
+nothing pending: no group-epoch bump; its session timeout still removes it.  A leave is never
+answered: the consumer has moved on.
+
 Every member subscribes to every topic of the config (one subscription: only membership moves the
-group epoch), as the spec abstracts it.  The member id is the client's id (KIP-1082).
+group epoch), as the spec abstracts it.  A member id is its client's id (KIP-1082), with the
+process's incarnation for a static consumer's later processes (:func:`.messages.member_id_of`).
 
 The coordinator writes what it changes to its ``__consumer_offsets`` partition (:mod:`.records`),
 one batch per write, the records of one write in the order ``consumerGroupHeartbeat`` and
@@ -25,6 +37,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable
 
+import attrs
+
 from kraft.core.node import Node, Pick
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.assignors.server import ASSIGNORS
@@ -34,12 +48,14 @@ from kraft.groups.consumer_protocol.config import ProtocolConfig
 from kraft.groups.consumer_protocol.messages import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
+    STATIC_LEAVE_EPOCH,
     Errors,
     Heartbeat,
     HeartbeatResponse,
     OffsetCommit,
     Partitions,
     ServerState,
+    client_of_member,
 )
 from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.reconcile import NEW_MEMBER, MemberRecord, reconcile, update_partition_epochs
@@ -74,6 +90,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         self.offsets = OffsetStore()
         self.last_heartbeat: dict[str, int] = {}
         self.revoking_since: dict[str, int] = {}
+        self.static_members: dict[str, str] = {}    # instance id -> member id (ConsumerGroup.staticMembers)
         self.offsets_log = OffsetsLog.for_group(MemoryFS(), group_id) if offsets_log is None else offsets_log
         self._batch: list[KeyValue] = []
         self._ids = {t: topic_id(t) for t in config.topic_names}
@@ -87,6 +104,8 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         return resp
 
     def _heartbeat(self, now: int, m: Heartbeat) -> HeartbeatResponse | None:
+        if m.instance_id is not None:
+            return self._static_heartbeat(now, m, m.instance_id)
         c, mem = m.member_id, self.members.get(m.member_id)
         if m.member_epoch == LEAVE_EPOCH:
             if mem is not None:
@@ -99,6 +118,56 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
             return self._respond(m, Errors.FENCED_MEMBER_EPOCH, 0, None)
         return self._accept(now, m, mem)
 
+    def _static_heartbeat(self, now: int, m: Heartbeat, instance: str) -> HeartbeatResponse | None:
+        """``getOrMaybeSubscribeStaticConsumerGroupMember`` and ``consumerGroupLeave`` of a static
+        member."""
+        x = self.static_members.get(instance)
+        if m.member_epoch == JOIN_EPOCH:
+            if x is None:
+                return self._accept(now, m, None)
+            if self.members[x].epoch != STATIC_LEAVE_EPOCH:
+                return self._respond(m, Errors.UNRELEASED_INSTANCE_ID, 0, None)
+            return self._accept(now, m, self._replace(x, m.member_id, instance))
+        if m.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+            if x == m.member_id and m.member_epoch == STATIC_LEAVE_EPOCH:
+                self._static_leave(now, x)
+            elif x == m.member_id:
+                self._remove(x)
+            return None
+        if x is None:
+            return self._respond(m, Errors.UNKNOWN_MEMBER_ID, 0, None)
+        if x != m.member_id:
+            return self._respond(m, Errors.FENCED_INSTANCE_ID, 0, None)
+        if not self._epoch_valid(self.members[x], m.member_epoch, m.topic_partitions):
+            return self._respond(m, Errors.FENCED_MEMBER_EPOCH, 0, None)
+        return self._accept(now, m, self.members[x])
+
+    def _static_leave(self, now: int, x: str) -> None:
+        """``consumerGroupStaticMemberGroupLeave``: epoch -2, the assignment kept, nothing pending."""
+        old = self.members[x]
+        self._set_member(now, x, old, attrs.evolve(old, epoch=STATIC_LEAVE_EPOCH, pending=frozenset()))
+
+    def _replace(self, old_id: str, new_id: str, instance: str) -> MemberRecord:
+        """``replaceMember``: the old member's tombstones, then the new member's subscription,
+        target and current assignment (epochs 0 / 0, the old one's assignment and state)."""
+        old = self.members.pop(old_id)
+        target = self.target.pop(old_id, frozenset())
+        seen = self.last_heartbeat.pop(old_id, None)
+        self.revoking_since.pop(old_id, None)
+        self._batch.extend(rec.member_tombstones(self.group_id, old_id))
+        self.static_members[instance] = new_id
+        self._batch.append(rec.member_subscription(self.group_id, new_id, self.config.topic_names,
+                                                   self.config.rebalance_timeout_ms, instance))
+        self.target[new_id] = target
+        self._batch.append(rec.target_member(self.group_id, new_id, target, self._ids))
+        new = attrs.evolve(old, epoch=JOIN_EPOCH, prev=JOIN_EPOCH)
+        self.members[new_id] = new
+        update_partition_epochs(self.partition_epoch, old, new, self.config.PartitionEpochLostOnReassign)
+        if seen is not None:
+            self.last_heartbeat[new_id] = seen
+        self._batch.append(rec.current_assignment(self.group_id, new_id, new, self._ids))
+        return new
+
     def _epoch_valid(self, mem: MemberRecord, epoch: int, owned: Partitions | None) -> bool:
         """``throwIfConsumerGroupMemberEpochIsInvalid`` (AcceptAnyOlderEpoch: any lower epoch)."""
         if epoch == mem.epoch:
@@ -110,7 +179,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
     def _accept(self, now: int, m: Heartbeat, old: MemberRecord | None) -> HeartbeatResponse:
         c = m.member_id
         if old is None:
-            self._subscribe(c)
+            self._subscribe(c, m.instance_id)
         if self.group_epoch > self.assignment_epoch:
             self._new_target(self._compute_target({*self.members, c}))
         new = reconcile(old or NEW_MEMBER, m.topic_partitions, self.target.get(c, frozenset()), self.assignment_epoch,
@@ -131,11 +200,13 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         if new != old:
             self._batch.append(rec.current_assignment(self.group_id, c, new, self._ids))
 
-    def _subscribe(self, c: str) -> None:
+    def _subscribe(self, c: str, instance: str | None) -> None:
         """A new member: its subscription, the group's subscribed topics if it is the first
         member, the group epoch bumped."""
+        if instance is not None:
+            self.static_members[instance] = c
         self._batch.append(rec.member_subscription(self.group_id, c, self.config.topic_names,
-                                                   self.config.rebalance_timeout_ms))
+                                                   self.config.rebalance_timeout_ms, instance))
         if not self.members:
             self._batch.append(rec.partition_metadata(self.group_id, self.config.topics, self._ids))
         self.group_epoch += 1
@@ -173,6 +244,11 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
             out.setdefault(self._ids[p.topic], []).append(p.partition)
         return out
 
+    def member_of_client(self, client: str) -> str | None:
+        """The member id of ``client``'s member, if it has one (a client has one member at most:
+        a static consumer's instance id belongs to one member)."""
+        return next((x for x in self.members if client_of_member(x) == client), None)
+
     # ------------------------------------------------------------------ removal and timers
     def _remove(self, x: str) -> None:
         """``consumerGroupFenceMember``: tombstones for the member's records (and an empty
@@ -180,6 +256,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         old = self.members.pop(x)
         update_partition_epochs(self.partition_epoch, old, None, self.config.PartitionEpochLostOnReassign)
         self.target.pop(x, None)
+        self._forget_instance(x)
         self.group_epoch += 1
         self.last_heartbeat.pop(x, None)
         self.revoking_since.pop(x, None)
@@ -187,6 +264,10 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         if not self.members:
             self._batch.append(rec.partition_metadata(self.group_id, (), self._ids))
         self._batch.append(rec.group_epoch(self.group_id, self.group_epoch))
+
+    def _forget_instance(self, x: str) -> None:
+        for instance in [i for i, y in self.static_members.items() if y == x]:
+            del self.static_members[instance]
 
     def session_timeout(self, now: int, x: str) -> None:
         """Spec SessionTimeout: no heartbeat from member ``x`` for the session timeout."""
@@ -280,8 +361,11 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         x = k["memberId"]
         if v is not None:
             self.members.setdefault(x, NEW_MEMBER)
+            if v["instanceId"] is not None:
+                self.static_members[v["instanceId"]] = x
         elif x in self.members:
             self.members.pop(x)
+            self._forget_instance(x)
 
     def _replay_target_member(self, k: dict[str, Any], v: dict[str, Any] | None) -> None:
         if v is None:

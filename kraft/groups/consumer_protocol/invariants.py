@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kraft.core.invariants import Violation
-from kraft.groups.consumer_protocol.messages import ClientState
+from kraft.groups.consumer_protocol.messages import JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ClientState
 
 State = dict[str, Any]
 
@@ -91,18 +91,21 @@ def TypeOK(s: State) -> list[Violation]:  # noqa: N802
 
 
 def MemberEpochMonotonic(prev: State, cur: State) -> list[Violation]:  # noqa: N802
-    """Member epochs never decrease: at the coordinator while the member exists; at the consumer
-    except the reset to 0 when fenced or rejoining and to -1 when leaving."""
+    """Member epochs never decrease: at the coordinator while the member exists, except a static
+    member's leave to -2 and its replacement from -2 to 0; at the consumer except the reset to 0
+    when fenced or rejoining and to -1 (-2 static) when leaving."""
     out = []
     for c, m in cur["member"].items():
         old = prev["member"].get(c)
-        if m is not None and old is not None and m.epoch < old.epoch:
+        static = m is not None and old is not None and \
+            (m.epoch == STATIC_LEAVE_EPOCH or (old.epoch == STATIC_LEAVE_EPOCH and m.epoch == JOIN_EPOCH))
+        if m is not None and old is not None and m.epoch < old.epoch and not static:
             out.append(Violation("MemberEpochMonotonic", f"member {c} went from epoch {old.epoch} to {m.epoch}"))
     for c, e in cur["cepoch"].items():
         before = prev["cepoch"].get(c, e)
         st = cur["cstate"][c]
         reset = (e == 0 and st in (ClientState.FENCED, ClientState.JOINING)) or \
-                (e == -1 and st is ClientState.UNSUBSCRIBED)
+                (e in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH) and st is ClientState.UNSUBSCRIBED)
         if e < before and not reset:
             out.append(Violation("MemberEpochMonotonic", f"consumer {c} went from epoch {before} to {e} "
                                                          f"in {st.value}"))

@@ -18,10 +18,24 @@ from kraft.groups.assignors import TopicPartition
 
 Partitions = frozenset[TopicPartition]
 
-# ConsumerGroupHeartbeatRequest's MemberEpoch: 0 joins, -1 leaves (LEAVE_GROUP_MEMBER_EPOCH)
+# ConsumerGroupHeartbeatRequest's MemberEpoch: 0 joins, -1 leaves (LEAVE_GROUP_MEMBER_EPOCH), -2
+# leaves for a while a static member comes back from (LEAVE_GROUP_STATIC_MEMBER_EPOCH)
 JOIN_EPOCH = 0
 LEAVE_EPOCH = -1
+STATIC_LEAVE_EPOCH = -2
 NO_PARTITION_EPOCH = -1
+# a member id: the client id, then this separator and the process incarnation for every process
+# of a static consumer after its first (a new process of a static consumer joins under a new id)
+INCARNATION_SEP = "#"
+
+
+def member_id_of(client_id: str, incarnation: int) -> str:
+    return client_id if incarnation == 0 else f"{client_id}{INCARNATION_SEP}{incarnation}"
+
+
+def client_of_member(member_id: str) -> str:
+    """The client whose process chose ``member_id``."""
+    return member_id.partition(INCARNATION_SEP)[0]
 
 
 class Errors(str, enum.Enum):
@@ -31,6 +45,12 @@ class Errors(str, enum.Enum):
     UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
     FENCED_MEMBER_EPOCH = "FENCED_MEMBER_EPOCH"
     STALE_MEMBER_EPOCH = "STALE_MEMBER_EPOCH"
+    UNRELEASED_INSTANCE_ID = "UNRELEASED_INSTANCE_ID"
+    FENCED_INSTANCE_ID = "FENCED_INSTANCE_ID"
+
+
+# the errors a consumer cannot recover from (ConsumerHeartbeatRequestManager.handleSpecificFailure)
+FATAL_ERRORS = frozenset({Errors.UNRELEASED_INSTANCE_ID, Errors.FENCED_INSTANCE_ID})
 
 
 class ClientState(str, enum.Enum):
@@ -44,6 +64,7 @@ class ClientState(str, enum.Enum):
     FENCED = "FENCED"
     PREPARE_LEAVING = "PREPARE_LEAVING"
     LEAVING = "LEAVING"
+    FATAL = "FATAL"
 
 
 IN_GROUP = frozenset({ClientState.JOINING, ClientState.RECONCILING, ClientState.ACKNOWLEDGING, ClientState.STABLE})
@@ -59,18 +80,20 @@ class ServerState(str, enum.Enum):
 
 @attrs.frozen
 class Heartbeat:
-    """ConsumerGroupHeartbeatRequest: ``member_id`` is the client (KIP-1082: the client chooses
-    its member id and keeps it across rejoins)."""
+    """ConsumerGroupHeartbeatRequest: ``member_id`` is the process's (KIP-1082: the client chooses
+    its member id and keeps it across rejoins); ``instance_id`` is the consumer's
+    ``group.instance.id`` (None: a dynamic member), sent on every heartbeat."""
 
     member_id: str
     conn: int
     member_epoch: int
     topic_partitions: Partitions | None
     subscribed_topic_names: tuple[str, ...] = ()
+    instance_id: str | None = None
 
     @property
     def source(self) -> str:
-        return self.member_id
+        return client_of_member(self.member_id)
 
 
 @attrs.frozen
@@ -86,7 +109,7 @@ class HeartbeatResponse:
 
     @property
     def dest(self) -> str:
-        return self.member_id
+        return client_of_member(self.member_id)
 
 
 @attrs.frozen
@@ -99,7 +122,7 @@ class OffsetCommit:
 
     @property
     def source(self) -> str:
-        return self.member_id
+        return client_of_member(self.member_id)
 
     @property
     def partitions(self) -> Partitions:
@@ -115,4 +138,4 @@ def is_request(m: object) -> bool:
 
 def client_of(m: Message) -> str:
     """The consumer end of a message (sender of a request, receiver of a response)."""
-    return m.member_id
+    return client_of_member(m.member_id)

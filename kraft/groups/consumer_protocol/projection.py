@@ -22,6 +22,7 @@ from kraft.groups.consumer_protocol.messages import (
     HeartbeatResponse,
     OffsetCommit,
     Partitions,
+    client_of_member,
 )
 from kraft.groups.consumer_protocol.reconcile import MemberRecord
 
@@ -56,14 +57,16 @@ State = dict[str, Any]
 
 
 def project(co: CoordinatorView, consumers: Mapping[str, ConsumerView], bad_commits: Iterable[Any] = ()) -> State:
-    """Every spec variable but ``msgs`` and ``faults``, in Python values."""
+    """Every spec variable but ``msgs`` and ``faults``, in Python values; the coordinator's
+    members by their client (the spec's member of ``c``, whatever member id its process chose)."""
     parts = co.config.all_partitions
     cs = sorted(consumers)
+    mid = {client_of_member(x): x for x in co.members}
     return {
         "groupEpoch": co.group_epoch,
         "assignmentEpoch": co.assignment_epoch,
-        "targetAssignment": {c: co.target.get(c, frozenset()) for c in cs},
-        "member": {c: co.members.get(c) for c in cs},
+        "targetAssignment": {c: co.target.get(mid.get(c, c), frozenset()) for c in cs},
+        "member": {c: co.members.get(mid.get(c, c)) for c in cs},
         "partitionEpoch": {p: co.partition_epoch.get(p, -1) for p in parts},
         "cstate": {c: consumers[c].state for c in cs},
         "cepoch": {c: consumers[c].epoch for c in cs},
@@ -102,13 +105,13 @@ class SpecVocabulary:
     def message(self, m: Any) -> dict[str, Any] | None:
         """The spec's record of a message (None: it has none)."""
         if isinstance(m, Heartbeat):
-            return {"type": "Heartbeat", "src": m.member_id, "conn": m.conn, "epoch": m.member_epoch,
-                    "owned": self.parts(m.topic_partitions)}
+            return {"type": "Heartbeat", "src": client_of_member(m.member_id), "conn": m.conn,
+                    "epoch": m.member_epoch, "owned": self.parts(m.topic_partitions)}
         if isinstance(m, HeartbeatResponse):
-            return {"type": "HeartbeatResponse", "dst": m.member_id, "conn": m.conn, "err": m.error.value,
-                    "epoch": m.member_epoch, "assignment": self.parts(m.assignment)}
+            return {"type": "HeartbeatResponse", "dst": client_of_member(m.member_id), "conn": m.conn,
+                    "err": m.error.value, "epoch": m.member_epoch, "assignment": self.parts(m.assignment)}
         if isinstance(m, OffsetCommit):
-            return {"type": "OffsetCommit", "src": m.member_id, "epoch": m.member_epoch,
+            return {"type": "OffsetCommit", "src": client_of_member(m.member_id), "epoch": m.member_epoch,
                     "parts": self.parts(m.partitions)}
         return None
 

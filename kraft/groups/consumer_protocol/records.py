@@ -3,11 +3,11 @@
 Writing follows ``GroupCoordinatorRecordHelpers`` (group-coordinator module); every key is read at
 its record type (the key version), every value at version 0 (the only one of these schemas):
 
-- ``newConsumerGroupMemberSubscriptionRecord``: type 5, ``ConsumerGroupMemberMetadataValue``: no
-  instance or rack id, the client id, the client host, the subscribed topic names sorted, the regex
-  ``""`` (``ConsumerGroupMember.Builder``'s default when the consumer names none), the rebalance
-  timeout, no server assignor (the consumer asks for none: the coordinator's default serves), no
-  classic-member metadata;
+- ``newConsumerGroupMemberSubscriptionRecord``: type 5, ``ConsumerGroupMemberMetadataValue``: the
+  instance id of a static member (null for a dynamic one), no rack id, the client id, the client
+  host, the subscribed topic names sorted, the regex ``""`` (``ConsumerGroupMember.Builder``'s
+  default when the consumer names none), the rebalance timeout, no server assignor (the consumer
+  asks for none: the coordinator's default serves), no classic-member metadata;
 - ``newConsumerGroupSubscriptionMetadataRecord``: type 4, ``ConsumerGroupPartitionMetadataValue``:
   each subscribed topic's id, name and partition count (no partition racks);
 - ``newConsumerGroupEpochRecord``: type 3, ``ConsumerGroupMetadataValue`` (the group epoch);
@@ -17,7 +17,8 @@ its record type (the key version), every value at version 0 (the only one of the
 - ``newConsumerGroupCurrentAssignmentRecord``: type 8, ``ConsumerGroupCurrentMemberAssignmentValue``:
   member epoch, previous epoch, ``MemberState.value()`` and the assigned partitions and those
   pending revocation, by topic id;
-- the tombstones of types 8, 7 and 5 that ``GroupMetadataManager.removeMember`` writes, in that order.
+- the tombstones of types 8, 7 and 5 that ``GroupMetadataManager.removeMember`` writes, in that order
+  (``replaceMember`` writes them for the old member, then types 5, 7 and 8 for the new one).
 
 Kafka iterates hash maps where kraft sorts: members by id, topics by name, partitions ascending.
 
@@ -31,7 +32,7 @@ from typing import Any, Iterable, Mapping
 
 from kraft.groups.assignors import TopicPartition
 from kraft.groups.assignors.server.spec import Uuid
-from kraft.groups.consumer_protocol.messages import LEAVE_EPOCH, Partitions, ServerState
+from kraft.groups.consumer_protocol.messages import LEAVE_EPOCH, Partitions, ServerState, client_of_member
 from kraft.groups.consumer_protocol.reconcile import MemberRecord
 from kraft.groups.offsets_log import CLIENT_HOST, OFFSET_COMMIT, KeyValue
 from kraft.log.offsets import decode_offsets_key, decode_offsets_value, encode_offsets_record
@@ -71,10 +72,12 @@ def partitions_of(entries: Iterable[dict[str, Any]], names: Mapping[Uuid, str]) 
     return frozenset(TopicPartition(names[Uuid.from_string(e["topicId"])], p) for e in entries for p in e["partitions"])
 
 
-def member_subscription(group: str, member: str, topics: Iterable[str], rebalance_timeout_ms: int) -> KeyValue:
-    """``newConsumerGroupMemberSubscriptionRecord`` of a member subscribed to ``topics``."""
+def member_subscription(group: str, member: str, topics: Iterable[str], rebalance_timeout_ms: int,
+                        instance: str | None = None) -> KeyValue:
+    """``newConsumerGroupMemberSubscriptionRecord`` of a member subscribed to ``topics`` (``instance``:
+    a static member's instance id); the client id is the member id's client."""
     return _record(MEMBER_METADATA, group, member, {
-        "instanceId": None, "rackId": None, "clientId": member, "clientHost": CLIENT_HOST,
+        "instanceId": instance, "rackId": None, "clientId": client_of_member(member), "clientHost": CLIENT_HOST,
         "subscribedTopicNames": sorted(topics), "subscribedTopicRegex": SUBSCRIBED_TOPIC_REGEX,
         "rebalanceTimeoutMs": rebalance_timeout_ms, "serverAssignor": None, "classicMemberMetadata": None})
 

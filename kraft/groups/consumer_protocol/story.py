@@ -5,9 +5,12 @@ checked after it.  ``pytest --rewrite`` writes the produced output back (review 
 
 Commands:
 
-    cgroup consumers=c1,c2 [topics=t1:2,t2:2] [assignor=uniform|range] [listener=MS] [variant=NAME]
-                          (``listener``: each rebalance-listener stage takes MS on the application thread)
+    cgroup consumers=c1,c2 [topics=t1:2,t2:2] [assignor=uniform|range] [listener=MS] [static=C,...]
+           [variant=NAME]  (``listener``: each rebalance-listener stage takes MS on the application
+                          thread; ``static``: the consumers with a ``group.instance.id``)
     join C / leave C / crash C / restart C / poll C
+    newprocess C          C (left or failed) is closed and a new process of it subscribes under a
+                          new member id
     deliver [TYPE] [C]    the oldest in-flight message of that type to/from C (and nothing else)
     drop [TYPE] [C]       the network loses it
     hold [TYPE] [C] / release [TYPE] [C]   take a message out of the network / put it back first
@@ -34,7 +37,7 @@ from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
 
 _TYPES = {t.__name__: t for t in (Heartbeat, HeartbeatResponse, OffsetCommit)}
-_OPTIONS = {"consumers", "topics", "assignor", "listener", "variant"}
+_OPTIONS = {"consumers", "topics", "assignor", "listener", "static", "variant"}
 
 
 def _parts(ps: Any) -> str:
@@ -45,7 +48,9 @@ def msg_text(m: Any) -> str:
     """One message as a reviewer reads it: direction, type, the fields that matter."""
     who = client_of(m)
     if isinstance(m, Heartbeat):
-        return f"{who}->{COORDINATOR} Heartbeat epoch={m.member_epoch} owned={_parts(m.topic_partitions)} conn={m.conn}"
+        static = "" if m.instance_id is None else f" instance={m.instance_id} member={m.member_id}"
+        return (f"{who}->{COORDINATOR} Heartbeat epoch={m.member_epoch} owned={_parts(m.topic_partitions)} "
+                f"conn={m.conn}{static}")
     if isinstance(m, HeartbeatResponse):
         return (f"{COORDINATOR}->{who} HeartbeatResponse {m.error.value} epoch={m.member_epoch} "
                 f"assignment={_parts(m.assignment)} conn={m.conn}")
@@ -58,7 +63,8 @@ def _config(opts: dict[str, str]) -> ProtocolConfig:
     variant = opts.get("variant")
     if variant is not None and variant not in PROTOCOL.variant_names:
         raise ValueError(f"unknown variant {variant!r}")
-    return ProtocolConfig(topics=topics, assignor=opts.get("assignor", "uniform"),
+    static = tuple(opts["static"].split(",")) if opts.get("static") else ()
+    return ProtocolConfig(topics=topics, assignor=opts.get("assignor", "uniform"), static=static,
                           listener_ms=int(opts.get("listener", "0")), **({variant: True} if variant else {}))
 
 
@@ -66,7 +72,8 @@ class ConsumerProtocolStory(Story):
     """A consumer-protocol story: ``cgroup consumers=...`` begins it."""
 
     start = "cgroup"
-    usage = "cgroup consumers=C1,C2,... [topics=T:N,...] [assignor=uniform|range] [listener=MS] [variant=NAME]"
+    usage = ("cgroup consumers=C1,C2,... [topics=T:N,...] [assignor=uniform|range] [listener=MS] [static=C,...] "
+             "[variant=NAME]")
     views = ("state",)
     world: ConsumerProtocolWorld
 
@@ -83,7 +90,10 @@ class ConsumerProtocolStory(Story):
             config = _config(opts)
         except ValueError as exc:
             raise self.bad(f"bad cgroup option ({exc})") from None
-        world = ConsumerProtocolWorld(config, tuple(opts["consumers"].split(",")))
+        consumers = tuple(opts["consumers"].split(","))
+        if set(config.static) - set(consumers):
+            raise self.bad(f"static consumers {sorted(set(config.static) - set(consumers))} are not consumers")
+        world = ConsumerProtocolWorld(config, consumers)
         self.held = []
         self.lines += _state(world, self.held)
         return world
@@ -137,8 +147,9 @@ def _state(w: ConsumerProtocolWorld, held: list[Any]) -> list[str]:
         lines.append(f"  member {x}: {m.state.value} epoch={m.epoch} prev={m.prev} assigned={_parts(m.assigned)} "
                      f"pending={_parts(m.pending)} target={_parts(co.target.get(x, frozenset()))}")
     for cid, c in w.consumers.items():
+        static = "" if c.instance_id is None else f" member={c.member_id}"
         lines.append(f"{cid}: {'up' if c.up else 'down'} {c.state.value} epoch={c.epoch} owned={_parts(c.owned)} "
-                     f"conn={c.conn}")
+                     f"conn={c.conn}{static}")
     lines += [f"  in flight: {msg_text(m)}" for m in w.pending]
     lines += [f"  held: {msg_text(m)}" for m in held]
     return lines
@@ -207,6 +218,7 @@ def _advance(s: ConsumerProtocolStory, args: list[str]) -> None:
 ConsumerProtocolStory.commands = {
     "join": _operation(ConsumerProtocolWorld.join), "leave": _operation(ConsumerProtocolWorld.leave),
     "crash": _operation(ConsumerProtocolWorld.crash), "restart": _operation(ConsumerProtocolWorld.restart),
+    "newprocess": _operation(ConsumerProtocolWorld.new_process),
     "tick": _operation(ConsumerProtocolWorld.tick, coordinator_ok=True),
     "poll": _poll_command, "heartbeat": _heartbeat, "deliver": _deliver, "stabilize": _stabilize,
     "hold": _hold, "release": _release, "drop": _drop, "advance": _advance,

@@ -93,7 +93,7 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         """A response is read only on its consumer's current connection; requests always arrive."""
         if not isinstance(m, HeartbeatResponse):
             return True
-        c = self.consumers.get(m.member_id)
+        c = self.consumers.get(client_of(m))
         return c is not None and c.up and c.conn == m.conn
 
     def in_flight(self) -> list[Any]:
@@ -108,8 +108,8 @@ class ConsumerProtocolWorld(OneCoordinator, World):
     def _in_network_of(self, cid: str) -> Callable[[int], InNetwork]:
         def seen(conn: int) -> InNetwork:
             msgs = [payload(x) for x in self.net.in_flight() if self.spec_in_flight(x)]
-            request = any(isinstance(m, Heartbeat) and m.member_id == cid and m.conn == conn for m in msgs)
-            responses = tuple(m for m in msgs if isinstance(m, HeartbeatResponse) and m.member_id == cid
+            request = any(isinstance(m, Heartbeat) and client_of(m) == cid and m.conn == conn for m in msgs)
+            responses = tuple(m for m in msgs if isinstance(m, HeartbeatResponse) and client_of(m) == cid
                               and m.conn == conn)
             return InNetwork(request, responses)
         return seen
@@ -129,11 +129,11 @@ class ConsumerProtocolWorld(OneCoordinator, World):
     def _overtaken(self, hb: Heartbeat) -> list[Any]:
         """The same consumer's heartbeats of older connections still on the way: lost first (a
         spec step for those the spec sees)."""
-        older = lambda m: isinstance(payload(m), Heartbeat) and payload(m).member_id == hb.member_id \
+        older = lambda m: isinstance(payload(m), Heartbeat) and client_of(payload(m)) == client_of(hb) \
             and payload(m).conn < hb.conn  # noqa: E731
         gone = self.net.discard(older)
         if gone:
-            self.narrative.append(f"  ({len(gone)} older heartbeat(s) of {hb.member_id} lost)")
+            self.narrative.append(f"  ({len(gone)} older heartbeat(s) of {client_of(hb)} lost)")
         lost: list[Any] = []   # one spec step per message: the network's duplicates are one
         for m in gone:
             if self.spec_in_flight(m) and all(payload(m) is not x for x in lost):
@@ -143,12 +143,13 @@ class ConsumerProtocolWorld(OneCoordinator, World):
     def _commit_landed(self, req: OffsetCommit, error: Errors, members: dict[str, Any]) -> None:
         """The fencing ghost: an accepted commit of a partition its committer did not hold or
         another consumer owned; the client's commit completes in the history."""
+        cid = client_of(req)
         if error is Errors.NONE:
             held = members[req.member_id].held
             for p in req.partitions:
-                if p not in held or any(p in c.owned for x, c in self.consumers.items() if x != req.member_id):
-                    self.bad_commits.add((p, req.member_id, req.member_epoch))
-        self.hist.op(req.member_id, "ok" if error is Errors.NONE else "fail", "commit",
+                if p not in held or any(p in c.owned for x, c in self.consumers.items() if x != cid):
+                    self.bad_commits.add((p, cid, req.member_epoch))
+        self.hist.op(cid, "ok" if error is Errors.NONE else "fail", "commit",
                      {str(p): o for p, o in req.offsets})
 
     def _at_consumer(self, cid: str, inp: Any) -> Ready:
@@ -164,7 +165,7 @@ class ConsumerProtocolWorld(OneCoordinator, World):
                 self.hist.op(cid, "invoke", "commit", {str(p): o for p, o in m.offsets})
         if c.conn != conn:   # the old connection's responses are gone (spec DropResponsesTo)
             self.net.discard(lambda m: isinstance(payload(m), HeartbeatResponse)
-                             and payload(m).member_id == cid and payload(m).conn == conn)
+                             and client_of(payload(m)) == cid and payload(m).conn == conn)
         return ready
 
     def violations(self) -> list[Violation]:
@@ -264,6 +265,20 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         self.narrative.append(f"restart {cid}")
         return self.join(cid) if c.state is ClientState.UNSUBSCRIBED else self._checked(EMPTY)
 
+    def new_process(self, cid: str) -> Ready:
+        """The application closes a consumer that has left (or failed) and starts a new process
+        of it, which subscribes under a new member id (a static consumer comes back under its
+        instance id)."""
+        c = self.consumers[cid]
+        if not c.up or c.state not in (ClientState.UNSUBSCRIBED, ClientState.FATAL):
+            return EMPTY
+        conn = c.conn
+        c.new_process()
+        self.net.discard(lambda m: isinstance(payload(m), HeartbeatResponse)
+                         and client_of(payload(m)) == cid and payload(m).conn == conn)
+        self.narrative.append(f"new process {cid} ({c.member_id})")
+        return self.join(cid)
+
     def failover(self) -> None:
         """The group moves to a new coordinator, the next leader of its ``__consumer_offsets``
         partition, built from what the old one wrote there (:meth:`GroupCoordinator.load`).  The
@@ -301,11 +316,12 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         if self.pending or co.assignment_epoch != co.group_epoch:
             return False
         for cid, c in self.consumers.items():
-            m = co.members.get(cid)
-            if c.state is ClientState.UNSUBSCRIBED and m is None:
+            x = co.member_of_client(cid)
+            m = None if x is None else co.members[x]
+            if c.state in (ClientState.UNSUBSCRIBED, ClientState.FATAL) and m is None:
                 continue
             if c.state is not ClientState.STABLE or m is None or m.epoch != co.assignment_epoch \
-                    or c.owned != co.target.get(cid, frozenset()) or c.recon is not None:
+                    or c.owned != co.target.get(x, frozenset()) or c.recon is not None:
                 return False
         return True
 
