@@ -23,6 +23,13 @@ delivers everything in sending order) and then
 - the group converges (``world.quiet()``, the spec's ``Converged``, hence ``EventuallyConverges``)
   within ``CONVERGE_WITHIN_MS``.
 
+The static machine (``make_static_machine``) makes ``STATIC`` consumers static members and adds a
+static restart: a static consumer leaves with epoch -2 and a new process of it joins under a new
+member id (the rule is the subclass's, so the other machines draw exactly as before).  A static
+consumer may fail for good (FATAL: its instance id is not released, or is another member's); the
+application then starts a new process of it, in the finishing phase too, which is what gets it
+back into the group (a FATAL consumer is not a fenced one waiting to rejoin).
+
 Both bounds are a few heartbeat intervals past the longest wait the correct protocol can have
 (a request timeout, a session timeout for a member whose consumer left, the listener stages of
 two reconciliations); both are below the machine's rebalance timeout, which is what turns a stuck
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -203,6 +211,28 @@ def make_machine(config: ProtocolConfig) -> type[RuleBasedStateMachine]:
     return ConsumerProtocolMachine
 
 
+STATIC = ("c1", "c2")
+static_clients = st.sampled_from(STATIC)
+
+
+def make_static_machine(config: ProtocolConfig) -> type[RuleBasedStateMachine]:
+    """The machine with ``STATIC`` static consumers and the static restart rule."""
+    base = make_machine(attrs.evolve(config, static=STATIC))
+
+    class StaticConsumerProtocolMachine(base):  # type: ignore[misc, valid-type]
+        @rule(c=static_clients)
+        def static_restart(self, c: str) -> None:
+            """close() with epoch -2 (when in the group), then a new process under a new member id."""
+            w = self.world
+            if w.consumers[c].state in IN_GROUP:
+                w.leave(c)
+                w.tick(c)
+            w.new_process(c)
+
+    StaticConsumerProtocolMachine.__name__ = "Static" + base.__name__
+    return StaticConsumerProtocolMachine
+
+
 def finish(world: ConsumerProtocolWorld) -> int:
     """The finishing phase (module docstring): restart every crashed consumer, then deliver in
     sending order, advancing the clock ``FINISH_STEP_MS`` at a time, until the group converges.
@@ -215,6 +245,9 @@ def finish(world: ConsumerProtocolWorld) -> int:
         world.restart(c)
     world.check()
     while True:
+        for c in CLIENTS:   # the application replaces a consumer that failed for good
+            if world.consumers[c].state is ClientState.FATAL:
+                world.new_process(c)
         _deliver_all(world)
         world.check()
         _check_rejoined(world, fenced)
@@ -258,7 +291,7 @@ def _note_fenced(world: ConsumerProtocolWorld, fenced: dict[str, int], node: Any
         return
     if c.state is ClientState.FENCED:
         fenced.setdefault(node, world.now)
-    elif c.state in IN_GROUP and c.state is not ClientState.JOINING and c.epoch > 0:
+    elif c.state is ClientState.FATAL or (c.state in IN_GROUP and c.state is not ClientState.JOINING and c.epoch > 0):
         fenced.pop(node, None)
 
 
