@@ -36,6 +36,8 @@ from kraft.groups.wire import Envelope, GroupClients
 
 VARIANTS = PROTOCOL.variant_names
 LISTENER_MS = 40  # each rebalance-listener stage on the application thread
+STATIC_RESTART = "static-restart"
+STATIC = ("c1",)  # the static consumers when the static-restart nemesis runs
 
 
 
@@ -111,7 +113,8 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
     def build(self, sim: Sim) -> NetworkedWorld:
         flags = {self.variant: True} if self.variant else {}
         assignor = "range" if sim.seed % 2 else "uniform"
-        config = ProtocolConfig(assignor=assignor, listener_ms=LISTENER_MS, **flags)
+        static = STATIC if any(n == STATIC_RESTART for n, _ in sim.faults.nemesis_schedule()) else ()
+        config = ProtocolConfig(assignor=assignor, listener_ms=LISTENER_MS, static=static, **flags)
         world = self.world = NetworkedWorld(config, tuple(f"c{i}" for i in range(1, self.n + 1)), now=sim.now)
         world.net = sim.network
         world.stepper = sim.step_node
@@ -167,6 +170,11 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
                                         "listener): the consumer leaves the group and, when the application polls "
                                         "again, subscribes anew; one in the middle of a reconciliation is struck "
                                         "first (KAFKA-16375's window)"),
+                STATIC_RESTART: Nemesis(
+                    self._static_restart, f"{', '.join(STATIC)} static members (group.instance.id): one closes "
+                                          "with epoch -2 and a new process of it joins under a new member id "
+                                          "(a failed one is replaced the same way); its traces are not spec "
+                                          "behaviours, the spec has no static membership"),
                 "coordinator-failover": Nemesis(
                     self._failover, "the group moves to a new coordinator rebuilt from its __consumer_offsets "
                                     "partition (its timers start over; requests on the way reach the new one)")}
@@ -182,6 +190,19 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
         self.world.leave(cid)
         sim.run_due(cid)
         self._join(sim, cid)
+
+    def _static_restart(self, sim: Sim) -> None:
+        self.world.now = sim.now
+        cid = sim.rng.choice(STATIC)
+        c = self.world.consumers[cid]
+        if not c.up:
+            return
+        sim.count(STATIC_RESTART)
+        if c.state in IN_GROUP:
+            self.world.leave(cid)
+            sim.run_due(cid)
+        self.world.new_process(cid)
+        self._mirror_history(sim)
 
     def crash(self, sim: Sim, node: Any) -> None:
         """A consumer's process dies (the coordinator only becomes unreachable)."""

@@ -4,7 +4,8 @@ testStaticMemberGetsBackAssignmentUponRejoin,
 testShouldThrownUnreleasedInstanceIdExceptionWhenNewMemberJoinsWithInUseInstanceId,
 testShouldThrownUnknownMemberIdExceptionWhenUnknownStaticMemberJoins,
 testShouldThrowFencedInstanceIdExceptionWhenStaticMemberWithDifferentMemberIdJoins and
-testSessionTimeoutExpirationStaticMember."""
+testSessionTimeoutExpirationStaticMember.  The simulator's ``static-restart`` nemesis keeps every
+invariant, across coordinator failovers too."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from kraft.groups.consumer_protocol.messages import (
     Partitions,
     ServerState,
 )
+from kraft.groups.consumer_protocol.sim import STATIC_RESTART, ConsumerProtocolPlugin
+from kraft.sim.core import Faults, Simulator
 
 CONFIG = ProtocolConfig(topics=(("foo", 2),), static=("a",))
 FOO = frozenset({TopicPartition("foo", 0), TopicPartition("foo", 1)})
@@ -186,3 +189,27 @@ def test_a_new_process_chooses_a_new_member_id() -> None:
     assert (c.member_id, c.state, c.epoch) == ("a#1", ClientState.UNSUBSCRIBED, -1)
     (m,) = [step(c, Consumer.join), step(c, Consumer.send_heartbeat)][1]
     assert isinstance(m, Heartbeat) and (m.member_id, m.instance_id, m.member_epoch) == ("a#1", "a", 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_static_restarts_in_the_simulator_keep_every_invariant(seed: int) -> None:
+    """Simulator.run raises the first violation; a later process of c1 joined under its instance
+    id (its subscription record), and only c1 is static."""
+    plugin = ConsumerProtocolPlugin(3, None)
+    sim = Simulator(plugin, seed, Faults.parse(f"all,{STATIC_RESTART}:300,coordinator-failover:700", plugin.nemeses()))
+    sim.run(2000)
+    assert sim.fault_counts[STATIC_RESTART] >= 10 and sim.fault_counts["coordinator-failover"] >= 3
+    subscriptions = []
+    for batch in plugin.world.coordinator.offsets_log.batches():
+        for r in batch.records:
+            t, k, v = rec.decode(r.key, r.value)
+            if t == rec.MEMBER_METADATA and v is not None:
+                subscriptions.append((k["memberId"], v["instanceId"]))
+    assert any(x.startswith("c1#") and i == "c1" for x, i in subscriptions)
+    assert all(i is None for x, i in subscriptions if not x.startswith("c1"))
+
+
+def test_without_the_nemesis_no_consumer_is_static() -> None:
+    plugin = ConsumerProtocolPlugin(3, None)
+    Simulator(plugin, 0, Faults.parse("all", plugin.nemeses())).run(10)
+    assert plugin.world.config.static == ()
