@@ -35,7 +35,7 @@ checks it on random and hostile lines):
 
 Then, without building an ``Op`` per row, Jepsen's pairing rule over the rows
 (:func:`structure_problem`, the first problem :mod:`spark_validation.ingest.pairing` finds). The
-check kernels' tables are built from the rows in :mod:`spark_validation.kernel_rows`.
+check kernels' tables are built from the rows in :mod:`spark_validation.checks.kafka.rows`.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ except ImportError:  # not built: the Python loops run
     _compiled_rows = None
 ROW_KERNEL: Any = None if os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no") else _compiled_rows
 """The compiled loops in use (spark_validation/_rowkernel.c: the uniform NDJSON scan, value
-checks and plain-value test here; the kernel tables of :mod:`spark_validation.kernel_rows`), or
+checks and plain-value test here; the kernel tables of :mod:`spark_validation.checks.kafka.rows`), or
 ``None``: the Python code. ``KRAFT_COMPILED=off`` does without every compiled part."""
 
 

@@ -20,7 +20,7 @@ from kraft.quorum.protocol import PROTOCOL
 from kraft.sim.core import Faults, Simulator
 from kraft.protocols import PROTOCOLS
 from kraft.sim.recorder import Recorder
-from spark_validation import kafka_ref
+from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.audit import AuditOptions, run
 
 PINNED = [(v.name, r) for v in PROTOCOL.variants for r in v.sim]
@@ -40,7 +40,7 @@ def _kinds(history: Path, out: Path) -> set[str]:
     report = run(AuditOptions(paths=(str(history),), no_spark=True, checks=frozenset({"kafka"}), out=out),
                  progress=lambda m: None)
     (res,) = report.results
-    return {a["kind"] for a in res["anomalies"] if kafka_ref.is_violation(a)}
+    return {a["kind"] for a in res["anomalies"] if kafka_rules.is_violation(a)}
 
 
 def test_some_variants_are_pinned() -> None:

@@ -30,7 +30,7 @@ from kraft.replication.protocol import PROTOCOL as REPLICATION
 from kraft.replication.sim import make
 from kraft.sim.core import Faults, Simulator
 from kraft.sim.recorder import Recorder
-from spark_validation import kafka_ref
+from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.audit import AuditOptions, run
 
 STEPS = 2000
@@ -77,7 +77,7 @@ def audit(path: Path, out: Path) -> dict[str, Any]:
 
 
 def violation_kinds(result: dict[str, Any]) -> set[str]:
-    return {a["kind"] for a in result["anomalies"] if kafka_ref.is_violation(a)}
+    return {a["kind"] for a in result["anomalies"] if kafka_rules.is_violation(a)}
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_every_variant_is_pinned_or_declared_not_observable() -> None:
         assert bool(v.sim) != bool(why), f"{v.name}: pinned runs {v.sim}, declared not observable: {why!r}"
         for r in v.sim:
             assert r.anomalies, f"{v.name}: a pinned run names the anomaly kinds it shows"
-            assert set(r.anomalies) <= set(kafka_ref.VIOLATIONS), r.anomalies
+            assert set(r.anomalies) <= set(kafka_rules.VIOLATIONS), r.anomalies
             Faults.parse(r.faults, make(3, v.name).nemeses())
 
 

@@ -228,7 +228,7 @@ def small_codes(col: Any) -> tuple[Any, list] | None:
 
 def string_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
     """Dictionary codes (int64, -1 for null) and the dictionary of a string column, for the
-    numpy kernels (:mod:`.kernel`, :mod:`spark_validation.elle`)."""
+    numpy kernels (:mod:`.kernel`, :mod:`spark_validation.checks.elle`)."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     few = small_codes(col)

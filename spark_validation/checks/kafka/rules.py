@@ -82,7 +82,7 @@ KINDS = VIOLATIONS + INFORMATIONAL
 def is_violation(anomaly: dict) -> bool:
     """Does this anomaly make a history invalid? Not the informational kinds, nor what Jepsen's
     checker allows (``jepsen.tests.kafka/allowed-error-types``; such cycle anomalies from
-    :mod:`spark_validation.elle` carry ``evidence.allowed``)."""
+    :mod:`spark_validation.checks.elle` carry ``evidence.allowed``)."""
     ev = anomaly.get("evidence")
     return anomaly["kind"] not in INFORMATIONAL and not (isinstance(ev, dict) and ev.get("allowed"))
 KAFKA_FS = ("send", "poll", "txn")

@@ -1,7 +1,7 @@
 """Kafka micro-ops of a Spark op table, as column expressions: :func:`.rules.micro_ops`'s
 encodings for the op table of :mod:`spark_validation.ingest.spark` (values as text), so the
 kernel rows of a Parquet table or a DataFrame are built in the executors without a Python row.
-:mod:`.spark` feeds them to the kernel; the cycle search (:mod:`spark_validation.elle`) reads
+:mod:`.spark` feeds them to the kernel; the cycle search (:mod:`spark_validation.checks.elle`) reads
 them too. The Spark tests hold the kernel's verdicts over these rows to the reference's.
 """
 
