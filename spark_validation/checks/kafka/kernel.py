@@ -429,13 +429,9 @@ def input_table(rows: list[dict]) -> "pa.Table":
     """Kernel rows of op rows, built with the reference's micro-op extraction."""
     out = []
     for r in sorted(rows, key=lambda r: (r["history"], r["line"])):
-        for m in rules.micro_ops(r):
-            out.append({c: m[c] for c in ROW_COLUMNS})
-        for a in rules.assignments([r]):
-            base = {"history": r["history"], "seq": r["line"], "op": r["index"], "process": r["process"],
-                    "type": r["type"], "mop": "assign", "offset": None, "value": None, "pos": 0}
-            out.append({**base, "key": None})
-            out.extend({**base, "key": k} for k in a["keys"] if k is not None)
+        base = {"history": r["history"], "seq": r["line"], "op": r["index"], "process": r["process"], "type": r["type"]}
+        out.extend({**base, "mop": mop, "key": k, "offset": o, "value": v, "pos": p}
+                   for mop, k, o, v, p in rules.kernel_mops(r))
     return pa.Table.from_pylist(out, schema=row_schema())
 
 

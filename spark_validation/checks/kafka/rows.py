@@ -17,9 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_validation.ingest import rows as _rows
-from spark_validation.ingest.records import COMPLETIONS, to_int, to_text
+from spark_validation.ingest.records import to_int, to_text
 from spark_validation.ingest.rows import _UNPARSED, Rows, _const, fast_parse_text
-from spark_validation.checks.kafka.rules import POS_STRIDE
+from spark_validation.checks.kafka.rules import POS_STRIDE, kernel_mops
 
 __all__ = ["kernel_columns", "kernel_table", "cycle_table", "row_schema", "string_codes", "int_values", "small_codes"]
 
@@ -38,10 +38,6 @@ def _tt(x: Any) -> str | None:
     return to_text(x)
 
 
-def _ti(x: Any) -> int | None:
-    return x if type(x) is int else to_int(x)
-
-
 def kernel_columns(rows: Rows) -> dict[str, Any]:
     """The Kafka kernel rows of ``rows`` (:data:`.kernel.ROW_COLUMNS`), in the order
     :func:`.kernel.input_table` builds them, with :func:`.rules.micro_ops`'s rules. Per
@@ -55,107 +51,24 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
             rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
         return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val,
                 "pos": pos, "rows": rows}
-    return _kernel_columns_py(rows, POS_STRIDE)
+    return _kernel_columns_py(rows)
 
 
-def _kernel_columns_py(rows: Rows, POS_STRIDE: int) -> dict[str, Any]:
-    ri: list[int] = []
-    mop: list[str] = []
-    key: list = []
-    off: list = []
-    val: list = []
-    pos: list = []
-    cols = ri.append, mop.append, key.append, off.append, val.append, pos.append
-    ri_a, mop_a, key_a, off_a, val_a, pos_a = cols
-    fp = fast_parse_text
-    unparsed = _UNPARSED
-    parsed = rows.parsed if len(rows.parsed) == len(rows.line) else [unparsed] * len(rows.line)
-
-    def parse(text: Any) -> Any:  # the value at row n, decoded once (set below)
-        return fp(text) if pv is unparsed else pv
-
-    for n, (t, f, k, v, pv) in enumerate(zip(rows.type, rows.f, rows.key, rows.value, parsed)):
-        if t == "invoke" or t not in COMPLETIONS:
-            continue
-        if f == "send" or f == "poll" or f == "txn":
-            if k is not None and f != "txn":
-                if f == "send":
-                    if v is not None:
-                        x = parse(v)
-                        if type(x) is list and len(x) == 2:
-                            o, vv = _ti(x[0]), _tt(x[1])
-                        else:
-                            o, vv = None, _tt(x)
-                        if vv is not None:
-                            ri_a(n); mop_a("send"); key_a(k); off_a(o); val_a(vv); pos_a(0)  # noqa: E702
-                else:
-                    pairs = parse(v)
-                    if type(pairs) is list:
-                        for j, pair in enumerate(pairs):
-                            if type(pair) is list and len(pair) >= 2:
-                                vv = _tt(pair[1])
-                                if vv is not None:
-                                    ri_a(n); mop_a("poll"); key_a(k); off_a(_ti(pair[0])); val_a(vv); pos_a(j)  # noqa: E702
-                continue
-            mops = pv if pv is not unparsed else fp(v)
-            if type(mops) is not list:
-                continue
-            _txn_micro_ops(n, mops, cols, POS_STRIDE)
-        elif (f == "assign" or f == "subscribe") and (t == "ok" or t == "info"):
-            ks = parse(v)
-            names = [_tt(x) for x in ks] if type(ks) is list else []
-            for kk in [None, *(x for x in names if x is not None)]:
-                ri_a(n); mop_a("assign"); key_a(kk); off_a(None); val_a(None); pos_a(0)  # noqa: E702
-    return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val, "pos": pos,
-            "rows": rows}
-
-
-def _txn_micro_ops(n: int, mops: list, cols: tuple, POS_STRIDE: int) -> None:
-    """The kernel rows of one op's micro-op list (Jepsen's form), appended to ``cols`` (the
-    append methods of :func:`_kernel_columns_py`'s columns); ``n`` is the op row."""
-    ri_a, mop_a, key_a, off_a, val_a, pos_a = cols
-    for i, m in enumerate(mops):
-        if type(m) is not list or not m:
-            continue
-        name = m[0]  # _tt inlined for the usual types (here and below): the loop is hot
-        if type(name) is not str:
-            name = _tt(name)
-        if name == "send" and len(m) >= 3:
-            kk, x = m[1], m[2]
-            tk = type(kk)
-            if tk is not str:
-                kk = str(kk) if tk is int else _tt(kk)
-            if type(x) is list and len(x) == 2:
-                o, vv = x
-                if type(o) is not int:
-                    o = to_int(o)
-            else:
-                o, vv = None, x
-            tv = type(vv)
-            if tv is not str:
-                vv = str(vv) if tv is int else _tt(vv)
-            if kk is not None and vv is not None:
-                ri_a(n); mop_a("send"); key_a(kk); off_a(o); val_a(vv); pos_a(i * POS_STRIDE)  # noqa: E702
-        elif name == "poll" and len(m) >= 2 and type(m[1]) is dict:
-            base = i * POS_STRIDE
-            for kk, pairs in m[1].items():
-                if type(pairs) is not list:
-                    continue
-                if type(kk) is not str:
-                    kk = _tt(kk)
-                    if kk is None:
-                        continue
-                for j, pair in enumerate(pairs):
-                    if type(pair) is list and len(pair) >= 2:
-                        o, vv = pair[0], pair[1]
-                        tv = type(vv)
-                        if tv is not str:
-                            vv = str(vv) if tv is int else _tt(vv)
-                        if vv is not None:
-                            if type(o) is not int:
-                                o = to_int(o)
-                            ri_a(n); mop_a("poll"); key_a(kk); off_a(o); val_a(vv)  # noqa: E702
-                            pos_a(base + j)
+def _kernel_columns_py(rows: Rows) -> dict[str, Any]:
+    """:func:`kernel_columns` where the compiled loop is not in use: the reference's rows
+    (:func:`.rules.kernel_mops`) of each op row, whose value is the decoded one where the row
+    holds it (``Rows.parsed``: the structure the value text encodes)."""
+    cols: dict[str, list] = {c: [] for c in ("row", "mop", "key", "offset", "value", "pos")}
+    appends = [cols[c].append for c in ("mop", "key", "offset", "value", "pos")]
+    decoded = rows.parsed if len(rows.parsed) == len(rows.line) else ()
+    for n, row in enumerate(rows.dicts()):
+        if n < len(decoded) and decoded[n] is not _UNPARSED:
+            row["value"] = to_text(decoded[n])
+        for mop in kernel_mops(row):
+            cols["row"].append(n)
+            for add, x in zip(appends, mop):
+                add(x)
+    return {"history": rows.history, **cols, "rows": rows}
 
 
 def row_schema() -> pa.Schema:

@@ -163,6 +163,17 @@ def micro_ops(row: dict) -> list[dict]:
     return out
 
 
+def kernel_mops(row: dict) -> list[tuple[str, str | None, int | None, str | None, int]]:
+    """What the kernel reads of one op row, as ``(mop, key, offset, value, pos)``: its micro-ops
+    (:func:`micro_ops`), or for an assignment one ``assign`` row with no key (the consumer's
+    previous keys end) and one per key it names (:func:`assignments`)."""
+    out = [(m["mop"], m["key"], m["offset"], m["value"], m["pos"]) for m in micro_ops(row)]
+    for a in assignments([row]):
+        out.append(("assign", None, None, None, 0))
+        out.extend(("assign", k, None, None, 0) for k in a["keys"] if k is not None)
+    return out
+
+
 def assignments(rows: Iterable[dict]) -> list[dict]:
     """``ok``/``info`` assign/subscribe ops: ``(history, seq, process, keys)``."""
     out = []
