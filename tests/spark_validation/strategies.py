@@ -10,39 +10,54 @@ KEYS = ["x", "y"]
 VALUES = st.integers(0, 6)
 OFFSETS = st.one_of(st.none(), st.integers(0, 5))
 
+# built once: a strategy built inside a draw is validated again on every draw, which costs far
+# more than the draw itself
+_LENGTH = st.integers(1, 14)
+_PROCESS = st.integers(0, 2)
+_TYPE = st.sampled_from(["ok", "ok", "ok", "info", "fail", "invoke"])
+_FORM = st.sampled_from(["send", "poll", "txn", "assign"])
+_KEY = st.sampled_from(KEYS)
+_BOOL = st.booleans()
+_POLL_PAIRS = st.lists(st.tuples(st.integers(0, 5), VALUES), max_size=4)
+_TXN_LENGTH = st.integers(1, 3)
+_TXN_POLLED = st.dictionaries(_KEY, st.lists(st.tuples(st.integers(0, 5), VALUES).map(list), max_size=3), max_size=2)
+_TXN_F = st.sampled_from(["txn", "send", "poll"])
+_ASSIGN_F = st.sampled_from(["assign", "subscribe"])
+_ASSIGN_KEYS = st.lists(_KEY, max_size=2, unique=True)
+
+
+def _txn_mops(draw) -> list:
+    mops = []
+    for _ in range(draw(_TXN_LENGTH)):
+        if draw(_BOOL):
+            mops.append(["send", draw(_KEY), [draw(OFFSETS), draw(VALUES)]])
+        else:
+            mops.append(["poll", draw(_TXN_POLLED)])
+    return mops
+
 
 @st.composite
 def kafka_history(draw, hid: str) -> list[dict]:
     """Completions (and some invocations) with random offsets/values: most are anomalous."""
     rows = []
-    n = draw(st.integers(1, 14))
+    n = draw(_LENGTH)
     for i in range(n):
-        p = draw(st.integers(0, 2))
-        typ = draw(st.sampled_from(["ok", "ok", "ok", "info", "fail", "invoke"]))
-        form = draw(st.sampled_from(["send", "poll", "txn", "assign"]))
-        k = draw(st.sampled_from(KEYS))
+        p = draw(_PROCESS)
+        typ = draw(_TYPE)
+        form = draw(_FORM)
+        k = draw(_KEY)
         if form == "send":
             v = draw(VALUES)
             off = draw(OFFSETS)
-            value = [off, v] if draw(st.booleans()) else v
+            value = [off, v] if draw(_BOOL) else v
             row = dict(f="send", key=k, value=value)
         elif form == "poll":
-            pairs = draw(st.lists(st.tuples(st.integers(0, 5), VALUES), max_size=4))
-            row = dict(f="poll", key=k, value=[list(x) for x in pairs])
+            row = dict(f="poll", key=k, value=[list(x) for x in draw(_POLL_PAIRS)])
         elif form == "txn":
-            mops = []
-            for _ in range(draw(st.integers(1, 3))):
-                if draw(st.booleans()):
-                    mops.append(["send", draw(st.sampled_from(KEYS)), [draw(OFFSETS), draw(VALUES)]])
-                else:
-                    polled = draw(st.dictionaries(st.sampled_from(KEYS),
-                                                  st.lists(st.tuples(st.integers(0, 5), VALUES).map(list), max_size=3),
-                                                  max_size=2))
-                    mops.append(["poll", polled])
-            row = dict(f=draw(st.sampled_from(["txn", "send", "poll"])), key=None, value=mops)
+            mops = _txn_mops(draw)
+            row = dict(f=draw(_TXN_F), key=None, value=mops)
         else:
-            row = dict(f=draw(st.sampled_from(["assign", "subscribe"])), key=None,
-                       value=draw(st.lists(st.sampled_from(KEYS), max_size=2, unique=True)))
+            row = dict(f=draw(_ASSIGN_F), key=None, value=draw(_ASSIGN_KEYS))
         rows.append(op_row(hid, i + 1, index=i, process=p, type=typ, **row))
     return rows
 
