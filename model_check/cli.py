@@ -47,6 +47,7 @@ class Run:
     note: str = ""
     module: str | None = None
     cfg: str | None = None
+    cluster: dict[str, Any] | None = None  # a --master run: its seeds, rounds and replay
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -64,6 +65,8 @@ class Run:
         if self.result is not None:
             d.update(self.result.to_json())
             d["command"] = self.result.command
+        if self.cluster is not None:
+            d["cluster"] = self.cluster
         return d
 
 
@@ -182,6 +185,25 @@ def print_counterexample(console: Console, trace: list[TraceState]) -> None:
         prev = st.variables if st.variables else prev
 
 
+DEFAULT_BUDGET = 120.0  # seconds of a --master simulation when neither --timeout nor the size sets one
+
+
+def _on_cluster(m: Manifest, run: Run, master: str, seeds: int | None, depth: int | None,
+                timeout: float | None, seed: int | None) -> tuple[TLCResult, dict[str, Any]]:
+    """One simulate-mode run as parallel seeds on Spark (model_check.spark, imported only here)."""
+    try:
+        from .spark import SparkUnavailable, simulate_on_spark  # optional: pyspark
+    except ImportError as exc:
+        raise TLCError(f"--master needs pyspark: {exc}") from None
+    budget = timeout if timeout is not None else (m.sizes[run.size].seconds or DEFAULT_BUDGET)
+    try:
+        par = simulate_on_spark(m, run.size, run.variant, master=master, seeds=seeds, budget=budget,
+                                depth=depth, base_seed=seed)
+    except SparkUnavailable as exc:
+        raise TLCError(str(exc)) from None
+    return par.result, {"master": master, **par.to_json()}
+
+
 @click.command(name="check")
 @click.argument("specs", nargs=-1)
 @click.option("--size", default=None, help="model size from the manifest (default: small; a variant's own size)")
@@ -192,6 +214,8 @@ def print_counterexample(console: Console, trace: list[TraceState]) -> None:
 @click.option("--seed", type=int, default=None, help="TLC -seed")
 @click.option("--workers", type=click.IntRange(1), default=None, help="TLC worker threads (default: manifest, else 1)")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="seconds before TLC is killed (simulate: time budget)")
+@click.option("--master", default=None, help="run simulate-mode runs as parallel seeds on Spark (spark://HOST:PORT, local[N])")
+@click.option("--seeds", type=click.IntRange(1), default=None, help="with --master: simulators per wave (default: the executors' cores)")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results", show_default=True, help="write OUT/check.json")
 @click.option("--quiet-trace", is_flag=True, help="do not print counterexamples (they are still in the JSON)")
 @json_flag("check")
@@ -205,10 +229,14 @@ def check(
     seed: int | None,
     workers: int | None,
     timeout: float | None,
+    master: str | None,
+    seeds: int | None,
     out_dir: str,
     quiet_trace: bool,
 ) -> None:
     """Model-check SPEC... (manifest names in spec/; default: all) with TLC."""
+    if seeds is not None and master is None:
+        raise click.UsageError("--seeds needs --master")
     # emoji=False: a file:line such as KRaft.tla:100:15 must not print as an emoji (`:100:`)
     console = Console(emoji=False) if sys.stdout.isatty() else Console(width=160, emoji=False)
     err = Console(stderr=True, soft_wrap=True, emoji=False)
@@ -297,17 +325,20 @@ def check(
                 ticker.start()
 
             try:
-                run.result = run_spec(
-                    m,
-                    run.size,
-                    run.variant,
-                    simulate=simulate,
-                    depth=depth,
-                    workers=workers,
-                    timeout=timeout,
-                    seed=seed,
-                    on_progress=on_progress,
-                )
+                if master is not None and run.mode == "simulate":
+                    run.result, run.cluster = _on_cluster(m, run, master, seeds, depth, timeout, seed)
+                else:
+                    run.result = run_spec(
+                        m,
+                        run.size,
+                        run.variant,
+                        simulate=simulate,
+                        depth=depth,
+                        workers=workers,
+                        timeout=timeout,
+                        seed=seed,
+                        on_progress=on_progress,
+                    )
             except (TLCError, ManifestError, FileNotFoundError) as exc:
                 run.status = "error"
                 run.verdict = "TOOL ERROR"
