@@ -18,8 +18,10 @@ from pathlib import Path
 
 import attrs
 import pytest
+from click.testing import CliRunner
 
 from model_check import load_manifests, parse_tool_output
+from model_check.cli import check
 from model_check.parallel import Task, _combine, run_cfg_text, run_task, simulate
 from model_check.replay import model_values, raw_states, replay, replay_cfg, replay_module
 from model_check.specs import spec_dir
@@ -182,3 +184,26 @@ def test_standalone_cluster_of_two_workers_finds_and_replays_a_variant(tmp_path:
         run, doc = _check(tmp_path, url, "--variant", VARIANT, env=client_env())
     _assert_caught(run, doc, seeds=2)
     assert doc["runs"][0]["cluster"]["master"] == url
+
+
+# ------------------------------------------------------------------------------ CLI, no JVM
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(check, list(args))
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    return res.exit_code, res.stdout, res.stderr
+
+
+def test_seeds_without_master_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = _invoke(SPEC, "--size", SIZE, "--seeds", "2", "--out", str(tmp_path))
+    assert code == 2 and "--seeds needs --master" in err
+
+
+def test_master_without_java_is_a_tool_error_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code, out, err = _invoke(SPEC, "--size", SIZE, "--variant", VARIANT, "--master", "local[2]", "--out", str(tmp_path))
+    assert code == 2 and "java not found" in err and "Traceback" not in out + err
+    run = json.loads((tmp_path / "check.json").read_text())["runs"][0]
+    assert run["verdict"] == "TOOL ERROR" and run["mode"] == "simulate"
