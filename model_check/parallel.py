@@ -27,6 +27,8 @@ from typing import Any, Callable
 
 import attrs
 
+from kraft.outcome import plural
+
 from .replay import Replay, replay
 from .specs import Manifest, ManifestError, only_expected_property, variant_cfg
 from .tlc import TLCError, TLCResult, parse_tool_output, run_tlc
@@ -163,7 +165,7 @@ def _combine(m: Manifest, cfg_text: str, rows: list[dict[str, Any]], seeds: int,
     per_seed = _seed_summaries(rows, seeds)
     states = sum(s["states"] for s in per_seed)
     errors = [f"seed {s['seed_index']}: {e}" for s in per_seed for e in s["errors"]]
-    notes = [f"{seeds} seeds, {waves} waves of {len(rows) // max(waves, 1)} rounds; states = the sum "
+    notes = [f"{plural(seeds, 'seed')}, {plural(waves, 'wave')} of {plural(seeds, 'round')}; states = the sum "
              "of the rounds' (a round stopped by the budget reports none)"]
     hits = sorted((r for r in rows if r["outcome"] in ("invariant", "property", "deadlock")),
                   key=lambda r: (r["length"], r["seed_index"]))
