@@ -31,6 +31,20 @@ def rewrite(request: "pytest.FixtureRequest") -> bool:
     return bool(request.config.getoption("--rewrite"))
 
 
+@pytest.fixture(scope="session")
+def standalone_cluster(tmp_path_factory: "pytest.TempPathFactory"):
+    """The master URL of one Spark standalone cluster (two workers of one core each) shared by the
+    cluster tests of a run: they are Spark tests, so one pytest worker runs them all
+    (tests/spark_cluster.py starts it; it stops when the run ends)."""
+    from spark_validation.session import java_problem
+    from tests.spark_cluster import standalone
+
+    if java_problem():
+        pytest.skip(java_problem())
+    with standalone(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1) as url:
+        yield url
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # one worker runs every Spark test (--dist loadgroup): one Spark JVM per run, not one per worker

@@ -25,7 +25,7 @@ from model_check.cli import check
 from model_check.parallel import Task, _combine, run_cfg_text, run_task, simulate
 from model_check.replay import model_values, raw_states, replay, replay_cfg, replay_module
 from model_check.specs import spec_dir
-from tests.spark_cluster import client_env, standalone
+from tests.spark_cluster import client_env
 
 SPEC, SIZE, VARIANT, INVARIANT = "ConsumerGroup", "medium", "EagerNoRevokeBeforeJoin", "NoDoubleOwnership"
 
@@ -176,12 +176,10 @@ def test_a_seed_whose_tlc_fails_is_reported_and_exits_2(tmp_path: Path) -> None:
 
 @pytest.mark.spark
 @pytest.mark.tlc
-def test_standalone_cluster_of_two_workers_finds_and_replays_a_variant(tmp_path: Path) -> None:
-    from spark_validation.session import java_problem
-    if java_problem():
-        pytest.skip(java_problem())
-    with standalone(tmp_path, workers=2, cores=1) as url:
-        run, doc = _check(tmp_path, url, "--variant", VARIANT, env=client_env())
+def test_standalone_cluster_of_two_workers_finds_and_replays_a_variant(tmp_path: Path,
+                                                                         standalone_cluster: str) -> None:
+    url = standalone_cluster
+    run, doc = _check(tmp_path, url, "--variant", VARIANT, env=client_env())
     _assert_caught(run, doc, seeds=2)
     assert doc["runs"][0]["cluster"]["master"] == url
 
