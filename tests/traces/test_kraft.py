@@ -96,9 +96,9 @@ def test_snapshot_runs_are_accepted(tmp_path):
 
 
 @pytest.mark.parametrize("variant,seed,steps,faults,action,kind", [
-    ("SnapshotBeyondHighWatermark", 1, 600, "all", "TakeSnapshot", "not_enabled"),
-    ("RetentionDeletesPastSnapshot", 4, 1500, SNAPSHOT_FAULTS, "DeleteBeforeSnapshot", "not_enabled"),
-    ("NoSnapshotRedirectBelowLogStart", 1, 600, SNAPSHOT_FAULTS, "HandleFetchRequest", "state_mismatch"),
+    ("SnapshotBeyondHighWatermark", 6, 600, "all", "TakeSnapshot", "not_enabled"),
+    ("RetentionDeletesPastSnapshot", 9, 1500, SNAPSHOT_FAULTS, "DeleteBeforeSnapshot", "not_enabled"),
+    ("NoSnapshotRedirectBelowLogStart", 16, 600, SNAPSHOT_FAULTS, "HandleFetchRequest", "state_mismatch"),
 ])
 def test_snapshot_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, steps, faults, action, kind):
     line, rb = _rejected_where_the_bug_acts(tmp_path, variant, seed, steps, faults)
