@@ -41,6 +41,21 @@
 (*    scheduleConsumerGroupRebalanceTimeout, consumerGroupFenceMember).    *)
 (*  - Rejoin with epoch 0 of a known member is accepted (KAFKA-19233: the  *)
 (*    member keeps its record and is reconciled from its empty owned set). *)
+(*  - Static members (group.instance.id, the client for StaticClients):    *)
+(*    GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember    *)
+(*    finds the member by its instance id. Epoch 0 with no member joins;   *)
+(*    with a member that left with -2 it replaces it (replaceMember: the   *)
+(*    new member id takes its assignment and target at epochs 0/0, no      *)
+(*    group-epoch bump); with any other member UNRELEASED_INSTANCE_ID      *)
+(*    (throwIfInstanceIdIsUnreleased). Another epoch: no member is         *)
+(*    UNKNOWN_MEMBER_ID (throwIfStaticMemberIsUnknown), another member id  *)
+(*    FENCED_INSTANCE_ID (throwIfInstanceIdIsFenced). Epoch -2             *)
+(*    (consumerGroupStaticMemberGroupLeave) keeps the member at -2 with    *)
+(*    its assignment and nothing pending, until its session timeout or     *)
+(*    its replacement. The consumer leaves with -2 (ConsumerMembership-    *)
+(*    Manager.leaveGroupEpoch); the two instance-id errors are fatal       *)
+(*    (ConsumerHeartbeatRequestManager.handleSpecificFailure, MemberState. *)
+(*    FATAL: partitions lost, no more heartbeats).                         *)
 (*  - Offset commits carry the member epoch; ConsumerGroup.                *)
 (*    validateOffsetCommit / validateMemberEpoch reject any other epoch    *)
 (*    with STALE_MEMBER_EPOCH and an unknown member with                   *)
@@ -65,8 +80,9 @@
 (* subscription, so only membership bumps the group epoch). The assignor   *)
 (* is any valid assignment (AnyAssignment) or a deterministic round robin  *)
 (* by rank. The member id is the client (KIP-1082: the client chooses it   *)
-(* and keeps it across rejoins). Static membership (epoch -2) and regex    *)
-(* subscriptions are not modelled. A heartbeat response carries the        *)
+(* and keeps it across rejoins); a static client's new process chooses a  *)
+(* new member id, the client's next incarnation. Regex subscriptions are   *)
+(* not modelled. A heartbeat response carries the                          *)
 (* assignment when the request had epoch 0 or owned partitions, or the     *)
 (* assignment changed (Kafka: a full request, or a change). Offset commit  *)
 (* responses are not modelled: what matters is which commits the offset    *)
@@ -96,16 +112,18 @@
 EXTENDS Naturals, Integers, FiniteSets, TLC
 
 CONSTANTS
-    Clients,            \* consumers; each is also its member id
+    Clients,            \* consumers; each is also its member id (with its process's incarnation)
+    StaticClients,      \* the consumers with a group.instance.id (their client id), a subset of Clients
     NumTopics,          \* subscribed topics
     PartitionsPerTopic, \* partitions of each topic
     Nil,
     MaxGroupEpoch,      \* state constraint
     MaxFaults,          \* budget of fault steps
     FaultKinds,         \* the faults a config allows, a subset of {"loss", "zombie", "session",
-                        \* "leave", "expire"}: message loss, a request timing out while still in
-                        \* flight, the consumer's own session timeout, leaving the group, the
-                        \* coordinator expiring a member its consumer still holds
+                        \* "leave", "expire", "restart"}: message loss, a request timing out while
+                        \* still in flight, the consumer's own session timeout, leaving the group,
+                        \* the coordinator expiring a member its consumer still holds, a new process
+                        \* of a static consumer
     AnyAssignment,      \* TRUE: any valid target assignment; FALSE: a deterministic one
     SendNoOpHeartbeats, \* TRUE: a consumer also sends the heartbeats that can change nothing, as
                         \* Kafka's does (trace validation); FALSE: they are left out (model checking)
@@ -124,6 +142,7 @@ VARIABLES
     targetAssignment, \* [Clients -> SUBSET Partitions]  (empty for non-members)
     member,           \* [Clients -> member record or Nil]
     partitionEpoch,   \* [Partitions -> Int]  -1: free
+    memberIncarnation, \* [Clients -> Nat]  the incarnation in the member id of member[c] (0 if none)
     \* --- consumers ---
     cstate,           \* [Clients -> client MemberState]
     cepoch,           \* [Clients -> Int]  the member epoch the consumer uses
@@ -133,13 +152,14 @@ VARIABLES
     sendOwned,        \* [Clients -> BOOLEAN]  the next heartbeat carries the owned partitions
     inflight,         \* [Clients -> BOOLEAN]  a heartbeat is outstanding
     conn,             \* [Clients -> Nat]  connection incarnation
+    incarnation,      \* [Clients -> Nat]  the process: its member id is <<c, incarnation[c]>>
     \* --- environment ---
     msgs,             \* network: set of messages
     faults,           \* fault steps taken
     badCommits        \* ghost: accepted commits of partitions the committer did not own
 
-coordVars == <<groupEpoch, assignmentEpoch, targetAssignment, member, partitionEpoch>>
-clientVars == <<cstate, cepoch, owned, ctarget, recon, sendOwned, inflight, conn>>
+coordVars == <<groupEpoch, assignmentEpoch, targetAssignment, member, partitionEpoch, memberIncarnation>>
+clientVars == <<cstate, cepoch, owned, ctarget, recon, sendOwned, inflight, conn, incarnation>>
 vars == <<coordVars, clientVars, msgs, faults, badCommits>>
 
 Partitions == (1..NumTopics) \X (0..PartitionsPerTopic - 1)
@@ -148,7 +168,7 @@ PRank(p) == (p[1] - 1) * PartitionsPerTopic + p[2]
 
 \* client MemberState (clients/.../internals/MemberState.java)
 InGroup == {"JOINING", "RECONCILING", "ACKNOWLEDGING", "STABLE"}
-ClientStates == InGroup \cup {"UNSUBSCRIBED", "FENCED", "PREPARE_LEAVING", "LEAVING"}
+ClientStates == InGroup \cup {"UNSUBSCRIBED", "FENCED", "PREPARE_LEAVING", "LEAVING", "FATAL"}
 \* coordinator MemberState (group-coordinator/.../modern/MemberState.java)
 ServerStates == {"STABLE", "UNREVOKED_PARTITIONS", "UNRELEASED_PARTITIONS"}
 
@@ -157,6 +177,11 @@ ClientOrder == CHOOSE f \in [1..Cardinality(Clients) -> Clients] :
                    \A i, j \in DOMAIN f : i # j => f[i] # f[j]
 
 Members == {c \in Clients : member[c] # Nil}
+
+\* ConsumerGroupHeartbeatRequest's member epochs: LEAVE_GROUP_MEMBER_EPOCH and
+\* LEAVE_GROUP_STATIC_MEMBER_EPOCH
+LeaveEpoch == -1
+StaticLeaveEpoch == -2
 
 NewMember == [epoch |-> 0, prev |-> -1, state |-> "STABLE", assigned |-> {}, pending |-> {},
               tepoch |-> 0]
@@ -255,6 +280,14 @@ RemoveMember(x) ==
     /\ partitionEpoch' = UpdatePartitionEpochs(partitionEpoch, member[x], Nil)
     /\ targetAssignment' = [targetAssignment EXCEPT ![x] = {}]
     /\ groupEpoch' = groupEpoch + 1
+    /\ memberIncarnation' = [memberIncarnation EXCEPT ![x] = 0]
+
+\* consumerGroupStaticMemberGroupLeave: epoch -2, the assignment kept, nothing pending
+StaticLeave(x) ==
+    LET new == [member[x] EXCEPT !.epoch = StaticLeaveEpoch, !.pending = {}]
+    IN /\ member' = [member EXCEPT ![x] = new]
+       /\ partitionEpoch' = UpdatePartitionEpochs(partitionEpoch, member[x], new)
+       /\ UNCHANGED <<groupEpoch, assignmentEpoch, targetAssignment, memberIncarnation>>
 
 \* ================================================================ consumer actions
 
@@ -264,7 +297,7 @@ Join(c) ==
     /\ cstate' = [cstate EXCEPT ![c] = "JOINING"]
     /\ cepoch' = [cepoch EXCEPT ![c] = 0]
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
-    /\ UNCHANGED <<coordVars, owned, ctarget, recon, inflight, conn, msgs, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, owned, ctarget, recon, inflight, conn, incarnation, msgs, faults, badCommits>>
 
 \* ConsumerHeartbeatRequestManager: one request in flight; once the acknowledgement is sent,
 \* ACKNOWLEDGING -> STABLE, or RECONCILING when a newer assignment arrived meanwhile
@@ -288,13 +321,13 @@ NoOpHeartbeat(c) ==
 
 SendHeartbeat(c) ==
     /\ cstate[c] \in InGroup /\ ~inflight[c] /\ (SendNoOpHeartbeats \/ ~NoOpHeartbeat(c))
-    /\ msgs' = msgs \cup {[type |-> "Heartbeat", src |-> c, conn |-> conn[c], epoch |-> cepoch[c],
-                           owned |-> IF ReportOwned(c) THEN owned[c] ELSE Nil]}
+    /\ msgs' = msgs \cup {[type |-> "Heartbeat", src |-> c, inc |-> incarnation[c], conn |-> conn[c],
+                           epoch |-> cepoch[c], owned |-> IF ReportOwned(c) THEN owned[c] ELSE Nil]}
     /\ inflight' = [inflight EXCEPT ![c] = TRUE]
     /\ sendOwned' = [sendOwned EXCEPT ![c] = ~ReportOwned(c) /\ @]
     /\ cstate' = [cstate EXCEPT ![c] = IF @ # "ACKNOWLEDGING" THEN @
                                         ELSE IF ctarget[c] = owned[c] THEN "STABLE" ELSE "RECONCILING"]
-    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, recon, conn, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, recon, conn, incarnation, faults, badCommits>>
 
 \* Closing consumer c's connection loses the responses on their way to it.
 DropResponsesTo(c) == {m \in msgs : ~(m.type = "HeartbeatResponse" /\ m.dst = c)}
@@ -302,13 +335,17 @@ DropResponsesTo(c) == {m \in msgs : ~(m.type = "HeartbeatResponse" /\ m.dst = c)
 \* A reconciliation marked stale (the member rejoined or was fenced while it ran)
 MarkStale(c) == [recon EXCEPT ![c] = IF @ = Nil THEN Nil ELSE [@ EXCEPT !.stale = TRUE]]
 
+\* the errors a static consumer cannot recover from (ConsumerHeartbeatRequestManager.
+\* handleSpecificFailure)
+FatalErrors == {"UNRELEASED_INSTANCE_ID", "FENCED_INSTANCE_ID"}
+
 \* onHeartbeatSuccess / onHeartbeatFailure
 HandleHeartbeatResponseMsg(c, m) ==
     /\ m.type = "HeartbeatResponse" /\ m.dst = c /\ m.conn = conn[c] /\ inflight[c]
     /\ msgs' = msgs \ {m}
     /\ inflight' = [inflight EXCEPT ![c] = FALSE]
     /\ IF cstate[c] \notin InGroup
-         THEN UNCHANGED <<cstate, cepoch, ctarget, recon, sendOwned>>   \* not in the group: ignored
+         THEN UNCHANGED <<cstate, cepoch, owned, ctarget, recon, sendOwned>>   \* not in the group: ignored
        ELSE IF m.err = "NONE" THEN
             /\ cepoch' = [cepoch EXCEPT ![c] = m.epoch]
             /\ IF m.assignment = Nil
@@ -317,14 +354,21 @@ HandleHeartbeatResponseMsg(c, m) ==
                       /\ cstate' = [cstate EXCEPT ![c] =
                             IF m.assignment # owned[c] \/ recon[c] # Nil THEN "RECONCILING"
                             ELSE IF @ = "JOINING" THEN "STABLE" ELSE @]
-            /\ UNCHANGED <<recon, sendOwned>>
+            /\ UNCHANGED <<owned, recon, sendOwned>>
+       ELSE IF m.err \in FatalErrors THEN   \* transitionToFatal: the partitions are lost
+            /\ cstate' = [cstate EXCEPT ![c] = "FATAL"]
+            /\ owned' = [owned EXCEPT ![c] = {}]
+            /\ ctarget' = [ctarget EXCEPT ![c] = Nil]
+            /\ recon' = MarkStale(c)
+            /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
+            /\ UNCHANGED cepoch
        ELSE \* FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID: transitionToFenced
             /\ cstate' = [cstate EXCEPT ![c] = "FENCED"]
             /\ cepoch' = [cepoch EXCEPT ![c] = 0]
             /\ recon' = MarkStale(c)
             /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
-            /\ UNCHANGED ctarget
-    /\ UNCHANGED <<coordVars, owned, conn, faults, badCommits>>
+            /\ UNCHANGED <<owned, ctarget>>
+    /\ UNCHANGED <<coordVars, conn, incarnation, faults, badCommits>>
 
 \* onPartitionsLost completed: clear the assignment and rejoin with epoch 0
 RejoinAfterFence(c) ==
@@ -334,7 +378,7 @@ RejoinAfterFence(c) ==
     /\ ctarget' = [ctarget EXCEPT ![c] = Nil]
     /\ recon' = MarkStale(c)
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
-    /\ UNCHANGED <<coordVars, cepoch, inflight, conn, msgs, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, inflight, conn, incarnation, msgs, faults, badCommits>>
 
 \* maybeReconcile: start a reconciliation; the auto-commit of the partitions to revoke goes out
 \* first (signalReconciliationStarted), with the current member epoch.
@@ -347,10 +391,10 @@ ReconcileCommit(c) ==
          ELSE /\ recon' = [recon EXCEPT ![c] = [target |-> ctarget[c], step |-> "revoke", stale |-> FALSE]]
               /\ LET revoked == owned[c] \ ctarget[c] IN
                  msgs' = IF revoked = {} THEN msgs
-                         ELSE msgs \cup {[type |-> "OffsetCommit", src |-> c, epoch |-> cepoch[c],
-                                          parts |-> revoked]}
+                         ELSE msgs \cup {[type |-> "OffsetCommit", src |-> c, inc |-> incarnation[c],
+                                          epoch |-> cepoch[c], parts |-> revoked]}
               /\ UNCHANGED <<cstate, sendOwned>>
-    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, inflight, conn, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, inflight, conn, incarnation, faults, badCommits>>
 
 \* maybeAbortReconciliation: the member left RECONCILING, or rejoined while the reconciliation ran
 Abort(c) == cstate[c] # "RECONCILING" \/ (recon[c].stale /\ ~StaleReconcileAfterRejoin)
@@ -362,7 +406,8 @@ ReconcileRevoke(c) ==
          THEN /\ recon' = [recon EXCEPT ![c] = Nil] /\ UNCHANGED owned
          ELSE /\ owned' = [owned EXCEPT ![c] = @ \cap recon[c].target]
               /\ recon' = [recon EXCEPT ![c].step = "assign"]
-    /\ UNCHANGED <<coordVars, cstate, cepoch, ctarget, sendOwned, inflight, conn, msgs, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cstate, cepoch, ctarget, sendOwned, inflight, conn, incarnation, msgs, faults,
+                   badCommits>>
 
 \* onPartitionsAssigned, then ACKNOWLEDGING with the new local assignment
 ReconcileAssign(c) ==
@@ -373,7 +418,7 @@ ReconcileAssign(c) ==
          ELSE /\ owned' = [owned EXCEPT ![c] = recon[c].target]
               /\ cstate' = [cstate EXCEPT ![c] = "ACKNOWLEDGING"]
               /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
-    /\ UNCHANGED <<coordVars, cepoch, ctarget, inflight, conn, msgs, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, ctarget, inflight, conn, incarnation, msgs, faults, badCommits>>
 
 \* The response (or the request) was lost: the request times out, the connection closes, and
 \* the next heartbeat carries every field.
@@ -385,7 +430,7 @@ RequestTimeout(c) ==
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
     /\ msgs' = DropResponsesTo(c)
-    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, incarnation, faults, badCommits>>
 
 \* ---------------------------------------------------------------- consumer faults
 
@@ -399,7 +444,7 @@ RequestTimeoutEarly(c) ==
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
     /\ faults' = faults + 1
     /\ msgs' = DropResponsesTo(c)
-    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, badCommits>>
+    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, incarnation, badCommits>>
 
 \* The consumer's own timer (session / poll timeout): it gives up its partitions and rejoins
 \* with epoch 0 on a new connection (the client half of the lease).
@@ -415,7 +460,7 @@ ClientSessionTimeout(c) ==
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
     /\ faults' = faults + 1
     /\ msgs' = DropResponsesTo(c)
-    /\ UNCHANGED <<coordVars, badCommits>>
+    /\ UNCHANGED <<coordVars, incarnation, badCommits>>
 
 \* unsubscribe()/close(): PREPARE_LEAVING commits and revokes everything (a membership change,
 \* counted in the fault budget so that membership eventually stops changing)
@@ -424,33 +469,59 @@ Leave(c) ==
     /\ cstate' = [cstate EXCEPT ![c] = "PREPARE_LEAVING"]
     /\ recon' = MarkStale(c)
     /\ msgs' = IF owned[c] = {} THEN msgs
-               ELSE msgs \cup {[type |-> "OffsetCommit", src |-> c, epoch |-> cepoch[c], parts |-> owned[c]]}
+               ELSE msgs \cup {[type |-> "OffsetCommit", src |-> c, inc |-> incarnation[c], epoch |-> cepoch[c],
+                                 parts |-> owned[c]]}
     /\ faults' = faults + 1
-    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, sendOwned, inflight, conn, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, sendOwned, inflight, conn, incarnation, badCommits>>
 
 LeaveRevoke(c) ==
     /\ cstate[c] = "PREPARE_LEAVING"
     /\ cstate' = [cstate EXCEPT ![c] = "LEAVING"]
     /\ owned' = [owned EXCEPT ![c] = {}]
     /\ ctarget' = [ctarget EXCEPT ![c] = Nil]
-    /\ UNCHANGED <<coordVars, cepoch, recon, sendOwned, inflight, conn, msgs, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, recon, sendOwned, inflight, conn, incarnation, msgs, faults, badCommits>>
 
-\* The leave heartbeat (epoch -1) is sent without waiting for an outstanding one.
+\* The leave heartbeat (epoch -1; -2 for a static consumer: ConsumerMembershipManager.
+\* leaveGroupEpoch) is sent without waiting for an outstanding one.
+LeaveEpochOf(c) == IF c \in StaticClients THEN StaticLeaveEpoch ELSE LeaveEpoch
+
 SendLeaveHeartbeat(c) ==
     /\ cstate[c] = "LEAVING"
     /\ msgs' = DropResponsesTo(c) \cup
-               {[type |-> "Heartbeat", src |-> c, conn |-> conn[c], epoch |-> -1, owned |-> Nil]}
+               {[type |-> "Heartbeat", src |-> c, inc |-> incarnation[c], conn |-> conn[c],
+                 epoch |-> LeaveEpochOf(c), owned |-> Nil]}
     /\ cstate' = [cstate EXCEPT ![c] = "UNSUBSCRIBED"]
-    /\ cepoch' = [cepoch EXCEPT ![c] = -1]
+    /\ cepoch' = [cepoch EXCEPT ![c] = LeaveEpochOf(c)]
     /\ inflight' = [inflight EXCEPT ![c] = FALSE]
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
-    /\ UNCHANGED <<coordVars, owned, ctarget, recon, sendOwned, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, owned, ctarget, recon, sendOwned, incarnation, faults, badCommits>>
+
+\* The application closes a static consumer that left or failed and starts a new process of it
+\* (the same group.instance.id): a new member id, the next incarnation, on a new connection,
+\* unsubscribed (a restart, counted in the fault budget).
+NewProcess(c) ==
+    /\ "restart" \in FaultKinds /\ c \in StaticClients /\ faults < MaxFaults
+    /\ cstate[c] \in {"UNSUBSCRIBED", "FATAL"}
+    /\ incarnation' = [incarnation EXCEPT ![c] = @ + 1]
+    /\ cstate' = [cstate EXCEPT ![c] = "UNSUBSCRIBED"]
+    /\ cepoch' = [cepoch EXCEPT ![c] = LeaveEpoch]
+    /\ owned' = [owned EXCEPT ![c] = {}]
+    /\ ctarget' = [ctarget EXCEPT ![c] = Nil]
+    /\ recon' = [recon EXCEPT ![c] = Nil]
+    /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
+    /\ inflight' = [inflight EXCEPT ![c] = FALSE]
+    /\ conn' = [conn EXCEPT ![c] = @ + 1]
+    /\ faults' = faults + 1
+    /\ msgs' = DropResponsesTo(c)
+    /\ UNCHANGED <<coordVars, badCommits>>
 
 \* ================================================================ coordinator actions
 
-\* consumerGroupHeartbeat for an accepted request of member c (old = its record or Nil)
-AcceptHeartbeat(req, c, old) ==
-    LET base == IF old = Nil THEN NewMember ELSE old
+\* consumerGroupHeartbeat for an accepted request of member c (old = its record or Nil); the
+\* member reconciled is base (old, or the static member that replaces it), under the request's
+\* member id.
+AcceptAs(req, c, old, replaced) ==
+    LET base == IF replaced = Nil THEN NewMember ELSE replaced
         ge == IF old = Nil THEN groupEpoch + 1 ELSE groupEpoch
         mems == Members \cup {c}
     IN \E t \in (IF ge > assignmentEpoch THEN Targets(mems) ELSE {targetAssignment}) :
@@ -461,9 +532,12 @@ AcceptHeartbeat(req, c, old) ==
             /\ targetAssignment' = t
             /\ member' = [member EXCEPT ![c] = new]
             /\ partitionEpoch' = UpdatePartitionEpochs(partitionEpoch, old, new)
+            /\ memberIncarnation' = [memberIncarnation EXCEPT ![c] = req.inc]
             /\ Respond(req, HbResponse(req, "NONE", new.epoch,
-                           IF req.epoch = 0 \/ req.owned # Nil \/ old = Nil \/ new.assigned # old.assigned
+                           IF req.epoch = 0 \/ req.owned # Nil \/ old = Nil \/ new.assigned # base.assigned
                              THEN new.assigned ELSE Nil))
+
+AcceptHeartbeat(req, c, old) == AcceptAs(req, c, old, old)
 
 \* Requests of one consumer reach the coordinator in the order it sent them (one connection at
 \* a time, and the coordinator's event queue is sequential): a request that timed out (a zombie)
@@ -472,11 +546,40 @@ AcceptHeartbeat(req, c, old) ==
 \* member's current epoch.
 FirstOf(req) == ~\E m \in msgs : m.type = "Heartbeat" /\ m.src = req.src /\ m.conn < req.conn
 
+\* getOrMaybeSubscribeStaticConsumerGroupMember and the leave of a static member: its instance id
+\* is its client c, member[c] the instance's member, memberIncarnation[c] that member's id.
+StaticHeartbeat(req) ==
+    LET c == req.src
+        m == member[c]
+        same == m # Nil /\ memberIncarnation[c] = req.inc
+    IN IF req.epoch = 0 THEN
+         IF m = Nil THEN AcceptHeartbeat(req, c, Nil)
+         ELSE IF m.epoch # StaticLeaveEpoch THEN     \* throwIfInstanceIdIsUnreleased
+           /\ Respond(req, HbResponse(req, "UNRELEASED_INSTANCE_ID", 0, Nil))
+           /\ UNCHANGED coordVars
+         ELSE AcceptAs(req, c, m, [m EXCEPT !.epoch = 0, !.prev = 0])   \* replaceMember
+       ELSE IF req.epoch \in {LeaveEpoch, StaticLeaveEpoch} THEN
+         /\ msgs' = msgs \ {req}
+         /\ IF ~same THEN UNCHANGED coordVars
+            ELSE IF req.epoch = StaticLeaveEpoch THEN StaticLeave(c)
+            ELSE RemoveMember(c) /\ UNCHANGED assignmentEpoch
+       ELSE IF m = Nil THEN                          \* throwIfStaticMemberIsUnknown
+         /\ Respond(req, HbResponse(req, "UNKNOWN_MEMBER_ID", 0, Nil))
+         /\ UNCHANGED coordVars
+       ELSE IF ~same THEN                            \* throwIfInstanceIdIsFenced
+         /\ Respond(req, HbResponse(req, "FENCED_INSTANCE_ID", 0, Nil))
+         /\ UNCHANGED coordVars
+       ELSE IF ~EpochValid(m, req.epoch, req.owned) THEN
+         /\ Respond(req, HbResponse(req, "FENCED_MEMBER_EPOCH", 0, Nil))
+         /\ UNCHANGED coordVars
+       ELSE AcceptHeartbeat(req, c, m)
+
 HandleHeartbeatMsg(req) ==
     /\ req.type = "Heartbeat" /\ FirstOf(req)
     /\ LET c == req.src
            m == member[c]
-       IN IF req.epoch = -1 THEN                     \* leave
+       IN IF c \in StaticClients THEN StaticHeartbeat(req)
+          ELSE IF req.epoch = LeaveEpoch THEN          \* leave
             /\ IF m # Nil THEN RemoveMember(c) /\ UNCHANGED assignmentEpoch
                           ELSE UNCHANGED coordVars
             /\ msgs' = msgs \ {req}
@@ -496,7 +599,7 @@ HandleOffsetCommitMsg(req) ==
     /\ msgs' = msgs \ {req}
     /\ LET c == req.src
            m == member[c]
-           accept == m # Nil /\ (req.epoch = m.epoch \/ CommitWithoutEpochCheck)
+           accept == m # Nil /\ memberIncarnation[c] = req.inc /\ (req.epoch = m.epoch \/ CommitWithoutEpochCheck)
        IN badCommits' =
             IF accept
               THEN badCommits \cup
@@ -505,16 +608,21 @@ HandleOffsetCommitMsg(req) ==
               ELSE badCommits
     /\ UNCHANGED <<coordVars, clientVars, faults>>
 
+\* member[x]'s member id is the consumer's current process's (an older process of a static
+\* consumer has stopped: it left or failed, owning nothing)
+OfProcess(x) == memberIncarnation[x] = incarnation[x]
+
 \* The lease: the consumer holding member id x owns nothing, holds no received assignment and
 \* no reconciliation that could still install partitions, and no response to it is in flight.
 LeaseExpired(x) ==
-    /\ owned[x] = {}
-    /\ ctarget[x] \in {Nil, {}}
-    /\ IF recon[x] = Nil THEN TRUE ELSE recon[x].stale
-    /\ ~\E r \in msgs : r.type = "HeartbeatResponse" /\ r.dst = x
+    \/ ~OfProcess(x)
+    \/ /\ owned[x] = {}
+       /\ ctarget[x] \in {Nil, {}}
+       /\ IF recon[x] = Nil THEN TRUE ELSE recon[x].stale
+       /\ ~\E r \in msgs : r.type = "HeartbeatResponse" /\ r.dst = x
 
 \* a live consumer still uses member id x
-HeldBy(x) == cstate[x] \in InGroup \cup {"FENCED"}
+HeldBy(x) == OfProcess(x) /\ cstate[x] \in InGroup \cup {"FENCED"}
 
 SessionTimeout(x) ==
     /\ member[x] # Nil
@@ -546,6 +654,7 @@ Init ==
     /\ targetAssignment = [c \in Clients |-> {}]
     /\ member = [c \in Clients |-> Nil]
     /\ partitionEpoch = [p \in Partitions |-> -1]
+    /\ memberIncarnation = [c \in Clients |-> 0]
     /\ cstate = [c \in Clients |-> "UNSUBSCRIBED"]
     /\ cepoch = [c \in Clients |-> -1]
     /\ owned = [c \in Clients |-> {}]
@@ -554,6 +663,7 @@ Init ==
     /\ sendOwned = [c \in Clients |-> TRUE]
     /\ inflight = [c \in Clients |-> FALSE]
     /\ conn = [c \in Clients |-> 0]
+    /\ incarnation = [c \in Clients |-> 0]
     /\ msgs = {}
     /\ faults = 0
     /\ badCommits = {}
@@ -579,6 +689,7 @@ Next ==
     \/ \E c \in Clients : Leave(c)
     \/ \E c \in Clients : LeaveRevoke(c)
     \/ \E c \in Clients : SendLeaveHeartbeat(c)
+    \/ \E c \in Clients : NewProcess(c)
     \/ HandleHeartbeat
     \/ HandleOffsetCommit
     \/ \E x \in Clients : SessionTimeout(x)
@@ -606,7 +717,7 @@ LiveSpec == Spec /\ Fairness
 \* ================================================================ invariants
 
 MemberRecords ==
-    [epoch : Nat, prev : Int, state : ServerStates, assigned : SUBSET Partitions,
+    [epoch : Nat \cup {StaticLeaveEpoch}, prev : Int, state : ServerStates, assigned : SUBSET Partitions,
      pending : SUBSET Partitions, tepoch : Nat]
 
 TypeOK ==
@@ -620,6 +731,10 @@ TypeOK ==
     /\ \A c \in Clients : ctarget[c] = Nil \/ ctarget[c] \subseteq Partitions
     /\ sendOwned \in [Clients -> BOOLEAN] /\ inflight \in [Clients -> BOOLEAN]
     /\ conn \in [Clients -> Nat]
+    /\ StaticClients \subseteq Clients
+    /\ incarnation \in [Clients -> Nat] /\ memberIncarnation \in [Clients -> Nat]
+    /\ \A c \in Clients \ StaticClients : incarnation[c] = 0 /\ memberIncarnation[c] = 0
+    /\ \A c \in Clients : member[c] # Nil /\ member[c].epoch = StaticLeaveEpoch => c \in StaticClients
     /\ faults \in 0..MaxFaults
 
 \* At no instant do two consumers both own (consume) a partition.
@@ -648,13 +763,17 @@ ValidTargetAssignment ==
           \A p \in Partitions : \E c \in Members : p \in targetAssignment[c]
     /\ \A c \in Members : member[c].epoch <= assignmentEpoch
 
-\* Member epochs never decrease: at the coordinator while the member exists; at the consumer
-\* except the reset to 0 when fenced or rejoining and to -1 when leaving.
+\* Member epochs never decrease: at the coordinator while the member exists, except a static
+\* member's leave to -2; at the consumer except the reset to 0 when fenced or rejoining and to
+\* -1 (-2 static) when leaving.
 MemberEpochMonotonic ==
-    [][/\ \A c \in Clients : (member[c] # Nil /\ member'[c] # Nil) => member'[c].epoch >= member[c].epoch
+    [][/\ \A c \in Clients : (member[c] # Nil /\ member'[c] # Nil) =>
+             \/ member'[c].epoch >= member[c].epoch
+             \/ c \in StaticClients /\ member'[c].epoch = StaticLeaveEpoch
        /\ \A c \in Clients : cepoch'[c] < cepoch[c] =>
              \/ cepoch'[c] = 0 /\ cstate'[c] \in {"FENCED", "JOINING"}
-             \/ cepoch'[c] = -1 /\ cstate'[c] = "UNSUBSCRIBED"]_vars
+             \/ cepoch'[c] = LeaveEpochOf(c) /\ cstate'[c] = "UNSUBSCRIBED"
+             \/ cepoch'[c] = LeaveEpoch /\ cstate'[c] = "UNSUBSCRIBED" /\ incarnation'[c] > incarnation[c]]_vars
 
 \* ================================================================ liveness
 
@@ -678,6 +797,13 @@ FencedMemberRejoins ==
 \* Sanity (expected to FAIL): "two consumers never own partitions at the same time". TLC must
 \* refute it, showing the model gets somewhere.
 SanityNeverTwoOwners == ~\E c1, c2 \in Clients : c1 # c2 /\ owned[c1] # {} /\ owned[c2] # {}
+
+\* Sanity for the static size (expected to FAIL): a member at epoch -2 is never replaced (it
+\* only stays or goes), and no consumer goes FATAL. TLC must refute both.
+SanityNoReplacement ==
+    [][\A c \in StaticClients : member[c] # Nil /\ member[c].epoch = StaticLeaveEpoch =>
+          member'[c] = Nil \/ member'[c].epoch = StaticLeaveEpoch]_vars
+SanityNeverFatal == \A c \in Clients : cstate[c] # "FATAL"
 
 \* State constraint for the safety configs
 Bounds == groupEpoch <= MaxGroupEpoch

@@ -262,6 +262,8 @@ class Simulator:
                                   f"{', '.join(unsupported)}" + (f" (it has {', '.join(offered)})" if offered else ""))
         self.stopped_at_violation = False
         self.world = plugin.world = plugin.build(self)
+        if self.recorder is not None:   # the constants of the world as built (faults may shape it)
+            self.recorder.trace_header["constants"] = plugin.constants()
         self._starting = True   # wake-ups are scheduled below, after the periodic events
         plugin.start(self)
         self._starting = False

@@ -39,6 +39,15 @@ MUTATIONS: dict[str, tuple[str, tuple[str, str]]] = {
 }
 
 
+# the static members' rules, broken on the static size: invariant -> (what is broken, edit)
+STATIC_MUTATIONS: dict[str, tuple[str, tuple[str, str]]] = {
+    "ValidPartitionEpochs": (
+        "consumerGroupStaticMemberGroupLeave releases the partitions of the member it keeps at -2",
+        ("       /\\ partitionEpoch' = UpdatePartitionEpochs(partitionEpoch, member[x], new)\n",
+         "       /\\ partitionEpoch' = UpdatePartitionEpochs(partitionEpoch, member[x], Nil)\n")),
+}
+
+
 def _mutated(tmp: Path, edit: tuple[str, str]) -> Path:
     text = (spec_dir() / f"{SPEC}.tla").read_text()
     old, new = edit
@@ -48,9 +57,9 @@ def _mutated(tmp: Path, edit: tuple[str, str]) -> Path:
     return out
 
 
-def _cfg(target: str) -> str:
-    """The nofault size's cfg with only TypeOK and the target checked."""
-    text = (spec_dir() / load_manifests()[SPEC].sizes["nofault"].cfg).read_text()
+def _cfg(target: str, size: str = "nofault") -> str:
+    """The size's cfg with only TypeOK and the target checked."""
+    text = (spec_dir() / load_manifests()[SPEC].sizes[size].cfg).read_text()
     text = re.sub(r"^(INVARIANTS?|PROPERTY|PROPERTIES)\b.*$", "", text, flags=re.M)
     return text + "INVARIANT TypeOK\n" + (f"PROPERTY {target}\n" if target in PROPERTIES else f"INVARIANT {target}\n")
 
@@ -73,3 +82,16 @@ def test_broken_spec_violates(tmp_path: Path, invariant: str) -> None:
     assert r.outcome == want, (what, r.outcome, r.violated, r.errors, r.output[-2000:])
     assert r.violated == invariant, (what, r.violated)
     assert len(r.counterexample) > 2, what
+
+
+@pytest.mark.parametrize("invariant", sorted(STATIC_MUTATIONS))
+def test_broken_static_rule_violates(tmp_path: Path, invariant: str) -> None:
+    what, edit = STATIC_MUTATIONS[invariant]
+    tla = _mutated(tmp_path, edit)
+    cfg = tmp_path / f"{SPEC}_broken.cfg"
+    cfg.write_text(_cfg(invariant, "static"))
+    r = run_tlc(tla, cfg, workers=1, timeout=300, check_deadlock=False)
+    want = "property" if invariant in PROPERTIES else "invariant"
+    assert r.outcome == want, (what, r.outcome, r.violated, r.errors, r.output[-2000:])
+    assert r.violated == invariant, (what, r.violated)
+    assert any(s.action == "SendLeaveHeartbeat" for s in r.counterexample), what

@@ -58,6 +58,22 @@ def test_sanity_false_invariant_is_refuted() -> None:
     assert len(owners) == 2
 
 
+@pytest.mark.parametrize(("sanity", "kind", "steps"), [
+    ("SanityNoReplacement", "PROPERTY", {"SendLeaveHeartbeat", "Join", "HandleHeartbeat"}),
+    ("SanityNeverFatal", "INVARIANT", {"ClientSessionTimeout", "HandleHeartbeatResponse"}),
+])
+def test_static_size_reaches_replacements_and_fatal_consumers(sanity: str, kind: str, steps: set[str]) -> None:
+    """In the static size a member left at -2 is replaced when c1 joins again, and a consumer
+    goes FATAL (UNRELEASED_INSTANCE_ID after its own session timeout): the static rules are not
+    vacuous."""
+    cfg = re.sub(r"^(INVARIANT|PROPERTY) .*$", "", _cfg("static").read_text(), flags=re.M)
+    r = run_tlc(_tla(), _cfg("static"), workers=2, timeout=300, cfg_text=cfg + f"\n{kind} {sanity}\n",
+                check_deadlock=False)
+    assert r.outcome == kind.lower() and r.violated == sanity, (r.outcome, r.violated, r.errors)
+    actions = {(s.action or "").removesuffix("Msg") for s in r.counterexample}
+    assert steps <= actions, actions
+
+
 @pytest.mark.slow
 def test_liveness_holds_under_fairness() -> None:
     r = run_spec(SPEC, "liveness")
@@ -80,7 +96,7 @@ def test_liveness_fails_without_fairness(prop: str, size: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size", ["nofault", "rejoin", "faults", "three"])
+@pytest.mark.parametrize("size", ["nofault", "rejoin", "faults", "three", "static"])
 def test_other_exhaustive_sizes_pass(size: str) -> None:
     r = run_spec(SPEC, size)
     assert r.outcome == "ok", (r.outcome, r.violated, r.errors, r.output[-3000:])

@@ -10,7 +10,8 @@ import re
 import pytest
 
 from kraft.groups.consumer_protocol.protocol import PROTOCOL
-from kraft.groups.consumer_protocol.sim import ConsumerProtocolPlugin
+from kraft.groups.consumer_protocol.sim import STATIC_RESTART, ConsumerProtocolPlugin
+from kraft.sim.core import Faults, Simulator
 from tests.traces.helpers import simulator, write
 from traces.check import Prepared, TraceResult, prepare
 from traces.protocols import complete_constants, declared_constants, get_glue
@@ -45,10 +46,14 @@ def test_member_and_reconciliation_records():
 
 
 def test_messages_have_exactly_the_spec_fields():
-    hb = {"type": "Heartbeat", "src": "c1", "conn": 2, "epoch": 0, "owned": None}
-    assert MESSAGE.render(hb, "m") == '[conn |-> 2, epoch |-> 0, owned |-> Nil, src |-> "c1", type |-> "Heartbeat"]'
-    commit = {"type": "OffsetCommit", "src": "c2", "epoch": 3, "parts": [[1, 1]]}
-    assert MESSAGE.render(commit, "m") == '[epoch |-> 3, parts |-> {<<1, 1>>}, src |-> "c2", type |-> "OffsetCommit"]'
+    hb = {"type": "Heartbeat", "src": "c1", "inc": 1, "conn": 2, "epoch": 0, "owned": None}
+    assert MESSAGE.render(hb, "m") == \
+        '[conn |-> 2, epoch |-> 0, inc |-> 1, owned |-> Nil, src |-> "c1", type |-> "Heartbeat"]'
+    commit = {"type": "OffsetCommit", "src": "c2", "inc": 0, "epoch": 3, "parts": [[1, 1]]}
+    assert MESSAGE.render(commit, "m") == \
+        '[epoch |-> 3, inc |-> 0, parts |-> {<<1, 1>>}, src |-> "c2", type |-> "OffsetCommit"]'
+    with pytest.raises(RenderError, match=r"m: a Heartbeat has fields .*'inc'.*got"):
+        MESSAGE.render({k: v for k, v in hb.items() if k != "inc"}, "m")
     with pytest.raises(RenderError, match=r"m: a Heartbeat has fields .*got .*'mconn'"):
         MESSAGE.render({**hb, "mconn": 1}, "m")
     with pytest.raises(RenderError, match="'type' is one of Heartbeat, HeartbeatResponse, OffsetCommit"):
@@ -77,12 +82,21 @@ def test_every_action_calls_a_spec_operator_of_its_arity():
     assert GLUE.templates["SessionTimeout"] == "SessionTimeout(p[1])"
 
 
+def test_static_clients_from_the_simulators_header():
+    """With the static-restart nemesis c1 is static, and the header says so (written after the
+    world is built)."""
+    plugin = ConsumerProtocolPlugin(3)
+    Simulator(plugin, 1, Faults.parse(f"all,{STATIC_RESTART}:300", plugin.nemeses()))
+    assert GLUE.constants({"constants": plugin.constants()})["StaticClients"] == '{"c1"}'
+
+
 def test_constants_from_the_simulators_header():
     header = {"constants": ConsumerProtocolPlugin(3).constants()}
     consts = GLUE.constants(header)
     assert consts["Clients"] == '{"c1", "c2", "c3"}'
     assert (consts["NumTopics"], consts["PartitionsPerTopic"]) == ("2", "2")
-    assert consts["FaultKinds"] == '{"loss", "zombie", "session", "leave", "expire"}'
+    assert consts["StaticClients"] == "{}"
+    assert consts["FaultKinds"] == '{"loss", "zombie", "session", "leave", "expire", "restart"}'
     assert consts["SendNoOpHeartbeats"] == consts["AnyAssignment"] == "TRUE"
     assert all(consts[v] == "FALSE" for v in PROTOCOL.variant_names)
     assert complete_constants(GLUE, consts) == consts  # every declared CONSTANT is set
@@ -93,6 +107,8 @@ def test_constants_from_the_simulators_header():
     ({"NumTopics": 2, "PartitionsPerTopic": 2}, "constants.Clients must be a non-empty list of strings"),
     ({"Clients": ["c1"], "NumTopics": "2", "PartitionsPerTopic": 2}, "constants.NumTopics must be a positive"),
     ({"Clients": ["c1"], "NumTopics": 2, "PartitionsPerTopic": 0}, "constants.PartitionsPerTopic must be"),
+    ({"Clients": ["c1"], "StaticClients": ["c2"], "NumTopics": 2, "PartitionsPerTopic": 1},
+     "constants.StaticClients must be a list of some of the Clients"),
 ])
 def test_bad_constants_are_named(constants, message):
     with pytest.raises(Exception, match=message):

@@ -6,11 +6,15 @@ the templates, the translation and the guards are built; recorder:
 
 Translation choices (docs/conformance.md, "The consumer protocol"):
 
-* The recorder speaks the spec's vocabulary (``projection.SpecVocabulary``): consumers, which are
-  also the member ids, are the strings ``"c1"``...; a partition is the JSON pair ``[t, p]`` and
-  becomes the tuple ``<<t, p>>`` of ``(1..NumTopics) \\X (0..PartitionsPerTopic - 1)``;
-  ``partitionEpoch`` is logged as ``[t, p, epoch]`` triples; member records, reconciliations and
-  messages are the spec's records with exactly the spec's fields; JSON ``null`` is ``Nil``.
+* The recorder speaks the spec's vocabulary (``projection.SpecVocabulary``): consumers are the
+  strings ``"c1"``...; a member id is its consumer and the incarnation of the process that chose
+  it (``c1#2``: ``"c1"`` with ``inc`` 2 in a message, ``memberIncarnation``/``incarnation`` in the
+  state), and a timeout's member id is its consumer (the consumer's member);
+  ``StaticClients`` comes from the header (the static-restart nemesis makes c1 static); a
+  partition is the JSON pair ``[t, p]`` and becomes the tuple ``<<t, p>>`` of
+  ``(1..NumTopics) \\X (0..PartitionsPerTopic - 1)``; ``partitionEpoch`` is logged as
+  ``[t, p, epoch]`` triples; member records, reconciliations and messages are the spec's records
+  with exactly the spec's fields; JSON ``null`` is ``Nil``.
 * A message handler is the spec's ``<Name>Msg`` operator (``Next`` quantifies over the network:
   ``HandleHeartbeat == \\E m \\in msgs : HandleHeartbeatMsg(m)``), called with the consumer first
   for a consumer's handler. None of them tests ``m \\in msgs``, ``DropMessageMsg`` included
@@ -18,7 +22,7 @@ Translation choices (docs/conformance.md, "The consumer protocol"):
   that conjunct to every one.
 * ``SendNoOpHeartbeats`` is TRUE (the implementation heartbeats on its interval whether or not
   the round trip can change anything), ``AnyAssignment`` is TRUE (the implementation runs Kafka's
-  server-side assignors; the spec accepts any valid target), ``FaultKinds`` holds all five kinds,
+  server-side assignors; the spec accepts any valid target), ``FaultKinds`` holds all six kinds,
   ``MaxFaults`` and ``MaxGroupEpoch`` are far above anything a trace reaches, and the bug switches
   are FALSE: traces are always checked against the correct protocol.
 * ``faults`` (the spec's fault budget) is not logged: it counts what the spec calls a fault, which
@@ -44,7 +48,7 @@ VARIANTS = PROTOCOL.variant_names
 # the declaration keeps as a constant (docs/consumer-protocol.md, "What the checks see")
 BUG_SWITCHES = (*VARIANTS, "AcceptAnyOlderEpoch")
 BIG = 1_000_000
-FAULT_KINDS = ("loss", "zombie", "session", "leave", "expire")
+FAULT_KINDS = ("loss", "zombie", "session", "leave", "expire", "restart")
 
 CLIENT = STR
 
@@ -77,9 +81,9 @@ RECON = Nullable(Rec({"target": PARTS, "step": STR, "stale": BOOL}), "Nil")
 # the fields of each message type (spec/ConsumerGroupProtocol.tla: HbResponse, SendHeartbeat,
 # SendLeaveHeartbeat, ReconcileCommit, Leave)
 MESSAGE = Tagged("type", {
-    "Heartbeat": {"src": CLIENT, "conn": INT, "epoch": INT, "owned": PARTS_OR_NIL},
+    "Heartbeat": {"src": CLIENT, "inc": INT, "conn": INT, "epoch": INT, "owned": PARTS_OR_NIL},
     "HeartbeatResponse": {"dst": CLIENT, "conn": INT, "err": STR, "epoch": INT, "assignment": PARTS_OR_NIL},
-    "OffsetCommit": {"src": CLIENT, "epoch": INT, "parts": PARTS},
+    "OffsetCommit": {"src": CLIENT, "inc": INT, "epoch": INT, "parts": PARTS},
 })
 
 
@@ -93,6 +97,7 @@ VARIABLES: dict[str, T] = {
     "targetAssignment": _per_client(PARTS),
     "member": _per_client(MEMBER),
     "partitionEpoch": _PartitionEpochs(),
+    "memberIncarnation": _per_client(INT),
     "cstate": _per_client(STR),
     "cepoch": _per_client(INT),
     "owned": _per_client(PARTS),
@@ -101,6 +106,7 @@ VARIABLES: dict[str, T] = {
     "sendOwned": _per_client(BOOL),
     "inflight": _per_client(BOOL),
     "conn": _per_client(INT),
+    "incarnation": _per_client(INT),
     "msgs": Set(MESSAGE),
     "badCommits": Set(Rec({"partition": PART, "committer": CLIENT, "epoch": INT})),
 }
@@ -148,6 +154,8 @@ _GUARDS_BY_HANDLER: dict[Any, dict[str, str]] = {
     C.leave: {"consumer in the group": "cstate[p[1]] \\in InGroup"},
     C.leave_revoke: {"consumer PREPARE_LEAVING": 'cstate[p[1]] = "PREPARE_LEAVING"'},
     C.send_leave_heartbeat: {"consumer LEAVING": 'cstate[p[1]] = "LEAVING"'},
+    C.new_process: {"consumer static": "p[1] \\in StaticClients",
+                    "consumer UNSUBSCRIBED or FATAL": 'cstate[p[1]] \\in {"UNSUBSCRIBED", "FATAL"}'},
     G.handle_heartbeat: {"message in network": "p[1] \\in msgs",
                          "no heartbeat of an older connection of its consumer in flight": "FirstOf(p[1])"},
     G.handle_offset_commit: {"message in network": "p[1] \\in msgs"},
@@ -177,7 +185,11 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
     clients = c.get("Clients")
     if not isinstance(clients, list) or not clients or not all(isinstance(x, str) for x in clients):
         raise GlueError(f"constants.Clients must be a non-empty list of strings, got {clients!r}")
+    static = c.get("StaticClients", [])
+    if not isinstance(static, list) or not all(isinstance(x, str) and x in clients for x in static):
+        raise GlueError(f"constants.StaticClients must be a list of some of the Clients, got {static!r}")
     return {"Clients": "{" + ", ".join(sorted(CLIENT.render(x, "constants.Clients") for x in clients)) + "}",
+            "StaticClients": "{" + ", ".join(sorted(CLIENT.render(x, "constants.StaticClients") for x in static)) + "}",
             "NumTopics": str(_count(c, "NumTopics")), "PartitionsPerTopic": str(_count(c, "PartitionsPerTopic")),
             "Nil": "Nil", "MaxGroupEpoch": str(BIG), "MaxFaults": str(BIG),
             "FaultKinds": "{" + ", ".join(f'"{k}"' for k in FAULT_KINDS) + "}",

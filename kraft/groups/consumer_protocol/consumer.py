@@ -258,10 +258,11 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         self.conn += 1
         self.lease_until = None
 
-    def new_process(self) -> None:
-        """The application closed this consumer and started a new process with the same config:
-        a fresh member id (KIP-1082), nothing owned, unsubscribed."""
-        assert self.state in (S.UNSUBSCRIBED, S.FATAL), "a process still in the group"
+    @requires(lambda c: c.instance_id is not None, "the consumer is not static")
+    @requires(lambda c: c.state in (S.UNSUBSCRIBED, S.FATAL), "a process still in the group")
+    def new_process(self, now: int) -> None:
+        """Spec NewProcess: the application closed this static consumer and started a new process
+        with the same config: a fresh member id (KIP-1082), nothing owned, unsubscribed."""
         self.incarnation += 1
         self.member_id = member_id_of(self.id, self.incarnation)
         self.state, self.epoch, self.owned, self.target, self.recon = S.UNSUBSCRIBED, LEAVE_EPOCH, EMPTY, None, None

@@ -33,6 +33,12 @@ def member_id_of(client_id: str, incarnation: int) -> str:
     return client_id if incarnation == 0 else f"{client_id}{INCARNATION_SEP}{incarnation}"
 
 
+def incarnation_of(member_id: str) -> int:
+    """The incarnation of the process that chose ``member_id`` (0: the client's first)."""
+    _, sep, inc = member_id.partition(INCARNATION_SEP)
+    return int(inc) if sep else 0
+
+
 def client_of_member(member_id: str) -> str:
     """The client whose process chose ``member_id``."""
     return member_id.partition(INCARNATION_SEP)[0]

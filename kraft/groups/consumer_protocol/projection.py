@@ -23,6 +23,7 @@ from kraft.groups.consumer_protocol.messages import (
     OffsetCommit,
     Partitions,
     client_of_member,
+    incarnation_of,
 )
 from kraft.groups.consumer_protocol.reconcile import MemberRecord
 
@@ -51,6 +52,7 @@ class ConsumerView(Protocol):
     send_owned: bool
     inflight: bool
     conn: int
+    incarnation: int
 
 
 State = dict[str, Any]
@@ -68,6 +70,7 @@ def project(co: CoordinatorView, consumers: Mapping[str, ConsumerView], bad_comm
         "targetAssignment": {c: co.target.get(mid.get(c, c), frozenset()) for c in cs},
         "member": {c: co.members.get(mid.get(c, c)) for c in cs},
         "partitionEpoch": {p: co.partition_epoch.get(p, -1) for p in parts},
+        "memberIncarnation": {c: incarnation_of(mid[c]) if c in mid else 0 for c in cs},
         "cstate": {c: consumers[c].state for c in cs},
         "cepoch": {c: consumers[c].epoch for c in cs},
         "owned": {c: consumers[c].owned for c in cs},
@@ -76,6 +79,7 @@ def project(co: CoordinatorView, consumers: Mapping[str, ConsumerView], bad_comm
         "sendOwned": {c: consumers[c].send_owned for c in cs},
         "inflight": {c: consumers[c].inflight for c in cs},
         "conn": {c: consumers[c].conn for c in cs},
+        "incarnation": {c: consumers[c].incarnation for c in cs},
         "badCommits": frozenset(bad_commits),
         "Partitions": parts,
     }
@@ -105,14 +109,14 @@ class SpecVocabulary:
     def message(self, m: Any) -> dict[str, Any] | None:
         """The spec's record of a message (None: it has none)."""
         if isinstance(m, Heartbeat):
-            return {"type": "Heartbeat", "src": client_of_member(m.member_id), "conn": m.conn,
-                    "epoch": m.member_epoch, "owned": self.parts(m.topic_partitions)}
+            return {"type": "Heartbeat", "src": client_of_member(m.member_id), "inc": incarnation_of(m.member_id),
+                    "conn": m.conn, "epoch": m.member_epoch, "owned": self.parts(m.topic_partitions)}
         if isinstance(m, HeartbeatResponse):
             return {"type": "HeartbeatResponse", "dst": client_of_member(m.member_id), "conn": m.conn,
                     "err": m.error.value, "epoch": m.member_epoch, "assignment": self.parts(m.assignment)}
         if isinstance(m, OffsetCommit):
-            return {"type": "OffsetCommit", "src": client_of_member(m.member_id), "epoch": m.member_epoch,
-                    "parts": self.parts(m.partitions)}
+            return {"type": "OffsetCommit", "src": client_of_member(m.member_id), "inc": incarnation_of(m.member_id),
+                    "epoch": m.member_epoch, "parts": self.parts(m.partitions)}
         return None
 
     def state(self, s: State) -> State:
@@ -124,6 +128,7 @@ class SpecVocabulary:
             "targetAssignment": {c: self.parts(v) for c, v in s["targetAssignment"].items()},
             "member": {c: self.member(v) for c, v in s["member"].items()},
             "partitionEpoch": [[*self.part(p), s["partitionEpoch"][p]] for p in parts],
+            "memberIncarnation": dict(s["memberIncarnation"]),
             "cstate": {c: v.value for c, v in s["cstate"].items()},
             "cepoch": dict(s["cepoch"]),
             "owned": {c: self.parts(v) for c, v in s["owned"].items()},
@@ -132,6 +137,7 @@ class SpecVocabulary:
             "sendOwned": dict(s["sendOwned"]),
             "inflight": dict(s["inflight"]),
             "conn": dict(s["conn"]),
+            "incarnation": dict(s["incarnation"]),
             "badCommits": sorted(({"partition": self.part(p), "committer": c, "epoch": e}
                                   for p, c, e in s["badCommits"]), key=lambda r: (r["partition"], r["committer"], r["epoch"])),
         }

@@ -40,7 +40,10 @@ ACTIONS = (
            doc="the consumer's lease ran out: it gives up its partitions and rejoins on a new connection"),
     Action("Leave", actor=CONSUMER, doc="unsubscribe()/close(): PREPARE_LEAVING commits first"),
     Action("LeaveRevoke", actor=CONSUMER, doc="PREPARE_LEAVING revokes everything: LEAVING"),
-    Action("SendLeaveHeartbeat", actor=CONSUMER, doc="the heartbeat with epoch -1: UNSUBSCRIBED"),
+    Action("SendLeaveHeartbeat", actor=CONSUMER, doc="the heartbeat with epoch -1 (-2 static): UNSUBSCRIBED"),
+    Action("NewProcess", actor=CONSUMER,
+           doc="a static consumer that left or failed is closed and a new process of it starts: the next "
+               "incarnation's member id, a new connection, UNSUBSCRIBED"),
     # --- coordinator ---
     Action("HandleHeartbeat", Heartbeat, ("m",), COORDINATOR,
            doc="GroupMetadataManager.consumerGroupHeartbeat"),
@@ -57,9 +60,9 @@ ACTIONS = (
 
 VARIABLES = (
     *(Variable(name, doc="coordinator: projection.project") for name in
-      ("groupEpoch", "assignmentEpoch", "targetAssignment", "member", "partitionEpoch")),
+      ("groupEpoch", "assignmentEpoch", "targetAssignment", "member", "partitionEpoch", "memberIncarnation")),
     *(Variable(name, doc="consumers: projection.project") for name in
-      ("cstate", "cepoch", "owned", "ctarget", "recon", "sendOwned", "inflight", "conn")),
+      ("cstate", "cepoch", "owned", "ctarget", "recon", "sendOwned", "inflight", "conn", "incarnation")),
     Variable("msgs", spec_only=True, doc="the network: the driver's in-flight messages"),
     Variable("faults", spec_only=True, doc="model bound: the spec's fault budget (not tracked)"),
     Variable("badCommits", spec_only=True,
@@ -123,7 +126,8 @@ PROTOCOL = Protocol(
     invariants=INVARIANTS,
     # AcceptAnyOlderEpoch is a bug switch of the spec and the config that no check catches reliably
     # enough for the zoo (docs/consumer-protocol.md, "What the checks see"): not a declared variant
-    constants=("Clients", "NumTopics", "PartitionsPerTopic", "Nil", "MaxGroupEpoch", "MaxFaults", "FaultKinds",
+    constants=("Clients", "StaticClients", "NumTopics", "PartitionsPerTopic", "Nil", "MaxGroupEpoch", "MaxFaults",
+               "FaultKinds",
                "AnyAssignment", "SendNoOpHeartbeats", "AcceptAnyOlderEpoch"),
     history_model="consumer-group",
 )

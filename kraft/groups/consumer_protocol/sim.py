@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, SpecStep
 from kraft.groups.consumer_protocol.config import ProtocolConfig
-from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, client_of
+from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, client_of, client_of_member
 from kraft.groups.consumer_protocol.projection import SpecVocabulary
 from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
@@ -132,7 +132,8 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
     def constants(self) -> dict[str, Any]:
         cfg = self.world.config if hasattr(self, "world") else ProtocolConfig()
         counts = {n for _, n in cfg.topics}
-        return {"Clients": [f"c{i}" for i in range(1, self.n + 1)], "NumTopics": len(cfg.topics),
+        return {"Clients": [f"c{i}" for i in range(1, self.n + 1)], "StaticClients": list(cfg.static),
+                "NumTopics": len(cfg.topics),
                 "PartitionsPerTopic": max(counts), "variant": self.variant}
 
     # -- stepping --------------------------------------------------------------------------------
@@ -173,8 +174,7 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
                 STATIC_RESTART: Nemesis(
                     self._static_restart, f"{', '.join(STATIC)} static members (group.instance.id): one closes "
                                           "with epoch -2 and a new process of it joins under a new member id "
-                                          "(a failed one is replaced the same way); its traces are not spec "
-                                          "behaviours, the spec has no static membership"),
+                                          "(a failed one is replaced the same way)"),
                 "coordinator-failover": Nemesis(
                     self._failover, "the group moves to a new coordinator rebuilt from its __consumer_offsets "
                                     "partition (its timers start over; requests on the way reach the new one)")}
@@ -238,6 +238,8 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
         if isinstance(value, Envelope):
             rec = self.world.vocab.message(value.payload)
             return rec if rec is not None else {"type": type(value.payload).__name__}
+        if isinstance(value, str):   # a member id (the timeouts' x): the spec names its client's member
+            return client_of_member(value)
         return value
 
     def settled(self, sim: Sim) -> bool:

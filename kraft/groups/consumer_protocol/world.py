@@ -266,18 +266,15 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         return self.join(cid) if c.state is ClientState.UNSUBSCRIBED else self._checked(EMPTY)
 
     def new_process(self, cid: str) -> Ready:
-        """The application closes a consumer that has left (or failed) and starts a new process
-        of it, which subscribes under a new member id (a static consumer comes back under its
-        instance id)."""
+        """The application closes a static consumer that has left (or failed) and starts a new
+        process of it, which subscribes under a new member id and comes back under its instance
+        id (nothing for a dynamic consumer: the spec has no new process of one)."""
         c = self.consumers[cid]
-        if not c.up or c.state not in (ClientState.UNSUBSCRIBED, ClientState.FATAL):
+        if not c.up or c.instance_id is None or c.state not in (ClientState.UNSUBSCRIBED, ClientState.FATAL):
             return EMPTY
-        conn = c.conn
-        c.new_process()
-        self.net.discard(lambda m: isinstance(payload(m), HeartbeatResponse)
-                         and client_of(payload(m)) == cid and payload(m).conn == conn)
+        out = self.stepper(cid, Trigger(Consumer.new_process))
         self.narrative.append(f"new process {cid} ({c.member_id})")
-        return self.join(cid)
+        return out.then(self.join(cid))
 
     def failover(self) -> None:
         """The group moves to a new coordinator, the next leader of its ``__consumer_offsets``

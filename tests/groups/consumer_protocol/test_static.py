@@ -185,7 +185,7 @@ def test_an_instance_id_error_is_fatal(error: Errors) -> None:
 def test_a_new_process_chooses_a_new_member_id() -> None:
     c = consumer_in_group("a")
     leave(c)
-    c.new_process()
+    step(c, Consumer.new_process)
     assert (c.member_id, c.state, c.epoch) == ("a#1", ClientState.UNSUBSCRIBED, -1)
     (m,) = [step(c, Consumer.join), step(c, Consumer.send_heartbeat)][1]
     assert isinstance(m, Heartbeat) and (m.member_id, m.instance_id, m.member_epoch) == ("a#1", "a", 0)
