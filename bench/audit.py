@@ -223,10 +223,9 @@ class WorkerMemory:
             time.sleep(0.2)
 
 
-def _anom_key(rows) -> list:
-    """Anomalies as comparable tuples (evidence parsed: the engines format JSON differently)."""
-    return sorted((r["history"], r["kind"], r["key"], json.dumps(json.loads(r["evidence"]), sort_keys=True))
-                  for r in rows)
+def _anom_key(anoms) -> list:
+    """Typed Kafka anomalies as comparable tuples."""
+    return sorted(a.sort_key() for a in anoms)
 
 
 def child(args: argparse.Namespace) -> None:
@@ -327,6 +326,7 @@ def kafka_per_history(d: Path, sample: int) -> tuple[list[float], list[float]]:
     import pyarrow.parquet as pq
 
     from spark_validation.checks.kafka import kernel, rules
+    from spark_validation.checks.kafka.anomaly import sorted_anomalies
 
     files = sorted((d / "kafka.parquet").glob("*.parquet"))
     tbl = pq.read_table(files[0]).to_pylist()
@@ -342,7 +342,7 @@ def kafka_per_history(d: Path, sample: int) -> tuple[list[float], list[float]]:
         t = time.perf_counter()
         b = kernel.check_table(kt)
         arrow.append(time.perf_counter() - t)
-        assert rules.sort_anomalies(b) == a, hid
+        assert sorted_anomalies(b) == a, hid
     return sorted(ref), sorted(arrow)
 
 

@@ -53,6 +53,7 @@ from spark_validation.checks.kafka import kernel as kafka_kernel
 from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.checks.kafka import spark as kafka_spark
 from spark_validation.checks.kafka import spark_rows as kafka_spark_rows
+from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from spark_validation.checks.kafka.fast import KERNEL_LIMITS
 from spark_validation.checks.kafka.rows import cycle_table, kernel_table
 from spark_validation.ingest import spark as ingest
@@ -161,10 +162,20 @@ def _lin_models() -> frozenset[str]:
     return frozenset(MODELS)
 
 
+def _kafka_json(found: list[KafkaAnomaly], cycles: list[dict], allowed_kinds: frozenset[str]) -> list[dict]:
+    """A history's Kafka anomalies then its cycles, as ``results.json`` lists them (without the
+    history): the kinds the options allow are marked ``allowed``."""
+    marked = [attrs.evolve(a, allowed=True) if a.kind in allowed_kinds else a for a in found]
+    return [{"kind": d["kind"], "key": d["key"], "evidence": d["evidence"]}
+            for d in [a.to_json() for a in marked] + cycles]
+
+
 def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, structure: str | None,
-                  kafka_anoms: list[dict] | None, kafka_seconds: float, lin: dict | None,
+                  kafka_anoms: tuple[list[KafkaAnomaly], list[dict]] | None, kafka_seconds: float, lin: dict | None,
                   checks: frozenset[str], kafka_empty: bool = False,
                   allowed_kinds: frozenset[str] = frozenset()) -> dict:
+    """One history's ``results.json`` entry; ``kafka_anoms``: its Kafka anomalies and cycles,
+    ``None`` where the Kafka check did not run."""
     res: dict[str, Any] = {"history": hid, "model": model, "valid": "unknown", "ops": n_ops, "seconds": 0.0,
                            "anomalies": [], "checks": []}
     if structure:
@@ -173,11 +184,9 @@ def _build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, stru
     verdicts: list[Any] = []
     if kafka_anoms is not None:
         res["checks"].append("kafka")
-        kafka_anoms = [{**a, "evidence": {**a["evidence"], "allowed": True}}
-                       if a["kind"] in allowed_kinds and isinstance(a.get("evidence"), dict) else a
-                       for a in kafka_anoms]
-        res["anomalies"].extend({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]} for a in kafka_anoms)
-        kv: Any = False if any(kafka_check.is_violation(a) for a in kafka_anoms) else True
+        found = _kafka_json(*kafka_anoms, allowed_kinds)
+        res["anomalies"].extend(found)
+        kv: Any = False if any(kafka_check.is_violation(a) for a in found) else True
         if kv is True and kafka_empty:
             # Elle's :empty-transaction-graph (elle.txn/cycles, one of unknown-anomaly-types):
             # nothing to check is inconclusive, never valid (Jepsen's Kafka checker calls it invalid)
@@ -275,7 +284,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
         bad = {"scope": "history", "path": hid, "line": rows.line[sp[0]], "reason": f"malformed history: {structure}"}
     fs = set(rows.f)
     has_kafka = any(f in fs for f in KAFKA_FS)
-    kafka_anoms, k_secs, lin = None, 0.0, None
+    kafka_found, k_secs, lin = None, 0.0, None
     kafka_empty = True
     if has_kafka:
         kafka_empty = not any(kafka_check.has_data({"type": t, "f": f, "value": v})
@@ -286,7 +295,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
         if kafka == "kernel":  # in the Spark workers
             try:
                 kt = kernel_table(rows)
-                kafka_anoms = kafka_check.sort_anomalies(kafka_kernel.check_table(kt))
+                kafka_anoms = sorted_anomalies(kafka_kernel.check_table(kt))
                 # Elle's cycle search over the same rows, vectorised (checks.elle.check_table)
                 cycles = check_table(cycle_table(rows, kt), cycle_opts)
             except KERNEL_LIMITS:  # e.g. an offset beyond 64 bits: the reference decides
@@ -297,7 +306,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
             dicts = rows.dicts()
             kafka_anoms = kafka_check.check_rows(dicts)
             cycles = kafka_check.sort_anomalies(check_rows_ref(dicts, cycle_opts))
-        kafka_anoms += cycles
+        kafka_found = (kafka_anoms, cycles)
         k_secs = time.perf_counter() - t
         secs["kafka"] = secs.get("kafka", 0.0) + k_secs
     if not structure and model in _lin_models() and "lin" in opts.checks:
@@ -308,7 +317,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
         lin = {"valid": r.valid, "anomalies": to_jsonable(r.anomalies), "seconds": r.seconds,
                "info": to_jsonable(r.info)}
         secs["lin"] = secs.get("lin", 0.0) + time.perf_counter() - t
-    res = _build_result(hid, model, n, has_kafka, structure, kafka_anoms, k_secs, lin, opts.checks,
+    res = _build_result(hid, model, n, has_kafka, structure, kafka_found, k_secs, lin, opts.checks,
                         kafka_empty=kafka_empty, allowed_kinds=opts.allowed_kinds)
     return res, bad
 
@@ -622,7 +631,8 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
         bad_h = spark.createDataFrame([(h,) for h in structure], "history string")
         good = ops.join(F.broadcast(bad_h), "history", "left_anti")
 
-    kafka_by_h: dict[str, list[dict]] = defaultdict(list)
+    kafka_by_h: dict[str, list[KafkaAnomaly]] = defaultdict(list)
+    cycles_by_h: dict[str, list[dict]] = defaultdict(list)
     kafka_hist = {r["history"] for r in summary if r["kafka"] and r["history"] not in structure}
     kafka_secs = 0.0
     kafka_engine: dict[str, Any] = {}
@@ -634,22 +644,21 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
             # kernel rows stored by an earlier audit of exactly this ops.parquet: one task per
             # file, no shuffle; only the histories this run checks are kept
             rows, kafka_engine = kafka_spark.collect_stored(spark, str(stored))
-            rows = [r for r in rows if r["history"] in kafka_hist]
+            rows = [a for a in rows if a.history in kafka_hist]
             kafka_engine = {**kafka_engine, "stored": str(stored)}
         else:
             # per partition, no shuffle where partitions hold whole histories (verified; the
             # histories that do not are re-checked after a shuffle)
             rows, kafka_engine = kafka_spark.collect(kops)
-        for a in kafka_check.sort_anomalies([{"history": r["history"], "kind": r["kind"], "key": r["key"],
-                                            "evidence": json.loads(r["evidence"])} for r in rows]):
-            kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
+        for a in sorted_anomalies(rows):
+            kafka_by_h[a.history].append(a)
         # Elle-style cycles (jepsen.tests.kafka/cycles!): edges as a DataFrame, components per history
         tc = time.perf_counter()
         cyc = check_spark(kafka_spark_rows.micro_ops(kops),
                           CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime),
                           kops)
         for a in kafka_check.sort_anomalies(cyc):
-            kafka_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
+            cycles_by_h[a["history"]].append({"kind": a["kind"], "key": a["key"], "evidence": a["evidence"]})
         stage["cycles"] = time.perf_counter() - tc
         kafka_secs = time.perf_counter() - t
         stage["kafka"] = kafka_secs
@@ -683,7 +692,8 @@ def _spark_tables(opts: AuditOptions, spark: Any, histories: list[Path], tables:
     kafka_ops = sum(r["n"] for r in summary if r["history"] in kafka_hist) or 1
     for r in sorted(summary, key=lambda r: r["history"]):
         hid = r["history"]
-        ka = kafka_by_h.get(hid, []) if hid in kafka_hist and "kafka" in opts.checks else None
+        ka = ((kafka_by_h.get(hid, []), cycles_by_h.get(hid, []))
+              if hid in kafka_hist and "kafka" in opts.checks else None)
         share = kafka_secs * r["n"] / kafka_ops if ka is not None else 0.0
         res = _build_result(hid, r["model"], r["n"], bool(r["kafka"]), structure.get(hid), ka, share,
                             lin_by_h.get(hid), opts.checks, kafka_empty=not r["kafka_data"],

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from spark_validation.ingest.records import op_row
 
 
@@ -234,8 +235,7 @@ def case_rows() -> list[dict]:
     return [r for name, (h, _) in CASES.items() for r in h.rows(name)]
 
 
-def expected_anomalies() -> list[dict]:
-    from spark_validation.checks.kafka.rules import sort_anomalies
-
-    return sort_anomalies([{"history": name, "kind": k, "key": key, "evidence": ev}
-                           for name, (_, exp) in CASES.items() for k, key, ev in exp])
+def expected_anomalies() -> list[KafkaAnomaly]:
+    """Every labelled case's anomalies, typed, in the report's order."""
+    return sorted_anomalies(KafkaAnomaly.from_json({"history": name, "kind": k, "key": key, "evidence": ev})
+                            for name, (_, exp) in CASES.items() for k, key, ev in exp)

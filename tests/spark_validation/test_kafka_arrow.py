@@ -5,7 +5,6 @@ exactly the reference's anomalies and evidence on the labelled cases and on rand
 from __future__ import annotations
 
 import importlib
-import json
 import random
 
 import pytest
@@ -13,6 +12,7 @@ from hypothesis import given
 
 from spark_validation.checks.kafka import fast, kernel, rules
 from spark_validation.checks.kafka import spark as kspark
+from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from tests import examples
 from tests.spark_validation.cases import CASES, H, case_rows, expected_anomalies
 from tests.spark_validation.strategies import kafka_corpus
@@ -41,7 +41,7 @@ def test_row_order_does_not_matter() -> None:
     t = kernel.input_table(case_rows())
     perm = list(range(t.num_rows))
     random.Random(7).shuffle(perm)
-    got = rules.sort_anomalies(kernel.check_table(t.take(pa.array(perm))))
+    got = sorted_anomalies(kernel.check_table(t.take(pa.array(perm))))
     assert got == expected_anomalies()
 
 
@@ -55,8 +55,8 @@ def _run_chunks(t, batch: int, chunk_rows: int):
             if r["kind"] is None:
                 seen.setdefault(r["history"], set()).add(r["chunk"])
             else:
-                anoms.append({**r, "evidence": json.loads(r["evidence"])})
-    anoms = rules.sort_anomalies([{k: a[k] for k in ("history", "kind", "key", "evidence")} for a in anoms])
+                anoms.append(KafkaAnomaly.from_json(r))
+    anoms = sorted_anomalies(anoms)
     return anoms, seen
 
 

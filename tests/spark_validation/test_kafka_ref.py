@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 
 from spark_validation.checks.kafka import rules
+from spark_validation.checks.kafka.anomaly import KafkaAnomaly, Unseen
 from spark_validation.checks.kafka.rules import KINDS, micro_ops
 from spark_validation.ingest.records import op_row
 from tests import examples
@@ -18,13 +19,13 @@ from tests.spark_validation.strategies import kafka_corpus
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_labelled_case(name: str) -> None:
     h, expected = CASES[name]
-    got = rules.check_rows(h.rows(name))
+    got = [a.to_json() for a in rules.check_rows(h.rows(name))]
     assert [(a["kind"], a["key"], a["evidence"]) for a in got] == sorted(
         expected, key=lambda t: (t[0], t[1], json.dumps(t[2], sort_keys=True)))
 
 
 def test_every_kind_is_labelled() -> None:
-    kinds = {a["kind"] for a in expected_anomalies()}
+    kinds = {a.kind for a in expected_anomalies()}
     assert kinds == set(KINDS)
 
 
@@ -56,6 +57,9 @@ def test_unseen_is_a_violation_as_in_jepsen() -> None:
     unseen = {"kind": "unseen", "key": "x", "evidence": {"count": 1, "values": ["1"]}}
     assert rules.is_violation(unseen)
     assert not rules.is_violation({**unseen, "evidence": {**unseen["evidence"], "allowed": True}})
+    typed = KafkaAnomaly("h", "unseen", "x", Unseen(1, ["1"]))
+    assert rules.is_violation(typed.to_json())
+    assert not rules.is_violation(KafkaAnomaly("h", "unseen", "x", Unseen(1, ["1"]), allowed=True).to_json())
 
 
 def test_breaking_a_valid_history_is_caught() -> None:
@@ -66,7 +70,7 @@ def test_breaking_a_valid_history_is_caught() -> None:
     h.poll(1, "x", [(0, 1), (1, 2)])
     assert rules.check_rows(h.rows("ok")) == []
     h.ops[-1]["value"] = [[1, 2]]
-    kinds = {a["kind"] for a in rules.check_rows(h.rows("broken"))}
+    kinds = {a.kind for a in rules.check_rows(h.rows("broken"))}
     assert "lost-write" in kinds
 
 
@@ -77,5 +81,5 @@ def test_reference_is_total_and_deterministic(rows: list[dict]) -> None:
     b = rules.check_rows(list(reversed(rows)))
     assert a == b
     for x in a:
-        assert x["kind"] in KINDS
-        json.dumps(x)
+        assert x.kind in KINDS
+        assert KafkaAnomaly.from_json(json.loads(json.dumps(x.to_json()))) == x

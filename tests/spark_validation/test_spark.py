@@ -16,6 +16,7 @@ from hypothesis import given
 
 from spark_validation.checks.kafka import rules
 from spark_validation.checks.kafka import spark as kspark
+from spark_validation.checks.kafka.anomaly import sorted_anomalies
 from spark_validation.ingest.records import discover
 from tests import examples
 from tests.spark_validation.cases import case_rows, expected_anomalies
@@ -41,7 +42,7 @@ def _ops_df(spark, rows: list[dict]):
 
 
 def _decoded(anoms: list[dict]) -> list[dict]:
-    return rules.sort_anomalies([{**a, "evidence": json.loads(a["evidence"])} for a in anoms])
+    return sorted_anomalies(anoms)
 
 
 def arrow_anomalies(spark, rows: list[dict], layout=lambda df: df, chunk_rows: int | None = None):

@@ -1,5 +1,7 @@
 """The Kafka anomaly check of Jepsen's Kafka workload (``jepsen.tests.kafka``).
 
+* :mod:`.anomaly` -- the anomalies as typed values (:class:`KafkaAnomaly`, one evidence class per
+  case shape), JSON only through ``to_json``;
 * :mod:`.rules` -- the reference: the micro-ops of an op row and one plain function per anomaly
   rule, the definition every other path is held to;
 * :mod:`.kernel` -- the same rules as a numpy kernel over Arrow tables of kernel rows;
@@ -13,10 +15,11 @@ Nothing here imports the audit above it, only :mod:`spark_validation.ingest` (an
 contract in pyproject.toml).
 """
 
+from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from spark_validation.checks.kafka.fast import check_rows
 from spark_validation.checks.kafka.rules import (
     EMPTY_GRAPH, INFORMATIONAL, KAFKA_FS, KINDS, VIOLATIONS, has_data, is_violation, sort_anomalies,
 )
 
-__all__ = ["check_rows", "EMPTY_GRAPH", "INFORMATIONAL", "KAFKA_FS", "KINDS", "VIOLATIONS", "has_data",
+__all__ = ["KafkaAnomaly", "sorted_anomalies", "check_rows", "EMPTY_GRAPH", "INFORMATIONAL", "KAFKA_FS", "KINDS", "VIOLATIONS", "has_data",
            "is_violation", "sort_anomalies"]

@@ -13,6 +13,7 @@ import os
 from typing import Callable
 
 from spark_validation.checks.kafka import kernel, rules
+from spark_validation.checks.kafka.anomaly import KafkaAnomaly
 
 __all__ = ["check_rows", "KERNEL_LIMITS"]
 
@@ -22,11 +23,11 @@ KERNEL_LIMITS = (OverflowError, ValueError, TypeError)
 OFF = os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no")
 
 
-def _kernel_check_rows(rows: list[dict]) -> list[dict]:
+def _kernel_check_rows(rows: list[dict]) -> list[KafkaAnomaly]:
     try:
         return kernel.check_rows(rows)
     except KERNEL_LIMITS:
         return rules.check_rows(rows)
 
 
-check_rows: Callable[[list[dict]], list[dict]] = rules.check_rows if OFF else _kernel_check_rows
+check_rows: Callable[[list[dict]], list[KafkaAnomaly]] = rules.check_rows if OFF else _kernel_check_rows

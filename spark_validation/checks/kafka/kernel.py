@@ -17,15 +17,19 @@ Kernel rows (:func:`.rows.row_schema`): the micro-ops of :func:`.rules.micro_ops
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from spark_validation.checks.kafka import rules
+from spark_validation.checks.kafka.anomaly import (
+    Duplicate, FailedRead, InnerStep, KafkaAnomaly, LostWrite, MaxRead, OffsetConflict, OwnRead, ProcessStep, Unseen,
+    sorted_anomalies,
+)
 from spark_validation.checks.kafka.rows import int_values, row_schema, string_codes
-from spark_validation.checks.kafka.rules import UNSEEN_SAMPLE, sort_anomalies
+from spark_validation.checks.kafka.rules import UNSEEN_SAMPLE
 
 ROW_COLUMNS = ("history", "seq", "op", "process", "type", "mop", "key", "offset", "value", "pos")
 
@@ -148,13 +152,13 @@ class _Cols:
     def step(self, kind: str, ra: int, rb: int, d: int, cross: bool) -> tuple:
         """An anomaly between micro-ops ``ra`` and ``rb`` (``d``: the index step): inside one op
         (``op``) or from one op to the next (``process`` and ``ops``)."""
-        ev: dict = {"process": self.proc_s[self.p[rb]]} if cross else {}
-        ev.update({"values": [self.vtext(self.v[ra]), self.vtext(self.v[rb])],
-                   "offsets": [self.ofs(ra), self.ofs(rb)], "delta": int(d)})
+        values = (self.vtext(self.v[ra]), self.vtext(self.v[rb]))
+        offsets = (self.ofs(ra), self.ofs(rb))
         if cross:
-            ev["ops"] = [int(self.op[ra]), int(self.op[rb])]
+            ev: Any = ProcessStep(self.proc_s[self.p[rb]], values, offsets, int(d),
+                                  (int(self.op[ra]), int(self.op[rb])))
         else:
-            ev["op"] = int(self.op[ra])
+            ev = InnerStep(values, offsets, int(d), int(self.op[ra]))
         return self.h[rb], kind, self.k[rb], ev
 
 
@@ -163,9 +167,9 @@ def _code_of(d: "pa.Array", name: str) -> int:
     return lst.index(name) if name in lst else -2
 
 
-def check_table(t: "pa.Table") -> list[dict]:
-    """All Kafka anomalies of the kernel rows in ``t`` (any number of whole histories), as
-    ``{"history", "kind", "key", "evidence"}`` dicts, evidence exactly as the reference's."""
+def check_table(t: "pa.Table") -> list[KafkaAnomaly]:
+    """All Kafka anomalies of the kernel rows in ``t`` (any number of whole histories), evidence
+    exactly as the reference's."""
     if t.num_rows == 0:
         return []
     c = _Cols(t)
@@ -177,8 +181,7 @@ def check_table(t: "pa.Table") -> list[dict]:
     c.sends_by_value()
     for rule in (_steps, _nonok_polls, _precommitted_read, _unseen):
         found.extend(rule(c))
-    return [{"history": c.hist_s[hc], "kind": kind, "key": c.key_s[kc], "evidence": ev}
-            for hc, kind, kc, ev in found]
+    return [KafkaAnomaly(c.hist_s[hc], kind, c.key_s[kc], ev) for hc, kind, kc, ev in found]
 
 
 def _inconsistent_offsets(c: _Cols) -> Iterator[tuple]:
@@ -199,9 +202,8 @@ def _inconsistent_offsets(c: _Cols) -> Iterator[tuple]:
         groups.setdefault(int(c.at[r]), []).append(int(r))
     for gi, rs in groups.items():
         r0 = rs[0]
-        yield c.h[r0], "inconsistent-offsets", c.k[r0], {
-            "offset": int(c.u_off[gi]), "values": sorted({c.vtext(c.v[r]) for r in rs}),
-            "ops": sorted({int(c.op[r]) for r in rs})}
+        yield c.h[r0], "inconsistent-offsets", c.k[r0], OffsetConflict(
+            int(c.u_off[gi]), sorted({c.vtext(c.v[r]) for r in rs}), sorted({int(c.op[r]) for r in rs}))
 
 
 def _duplicate(c: _Cols) -> Iterator[tuple]:
@@ -219,7 +221,7 @@ def _duplicate(c: _Cols) -> Iterator[tuple]:
         dups.setdefault(int(c.hkv[r]), []).append(int(r))
     for rs in dups.values():
         r0 = rs[0]
-        yield c.h[r0], "duplicate", c.k[r0], {"value": c.vtext(c.v[r0]), "offsets": sorted({int(c.o[r]) for r in rs})}
+        yield c.h[r0], "duplicate", c.k[r0], Duplicate(c.vtext(c.v[r0]), sorted({int(c.o[r]) for r in rs}))
 
 
 def _g1a(c: _Cols) -> Iterator[tuple]:
@@ -240,8 +242,7 @@ def _g1a(c: _Cols) -> Iterator[tuple]:
             tkey = (int(c.hkv[r]), ofs, w, int(c.op[r]))
             if tkey not in seen:
                 seen.add(tkey)
-                yield c.h[r], "G1a", c.k[r], {"value": c.vtext(c.v[r]), "offset": ofs, "writer": w,
-                                              "reader": int(c.op[r])}
+                yield c.h[r], "G1a", c.k[r], FailedRead(c.vtext(c.v[r]), ofs, w, int(c.op[r]))
 
 
 def _lost_write(c: _Cols) -> Iterator[tuple]:
@@ -274,9 +275,8 @@ def _lost_write(c: _Cols) -> Iterator[tuple]:
     for gi in np.flatnonzero(lost):
         r0 = rep[gi]
         mv, mop_, moff = max_read[int(hk_of[gi])]
-        yield c.h[r0], "lost-write", c.k[r0], {
-            "value": c.vtext(c.v[r0]), "offset": int(min_off[gi]), "writer": int(writer[gi]),
-            "max_read": {"value": mv, "offset": moff, "op": mop_}}
+        yield c.h[r0], "lost-write", c.k[r0], LostWrite(
+            c.vtext(c.v[r0]), int(min_off[gi]), int(writer[gi]), MaxRead(mv, moff, mop_))
 
 
 def _steps(c: _Cols) -> Iterator[tuple]:
@@ -372,8 +372,8 @@ def _precommitted_read(c: _Cols) -> Iterator[tuple]:
         pre.setdefault(int(g_of[gi]), []).append(int(rep[gi]))
     for g, rs in pre.items():
         r0 = int(first_send[g])
-        yield c.h[r0], "precommitted-read", c.k[r0], {"values": sorted(c.vtext(c.v[r]) for r in rs),
-                                                       "op": int(c.op[r0])}
+        yield c.h[r0], "precommitted-read", c.k[r0], OwnRead(sorted(c.vtext(c.v[r]) for r in rs),
+                                                             int(c.op[r0]))
 
 
 def _unseen(c: _Cols) -> Iterator[tuple]:
@@ -388,7 +388,7 @@ def _unseen(c: _Cols) -> Iterator[tuple]:
         per.setdefault(int(c.hk[r]), []).append(int(r))
     for lst in per.values():
         vals = sorted(c.vtext(c.v[r]) for r in lst)
-        yield c.h[lst[0]], "unseen", c.k[lst[0]], {"count": len(vals), "values": vals[:UNSEEN_SAMPLE]}
+        yield c.h[lst[0]], "unseen", c.k[lst[0]], Unseen(len(vals), vals[:UNSEEN_SAMPLE])
 
 
 def _reset(ci, a, b, h, p, k, sq, hist, proc, key, seq, a_rows, n_hk) -> np.ndarray:
@@ -435,6 +435,6 @@ def input_table(rows: list[dict]) -> "pa.Table":
     return pa.Table.from_pylist(out, schema=row_schema())
 
 
-def check_rows(rows: list[dict]) -> list[dict]:
+def check_rows(rows: list[dict]) -> list[KafkaAnomaly]:
     """The kernel over op rows in this process (sorted like :func:`.rules.check_rows`)."""
-    return sort_anomalies(check_table(input_table(rows)))
+    return sorted_anomalies(check_table(input_table(rows)))

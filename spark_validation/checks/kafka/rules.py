@@ -54,6 +54,10 @@ import json
 from collections import defaultdict
 from typing import Any, Iterable
 
+from spark_validation.checks.kafka.anomaly import (
+    Duplicate, FailedRead, InnerStep, KafkaAnomaly, LostWrite, MaxRead, OffsetConflict, OwnRead, ProcessStep, Unseen,
+    sorted_anomalies,
+)
 from spark_validation.ingest.records import COMPLETIONS, parse_text, to_int, to_text
 
 VIOLATIONS = (
@@ -185,23 +189,21 @@ def assignments(rows: Iterable[dict]) -> list[dict]:
     return out
 
 
-def _anomaly(history: str, kind: str, key: str, evidence: dict) -> dict:
-    return {"history": history, "kind": kind, "key": key, "evidence": evidence}
-
-
-def check_rows(rows: list[dict]) -> list[dict]:
-    """All Kafka anomalies of the op rows (any number of histories), as anomaly dicts with a
-    ``history`` field. Sorted by (history, kind, key, evidence) for stable output."""
+def check_rows(rows: list[dict]) -> list[KafkaAnomaly]:
+    """All Kafka anomalies of the op rows (any number of histories), sorted by (history, kind,
+    key, evidence) for stable output."""
     by_history: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_history[r["history"]].append(r)
-    out: list[dict] = []
+    out: list[KafkaAnomaly] = []
     for hid, hrows in by_history.items():
         out.extend(_check_history(hid, hrows))
-    return sort_anomalies(out)
+    return sorted_anomalies(out)
 
 
 def sort_anomalies(anoms: list[dict]) -> list[dict]:
+    """Anomalies in their JSON form (Kafka's, Elle's cycles) in the report's order: by
+    (history, kind, key, evidence), the order :meth:`KafkaAnomaly.sort_key` gives typed ones."""
     return sorted(anoms, key=lambda a: (a["history"], a["kind"], str(a["key"]), json.dumps(a["evidence"], sort_keys=True)))
 
 
@@ -267,15 +269,15 @@ def _per_op_key(ms: list[dict]) -> dict[tuple[int, str], list[dict]]:
     return g
 
 
-def _check_history(hid: str, rows: list[dict]) -> list[dict]:
+def _check_history(hid: str, rows: list[dict]) -> list[KafkaAnomaly]:
     facts = _Facts(sorted(rows, key=lambda r: r["line"]))
-    out: list[dict] = []
+    out: list[KafkaAnomaly] = []
     for rule in RULES:
-        out.extend(_anomaly(hid, kind, key, ev) for kind, key, ev in rule(facts))
+        out.extend(KafkaAnomaly(hid, kind, key, ev) for kind, key, ev in rule(facts))
     return out
 
 
-Found = Iterable[tuple[str, str, dict]]
+Found = Iterable[tuple[str, str, Any]]
 """What a rule yields: (kind, key, evidence) per anomaly."""
 
 
@@ -288,7 +290,7 @@ def inconsistent_offsets(f: _Facts) -> Found:
     for (k, o), ms in at_offset.items():
         vals = sorted({m["value"] for m in ms})
         if len(vals) > 1:
-            yield "inconsistent-offsets", k, {"offset": o, "values": vals, "ops": sorted({m["op"] for m in ms})}
+            yield "inconsistent-offsets", k, OffsetConflict(o, vals, sorted({m["op"] for m in ms}))
 
 
 def duplicate(f: _Facts) -> Found:
@@ -298,7 +300,7 @@ def duplicate(f: _Facts) -> Found:
         offs_of_value[(m["key"], m["value"])].add(m["offset"])
     for (k, v), offs in offs_of_value.items():
         if len(offs) > 1:
-            yield "duplicate", k, {"value": v, "offsets": sorted(offs)}
+            yield "duplicate", k, Duplicate(v, sorted(offs))
 
 
 def g1a(f: _Facts) -> Found:
@@ -313,7 +315,7 @@ def g1a(f: _Facts) -> Found:
             t = (m["key"], m["value"], m["offset"], w, m["op"])
             if t not in seen:
                 seen.add(t)
-                yield "G1a", m["key"], {"value": m["value"], "offset": m["offset"], "writer": w, "reader": m["op"]}
+                yield "G1a", m["key"], FailedRead(m["value"], m["offset"], w, m["op"])
 
 
 def lost_write(f: _Facts) -> Found:
@@ -342,10 +344,8 @@ def lost_write(f: _Facts) -> Found:
     for (k, v), li in last_idx.items():
         if k in bound and li <= bound[k] and (k, v) not in f.ok_read_kv and (k, v) in writer:
             mv, mop = max_read[k]
-            yield "lost-write", k, {
-                "value": v, "offset": f.offset_at[(k, first_idx[(k, v)])], "writer": writer[(k, v)],
-                "max_read": {"value": mv, "offset": f.offset_at[(k, bound[k])], "op": mop},
-            }
+            yield "lost-write", k, LostWrite(v, f.offset_at[(k, first_idx[(k, v)])], writer[(k, v)],
+                                             MaxRead(mv, f.offset_at[(k, bound[k])], mop))
 
 
 def _first_op(ms: list[dict]) -> dict[tuple[str, str], int]:
@@ -370,8 +370,7 @@ def internal(f: _Facts) -> Found:
                 d = ib - ia
                 kind = skip_kind if d > 1 else nm_kind if d < 1 else None
                 if kind:
-                    yield kind, k, {"values": [a["value"], b["value"]], "offsets": [a["offset"], b["offset"]],
-                                    "delta": d, "op": a["op"]}
+                    yield kind, k, InnerStep((a["value"], b["value"]), (a["offset"], b["offset"]), d, a["op"])
 
 
 def precommitted_read(f: _Facts) -> Found:
@@ -381,7 +380,7 @@ def precommitted_read(f: _Facts) -> Found:
         rs = f.reads_g.get((seq, k), [])
         bad = sorted({m["value"] for m in ss} & {m["value"] for m in rs})
         if bad:
-            yield "precommitted-read", k, {"values": bad, "op": ss[0]["op"]}
+            yield "precommitted-read", k, OwnRead(bad, ss[0]["op"])
 
 
 def cross_polls(f: _Facts) -> Found:
@@ -413,8 +412,8 @@ def _cross(f: _Facts, g: dict, types: tuple[str, ...], skip_kind: str | None, nm
                     d = ib - ia
                     kind = skip_kind if (d > 1 and skip_kind) else nm_kind if d < 1 else None
                     if kind:
-                        yield kind, k, {"process": p, "values": [a["value"], b["value"]],
-                                        "offsets": [a["offset"], b["offset"]], "delta": d, "ops": [a["op"], b["op"]]}
+                        yield kind, k, ProcessStep(p, (a["value"], b["value"]), (a["offset"], b["offset"]), d,
+                                                   (a["op"], b["op"]))
             if m2[0]["type"] in types:
                 last = (s2, m2)
 
@@ -443,7 +442,7 @@ def unseen(f: _Facts) -> Found:
         if m["type"] == "ok" and (m["key"], m["value"]) not in f.ok_read_kv:
             vals[m["key"]].add(m["value"])
     for k, vs in vals.items():
-        yield "unseen", k, {"count": len(vs), "values": sorted(vs)[:UNSEEN_SAMPLE]}
+        yield "unseen", k, Unseen(len(vs), sorted(vs)[:UNSEEN_SAMPLE])
 
 
 RULES = (inconsistent_offsets, duplicate, g1a, lost_write, internal, precommitted_read, cross_polls, cross_sends,

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spark_validation.checks.kafka import spark_rows
+from spark_validation.checks.kafka.anomaly import KafkaAnomaly
 from spark_validation.checks.kafka.kernel import ROW_COLUMNS, check_table
 from spark_validation.ingest.chunks import history_chunks
 
@@ -58,11 +59,11 @@ def store(ops: "DataFrame", path: str, parts: int) -> None:
      .write.mode("overwrite").parquet(path))
 
 
-def _out_batch(anoms: list[dict], seen: "pa.Table | None", chunk: int) -> "pa.RecordBatch":
-    hs = [a["history"] for a in anoms]
-    kinds: list = [a["kind"] for a in anoms]
-    keys = [a["key"] for a in anoms]
-    evs: list = [json.dumps(a["evidence"]) for a in anoms]
+def _out_batch(anoms: list[KafkaAnomaly], seen: "pa.Table | None", chunk: int) -> "pa.RecordBatch":
+    hs = [a.history for a in anoms]
+    kinds: list = [a.kind for a in anoms]
+    keys = [a.key for a in anoms]
+    evs: list = [json.dumps(a.to_json()["evidence"]) for a in anoms]
     chunks = [chunk] * len(anoms)
     ns: list = [None] * len(anoms)
     if seen is not None:
@@ -112,8 +113,8 @@ def check(m: "DataFrame", chunk_rows: int = CHUNK_ROWS) -> "DataFrame":
 
 
 def collect(ops: "DataFrame | None" = None, m: "DataFrame | None" = None,
-            chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
-    """All Kafka anomalies: ``[{"history", "kind", "key", "evidence" (JSON text)}]`` and a report
+            chunk_rows: int = CHUNK_ROWS) -> tuple[list[KafkaAnomaly], dict[str, Any]]:
+    """All Kafka anomalies (read back from the anomaly rows' JSON evidence) and a report
     ``{"engine", "histories", "rows", "clustered", "shuffled", "chunks"}`` saying which path each
     history took. ``m``: kernel rows stored at ingest (:func:`store`); else from ``ops``."""
     if m is None:
@@ -145,7 +146,7 @@ def check_files(units: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS)
             yield from _chunks(batches, unit * _CHUNK_STRIDE, chunk_rows)
 
 
-def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
+def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list[KafkaAnomaly], dict[str, Any]]:
     """All Kafka anomalies of kernel rows stored by :func:`store`: one Spark task per file, the
     file read by the Python worker (no row passes through the JVM). Verified and, where a
     history spans files or chunks, re-checked after a shuffle, as in :func:`collect`. The files
@@ -162,7 +163,7 @@ def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list
     return _verify(rows, lambda: spark.read.parquet(*files), "arrow-files")
 
 
-def _verify(rows: list, source, engine: str) -> tuple[list[dict], dict[str, Any]]:
+def _verify(rows: list, source, engine: str) -> tuple[list[KafkaAnomaly], dict[str, Any]]:
     """Accept each history seen by exactly one chunk; re-check the others after a shuffle."""
     from pyspark.sql import functions as F  # optional: pyspark
 
@@ -185,5 +186,4 @@ def _verify(rows: list, source, engine: str) -> tuple[list[dict], dict[str, Any]
                  .collect())
         drop = set(split)
         anoms = [r for r in anoms if r["history"] not in drop] + again
-    out = [{"history": r["history"], "kind": r["kind"], "key": r["key"], "evidence": r["evidence"]} for r in anoms]
-    return out, info
+    return [KafkaAnomaly.from_json(r.asDict()) for r in anoms], info
