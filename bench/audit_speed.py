@@ -188,7 +188,7 @@ def row(name: str, ops: int, secs: float, extra: str = "") -> None:
 
 def spark_ingest(sc, files: list[Path]) -> tuple[int, float, float]:
     """(ops, first seconds, second seconds) of reading ``files`` into op rows on Spark."""
-    from spark_validation.audit import _units
+    from spark_validation.engine.spark import units as _units
 
     units = _units(files, sc.defaultParallelism * 3)
 
@@ -198,7 +198,7 @@ def spark_ingest(sc, files: list[Path]) -> tuple[int, float, float]:
         for _, paths in it:
             for p in paths:
                 c = time.process_time()
-                # as audit.check_file reads a file: the collector stays off until its rows are
+                # as engine.history.check_file reads a file: the collector stays off until its rows are
                 # freed (re-enabled while they live, its first pass walks every one of them)
                 with no_cyclic_gc():
                     n = len(read_rows(p)[0])

@@ -23,7 +23,7 @@ from spark_validation.options import CHECKS, KAFKA_ENGINES, REMOVED_ENGINES, Aud
 from spark_validation.session import SparkUnavailable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from spark_validation.audit import AuditReport
+    from spark_validation.report import AuditReport
 
 
 def _parse_initial(text: str | None):

@@ -55,6 +55,25 @@ def test_a_forbidden_import_and_a_cycle_break_the_contracts(tmp_path: Path) -> N
         assert broken in " ".join(done.stdout.split()), done.stdout
 
 
+def test_an_upward_import_breaks_the_audit_layers(tmp_path: Path) -> None:
+    """ingest < checks < engine < report < entry points: an engine importing the report, the
+    report importing the entry point and a check importing an engine each break a contract."""
+    root = _copy(tmp_path)
+    for module, upward in (("engine/result.py", "spark_validation.report"),
+                           ("report/outputs.py", "spark_validation.audit"),
+                           ("checks/kafka/anomaly.py", "spark_validation.engine.result")):
+        path = root / "spark_validation" / module
+        path.write_text(path.read_text() + f"\nimport {upward}  # noqa\n")
+    done = _lint(root)
+    assert done.returncode == 1
+    text = " ".join(done.stdout.split())
+    for broken in ("never the report or the entry points above BROKEN",
+                   "The audit's report imports the engines' results below it, never the entry points above BROKEN",
+                   "The Kafka check imports only the ingest layer below it (besides the standard library, attrs, "
+                   "numpy, pandas, pyarrow and pyspark) BROKEN"):
+        assert broken in text, done.stdout
+
+
 def function_imports(path: Path) -> list[int]:
     """Lines of imports inside a function body that carry no reason (``REASONS``): on their own
     line or in the comments and imports right above them."""

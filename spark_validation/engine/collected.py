@@ -1,0 +1,50 @@
+"""What an engine hands the report: every history's ``results.json`` entry, the anomalies (one
+row each, with the history), the malformed entries, the op count and the stage times."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Callable
+
+import attrs
+
+from spark_validation.engine.result import metadata_results
+
+Progress = Callable[[str], None]
+"""Where an engine reports how far it got (one line per stage)."""
+
+
+@attrs.define
+class Collected:
+    results: list[dict] = attrs.field(factory=list)
+    anomalies: list[dict] = attrs.field(factory=list)
+    malformed: list[dict] = attrs.field(factory=list)
+    stage_seconds: dict[str, float] = attrs.field(factory=dict)
+    ops_total: int = 0
+    kafka_engine: dict[str, Any] = attrs.field(factory=dict)  # which path the Kafka check took (Spark)
+    engine: str = "in-process"  # where the checks ran: "in-process" or "spark <master URL>"
+
+    def add_result(self, res: dict, history_bad: dict | None) -> None:
+        """One history's entry, and its malformed-history entry if it has one."""
+        if history_bad:
+            self.malformed.append(history_bad)
+        self.results.append(res)
+        self.anomalies.extend({"history": res["history"], **a} for a in res["anomalies"])
+
+    def add_file(self, r: dict, secs: defaultdict[str, float]) -> None:
+        """A history file :func:`engine.history.check_file` read and checked (not a trace, not
+        skipped): its unreadable lines, its result; its stage times are added to ``secs``."""
+        self.malformed.extend(r["malformed"])
+        self.add_result(r["result"], r["history_bad"])
+        self.ops_total += r["ops"]
+        for k, v in r["secs"].items():
+            secs[k] += v
+
+    def add_metadata(self, steps: dict[str, int], anomalies: dict[str, dict], bad: list[tuple], seconds: float) -> None:
+        """The metadata check's traces: their unreadable lines and one result per trace."""
+        self.malformed.extend({"scope": "line", "path": p, "line": ln, "reason": why, "text": ""}
+                              for p, ln, why in bad)
+        mres = metadata_results(steps, anomalies, seconds)
+        self.results.extend(mres)
+        self.anomalies.extend({"history": r["history"], **a} for r in mres for a in r["anomalies"])
+        self.ops_total += sum(steps.values())

@@ -1,0 +1,95 @@
+"""One history's result: its ``results.json`` entry from what each check found.
+
+The entry is ``history, model, valid, ops, seconds, anomalies, checks`` (+ ``malformed`` /
+``info`` when relevant). A history's verdict combines its checks' verdicts as Jepsen's
+``checker/compose`` merges ``:valid?``: any ``false`` wins, then ``unknown``, then ``true``.
+The Kafka anomalies arrive typed (:class:`KafkaAnomaly`) and become JSON here, where the entry
+is built; Elle's cycles and the linearizability anomalies arrive in their JSON form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from spark_validation.checks import kafka as kafka_check
+from spark_validation.checks.kafka.anomaly import KafkaAnomaly
+from spark_validation.checks.linearizable.models import MODELS
+from spark_validation.metadata import MODEL
+
+
+def combine(verdicts: list[Any]) -> Any:
+    """The verdicts of a history's checks combined: any ``False``, then ``unknown`` (or no
+    verdict at all), then ``True``."""
+    if any(v is False for v in verdicts):
+        return False
+    if not verdicts or any(v == "unknown" for v in verdicts):
+        return "unknown"
+    return True
+
+
+def lin_models() -> frozenset[str]:
+    """The models the linearizability check knows."""
+    return frozenset(MODELS)
+
+
+def kafka_json(found: list[KafkaAnomaly], cycles: list[dict], allowed_kinds: frozenset[str]) -> list[dict]:
+    """A history's Kafka anomalies then its cycles, as ``results.json`` lists them (without the
+    history): the kinds the options allow are marked ``allowed``."""
+    marked = [attrs.evolve(a, allowed=True) if a.kind in allowed_kinds else a for a in found]
+    return [{"kind": d["kind"], "key": d["key"], "evidence": d["evidence"]}
+            for d in [a.to_json() for a in marked] + cycles]
+
+
+def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, structure: str | None,
+                 kafka_anoms: tuple[list[KafkaAnomaly], list[dict]] | None, kafka_seconds: float, lin: dict | None,
+                 checks: frozenset[str], kafka_empty: bool = False,
+                 allowed_kinds: frozenset[str] = frozenset()) -> dict:
+    """One history's ``results.json`` entry; ``kafka_anoms``: its Kafka anomalies and cycles,
+    ``None`` where the Kafka check did not run."""
+    res: dict[str, Any] = {"history": hid, "model": model, "valid": "unknown", "ops": n_ops, "seconds": 0.0,
+                           "anomalies": [], "checks": []}
+    if structure:
+        res["malformed"] = structure
+        return res
+    verdicts: list[Any] = []
+    if kafka_anoms is not None:
+        res["checks"].append("kafka")
+        found = kafka_json(*kafka_anoms, allowed_kinds)
+        res["anomalies"].extend(found)
+        kv: Any = False if any(kafka_check.is_violation(a) for a in found) else True
+        if kv is True and kafka_empty:
+            # Elle's :empty-transaction-graph (elle.txn/cycles, one of unknown-anomaly-types):
+            # nothing to check is inconclusive, never valid (Jepsen's Kafka checker calls it invalid)
+            kv = "unknown"
+            res["info"] = {"kafka": kafka_check.EMPTY_GRAPH}
+        verdicts.append(kv)
+        res["seconds"] += kafka_seconds
+    if lin is not None:
+        res["checks"].append("lin")
+        verdicts.append(lin["valid"])
+        res["anomalies"].extend(lin["anomalies"])
+        res["seconds"] += lin["seconds"]
+        if lin.get("info"):
+            res["info"] = {**res.get("info", {}), **lin["info"]}
+    if not verdicts:
+        wanted = "lin" in checks and model is not None
+        res["info"] = {"error": (f"unknown model {model!r} (known: {', '.join(sorted(lin_models()))})"
+                                 if wanted else "no check applies: no Kafka ops and no model (use --model)")}
+    res["valid"] = combine(verdicts)
+    res["seconds"] = round(res["seconds"], 6)
+    return res
+
+
+def metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds: float) -> list[dict]:
+    """The ``results.json`` entries of the metadata check: one per trace, its steps as ops and
+    its share of the check's time."""
+    out = []
+    total = max(1, sum(steps.values()))
+    for path, n in sorted(steps.items()):
+        an = anomalies.get(path)
+        out.append({"history": path, "model": MODEL, "valid": an is None, "ops": n,
+                    "seconds": round(seconds * n / total, 6), "anomalies": [an] if an else [],
+                    "checks": ["metadata"]})
+    return out
