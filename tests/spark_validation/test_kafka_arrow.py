@@ -13,6 +13,7 @@ from hypothesis import given
 from spark_validation.checks.kafka import fast, kernel, rules
 from spark_validation.checks.kafka import spark as kspark
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
+from spark_validation.ingest.records import op_row
 from tests import examples
 from tests.spark_validation.cases import CASES, H, case_rows, expected_anomalies
 from tests.spark_validation.strategies import kafka_corpus
@@ -32,6 +33,16 @@ def test_labelled_cases_one_at_a_time() -> None:
 @given(kafka_corpus(min_size=1, max_size=30))
 def test_kernel_matches_reference(rows: list[dict]) -> None:
     assert kernel.check_rows(rows) == rules.check_rows(rows)
+
+
+def test_a_table_of_assignments_only_has_no_anomaly() -> None:
+    """A history (or a stored chunk of one) whose only Kafka ops are assignments: kernel rows, no
+    send or poll among them."""
+    rows = [op_row("h", 1, index=0, process=0, type="invoke", f="subscribe", key=None, value=["x"]),
+            op_row("h", 2, index=1, process=0, type="ok", f="subscribe", key=None, value=["x", "y"])]
+    t = kernel.input_table(rows)
+    assert t.num_rows == 3 and set(t.column("mop").to_pylist()) == {"assign"}
+    assert kernel.check_table(t) == rules.check_rows(rows) == []
 
 
 def test_row_order_does_not_matter() -> None:

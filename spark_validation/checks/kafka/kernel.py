@@ -119,7 +119,7 @@ class _Cols:
         if ho_.any():
             _, inv = np.unique(o[ho_], return_inverse=True)
             offc[ho_] = inv
-        self.offc, self.n_off = offc, int(offc.max()) + 1
+        self.offc, self.n_off = offc, int(offc.max(initial=0)) + 1  # no row: a table of assignments
         hko = self.hk * self.n_off + offc  # ordered by (hk, offset); < n**2
         U, u_first = np.unique(hko[vo], return_index=True)
         self.U, self.u_off = U, o[vo][u_first]
