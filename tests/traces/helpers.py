@@ -3,6 +3,7 @@ lines to a file, and find the first line where two traces of the same seed diffe
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,16 @@ def first_difference(a: list[str], b: list[str]) -> int | None:
         if x != y:
             return n
     return None
+
+
+def edit_line(lines: list[str], k: int, f: Callable[[dict], None]) -> list[str]:
+    """A copy of trace ``lines`` whose line at index ``k`` is decoded, changed by ``f`` in place and
+    encoded again."""
+    out = list(lines)
+    d = json.loads(out[k])
+    f(d)
+    out[k] = json.dumps(d)
+    return out
 
 
 def write(path: Path, lines: list[str]) -> Path:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.traces.helpers import simulator, variant_pair, write
+from tests.traces.helpers import edit_line, simulator, variant_pair, write
 from traces.check import Options, check_paths
 
 # one worker builds the module's traces and checks them once (its fixture is module-scoped)
@@ -38,14 +38,6 @@ VARIANT_CASES = [
 ]
 
 
-def _edit(lines: list[str], k: int, f) -> list[str]:
-    out = list(lines)
-    d = json.loads(out[k])
-    f(d)
-    out[k] = json.dumps(d)
-    return out
-
-
 def _find(lines: list[str], pred) -> int:
     """Index (= physical line - 1) of the first spec step k (not the last line) with pred(k, step)."""
     return next(k for k, x in enumerate(lines[:-1]) if k and json.loads(x)["spec"] and pred(k, json.loads(x)))
@@ -58,7 +50,7 @@ def _tampered(lines: list[str]) -> dict[str, tuple[list[str], int]]:
 
     def bump(d: dict) -> None:
         d["state"]["member"][d["args"]["m"]["src"]]["epoch"] += 1
-    out["member_epoch"] = (_edit(lines, k, bump), k + 1)
+    out["member_epoch"] = (edit_line(lines, k, bump), k + 1)
 
     def answered_next(k: int, d: dict) -> bool:
         nxt = json.loads(lines[k + 1])

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from kraft.groups.consumer_protocol.sim import STATIC_RESTART
-from tests.traces.helpers import simulator, write
+from tests.traces.helpers import edit_line, simulator, write
 from traces.check import Options, check_paths
 
 pytestmark = [pytest.mark.tlc, pytest.mark.xdist_group("consumer-protocol-static-traces")]
@@ -35,14 +35,6 @@ def _steps(lines: list[str]) -> list[dict]:
 def _first(lines: list[str], pred) -> int:
     """Index (= physical line - 1) of the first step with pred(step)."""
     return next(k for k, d in enumerate(_steps(lines), 1) if d["spec"] and pred(d))
-
-
-def _edit(lines: list[str], k: int, f) -> list[str]:
-    out = list(lines)
-    d = json.loads(out[k])
-    f(d)
-    out[k] = json.dumps(d)
-    return out
 
 
 def _static_leave(d: dict) -> bool:
@@ -65,8 +57,8 @@ def runs(tmp_path_factory):
     leave = _first(lines, _static_leave)
     assert json.loads(lines[leave])["state"]["member"]["c1"]["assigned"], "the fixture's -2 leave keeps partitions"
     new_process = _first(lines, lambda d: d["action"] == "NewProcess")
-    files = [FIXTURE, write(base / "leave_drops_assignment.ndjson", _edit(lines, leave, _drop_assignment)),
-             write(base / "same_member_id.ndjson", _edit(lines, new_process, _keep_member_id))]
+    files = [FIXTURE, write(base / "leave_drops_assignment.ndjson", edit_line(lines, leave, _drop_assignment)),
+             write(base / "same_member_id.ndjson", edit_line(lines, new_process, _keep_member_id))]
     expect = {"leave_drops_assignment": leave + 1, "same_member_id": new_process + 1}
     return {Path(r.trace).stem: r for r in check_paths(files, Options(jobs=2))}, expect
 
