@@ -430,11 +430,28 @@ TimeoutIsFault(n) ==
     \/ role[n] = "Follower" /\ LeaderAlive(n)
     \/ CalmTimeouts /\ \E o \in Replicas : Campaigning(o)
 
+\* A Prospective whose pre-vote round is lost (or whose election timer fires
+\* first: Kafka treats both alike) does not start another round at once
+\* (KIP-996, KafkaRaftClient.maybeHandleElectionLoss and pollProspective ->
+\* prospectiveTransitionAfterElectionLoss): it goes back to Follower of the
+\* leader it knew in its epoch, else to Unattached in its epoch, keeping a vote
+\* it cast in that epoch (QuorumState.transitionToUnattached(epoch, leaderId)).
+\* A resigned leader that campaigned knows itself as leader: it goes back to
+\* Unattached and keeps knowing it, so a restart still brings it back
+\* Resigned in that epoch (QuorumState.initialize), never Candidate.
+ProspectiveLoses(n) ==
+    IF leader[n] \in Replicas /\ leader[n] # n
+    THEN BecomeFollowerOf(n, leader[n], currentEpoch[n])
+    ELSE /\ role' = [role EXCEPT ![n] = "Unattached"]
+         /\ votesGranted' = [votesGranted EXCEPT ![n] = {}]
+         /\ UNCHANGED <<currentEpoch, votedFor, leader, endOffsets, epochStartOffset>>
+
 \* Only a voter campaigns. A replica that is not a voter in its own log times
 \* out of Resigned only (a leader that removed itself): it becomes
 \* Unattached in the next epoch, so that no fetch answer names it the leader
 \* of its epoch again (KafkaRaftClient.pollResigned); an observer otherwise
-\* fetches from the voters (SendAnyVoterFetch).
+\* fetches from the voters (SendAnyVoterFetch). A Prospective voter's timer
+\* ends its round (ProspectiveLoses); the other roles' timers start one.
 Timeout(n) ==
     /\ role[n] \in {"Unattached", "Follower", "Resigned", "Candidate", "Prospective"}
     /\ ~awaitingLeader[n]      \* a voter with a new disk does not campaign
@@ -442,7 +459,13 @@ Timeout(n) ==
        THEN /\ IF TimeoutIsFault(n)
                THEN FaultAllowed /\ CountFault
                ELSE UNCHANGED faults
-            /\ StartElection(n, messages)
+            /\ IF role[n] = "Prospective"
+               THEN \* a majority of pre-votes makes it Candidate as the last one is
+                    \* handled (KafkaRaftClient.handleVoteResponse), before any timer
+                    /\ ~IsQuorumOf(votesGranted[n], VoterSet(n))
+                    /\ ProspectiveLoses(n)
+                    /\ UNCHANGED <<messages, coverage, elections>>
+               ELSE StartElection(n, messages)
             /\ UNCHANGED <<logVars, committed, elected, restarts, diskVars>>
        ELSE /\ role[n] = "Resigned"
             /\ currentEpoch[n] < MaxEpoch
@@ -683,13 +706,32 @@ SendFetchRequest(n) ==
 \* following a leader does the same once its fetch timer expires
 \* (pollFollowerAsObserver): while its leader is alive that is a counted
 \* fault, as a voter's spurious fetch timeout is.
+\* An Unattached voter that knows no leader fetches from the bootstrap
+\* servers too while its election timer runs (KafkaRaftClient.
+\* pollUnattachedAsVoter -> pollUnattachedCommon -> maybeSendFetchToAnyBootstrap),
+\* and follows the leader an answer names (LearnsLeaderFromFetch): that is
+\* how a voter the leader removed while it was away finds the leader, which
+\* sends it no BeginQuorumEpoch. Not a voter that lost its disk and awaits
+\* its leader's BeginQuorumEpoch. Time is not modelled: such a fetch is free
+\* only while the voter is stranded (a leader of its epoch or a later one
+\* does not count it a voter); otherwise BeginQuorumEpoch or its own election
+\* comes first in normal timing, and the fetch is a counted timing fault.
+Stranded(n) ==
+    \E l \in Replicas : /\ role[l] = "Leader"
+                       /\ currentEpoch[l] >= currentEpoch[n]
+                       /\ n \notin VoterSet(l)
+
+SpuriousAnyVoterFetch(n) ==
+    IF IsVoter(n) THEN ~Stranded(n)
+    ELSE FetchOutstanding(n) \/ (role[n] = "Follower" /\ LeaderAlive(n))
+
 SendAnyVoterFetch(n, d) ==
-    /\ ~IsVoter(n)
     /\ d \in Others(n)
-    /\ \/ role[n] = "Unattached" /\ leader[n] = Nil
-       \/ role[n] = "Follower" /\ d # leader[n]
-    /\ IF FetchOutstanding(n) \/ (role[n] = "Follower" /\ LeaderAlive(n))
-       THEN FaultAllowed /\ CountFault ELSE UNCHANGED faults
+    /\ IF IsVoter(n)
+       THEN role[n] = "Unattached" /\ leader[n] = Nil /\ ~awaitingLeader[n]
+       ELSE \/ role[n] = "Unattached" /\ leader[n] = Nil
+            \/ role[n] = "Follower" /\ d # leader[n]
+    /\ IF SpuriousAnyVoterFetch(n) THEN FaultAllowed /\ CountFault ELSE UNCHANGED faults
     /\ Fits({FetchRequestTo(n, d)})
     /\ Send({FetchRequestTo(n, d)})
     /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, diskVars, elections>>
@@ -783,18 +825,23 @@ HandleFetchRequest(n, m) ==
 \*  - FencedEpoch with a higher epoch: Unattached in that epoch.
 \* An observer follows the leader an answer names, when it is of a later
 \* epoch, or of its own epoch while it knows no leader
-\* (KafkaRaftClient.maybeHandleCommonResponse). A voter learns of a new
-\* leader from BeginQuorumEpoch only.
-ObserverLearnsLeader(n, m) ==
-    /\ ~IsVoter(n)
+\* (KafkaRaftClient.maybeHandleCommonResponse). So does an Unattached voter
+\* that knows no leader and does not await one after a disk loss, for an
+\* answer of its epoch or a later one (KAFKA-17030: the bootstrap fetch of an
+\* Unattached voter). Any other voter learns of a new leader from
+\* BeginQuorumEpoch only.
+LearnsLeaderFromFetch(n, m) ==
     /\ m.mleader \notin {Nil, n}
-    /\ \/ m.mepoch > currentEpoch[n]
-       \/ m.mepoch = currentEpoch[n] /\ leader[n] = Nil
+    /\ IF IsVoter(n)
+       THEN /\ role[n] = "Unattached" /\ leader[n] = Nil /\ ~awaitingLeader[n]
+            /\ m.mepoch >= currentEpoch[n]
+       ELSE \/ m.mepoch > currentEpoch[n]
+            \/ m.mepoch = currentEpoch[n] /\ leader[n] = Nil
 
 HandleFetchResponse(n, m) ==
     /\ m.mtype = "FetchResponse"
     /\ m.mdest = n
-    /\ IF ObserverLearnsLeader(n, m)
+    /\ IF LearnsLeaderFromFetch(n, m)
        THEN /\ BecomeFollowerOf(n, m.mleader, m.mepoch)
             /\ Deliver(m, {})
             /\ UNCHANGED <<logVars, coverage>>

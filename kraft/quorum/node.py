@@ -60,8 +60,26 @@ def _leads(node: "QuorumNode") -> bool:
 
 
 def _may_time_out(node: "QuorumNode") -> bool:
+    if node.role is Role.PROSPECTIVE and node._is_quorum(node.votes_granted):
+        return False  # it becomes Candidate first (spec Timeout)
     return (node.role is not Role.LEADER and not node.awaiting_leader
             and (node.is_voter or node.role is Role.RESIGNED))
+
+
+def _may_fetch_any_voter(node: "QuorumNode") -> bool:
+    if node.role is Role.UNATTACHED and node.leader_id is None:
+        return not (node.is_voter and node.awaiting_leader)
+    return node.role is Role.FOLLOWER and not node.is_voter
+
+
+def _learns_leader_from_fetch(node: "QuorumNode", m: FetchResponse) -> bool:
+    """The spec's ``LearnsLeaderFromFetch(n, m)``."""
+    if m.leader is None or m.leader == node.id:
+        return False
+    if node.is_voter:
+        return (node.role is Role.UNATTACHED and node.leader_id is None and not node.awaiting_leader
+                and m.epoch >= node.current_epoch)
+    return m.epoch > node.current_epoch or (m.epoch == node.current_epoch and node.leader_id is None)
 
 
 def _resigns_after_removal(node: "QuorumNode") -> bool:
@@ -143,10 +161,12 @@ class QuorumNode(Node, declaration=PROTOCOL):
 
     def _unattached_timers(self, now: int) -> None:
         """A voter campaigns once its election timer fires (not while it awaits a leader after a
-        disk loss: spec Timeout needs ~awaitingLeader[n]); an observer fetches from the voters
-        instead (``KafkaRaftClient.pollUnattachedAsObserver``)."""
+        disk loss: spec Timeout needs ~awaitingLeader[n]), and until then fetches from the
+        bootstrap servers to learn the leader (``KafkaRaftClient.pollUnattachedAsVoter`` ->
+        ``pollUnattachedCommon``); an observer only fetches (``pollUnattachedAsObserver``)."""
         if self.is_voter:
             self.election_deadline = None if self.awaiting_leader else now + self._random_election_timeout()
+            self.next_fetch_at = None if self.awaiting_leader else now
         else:
             self.election_deadline = None
             self.next_fetch_at = now
@@ -227,6 +247,21 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.fetch_deadline = self.next_fetch_at = None
         self._unattached_timers(now)
         self._persist()
+
+    def _prospective_loses(self, now: int) -> None:
+        """The spec's ``ProspectiveLoses`` (KIP-996, ``KafkaRaftClient.maybeHandleElectionLoss``,
+        ``prospectiveTransitionAfterElectionLoss``): back to Follower of the leader known in this
+        epoch, else Unattached in this epoch with the vote cast in it kept.  A resigned leader that
+        campaigned keeps knowing itself as that epoch's leader, so a restart brings it back Resigned;
+        nothing persisted changes."""
+        if self.leader_id is not None and self.leader_id != self.id:
+            self._to_follower(self.current_epoch, self.leader_id, now, heard_from_leader=False)
+            return
+        self.role = Role.UNATTACHED
+        self.votes_granted = set()
+        self._clear_leader_state()
+        self.fetch_deadline = self.next_fetch_at = None
+        self._unattached_timers(now)
 
     def _to_follower(self, epoch: int, leader: int, now: int, *, heard_from_leader: bool = True) -> None:
         """The spec's ``BecomeFollowerOf``; ``heard_from_leader``: the leader itself told this node
@@ -353,17 +388,22 @@ class QuorumNode(Node, declaration=PROTOCOL):
             if self.next_fetch_at is not None and now >= self.next_fetch_at:
                 return (cls.send_fetch_request, {})
             return None
-        if role is Role.UNATTACHED and not self.is_voter:
-            if self.leader_id is None and self.next_fetch_at is not None and now >= self.next_fetch_at:
-                other = self._pick_voter(exclude=None)
-                if other is not None:
-                    return (cls.send_any_voter_fetch, {"d": other})
-                self.next_fetch_at = now + self.config.request_timeout_ms
-            return None
         if self.election_deadline is not None and now >= self.election_deadline:
             if _may_time_out(self):
                 return (cls.timeout, {})
             self.election_deadline = None  # an observer does not campaign
+        if role is Role.UNATTACHED:
+            return self._due_bootstrap_fetch(now)
+        return None
+
+    def _due_bootstrap_fetch(self, now: int) -> Pick | None:
+        """An Unattached replica that knows no leader fetches from a bootstrap server
+        (``pollUnattachedAsObserver``; a voter while its election timer runs, KAFKA-17030)."""
+        if self.leader_id is None and self.next_fetch_at is not None and now >= self.next_fetch_at:
+            other = self._pick_voter(exclude=None)
+            if other is not None:
+                return (type(self).send_any_voter_fetch, {"d": other})
+            self.next_fetch_at = now + self.config.request_timeout_ms
         return None
 
     def _pick_voter(self, exclude: int | None) -> int | None:
@@ -394,13 +434,16 @@ class QuorumNode(Node, declaration=PROTOCOL):
         return self._is_quorum(self.fetched_voters | {self.id})
 
     # ------------------------------------------------------------------ spec actions
-    @requires(_may_time_out, "a leader, a voter awaiting a leader after a disk loss, or an observer "
-                             "that is not Resigned does not time out")
+    @requires(_may_time_out, "a leader, a voter awaiting a leader after a disk loss, a Prospective with "
+                             "a majority of pre-votes, or an observer that is not Resigned does not time out")
     def timeout(self, now: int) -> None:
-        """Spec action Timeout(n): election / fetch timer fired.  A voter becomes Prospective
-        (pre-vote) or Candidate; an observer (a leader that removed itself) leaves Resigned for
-        Unattached in the next epoch (``KafkaRaftClient.pollResigned``)."""
-        if self.is_voter:
+        """Spec action Timeout(n): election / fetch timer fired.  A Prospective voter's round is
+        lost (``ProspectiveLoses``); any other voter becomes Prospective (pre-vote) or Candidate; an
+        observer (a leader that removed itself) leaves Resigned for Unattached in the next epoch
+        (``KafkaRaftClient.pollResigned``)."""
+        if self.is_voter and self.role is Role.PROSPECTIVE:
+            self._prospective_loses(now)
+        elif self.is_voter:
             self._start_election_round(now)
         else:
             self._to_unattached(self.current_epoch + 1, now)
@@ -504,14 +547,14 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.send(FetchRequest(self.id, d, self.current_epoch, self.storage.end_offset, self.storage.last_epoch))
         self.next_fetch_at = now + self.config.request_timeout_ms
 
-    @requires(lambda n: not n.is_voter and (n.role is Role.UNATTACHED and n.leader_id is None
-                                            or n.role is Role.FOLLOWER),
-              "not an observer that is Unattached without a leader or a Follower")
+    @requires(_may_fetch_any_voter, "not Unattached without a leader (a voter: nor awaiting one after a "
+                                    "disk loss), nor an observer that is a Follower")
     def send_any_voter_fetch(self, d: int, now: int) -> bool | None:
-        """Spec action SendAnyVoterFetch(n, d): an observer fetches from voter ``d`` (not its
-        leader) to learn who leads (``KafkaRaftClient.pollUnattachedAsObserver``,
-        ``pollFollowerAsObserver``, ``maybeSendAnyVoterFetch``).  No step (False) when ``d`` is
-        not another voter, or is the leader this node follows."""
+        """Spec action SendAnyVoterFetch(n, d): fetch from voter ``d`` (not the leader followed) to
+        learn who leads: an observer (``KafkaRaftClient.pollUnattachedAsObserver``,
+        ``pollFollowerAsObserver``, ``maybeSendAnyVoterFetch``) or an Unattached voter
+        (``pollUnattachedAsVoter`` -> ``maybeSendFetchToAnyBootstrap``, KAFKA-17030).  No step
+        (False) when ``d`` is not another voter, or is the leader this node follows."""
         if d not in self._others() or (self.role is Role.FOLLOWER and d == self.leader_id):
             return False
         self._send_fetch(d, now)
@@ -593,11 +636,11 @@ class QuorumNode(Node, declaration=PROTOCOL):
 
     def handle_fetch_response(self, m: FetchResponse, now: int) -> None:
         """Spec action HandleFetchResponse(n, m): truncate on Diverging; append, flush, adopt the HWM on Ok.
-        First ``ObserverLearnsLeader(n, m)``: an observer follows the leader an answer names when it
-        is of a later epoch, or of its epoch while it knows no leader
-        (``KafkaRaftClient.maybeHandleCommonResponse``); the answer is otherwise dropped."""
-        if (not self.is_voter and m.leader is not None and m.leader != self.id
-                and (m.epoch > self.current_epoch or (m.epoch == self.current_epoch and self.leader_id is None))):
+        First ``LearnsLeaderFromFetch(n, m)``: an observer follows the leader an answer names when
+        it is of a later epoch, or of its epoch while it knows no leader
+        (``KafkaRaftClient.maybeHandleCommonResponse``); so does an Unattached voter that knows no
+        leader, for an answer of its epoch or a later one (KAFKA-17030)."""
+        if _learns_leader_from_fetch(self, m):
             self._to_follower(m.epoch, m.leader, now, heard_from_leader=False)
             return
         if m.epoch > self.current_epoch:

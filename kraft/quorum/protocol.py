@@ -30,7 +30,8 @@ from kraft.quorum.messages import (
 PINNED_FAULTS = "drop,dup,delay,reorder,partition,crash,disk-loss,resign"
 
 ACTIONS = (
-    Action("Timeout", doc="election/fetch timer fires: Prospective (pre-vote) or Candidate"),
+    Action("Timeout", doc="election/fetch timer fires: Prospective (pre-vote) or Candidate; a Prospective "
+                          "loses its round"),
     Action("BecomeCandidate", doc="a majority of pre-votes: Candidate in epoch+1"),
     Action("HandleVoteRequest", VoteRequest, ("m",)),
     Action("HandleVoteResponse", VoteResponse, ("m",)),
@@ -49,7 +50,8 @@ ACTIONS = (
     Action("CheckQuorumResign"),
     Action("Resign"),
     Action("HandleEndQuorumEpochRequest", EndQuorumEpochRequest, ("m",)),
-    Action("SendAnyVoterFetch", args=("d",), doc="an observer fetches from a voter to learn the leader"),
+    Action("SendAnyVoterFetch", args=("d",),
+           doc="an observer, or an Unattached voter, fetches from a voter to learn the leader"),
     Action("AddVoter", args=("x",), doc="AddRaftVoter at the leader: append the VotersRecord with x"),
     Action("RemoveVoter", args=("x",), doc="RemoveRaftVoter at the leader: append the VotersRecord without x"),
     Action("ResignAfterRemoval", doc="a leader whose own removal is committed resigns"),
@@ -76,7 +78,7 @@ VARIANTS = (
     Variant("VoteWithoutLogCheck", "LeaderCompleteness",
             "grant (pre-)votes without comparing the candidate's last epoch/end offset (Raft 5.4.1 election "
             "restriction; KIP-595 Vote): a voter lacking committed records can win",
-            sim=(SimRun(2, 2000, PINNED_FAULTS, 1000, ("inconsistent-offsets", "int-poll-skip", "nonmonotonic-send"),
+            sim=(SimRun(21, 2000, PINNED_FAULTS, 1000, ("inconsistent-offsets", "int-poll-skip", "nonmonotonic-send"),
                         "a voter without the committed tail is elected; its log overwrites acknowledged sends, "
                         "which clients read at offsets that later hold other values"),)),
     Variant("HwmFromAnyEpoch", "MajorityReachedHighWatermark",

@@ -198,11 +198,10 @@ class QuorumWorld(World):
                    for n in self.nodes.values() if n.id not in ignore) and ld.high_watermark == end
 
     def stranded(self) -> frozenset[int]:
-        """Voters removed while away: each still counts itself a voter, but the leader's voter set
-        lacks it, so no BeginQuorumEpoch reaches it.  Kafka's Unattached voters fetch from the
-        bootstrap servers to find the leader (KAFKA-17030) and a lost pre-vote round goes back to
-        Unattached or Follower (KIP-996); this model has neither yet, so such a voter never
-        rejoins (docs/quorum.md, "Known gaps")."""
+        """Voters removed while away that have not learnt it yet: each still counts itself a voter,
+        but the leader's voter set lacks it, so no BeginQuorumEpoch reaches it.  A diagnostic: such
+        a voter rejoins through a lost pre-vote round (``ProspectiveLoses``) or its bootstrap fetch
+        as an Unattached voter (``SendAnyVoterFetch``, KAFKA-17030)."""
         lid = self.leader()
         if lid is None:
             return frozenset()

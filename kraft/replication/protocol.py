@@ -87,35 +87,34 @@ VARIANTS = (
             "KAFKA-1211, before KIP-101: a broker that becomes follower in a new epoch truncates its log to "
             "its high watermark; a committed record above a follower's stale HW is lost when that follower "
             "is elected next", size="small",
-            sim=(SimRun(5, 2000, ALL, 1000, ("inconsistent-offsets", "lost-write", "unseen"),
+            sim=(SimRun(27, 3000, ALL, 1000, ("inconsistent-offsets", "lost-write", "unseen"),
                         "a new follower cuts its log to its HW; elected next, it lacks acknowledged records"),)),
     Variant("EpochLookupKip101", "StrongIsr",
             "KAFKA-6361, before KIP-279: divergence judged by end offset only (the leader ignores a "
             "mismatching epoch; the follower truncates to the leader's end offset), so logs that differ "
             "in an earlier epoch stay different", size="deep",
-            sim=(SimRun(10, 1000, ZOMBIE_LEADER, 2000, ("inconsistent-offsets",),
+            sim=(SimRun(5, 4000, ZOMBIE_LEADER, 1000, ("inconsistent-offsets",),
                         "a deposed leader's acks=1 tail survives the end-offset-only divergence check, so one "
-                        "offset is read with two values from two leaders"),
-                 SimRun(5, 4000, ZOMBIE_LEADER, 1000, ("inconsistent-offsets",)))),
+                        "offset is read with two values from two leaders"),)),
     Variant("Kip320FirstTry", "StrongIsr",
             "the leader records a diverged follower's fetch offset (truncation deferred to the fetch), "
             "so the HW and the ISR count records the follower does not hold", size="deep",
-            sim=(SimRun(14, 4000, ZOMBIE_LEADER, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
+            sim=(SimRun(34, 4000, ZOMBIE_LEADER, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
                         "the HW counts a diverged follower's fetch offset; it is elected with other records "
                         "at offsets consumers had read"),)),
     Variant("IsrJoinBeforeEpochStart", "ReplicationQuorumSuperset",
             "KAFKA-7128: a follower joins the ISR once past the HW without reaching the leader-epoch "
             "start offset", size="epochstart",
-            sim=(SimRun(2, 3000, ISR_JOIN_RACE, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
+            sim=(SimRun(3, 3000, ISR_JOIN_RACE, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
                         "the leader is isolated as its ISR shrink commits and acknowledges records its "
                         "successor holds but does not know are committed; the successor takes back a follower "
                         "that is past its stale HW but short of those records, and is isolated as that ISR "
                         "commits: the follower is elected without them"),
-                 SimRun(5, 3000, ISR_JOIN_RACE, 1000, ("inconsistent-offsets",)),
-                 SimRun(13, 3000, ISR_JOIN_RACE, 1000, ("inconsistent-offsets", "nonmonotonic-poll")))),
+                 SimRun(23, 3000, ISR_JOIN_RACE, 1000, ("inconsistent-offsets",)),
+                 SimRun(24, 3000, ISR_JOIN_RACE, 1000, ("inconsistent-offsets", "nonmonotonic-poll")))),
     Variant("HwAdvanceUnderMinIsr", "MinIsrRecoveryQuorum",
             "before KAFKA-15583: the HW advances while the committed ISR is below min.insync.replicas", size="minisr",
-            sim=(SimRun(5, 1000, MIN_ISR, 500, ("inconsistent-offsets", "nonmonotonic-poll"),
+            sim=(SimRun(63, 1000, MIN_ISR, 500, ("inconsistent-offsets", "nonmonotonic-poll"),
                         "records the leader alone held were read; an ELR member without them is elected and "
                         "writes other records at those offsets"),
                  SimRun(1, 2000, MIN_ISR, 3000, ("inconsistent-offsets", "nonmonotonic-poll")),
@@ -124,22 +123,22 @@ VARIANTS = (
     Variant("LastReplicaStanding", "ReplicationQuorumSuperset",
             "before KIP-966: no ELR, the last ISR member stays in the ISR and an unclean shutdown is "
             "ignored, so it is re-elected with a log that lost acknowledged records", size="deep",
-            sim=(SimRun(8, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
+            sim=(SimRun(47, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
                         "the last ISR member crashes, loses its unflushed tail and is elected again"),
-                 SimRun(10, 2000, ALL, 1000, ("nonmonotonic-poll",)))),
+                 SimRun(52, 2000, ALL, 1000, ("nonmonotonic-poll",)))),
     Variant("StaleAlterPartitionRejoin", "StrongIsr",
             "before KIP-903: AlterPartition carries no broker epochs, so a replica that restarted with "
             "a shorter log is added to the ISR on a stale fetch", size="rejoin",
-            sim=(SimRun(7, 3000, STALE_FETCH, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
+            sim=(SimRun(3, 3000, STALE_FETCH, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
                         "a follower's fetch stays on the wire while it loses its disk; it arrives after the "
                         "follower restarted empty and was unfenced, the leader takes it back into the ISR, "
                         "and is isolated as that commits: the empty replica is elected"),
-                 SimRun(10, 3000, STALE_FETCH, 1000, ("inconsistent-offsets", "nonmonotonic-poll")),
+                 SimRun(4, 3000, STALE_FETCH, 1000, ("inconsistent-offsets", "nonmonotonic-poll")),
                  SimRun(19, 3000, STALE_FETCH, 1000, ("inconsistent-offsets", "nonmonotonic-poll")))),
     Variant("UncleanElection", "ReplicationQuorumSuperset",
             "unclean.leader.election.enable=true: an out-of-sync replica is elected when no ISR/ELR "
             "member is available", size="deep",
-            sim=(SimRun(10, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
+            sim=(SimRun(28, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
                         "an out-of-sync replica is elected; consumers past its log end reset to offset 0 and "
                         "read other records there"),
                  SimRun(8, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll")),

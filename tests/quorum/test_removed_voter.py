@@ -1,25 +1,30 @@
-"""A voter removed while it was cut off: the gap the model still has, pinned both ways.
+"""A voter removed while it was cut off rejoins, as Kafka 4.0's does.
 
 The leader removes voter ``x`` while ``x`` is isolated.  Once healed, ``x`` still counts itself a
-voter and campaigns; the other voters reject its pre-votes and the leader, whose voter set lacks
-``x``, never sends it BeginQuorumEpoch.  Kafka 4.0 gets it back: an Unattached voter fetches from
-the bootstrap servers and follows the leader their answer names (KAFKA-17030,
-``KafkaRaftClient.pollUnattached``), and a lost pre-vote round falls back to Unattached or
-Follower (KIP-996, ``KafkaRaftClient.maybeHandleElectionLoss``).  This model has neither yet: the
-strict xfail turns into a failure the day it does, and ``QuorumWorld.stranded`` names exactly the
-voters the Hypothesis teardown may leave behind for that reason.
+voter; the other voters refuse its pre-votes and the leader, whose voter set lacks ``x``, sends it
+no BeginQuorumEpoch.  Two mechanisms bring it back (spec ``KRaft.tla``): a lost pre-vote round goes
+back to Follower of the leader it knew, else Unattached (KIP-996, ``ProspectiveLoses``,
+``KafkaRaftClient.maybeHandleElectionLoss``), and an Unattached voter fetches from the bootstrap
+servers and follows the leader an answer names (KAFKA-17030, ``SendAnyVoterFetch`` and
+``LearnsLeaderFromFetch``, ``KafkaRaftClient.pollUnattachedAsVoter``).  The fetched VotersRecord
+then makes it an observer.
 """
 
 from __future__ import annotations
 
-import pytest
+import random
 
-from kraft.quorum.config import QuorumConfig
-from kraft.quorum.node import Role
+from kraft.core.step import TICK, Trigger
+from kraft.quorum.config import QuorumConfig, Role
+from kraft.quorum.messages import FETCH_FENCED, FetchRequest, FetchResponse, VoteRequest
+from kraft.quorum.node import QuorumNode
+from kraft.quorum.storage import MemoryFS
 from kraft.quorum.world import QuorumWorld
 
 
-def _removed_while_away() -> tuple[QuorumWorld, int]:
+def _removed_while_away(new_epoch: bool = False) -> tuple[QuorumWorld, int]:
+    """``x`` cut off, then removed; with ``new_epoch`` the others first elect a leader of a later
+    epoch, so ``x``'s old leader can only tell it that epoch."""
     w = QuorumWorld(3, QuorumConfig())
     w.run(3000)
     lid = w.leader()
@@ -27,28 +32,74 @@ def _removed_while_away() -> tuple[QuorumWorld, int]:
     x = next(i for i in w.ids if i != lid)
     w.isolate(x)
     w.run(500)
+    if new_epoch:
+        w.resign(lid)
+        w.run(3000)
+        assert w.nodes[w.leader()].current_epoch > w.nodes[x].current_epoch
+        lid = w.leader()
     assert w.change_voters(lid, x, False) is None
     w.run(2000)
     assert x not in w.nodes[lid].voters and w.nodes[x].is_voter
+    assert w.stranded() == {x}
     return w, x
 
 
-@pytest.mark.xfail(strict=True, reason="KAFKA-17030 and KIP-996's lost pre-vote are not modelled")
+def _rejoined(w: QuorumWorld, x: int) -> None:
+    assert w.settle(30_000), w.describe()
+    node = w.nodes[x]
+    assert not node.is_voter and node.role is Role.FOLLOWER and node.leader_id == w.leader()
+    assert w.stranded() == frozenset()
+
+
 def test_a_voter_removed_while_away_rejoins_as_an_observer() -> None:
     w, x = _removed_while_away()
-    assert w.settle(30_000), w.describe()
+    _rejoined(w, x)
 
 
-def test_stranded_names_only_the_removed_voter() -> None:
-    w, x = _removed_while_away()
-    assert not w.settle(30_000)
-    assert w.stranded() == {x}
-    assert w.nodes[x].role is Role.PROSPECTIVE
-    assert not w.converged()
-    assert w.converged(ignore=w.stranded())
+def test_a_voter_removed_in_a_later_epoch_rejoins_as_an_observer() -> None:
+    w, x = _removed_while_away(new_epoch=True)
+    _rejoined(w, x)
 
 
 def test_nothing_is_stranded_in_a_healthy_quorum() -> None:
     w = QuorumWorld(3, QuorumConfig())
     assert w.settle(30_000)
     assert w.stranded() == frozenset()
+
+
+def _node(**config: bool) -> QuorumNode:
+    return QuorumNode(1, (1, 2, 3), QuorumConfig(**config), MemoryFS(), rng=random.Random(0))
+
+
+def test_an_unattached_voter_fetches_from_a_bootstrap_server_and_follows_the_named_leader() -> None:
+    node = _node()
+    (req,) = node.step(TICK, 0).messages
+    assert isinstance(req, FetchRequest) and req.dest in (2, 3) and node.role is Role.UNATTACHED
+    node.step(FetchResponse(req.dest, 1, 4, FETCH_FENCED, (), 0, 0, 0, 0, 0, leader=3), 1)
+    assert (node.role, node.leader_id, node.current_epoch) == (Role.FOLLOWER, 3, 4)
+
+
+def test_a_voter_that_lost_its_disk_waits_for_begin_quorum_epoch() -> None:
+    node = QuorumNode(1, (1, 2, 3), QuorumConfig(), MemoryFS(), rng=random.Random(0), disk_lost=True)
+    assert not node.step(TICK, 0).messages
+    node.step(FetchResponse(2, 1, 4, FETCH_FENCED, (), 0, 0, 0, 0, 0, leader=3), 1)
+    assert (node.role, node.leader_id) == (Role.UNATTACHED, None)
+
+
+def test_a_lost_pre_vote_round_goes_back_to_unattached_keeping_the_vote() -> None:
+    node = _node(PreVote=True)
+    node.step(VoteRequest(2, 1, 1, 0, 0, False), 0)  # votes for 2 in epoch 1
+    node.step(Trigger(QuorumNode.timeout), 1)
+    assert node.role is Role.PROSPECTIVE
+    node.step(Trigger(QuorumNode.timeout), 2)
+    assert (node.role, node.current_epoch, node.voted_for, node.leader_id) == (Role.UNATTACHED, 1, 2, None)
+
+
+def test_a_lost_pre_vote_round_goes_back_to_the_known_leader() -> None:
+    node = _node(PreVote=True)
+    node.step(FetchResponse(2, 1, 1, FETCH_FENCED, (), 0, 0, 0, 0, 0, leader=2), 0)
+    assert node.role is Role.FOLLOWER
+    node.step(Trigger(QuorumNode.timeout), 1)
+    assert node.role is Role.PROSPECTIVE and node.leader_id == 2
+    node.step(Trigger(QuorumNode.timeout), 2)
+    assert (node.role, node.current_epoch, node.leader_id) == (Role.FOLLOWER, 1, 2)

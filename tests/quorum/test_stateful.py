@@ -62,7 +62,7 @@ class Search:
 # How each variant is searched for: rule weights, pre-vote, warm start (an elected leader with
 # committed records), the invariants its violation may be reported under, and the example budget.
 VARIANT_SEARCH = {
-    "VoteWithoutLogCheck": Search(PARTITIONS, True, True, frozenset(
+    "VoteWithoutLogCheck": Search({**PARTITIONS, "timeout": 2}, True, True, frozenset(
         {"LeaderCompleteness", "StateMachineSafety", "NoCommittedRecordLost", "MonotonicHighWatermark",
          "LogMatching", "MajorityReachedHighWatermark"}), 300),
     "HwmFromAnyEpoch": Search(PARTITIONS, True, True, frozenset(

@@ -86,7 +86,7 @@ def test_snapshot_runs_are_accepted(tmp_path):
     """Runs where a follower cut off while the leader snapshots and cleans catches up through
     FetchSnapshot conform."""
     paths = []
-    for seed in (1, 5):
+    for seed in (1, 2):
         lines = simulate(tmp_path / f"s{seed}", seed, 800, SNAPSHOT_FAULTS)
         assert any('"action":"HandleFetchSnapshotResponse"' in ln for ln in lines), f"seed {seed}: no snapshot fetched"
         assert any('"action":"DeleteBeforeSnapshot"' in ln for ln in lines)
@@ -98,7 +98,7 @@ def test_snapshot_runs_are_accepted(tmp_path):
 @pytest.mark.parametrize("variant,seed,steps,faults,action,kind", [
     ("SnapshotBeyondHighWatermark", 6, 600, "all", "TakeSnapshot", "not_enabled"),
     ("RetentionDeletesPastSnapshot", 9, 1500, SNAPSHOT_FAULTS, "DeleteBeforeSnapshot", "not_enabled"),
-    ("NoSnapshotRedirectBelowLogStart", 16, 600, SNAPSHOT_FAULTS, "HandleFetchRequest", "state_mismatch"),
+    ("NoSnapshotRedirectBelowLogStart", 1, 600, SNAPSHOT_FAULTS, "HandleFetchRequest", "state_mismatch"),
 ])
 def test_snapshot_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, steps, faults, action, kind):
     line, rb = _rejected_where_the_bug_acts(tmp_path, variant, seed, steps, faults)
@@ -200,8 +200,8 @@ def test_all_fault_runs_are_accepted(tmp_path):
 
 def test_voter_change_runs_are_accepted(tmp_path):
     """All-fault runs with an observer, where the leader adds and removes voters (KIP-853), conform;
-    the runs really change the voter set.  (Most of them end with a removed voter that never
-    catches up: see the next test.)"""
+    the runs really change the voter set.  (Seeds 1 and 2 end with a replica behind: docs/quorum.md,
+    "Known gaps".)"""
     paths = _simulate_all_faults(tmp_path, 1, 3, 1000, observers=1, violations_allowed=True)
     changes = [json.loads((p.parent / "summary.json").read_text())["clients"] for p in paths]
     assert sum(c["voters_added"] + c["voters_removed"] for c in changes) > 0, changes
@@ -210,11 +210,10 @@ def test_voter_change_runs_are_accepted(tmp_path):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "FollowersCatchUp over every replica: a voter removed before it holds the VotersRecord (or that "
-    "lost its disk since) still "
-    "takes itself for a voter, so it neither fetches from any voter (SendAnyVoterFetch is for "
-    "non-voters) nor hears BeginQuorumEpoch (sent to Others(leader) only), and no VoteResponse names "
-    "the leader (Kafka's does: VoteResponse LeaderId, KafkaRaftClient.maybeHandleCommonResponse)"))
+    "FollowersCatchUp over every replica: a voter removed while away now finds the leader (a lost "
+    "pre-vote round, a bootstrap fetch), but in seed 2 a leader that removed itself resigns before "
+    "the removal commits and no leader is elected again, and a voter that lost its disk awaits a "
+    "BeginQuorumEpoch nobody sends (docs/quorum.md, Known gaps)"))
 def test_voter_change_runs_keep_the_invariants(tmp_path):
     _simulate_all_faults(tmp_path, 2, 2, 1000, observers=1)
 
