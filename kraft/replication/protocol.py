@@ -117,8 +117,8 @@ VARIANTS = (
             sim=(SimRun(63, 1000, MIN_ISR, 500, ("inconsistent-offsets", "nonmonotonic-poll"),
                         "records the leader alone held were read; an ELR member without them is elected and "
                         "writes other records at those offsets"),
-                 SimRun(1, 2000, MIN_ISR, 3000, ("inconsistent-offsets", "nonmonotonic-poll")),
-                 SimRun(0, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
+                 SimRun(2, 2000, MIN_ISR, 3000, ("inconsistent-offsets", "nonmonotonic-poll")),
+                 SimRun(7, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
                         "the random faults alone: one seed in 15"))),
     Variant("LastReplicaStanding", "ReplicationQuorumSuperset",
             "before KIP-966: no ELR, the last ISR member stays in the ISR and an unclean shutdown is "
@@ -134,16 +134,15 @@ VARIANTS = (
                         "follower restarted empty and was unfenced, the leader takes it back into the ISR, "
                         "and is isolated as that commits: the empty replica is elected"),
                  SimRun(4, 3000, STALE_FETCH, 1000, ("inconsistent-offsets", "nonmonotonic-poll")),
-                 SimRun(19, 3000, STALE_FETCH, 1000, ("inconsistent-offsets", "nonmonotonic-poll")))),
+                 SimRun(27, 3000, STALE_FETCH, 1000, ("inconsistent-offsets", "nonmonotonic-poll")))),
     Variant("UncleanElection", "ReplicationQuorumSuperset",
             "unclean.leader.election.enable=true: an out-of-sync replica is elected when no ISR/ELR "
             "member is available", size="deep",
             sim=(SimRun(28, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll"),
                         "an out-of-sync replica is elected; consumers past its log end reset to offset 0 and "
                         "read other records there"),
-                 SimRun(8, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll")),
-                 SimRun(5, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll", "nonmonotonic-send",
-                                             "unseen")))),
+                 SimRun(47, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll")),
+                 SimRun(48, 2000, ALL, 1000, ("inconsistent-offsets", "nonmonotonic-poll")))),
 )
 
 # the one action no node takes besides the network's: a registration committing while its broker

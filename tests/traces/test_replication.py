@@ -30,11 +30,11 @@ DROP = PROTOCOL.drop_message
 def test_all_fault_traces_are_accepted(tmp_path):
     """Every fault on (loss, duplication, partitions, crashes, disk loss, controlled shutdowns):
     the correct implementation's traces conform, and they exercise what the glue has to map.
-    Seed 7 (500 events) has a broker replay a committed metadata prefix, not the whole committed
-    log (line 126, ReplayMetadata(1) to offset 6 of 8): the spec's ReplayMetadata takes any
-    committed prefix (docs/replication-spec.md, "Metadata replay")."""
+    Seed 9 (500 events) has a broker replay a committed metadata prefix, not the whole committed
+    log: the spec's ReplayMetadata takes any committed prefix (docs/replication-spec.md, "Metadata
+    replay")."""
     paths, actions = [], set()
-    for seed, steps in ((0, 400), (5, 400), (7, 500)):
+    for seed, steps in ((0, 400), (5, 400), (9, 500)):
         lines = simulate(tmp_path / f"s{seed}", seed, steps)
         actions |= {json.loads(x)["action"] for x in lines[1:]}
         paths.append(write(tmp_path / f"s{seed}.ndjson", lines))
@@ -45,10 +45,10 @@ def test_all_fault_traces_are_accepted(tmp_path):
             PROTOCOL.spec_name(Broker.produce)} <= actions
     # a replay that stopped short of the committed log's end was checked
     replay = PROTOCOL.spec_name(Broker.replay_metadata)
-    seven = [json.loads(x) for x in (tmp_path / "s7.ndjson").read_text().splitlines()[1:]]
+    nine = [json.loads(x) for x in (tmp_path / "s9.ndjson").read_text().splitlines()[1:]]
     assert any(ev["action"] == replay and
                ev["state"]["replayedOffset"][str(ev["node"])] < len(ev["state"]["metadataLog"])
-               for ev in seven)
+               for ev in nine)
 
 
 # Seeds (1,000 events, every fault) that once showed an implementation or spec difference, each
@@ -58,15 +58,18 @@ def test_all_fault_traces_are_accepted(tmp_path):
 # eligibility on replay at the image being applied (42), an unfence committing after its broker
 # stopped (57), a fetch a disk loss's non-spec event purged (20).
 FIXED = {1: "RegisterStopped", 3: None, 20: None, 34: None, 36: None, 42: None, 57: None}
+# a seed whose run (1,000 events) has that first situation today
+REGISTER_STOPPED_SEED = 73
 
 
 def test_a_registration_committing_while_its_broker_is_stopped_conforms(tmp_path):
-    """Seed 1 (1,000 events): broker 3 crashes after sending its registration and the record commits
-    while it is down; the trace records the spec's RegisterStopped there and is accepted."""
-    lines = simulate(tmp_path / "s1", 1, 1000)
+    """A broker crashes after sending its registration and the record commits while it is down;
+    the trace records the spec's RegisterStopped there and is accepted."""
+    seed = REGISTER_STOPPED_SEED
+    lines = simulate(tmp_path / f"s{seed}", seed, 1000)
     events = [json.loads(x) for x in lines[1:]]
     assert any(FIXED[1] in [ev["action"], *(t["action"] for t in ev["args"].get("then", []))] for ev in events)
-    (r,) = check_paths([write(tmp_path / "s1.ndjson", lines)], OPTS)
+    (r,) = check_paths([write(tmp_path / f"s{seed}.ndjson", lines)], OPTS)
     assert r.verdict == "accepted" and r.events == r.checked, r.message[:1500]
 
 
