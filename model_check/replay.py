@@ -77,18 +77,29 @@ def init_next(tla_text: str) -> tuple[str, str]:
     return (m.group(1), m.group(2)) if m else ("Init", "Next")
 
 
+def _constant_lines(cfg_text: str) -> list[str]:
+    """The non-empty lines of a cfg's CONSTANT(S) sections, stripped, comments removed; what follows
+    a section's keyword on its own line counts as a line."""
+    out: list[str] = []
+    section = None
+    for line in re.sub(r"\\\*.*", "", cfg_text).splitlines():
+        line = line.strip()
+        head = _CFG_SECTION.match(line)
+        if head:
+            section = head.group(1)
+            line = line[head.end():].strip()
+        if section in ("CONSTANT", "CONSTANTS") and line:
+            out.append(line)
+    return out
+
+
 def model_values(cfg_text: str) -> list[str]:
     """Identifiers on the right of a cfg's ``C = ...`` constant assignments that are not themselves
     assigned constants: the model values the cfg introduces."""
     assigned: set[str] = set()
     used: list[str] = []
-    section = None
-    for line in re.sub(r"\\\*.*", "", cfg_text).splitlines():
-        head = _CFG_SECTION.match(line.strip())
-        if head:
-            section = head.group(1)
-            line = line.strip()[head.end():]
-        if section not in ("CONSTANT", "CONSTANTS") or "<-" in line or "=" not in line:
+    for line in _constant_lines(cfg_text):
+        if "<-" in line or "=" not in line:
             continue
         name, _, value = line.partition("=")
         assigned.add(name.strip())
@@ -119,18 +130,7 @@ def replay_module(spec_module: str, tla_text: str, states: list[str], mvs: list[
 
 def replay_cfg(cfg_text: str, mvs: list[str], violated: str, kind: str) -> str:
     """The run's CONSTANTS, the model values as constants, the replay spec and the one check."""
-    consts: list[str] = []
-    section = None
-    for line in re.sub(r"\\\*.*", "", cfg_text).splitlines():
-        head = _CFG_SECTION.match(line.strip())
-        if head:
-            section = head.group(1)
-            rest = line.strip()[head.end():].strip()
-            if section in ("CONSTANT", "CONSTANTS") and rest:
-                consts.append("    " + rest)
-            continue
-        if section in ("CONSTANT", "CONSTANTS") and line.strip():
-            consts.append(line)
+    consts = ["    " + line for line in _constant_lines(cfg_text)]
     consts += [f"    {v} = {v}" for v in mvs]
     check = {"invariant": f"INVARIANT {violated}", "property": f"PROPERTY {violated}",
              "deadlock": "INVARIANT ReplayNotDeadlocked"}[kind]
