@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from spark_validation.engine.collected import Collected, Progress
 from spark_validation.engine.history import check_file, check_rows
 from spark_validation.ingest.rows import read_table
-from spark_validation.metadata import check_traces_local
+from spark_validation.checks.agreement import check_traces_local
 from spark_validation.options import AuditOptions
 
 

@@ -16,7 +16,7 @@ import attrs
 from spark_validation.checks import kafka as kafka_check
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
 from spark_validation.checks.linearizable.models import MODELS
-from spark_validation.metadata import MODEL
+from spark_validation.checks.agreement import MODEL
 
 
 def combine(verdicts: list[Any]) -> Any:

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from spark_validation.cli import audit
-from spark_validation.metadata import check_trace_file
+from spark_validation.checks.agreement import check_trace_file
 from tests.spark_validation.cases import CASES
 from tests.spark_validation.corpus import build, expected_verdicts, trace_lines
 
