@@ -23,6 +23,7 @@ from spark_validation.options import CHECKS, KAFKA_ENGINES, REMOVED_ENGINES, Aud
 from spark_validation.session import SparkUnavailable
 
 if TYPE_CHECKING:  # pragma: no cover
+    from spark_validation.engine.result import HistoryResult
     from spark_validation.report import AuditReport
 
 
@@ -107,11 +108,11 @@ def _engine(value: str) -> str:
     return value
 
 
-def unknown_reason(r: dict) -> str:
-    """Why a history's verdict is ``unknown``, from its result row (results.json)."""
-    if r.get("malformed"):
-        return f"malformed history, not checked: {r['malformed']}"
-    info = r.get("info") or {}
+def unknown_reason(r: HistoryResult) -> str:
+    """Why a history's verdict is ``unknown``, from its result (its results.json entry)."""
+    if r.malformed:
+        return f"malformed history, not checked: {r.malformed}"
+    info = r.info or {}
     stack, seen = [info], 0
     while stack and seen < 200:  # the reason may sit in a partition's details
         d = stack.pop(0)
@@ -160,15 +161,15 @@ def print_summary(report: AuditReport, out: Path) -> None:
         click.echo(f"  {label} {where}: {m['reason']}")
     if len(report.malformed) > 10:
         click.echo(f"  ... {len(report.malformed) - 10} more in {out / 'malformed.json'}")
-    undecided = [r for r in report.results if r["valid"] == "unknown"]
+    undecided = [r for r in report.results if r.valid == "unknown"]
     for r in undecided[:10]:  # say why, not only that (the reason is in results.json too)
-        click.echo(f"  UNKNOWN {r['history']}: {unknown_reason(r)}")
+        click.echo(f"  UNKNOWN {r.history}: {unknown_reason(r)}")
     if len(undecided) > 10:
         click.echo(f"  ... {len(undecided) - 10} more undecided histories in {out / 'results.json'}")
-    bad = [r for r in report.results if r["valid"] is False]
+    bad = [r for r in report.results if r.valid is False]
     for r in bad[:10]:
-        kinds = sorted({a["kind"] for a in r["anomalies"]})
-        click.echo(f"  INVALID {r['history']}: {', '.join(kinds)}")
+        kinds = sorted({a["kind"] for a in r.anomalies})
+        click.echo(f"  INVALID {r.history}: {', '.join(kinds)}")
     if len(bad) > 10:
         click.echo(f"  ... {len(bad) - 10} more invalid histories")
     click.echo(report.verdict()[1])

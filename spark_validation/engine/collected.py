@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import attrs
 
-from spark_validation.engine.result import metadata_results
+from spark_validation.engine.result import HistoryResult, metadata_results
 
 Progress = Callable[[str], None]
 """Where an engine reports how far it got (one line per stage)."""
@@ -16,7 +16,7 @@ Progress = Callable[[str], None]
 
 @attrs.define
 class Collected:
-    results: list[dict] = attrs.field(factory=list)
+    results: list[HistoryResult] = attrs.field(factory=list)
     anomalies: list[dict] = attrs.field(factory=list)
     malformed: list[dict] = attrs.field(factory=list)
     stage_seconds: dict[str, float] = attrs.field(factory=dict)
@@ -24,12 +24,12 @@ class Collected:
     kafka_engine: dict[str, Any] = attrs.field(factory=dict)  # which path the Kafka check took (Spark)
     engine: str = "in-process"  # where the checks ran: "in-process" or "spark <master URL>"
 
-    def add_result(self, res: dict, history_bad: dict | None) -> None:
+    def add_result(self, res: HistoryResult, history_bad: dict | None) -> None:
         """One history's entry, and its malformed-history entry if it has one."""
         if history_bad:
             self.malformed.append(history_bad)
         self.results.append(res)
-        self.anomalies.extend({"history": res["history"], **a} for a in res["anomalies"])
+        self.anomalies.extend({"history": res.history, **a} for a in res.anomalies)
 
     def add_file(self, r: dict, secs: defaultdict[str, float]) -> None:
         """A history file :func:`engine.history.check_file` read and checked (not a trace, not
@@ -46,5 +46,5 @@ class Collected:
                               for p, ln, why in bad)
         mres = metadata_results(steps, anomalies, seconds)
         self.results.extend(mres)
-        self.anomalies.extend({"history": r["history"], **a} for r in mres for a in r["anomalies"])
+        self.anomalies.extend({"history": r.history, **a} for r in mres for a in r.anomalies)
         self.ops_total += sum(steps.values())

@@ -26,14 +26,14 @@ from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from spark_validation.checks.kafka.fast import KERNEL_LIMITS
 from spark_validation.checks.kafka.rows import cycle_table, kernel_table
 from spark_validation.checks.linearizable import check_history
-from spark_validation.engine.result import build_result, lin_models
+from spark_validation.engine.result import HistoryResult, build_result, lin_models
 from spark_validation.ingest.history import HistoryFormatError, to_jsonable
 from spark_validation.ingest.records import Malformed, rows_to_ops
 from spark_validation.ingest.rows import no_cyclic_gc, read_rows, structure_problem
 from spark_validation.options import AuditOptions
 
 def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str = "ref",
-               secs: dict[str, float] | None = None) -> tuple[dict, dict | None]:
+               secs: dict[str, float] | None = None) -> tuple[HistoryResult, dict | None]:
     """One history's result (``results.json`` entry) and its malformed-history entry (or None),
     from its op rows (:class:`ingest.rows.Rows`). Both engines call this, so they report the same;
     ``kafka``: ``"ref"`` or ``"kernel"`` (the module docstring)."""

@@ -3,8 +3,10 @@
 The entry is ``history, model, valid, ops, seconds, anomalies, checks`` (+ ``malformed`` /
 ``info`` when relevant). A history's verdict combines its checks' verdicts as Jepsen's
 ``checker/compose`` merges ``:valid?``: any ``false`` wins, then ``unknown``, then ``true``.
-The Kafka anomalies arrive typed (:class:`KafkaAnomaly`) and become JSON here, where the entry
-is built; Elle's cycles and the linearizability anomalies arrive in their JSON form.
+The entry is a :class:`HistoryResult`, which the engines hand to the report and the report
+writes as JSON (``to_json``). The Kafka anomalies arrive typed (:class:`KafkaAnomaly`) and
+become their JSON form in the entry's anomaly list; Elle's cycles and the linearizability
+anomalies arrive in that form.
 """
 
 from __future__ import annotations
@@ -17,6 +19,43 @@ from spark_validation.checks import kafka as kafka_check
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
 from spark_validation.checks.linearizable.models import MODELS
 from spark_validation.checks.agreement import MODEL
+
+
+Valid = Any
+"""A verdict as Jepsen's ``:valid?`` has it: ``True``, ``False`` or ``"unknown"``."""
+
+
+@attrs.define
+class HistoryResult:
+    """One history's ``results.json`` entry: its verdict, the checks that ran, what they found
+    (``anomalies``, each ``{"kind", "key", "evidence"}``), and, where relevant, why it was not
+    checked (``malformed``: the history's ops do not pair up), details (``info``) and how many
+    of its lines could not be read (``malformed_lines``: the verdict holds for the ops read)."""
+
+    history: str
+    model: str | None
+    valid: Valid
+    ops: int
+    seconds: float = 0.0
+    anomalies: list[dict] = attrs.field(factory=list)
+    checks: list[str] = attrs.field(factory=list)
+    malformed: str | None = None
+    info: dict | None = None
+    malformed_lines: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"history": self.history, "model": self.model, "valid": self.valid, "ops": self.ops,
+                               "seconds": self.seconds, "anomalies": self.anomalies, "checks": self.checks}
+        if self.malformed is not None:
+            out["malformed"] = self.malformed
+        if self.info is not None:
+            out["info"] = self.info
+        if self.malformed_lines:
+            out["malformed_lines"] = self.malformed_lines
+        return out
+
+    def add_info(self, **kv: Any) -> None:
+        self.info = {**(self.info or {}), **kv}
 
 
 def combine(verdicts: list[Any]) -> Any:
@@ -45,51 +84,50 @@ def kafka_json(found: list[KafkaAnomaly], cycles: list[dict], allowed_kinds: fro
 def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, structure: str | None,
                  kafka_anoms: tuple[list[KafkaAnomaly], list[dict]] | None, kafka_seconds: float, lin: dict | None,
                  checks: frozenset[str], kafka_empty: bool = False,
-                 allowed_kinds: frozenset[str] = frozenset()) -> dict:
-    """One history's ``results.json`` entry; ``kafka_anoms``: its Kafka anomalies and cycles,
-    ``None`` where the Kafka check did not run."""
-    res: dict[str, Any] = {"history": hid, "model": model, "valid": "unknown", "ops": n_ops, "seconds": 0.0,
-                           "anomalies": [], "checks": []}
+                 allowed_kinds: frozenset[str] = frozenset()) -> HistoryResult:
+    """One history's entry; ``kafka_anoms``: its Kafka anomalies and cycles, ``None`` where the
+    Kafka check did not run; ``lin``: the linearizability check's ``valid``, ``anomalies``,
+    ``seconds`` and ``info``, ``None`` where it did not run."""
+    res = HistoryResult(hid, model, "unknown", n_ops)
     if structure:
-        res["malformed"] = structure
+        res.malformed = structure
         return res
-    verdicts: list[Any] = []
+    verdicts: list[Valid] = []
     if kafka_anoms is not None:
-        res["checks"].append("kafka")
+        res.checks.append("kafka")
         found = kafka_json(*kafka_anoms, allowed_kinds)
-        res["anomalies"].extend(found)
-        kv: Any = False if any(kafka_check.is_violation(a) for a in found) else True
+        res.anomalies.extend(found)
+        kv: Valid = False if any(kafka_check.is_violation(a) for a in found) else True
         if kv is True and kafka_empty:
             # Elle's :empty-transaction-graph (elle.txn/cycles, one of unknown-anomaly-types):
             # nothing to check is inconclusive, never valid (Jepsen's Kafka checker calls it invalid)
             kv = "unknown"
-            res["info"] = {"kafka": kafka_check.EMPTY_GRAPH}
+            res.info = {"kafka": kafka_check.EMPTY_GRAPH}
         verdicts.append(kv)
-        res["seconds"] += kafka_seconds
+        res.seconds += kafka_seconds
     if lin is not None:
-        res["checks"].append("lin")
+        res.checks.append("lin")
         verdicts.append(lin["valid"])
-        res["anomalies"].extend(lin["anomalies"])
-        res["seconds"] += lin["seconds"]
+        res.anomalies.extend(lin["anomalies"])
+        res.seconds += lin["seconds"]
         if lin.get("info"):
-            res["info"] = {**res.get("info", {}), **lin["info"]}
+            res.add_info(**lin["info"])
     if not verdicts:
         wanted = "lin" in checks and model is not None
-        res["info"] = {"error": (f"unknown model {model!r} (known: {', '.join(sorted(lin_models()))})"
-                                 if wanted else "no check applies: no Kafka ops and no model (use --model)")}
-    res["valid"] = combine(verdicts)
-    res["seconds"] = round(res["seconds"], 6)
+        res.info = {"error": (f"unknown model {model!r} (known: {', '.join(sorted(lin_models()))})"
+                              if wanted else "no check applies: no Kafka ops and no model (use --model)")}
+    res.valid = combine(verdicts)
+    res.seconds = round(res.seconds, 6)
     return res
 
 
-def metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds: float) -> list[dict]:
-    """The ``results.json`` entries of the metadata check: one per trace, its steps as ops and
-    its share of the check's time."""
+def metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds: float) -> list[HistoryResult]:
+    """The entries of the metadata check: one per trace, its steps as ops and its share of the
+    check's time."""
     out = []
     total = max(1, sum(steps.values()))
     for path, n in sorted(steps.items()):
         an = anomalies.get(path)
-        out.append({"history": path, "model": MODEL, "valid": an is None, "ops": n,
-                    "seconds": round(seconds * n / total, 6), "anomalies": [an] if an else [],
-                    "checks": ["metadata"]})
+        out.append(HistoryResult(path, MODEL, an is None, n, round(seconds * n / total, 6), [an] if an else [],
+                                 ["metadata"]))
     return out

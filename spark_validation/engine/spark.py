@@ -97,7 +97,7 @@ def _spark_files(opts: AuditOptions, sc: Any, files: list[Path], ops_out: Path |
         else:
             got.add_file(r, secs)
     got.stage_seconds["files"] = time.perf_counter() - t
-    kafka_h = sum(1 for r in got.results[n_results:] if "kafka" in r.get("checks", []))
+    kafka_h = sum(1 for r in got.results[n_results:] if "kafka" in r.checks)
     got.kafka_engine = {"engine": "arrow", "path": "files", "files": len(files), "tasks": len(groups),
                         "histories": kafka_h, "clustered": kafka_h, "shuffled": 0,
                         "task_seconds": {k: round(v, 3) for k, v in sorted(secs.items())}}

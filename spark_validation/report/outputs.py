@@ -18,12 +18,13 @@ DOCUMENTS = ("results.json", "malformed.json", "summary.json")  # summary.json, 
 
 def write_outputs(report: AuditReport, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    write_document(out / "results.json", json.dumps(report.results, indent=1, default=str) + "\n")
+    write_document(out / "results.json",
+                   json.dumps([r.to_json() for r in report.results], indent=1, default=str) + "\n")
     write_document(out / "malformed.json", json.dumps(report.malformed, indent=1, default=str) + "\n")
     res_tbl = pa.Table.from_pylist(
-        [{"history": r["history"], "model": r["model"], "valid": str(r["valid"]).lower(), "ops": r["ops"],
-          "seconds": float(r["seconds"]), "anomalies": json.dumps(r["anomalies"], default=str),
-          "malformed": r.get("malformed")} for r in report.results],
+        [{"history": r.history, "model": r.model, "valid": str(r.valid).lower(), "ops": r.ops,
+          "seconds": float(r.seconds), "anomalies": json.dumps(r.anomalies, default=str),
+          "malformed": r.malformed} for r in report.results],
         schema=pa.schema([("history", pa.string()), ("model", pa.string()), ("valid", pa.string()),
                           ("ops", pa.int64()), ("seconds", pa.float64()), ("anomalies", pa.string()),
                           ("malformed", pa.string())]))

@@ -16,13 +16,14 @@ import attrs
 from kraft.outcome import Verdict, header, plural
 from spark_validation.checks import kafka as kafka_check
 from spark_validation.engine.collected import Collected
+from spark_validation.engine.result import HistoryResult
 
 IGNORED_SAMPLE = 20
 
 
 @attrs.define
 class AuditReport:
-    results: list[dict]
+    results: list[HistoryResult]
     anomalies: list[dict]
     malformed: list[dict]
     stage_seconds: dict[str, float]
@@ -47,8 +48,8 @@ class AuditReport:
         inconclusive if any history is ``unknown`` (budget reached, check not run, malformed) or
         there was no history at all (nothing checked); clean otherwise."""
         n = len(self.results)
-        bad = sum(r["valid"] is False for r in self.results)
-        unknown = sum(r["valid"] == "unknown" for r in self.results)
+        bad = sum(r.valid is False for r in self.results)
+        unknown = sum(r.valid == "unknown" for r in self.results)
         ops = plural(self.ops_total, "op")
         if bad:
             kinds = ", ".join(sorted(self.violations)) or "anomalies"
@@ -58,9 +59,9 @@ class AuditReport:
         if unknown:
             return Verdict.INCONCLUSIVE, (f"{plural(unknown, 'history', 'histories')} of {n} undecided (unknown), "
                                           f"{n - unknown} valid ({ops})")
-        partial = sum(1 for r in self.results if r.get("malformed_lines"))
+        partial = sum(1 for r in self.results if r.malformed_lines)
         lost = (f"; {plural(partial, 'history', 'histories')} valid only for the ops read "
-                f"({plural(sum(r.get('malformed_lines', 0) for r in self.results), 'line')} unreadable)"
+                f"({plural(sum(r.malformed_lines for r in self.results), 'line')} unreadable)"
                 if partial else "")
         return Verdict.CLEAN, ("1 history, valid" if n == 1 else f"{n} histories, all valid") + f" ({ops}{lost})"
 
@@ -74,7 +75,7 @@ class AuditReport:
         return header("audit", verdict, sentence, self.summary())
 
     def summary(self) -> dict[str, Any]:
-        valid = Counter(str(r["valid"]).lower() for r in self.results)
+        valid = Counter(str(r.valid).lower() for r in self.results)
         return {
             "histories": len(self.results),
             "ops": self.ops_total,
@@ -85,7 +86,7 @@ class AuditReport:
             "informational": dict(Counter(a["kind"] for a in self.anomalies if not kafka_check.is_violation(a))),
             "malformed_lines": sum(1 for m in self.malformed if m.get("scope") == "line"),
             # valid histories that lost lines: valid for the ops read only (mark_lost_lines)
-            "valid_with_lost_lines": sum(1 for r in self.results if r["valid"] is True and r.get("malformed_lines")),
+            "valid_with_lost_lines": sum(1 for r in self.results if r.valid is True and r.malformed_lines),
             "malformed_histories": sum(1 for m in self.malformed if m.get("scope") == "history"),
             "skipped_files": sum(1 for m in self.malformed if m.get("scope") == "file"),
             "ignored_files": len(self.ignored),
@@ -106,10 +107,8 @@ def mark_lost_lines(report: AuditReport) -> None:
     holds for the ops that were read, not for the file."""
     lost = Counter(m["path"] for m in report.malformed if m.get("scope") == "line")
     for r in report.results:
-        n = lost.get(r["history"], 0)
+        n = lost.get(r.history, 0)
         if not n:
             continue
-        r["malformed_lines"] = n
-        info = r.get("info") if isinstance(r.get("info"), dict) else {}
-        r["info"] = {**info, "malformed_lines": n,
-                     "scope": f"the {r['ops']} op(s) read; {n} line(s) could not be read (malformed.json)"}
+        r.malformed_lines = n
+        r.add_info(malformed_lines=n, scope=f"the {r.ops} op(s) read; {n} line(s) could not be read (malformed.json)")

@@ -63,4 +63,4 @@ def test_history_is_well_formed_and_decided_by_the_audit(seed: int, tmp_path) ->
     report = run(AuditOptions(paths=(str(path),), no_spark=True, checks=frozenset({"kafka"}), out=tmp_path / "a"),
                  progress=lambda m: None)
     (res,) = report.results
-    assert res["valid"] is True, res
+    assert res.valid is True, res

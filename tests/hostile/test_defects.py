@@ -16,6 +16,7 @@ from kraft.outcome import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_OK
 from kraft.review.page import report
 from kraft.sim.cli import simulate
 from spark_validation.cli import audit, unknown_reason
+from spark_validation.engine.result import HistoryResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "spark_validation" / "fixtures"
 GOOD = FIXTURES / "reg_valid_concurrent.ndjson"  # a valid register history (6 ops)
@@ -230,9 +231,13 @@ def test_structure_error_is_unknown_and_the_summary_says_why(tmp_path):
 
 
 def test_unknown_reason_reads_budget_and_kafka_reasons():
-    assert unknown_reason({"info": {"partitions": [{"reason": "time budget exhausted"}]}}) == "time budget exhausted"
-    assert unknown_reason({"info": {"error": "unknown model 'x'"}}) == "unknown model 'x'"
-    assert unknown_reason({"info": {}}) == "undecided (no reason recorded)"
+    def undecided(**kw):
+        return HistoryResult("h", None, "unknown", 1, **kw)
+
+    assert unknown_reason(undecided(info={"partitions": [{"reason": "time budget exhausted"}]})) == "time budget exhausted"
+    assert unknown_reason(undecided(info={"error": "unknown model 'x'"})) == "unknown model 'x'"
+    assert unknown_reason(undecided(info={})) == "undecided (no reason recorded)"
+    assert unknown_reason(undecided(malformed="op 3 never completes")).endswith("op 3 never completes")
 
 
 # -- 3. a history that lost lines says so ----------------------------------------------------

@@ -32,6 +32,7 @@ from kraft.sim.core import Faults, Simulator
 from kraft.sim.recorder import Recorder
 from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.audit import AuditOptions, run
+from spark_validation.engine.result import HistoryResult
 
 STEPS = 2000
 AFTER = 1000
@@ -68,7 +69,7 @@ def simulate(variant: str | None, seed: int | SimRun, out: Path, after: int | No
     return sim, history
 
 
-def audit(path: Path, out: Path) -> dict[str, Any]:
+def audit(path: Path, out: Path) -> HistoryResult:
     """The in-process audit (``kraft audit --no-spark --checks kafka``) of one history: its result."""
     report = run(AuditOptions(paths=(str(path),), no_spark=True, checks=frozenset({"kafka"}), out=out,
                               write_ops=False), progress=lambda m: None)
@@ -76,17 +77,17 @@ def audit(path: Path, out: Path) -> dict[str, Any]:
     return report.results[0]
 
 
-def violation_kinds(result: dict[str, Any]) -> set[str]:
-    return {a["kind"] for a in result["anomalies"] if kafka_rules.is_violation(a)}
+def violation_kinds(result: HistoryResult) -> set[str]:
+    return {a["kind"] for a in result.anomalies if kafka_rules.is_violation(a)}
 
 
 @pytest.fixture(scope="module")
 def run_cached(tmp_path_factory: pytest.TempPathFactory):
     """``simulate`` + ``audit`` of (variant, run), each run once per module."""
-    cache: dict[tuple[str | None, SimRun], tuple[Simulator, Path, dict[str, Any]]] = {}
+    cache: dict[tuple[str | None, SimRun], tuple[Simulator, Path, HistoryResult]] = {}
     base = tmp_path_factory.mktemp("runs")
 
-    def get(variant: str | None, r: SimRun | int) -> tuple[Simulator, Path, dict[str, Any]]:
+    def get(variant: str | None, r: SimRun | int) -> tuple[Simulator, Path, HistoryResult]:
         r = r if isinstance(r, SimRun) else SimRun(r, STEPS, "all", AFTER)
         if (variant, r) not in cache:
             d = base / f"{variant}-{len(cache)}"
@@ -122,7 +123,7 @@ def _check_pinned(variant: str, r: SimRun, run_cached) -> None:
         f"{variant} {argv}: no invariant violated (re-pin: python -m tests.replication.test_audit {variant})")
     assert sim.events >= sim.first_violation.event + r.after_violation  # it ran on after the violation
     kinds = violation_kinds(result)
-    assert result["valid"] is False and set(r.anomalies) <= kinds, (variant, argv, sorted(kinds))
+    assert result.valid is False and set(r.anomalies) <= kinds, (variant, argv, sorted(kinds))
     assert sim.final_phase["final_reads"]["polls"] >= 1
 
 
@@ -140,9 +141,9 @@ def test_every_pinned_run_is_flagged(variant: str, r: SimRun, run_cached) -> Non
     _check_pinned(variant, r, run_cached)
 
 
-def _check_clean(sim: Simulator, result: dict[str, Any], what: str) -> None:
+def _check_clean(sim: Simulator, result: HistoryResult, what: str) -> None:
     assert sim.first_violation is None and not losses(sim), f"{what}: {sim.first_violation}"
-    assert result["valid"] is True and not violation_kinds(result), (what, result["anomalies"][:3])
+    assert result.valid is True and not violation_kinds(result), (what, result.anomalies[:3])
 
 
 @pytest.mark.parametrize("faults", MIXES)

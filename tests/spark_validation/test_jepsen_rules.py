@@ -14,7 +14,7 @@ def _audit(tmp_path: Path, h: H, name: str, **opts) -> dict:
     f = h.write_ndjson(tmp_path / f"{name}.ndjson")
     rep = run(AuditOptions(paths=(str(f),), out=tmp_path / "out", no_spark=True, **opts), progress=lambda m: None)
     (res,) = rep.results
-    return res
+    return res.to_json()  # the results.json entry
 
 
 def test_empty_transaction_graph_is_not_valid(tmp_path: Path) -> None:

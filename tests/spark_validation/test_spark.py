@@ -18,6 +18,7 @@ from spark_validation.checks.kafka import rules
 from spark_validation.checks.kafka import spark as kspark
 from spark_validation.checks.kafka.anomaly import sorted_anomalies
 from spark_validation.ingest.records import discover
+from spark_validation.engine.result import HistoryResult
 from tests import examples
 from tests.spark_validation.cases import case_rows, expected_anomalies
 from tests.spark_validation.corpus import build, expected_verdicts
@@ -116,15 +117,14 @@ def both_runs(spark, corpus, tmp_path_factory):
     return s, lo, s_out
 
 
-def _norm(results: list[dict]) -> dict:
-    return {r["history"]: (r["model"], r["valid"], r["ops"], json.dumps(r["anomalies"], sort_keys=True))
-            for r in results}
+def _norm(results: list[HistoryResult]) -> dict:
+    return {r.history: (r.model, r.valid, r.ops, json.dumps(r.anomalies, sort_keys=True)) for r in results}
 
 
 def test_spark_audit_equals_local(both_runs, corpus) -> None:
     root, _ = corpus
     s, lo, _ = both_runs
-    assert {r["history"]: r["valid"] for r in s.results} == expected_verdicts(root)
+    assert {r.history: r.valid for r in s.results} == expected_verdicts(root)
     assert _norm(s.results) == _norm(lo.results)
     assert s.exit_code == lo.exit_code == 1
     assert s.kafka_engine["engine"] == "arrow"
