@@ -281,7 +281,7 @@ def check_batch(batch: list[Prepared], opts: Options) -> list[TraceResult]:
                 r.seconds, r.tlc_runs = share, 1
                 results.append(r)
             else:
-                r = localise(p, opts)
+                r = localise(p, opts, rejected=True)
                 r.seconds += share
                 r.tlc_runs += 1
                 results.append(r)
@@ -322,21 +322,34 @@ def _accept(p: Prepared) -> TraceResult:
     return r
 
 
-def localise(p: Prepared, opts: Options) -> TraceResult:
-    """Check one trace alone with the witness invariant; on rejection find and explain the first
-    step that no behaviour of the spec can match."""
+def _accepted(res: tlcrun.RunResult) -> bool:
+    return res.outcome == "invariant" or (res.outcome == "ok" and bool(_markers(res.printed, "TRACCEPT")))
+
+
+def localise(p: Prepared, opts: Options, rejected: bool = False) -> TraceResult:
+    """Check one trace alone with the witness; on rejection find and explain the first step that
+    no behaviour of the spec can match. The diagnosis evaluates ``ENABLED TrExact`` in every state,
+    which costs TLC several times the check itself, so it runs only once the trace is rejected
+    (``rejected``: a batch run has rejected it already)."""
     t0 = time.monotonic()
-    res = _run(p.glue, [p.micros], [p.init], p.constants, "single", opts)
-    if res.outcome == "invariant" or (res.outcome == "ok" and _markers(res.printed, "TRACCEPT")):
+    runs = 0
+    res = None
+    if not (rejected and opts.diagnose):
+        res = _run(p.glue, [p.micros], [p.init], p.constants, "single", attrs.evolve(opts, diagnose=False))
+        runs += 1
+    if res is None or (res.outcome == "ok" and not _accepted(res) and opts.diagnose):
+        res = _run(p.glue, [p.micros], [p.init], p.constants, "single", opts)
+        runs += 1
+    if _accepted(res):
         r = _accept(p)
-        r.seconds, r.tlc_runs = time.monotonic() - t0, 1
+        r.seconds, r.tlc_runs = time.monotonic() - t0, runs
         return r
     if res.outcome != "ok":
         r = _tool_error(_base(p.trace), res, "single-trace run")
-        r.seconds, r.tlc_runs = time.monotonic() - t0, 1
+        r.seconds, r.tlc_runs = time.monotonic() - t0, runs
         return r
     r = _base(p.trace)
-    r.verdict, r.tlc_runs = "rejected", 1
+    r.verdict, r.tlc_runs = "rejected", runs
     if p.stop is not None:
         r.warnings.append(f"the trace also has an unusable line: {p.stop.message}")
     if res.depth == 0 or res.states == 0 or not p.micros:
