@@ -36,7 +36,7 @@ from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.invariants import holds, is_quorum_of, last_voters, show_entry
-from kraft.quorum.messages import LEADER_CHANGE, to_spec
+from kraft.quorum.messages import LEADER_CHANGE, VOTERS, to_spec
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.protocol import PROTOCOL
 from kraft.quorum.world import QuorumWorld
@@ -47,6 +47,15 @@ VARIANTS = (*PROTOCOL.variant_names, "PreVote")
 
 KEY = "metadata"
 READERS = 2  # consumer processes 1000 and 1001
+
+
+# control records (LeaderChangeMessage, VotersRecord): a Kafka consumer never returns them
+CONTROL = (LEADER_CHANGE, VOTERS)
+
+
+def _data_records(window: list[Any], start: int) -> list[list[Any]]:
+    """``[offset, value]`` of the data records of ``window`` (which starts at offset ``start``)."""
+    return [[off, r.value] for off, r in enumerate(window, start) if r.value not in CONTROL]
 
 
 @attrs.define
@@ -131,7 +140,7 @@ class KRaftPlugin(SimPlugin):
         start = min(position, len(records))  # a node behind the reader's position returns nothing
         window = records[start:start + 20]
         self.read_positions[process] = max(position, start + len(window))
-        got = [[off, r.value] for off, r in enumerate(window, start) if r.value != LEADER_CHANGE]
+        got = _data_records(window, start)
         self.stats["polls"] += 1
         if sim.recorder is not None:
             sim.recorder.op(process, "invoke", "poll", KEY, None, sim.now, node=node.id, offset=start)
@@ -239,7 +248,7 @@ class KRaftPlugin(SimPlugin):
                     start = self.read_positions.get(process, 0)
                     window = records[start:start + 20]
                     self.read_positions[process] = start + len(window)
-                    got = [[off, r.value] for off, r in enumerate(window, start) if r.value != LEADER_CHANGE]
+                    got = _data_records(window, start)
                     polls += 1
                     self.stats["polls"] += 1
                     if sim.recorder is not None:

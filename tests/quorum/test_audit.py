@@ -11,6 +11,7 @@ them, so they have no pin (TLC, Hypothesis and conformance catch them).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,8 @@ PINNED = [(v.name, r) for v in PROTOCOL.variants for r in v.sim]
 def _history(variant: str | None, pin: SimRun, out: Path) -> Path:
     rec = Recorder({}, {"model": "append-log", "source": f"test_audit {variant} seed {pin.seed}"},
                    states=False, trace=False)
-    sim = Simulator(PROTOCOLS["kraft"].plugin(3, variant), pin.seed, Faults.parse(pin.faults), recorder=rec,
+    plugin = PROTOCOLS["kraft"].plugin(3, variant, observers=pin.observers)
+    sim = Simulator(plugin, pin.seed, Faults.parse(pin.faults, plugin.nemeses()), recorder=rec,
                     after_violation=pin.after_violation)
     sim.run(pin.steps)
     sim.finish()
@@ -41,6 +43,16 @@ def _kinds(history: Path, out: Path) -> set[str]:
                  progress=lambda m: None)
     (res,) = report.results
     return {a["kind"] for a in res.anomalies if kafka_rules.is_violation(a)}
+
+
+def test_polls_return_no_control_records(tmp_path: Path) -> None:
+    """A consumer never sees control records: with voter changes the log holds VotersRecords, which
+    no poll returns (else every reader would see the value "Voters" at many offsets: a duplicate)."""
+    history = _history(None, SimRun(22, 500, "all", 300, observers=1), tmp_path)
+    ops = [json.loads(x) for x in history.read_text().splitlines()[1:]]
+    polled = [v for o in ops if o["f"] == "poll" and o["type"] == "ok" for _, v in o["value"]]
+    assert polled and all(isinstance(v, int) for v in polled)
+    assert _kinds(history, tmp_path / "a") == set()
 
 
 def test_some_variants_are_pinned() -> None:
