@@ -1381,10 +1381,16 @@ LogMatching ==
              EntryAt(a, o).epoch = EntryAt(b, o).epoch =>
                 \A p \in lo..o : EntryAt(a, p) = EntryAt(b, p)
 
-\* A leader's log holds every record committed in an earlier epoch.
+\* n leads the newest epoch any leader was elected in. A deposed leader that
+\* has not heard of a later epoch still has the Leader role; a later leader
+\* may commit records of epochs before the deposed one's, which it never had
+\* (Raft's Leader Completeness is over leaders of epochs after the commit).
+NewestLeader(n) == role[n] = "Leader" /\ \A x \in elected : x[1] <= currentEpoch[n]
+
+\* The newest leader's log holds every record committed in an earlier epoch.
 LeaderCompleteness ==
     \A n \in Replicas :
-       role[n] = "Leader" => Holds(n, CommittedBefore(currentEpoch[n]))
+       NewestLeader(n) => Holds(n, CommittedBefore(currentEpoch[n]))
 
 \* The committed prefixes (up to each node's HW, and the ghost) agree.
 \* (Every node's HW is within the committed prefix, which only grows, so two
@@ -1394,12 +1400,12 @@ StateMachineSafety ==
        /\ highWatermark[n] <= Len(committed)
        /\ AgreesUpTo(n, committed, highWatermark[n])
 
-\* The HW a leader exposes is never below what earlier epochs committed:
+\* The HW the newest leader exposes is never below what earlier epochs committed:
 \* the global HW does not go backwards across leader changes (the reason
 \* for the epochStartOffset condition, QuorumState.transitionToLeader).
 MonotonicHighWatermark ==
     \A n \in Replicas :
-       role[n] = "Leader" /\ highWatermark[n] > 0
+       NewestLeader(n) /\ highWatermark[n] > 0
           => highWatermark[n] >= Len(CommittedBefore(currentEpoch[n]))
 
 \* Every offset below a leader's HW is durably held by a majority of the
@@ -1444,8 +1450,7 @@ MajoritiesMeet(a, b) ==
     IN Max(0, ma - Cardinality(a \ b)) + Max(0, mb - Cardinality(b \ a)) > Cardinality(a \cap b)
 OverlappingMajorities ==
     \A n \in Replicas :
-       role[n] = "Leader" /\ (\A x \in elected : x[1] <= currentEpoch[n])
-          => MajoritiesMeet(CommittedVoters, VoterSet(n))
+       NewestLeader(n) => MajoritiesMeet(CommittedVoters, VoterSet(n))
 
 \* Epochs never decrease along a node's history: each entry's epoch is at
 \* least that of the record before it, the first one's at least that of the

@@ -392,9 +392,12 @@ class Monitor:
                 out.append(Violation(
                     "NoCommittedRecordLost",
                     f"the {c} committed records are durable only on {holders or 'no node'}"))
-        # LeaderCompleteness and MonotonicHighWatermark (both over CommittedBefore(epoch)).
+        # LeaderCompleteness and MonotonicHighWatermark (both over CommittedBefore(epoch)), of the
+        # newest leader only (NewestLeader): a deposed leader may lack records of earlier epochs
+        # that a later leader committed.
+        newest = max(self.leader_of_epoch, default=0)
         for n, r in state["role"].items():
-            if r != "Leader":
+            if r != "Leader" or state["currentEpoch"][n] < newest:
                 continue
             e = state["currentEpoch"][n]
             before = committed_before(self.committed, e)

@@ -135,8 +135,8 @@ INVARIANTS = (
     Invariant("SnapshotAtLogStart", inv.snapshot_at_log_start,
               "snapshots end at or after the log start, and a log start > 0 is a snapshot's end"),
     # history invariants (need the Monitor's ghosts); checked by Monitor.observe
-    Invariant("LeaderCompleteness", None, "a leader holds every record committed before its epoch"),
-    Invariant("MonotonicHighWatermark", None, "a leader never exposes less than what was committed"),
+    Invariant("LeaderCompleteness", None, "the newest leader holds every record committed before its epoch"),
+    Invariant("MonotonicHighWatermark", None, "the newest leader never exposes less than what was committed"),
     Invariant("NoCommittedRecordLost", None, "committed records stay durable on a majority"),
     Invariant("HighWatermarkNeverDecreases", None, "per role and epoch, the HW only grows"),
     Invariant("ConsistentCommittedData", None,

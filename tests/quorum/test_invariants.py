@@ -79,6 +79,21 @@ def test_leader_completeness_and_monotonic_high_watermark() -> None:
     assert {"LeaderCompleteness", "MonotonicHighWatermark"} <= found
 
 
+def test_deposed_leader_may_lack_records_a_later_leader_committed() -> None:
+    """TLC's counterexample to a LeaderCompleteness over every leader (3 voters, 3 epochs, correct
+    spec): node 2 leads epoch 2 with its LeaderChange only; node 1, leader of epoch 3 elected with
+    node 3, commits epoch 1's LeaderChange; node 2 has not heard of epoch 3 and still leads. Only
+    the newest leader must hold what earlier epochs committed (the check of the newest one is
+    test_leader_completeness_and_monotonic_high_watermark)."""
+    m = Monitor()
+    leaders = {1: "Leader", 2: "Leader", 3: "Follower"}
+    assert m.observe(state({1: [(1, LC)], 2: [(2, LC)], 3: []}, roles=leaders, epochs={1: 1, 2: 2, 3: 2})) == []
+    committed = state({1: [(1, LC), (3, LC)], 2: [(2, LC)], 3: [(1, LC), (3, LC)]}, roles=leaders,
+                      epochs={1: 3, 2: 2, 3: 3}, hwm={1: 2, 2: 0, 3: 0})
+    assert m.observe(committed) == []
+    assert len(m.committed) == 2
+
+
 def test_no_committed_record_lost() -> None:
     m = Monitor()
     m.observe(GOOD)
