@@ -34,7 +34,7 @@ from typing import Any
 
 from kraft.core.declaration import Action
 from kraft.quorum.node import QuorumNode as N
-from kraft.quorum.protocol import PROTOCOL, VOTER_CHANGE_BUGS
+from kraft.quorum.protocol import PROTOCOL
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
 from traces.schema import Event
 from traces.tla import BOOL, INT, STR, Fun, Nullable, RenderError, Rec, Seq, Set, T, tla_string
@@ -206,7 +206,7 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
         "PreVote": "TRUE" if pre else "FALSE",
         "Duplication": "TRUE",
     }
-    out.update({v: "FALSE" for v in (*PROTOCOL.variant_names, *VOTER_CHANGE_BUGS)})
+    out.update({v: "FALSE" for v in PROTOCOL.variant_names})
     return out
 
 
