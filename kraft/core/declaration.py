@@ -70,9 +70,10 @@ class Variable:
 class SimRun:
     """One pinned simulator run of a bug variant whose client history shows the bug to the audit:
     ``kraft simulate --protocol P --variant V --seed SEED --steps STEPS --faults FAULTS
-    --after-violation AFTER`` (``argv``), deterministic per seed.  ``faults`` may name targeted
-    faults (``all,kill-leader``, kraft/sim/core.py ``NEMESIS_NAMES``) where the random schedule
-    alone rarely reaches the bug.  ``anomalies``: the Kafka anomaly kinds ``kraft audit --checks
+    --after-violation AFTER [--observers K]`` (``argv``), deterministic per seed.  ``faults`` may
+    name targeted faults (``all,kill-leader``, kraft/sim/core.py ``NEMESIS_NAMES``) where the random
+    schedule alone rarely reaches the bug; ``observers``: replicas outside the bootstrap voter set,
+    for a bug that needs voter changes (KRaft's KIP-853 variants).  ``anomalies``: the Kafka anomaly kinds ``kraft audit --checks
     kafka`` reports for its history (tests/replication/test_audit.py asserts them); ``note``: what
     happens in the run, for people."""
 
@@ -82,11 +83,13 @@ class SimRun:
     after_violation: int = 1000
     anomalies: tuple[str, ...] = ()
     note: str = ""
+    observers: int = 0
 
     def argv(self) -> tuple[str, ...]:
         """The ``kraft simulate`` options of this run (add ``--protocol``, ``--variant``, ``--out``)."""
+        observers = ("--observers", str(self.observers)) if self.observers else ()
         return ("--seed", str(self.seed), "--steps", str(self.steps), "--faults", self.faults,
-                "--after-violation", str(self.after_violation))
+                "--after-violation", str(self.after_violation), *observers)
 
 
 @attrs.frozen

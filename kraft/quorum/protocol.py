@@ -28,6 +28,9 @@ from kraft.quorum.messages import (
 # the random faults of the pinned variant runs: every one but ``snapshot`` (their seeds were found
 # without it, and with it the same seed is another run)
 PINNED_FAULTS = "drop,dup,delay,reorder,partition,crash,disk-loss,resign"
+# a follower cut off while the leader snapshots and cleans its log, and leaders that resign or are
+# partitioned away, so the follower's log diverges before it catches up through a snapshot
+SNAPSHOT_DIVERGE_FAULTS = "snapshot,far-behind:1500,resign,partition"
 
 ACTIONS = (
     Action("Timeout", doc="election/fetch timer fires: Prospective (pre-vote) or Candidate; a Prospective "
@@ -100,7 +103,10 @@ VARIANTS = (
     Variant("KeepSuffixAfterSnapshotInstall", "LogEpochsMonotonic",
             "a follower that installs a fetched snapshot keeps its own entries past the snapshot's end, "
             "of an older epoch than the snapshot's, instead of emptying its log "
-            "(KafkaMetadataLog.truncateToLatestSnapshot truncates fully)", size="snapdiverge"),
+            "(KafkaMetadataLog.truncateToLatestSnapshot truncates fully)", size="snapdiverge",
+            sim=(SimRun(26, 600, SNAPSHOT_DIVERGE_FAULTS, 200, (),
+                        "a follower installs the leader's snapshot and keeps its older-epoch records past the "
+                        "snapshot's end (conformance rejects that FetchSnapshot response); the history audits clean"),)),
     Variant("RetentionDeletesPastSnapshot", "SnapshotAtLogStart",
             "the log start offset moves past the latest snapshot, to an offset no snapshot covers "
             "(KAFKA-14238: size/time retention deleted metadata segments no snapshot covered)", size="snapshot"),
@@ -116,13 +122,26 @@ VARIANTS = (
     Variant("ConcurrentVoterChange", "OverlappingMajorities",
             "a leader appends a voter change while its last VotersRecord is uncommitted, so two changes stack "
             "and a majority of the new voter set can miss every majority of the committed one "
-            "(AddVoterHandler/RemoveVoterHandler refuse it: one change at a time)", size="removal"),
+            "(AddVoterHandler/RemoveVoterHandler refuse it: one change at a time)", size="removal",
+            sim=(SimRun(1, 400, "all", 300, ("inconsistent-offsets", "int-poll-skip", "lost-write",
+                                             "nonmonotonic-send", "poll-skip", "unseen"),
+                        "two voters removed while the first removal is uncommitted: a single-voter set "
+                        "commits records the others never see, and a later leader overwrites them",
+                        observers=1),)),
     Variant("LeaderCountsSelfWhenRemoved", "MajorityReachedHighWatermark",
             "a leader that removed itself still counts its own offset toward the high watermark, committing "
-            "a record without a majority of the new voter set (KAFKA-16530)", size="removal"),
+            "a record without a majority of the new voter set (KAFKA-16530)", size="removal",
+            sim=(SimRun(28, 300, "all", 200, (),
+                        "a leader that removed itself counts its own offset toward its high watermark "
+                        "(conformance rejects the fetch that moves it); the history audits clean",
+                        observers=1),)),
     Variant("ObserverSkipsFsync", "MajorityReachedHighWatermark",
             "a follower that is not a voter does not flush its appends; once the leader has added it, its "
-            "unflushed fetch offset counts toward the high watermark (KAFKA-17332)", size="observer"),
+            "unflushed fetch offset counts toward the high watermark (KAFKA-17332)", size="observer",
+            sim=(SimRun(8, 300, "all", 200, (),
+                        "an observer appends fetched records without flushing them (conformance rejects that "
+                        "fetch response); the history audits clean",
+                        observers=1),)),
 )
 
 INVARIANTS = (

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kraft.quorum.protocol import PROTOCOL
 from tests.traces.helpers import first_difference, simulator, write
 from traces.check import Options, check_paths
 
@@ -103,6 +104,29 @@ def test_snapshot_runs_are_accepted(tmp_path):
 def test_snapshot_variant_rejected_where_the_bug_acts(tmp_path, variant, seed, steps, faults, action, kind):
     line, rb = _rejected_where_the_bug_acts(tmp_path, variant, seed, steps, faults)
     assert (rb.kind, rb.line, rb.action) == (kind, line, action), rb.message[:1000]
+
+
+# --- the runs the zoo simulates for the voter-change and snapshot-install variants ---------------
+
+PINNED_STEP = {  # variant -> (trace action, kind of rejection, a variable that disagrees or None)
+    "KeepSuffixAfterSnapshotInstall": ("HandleFetchSnapshotResponse", "state_mismatch", "log"),
+    "ConcurrentVoterChange": ("RemoveVoter", "not_enabled", None),  # the spec refuses the change
+    "LeaderCountsSelfWhenRemoved": ("HandleFetchRequest", "state_mismatch", "highWatermark"),
+    "ObserverSkipsFsync": ("HandleFetchResponse", "state_mismatch", "flushedOffset"),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(PINNED_STEP))
+def test_pinned_run_rejected_where_the_bug_acts(tmp_path, variant):
+    """The zoo's conformance cell of these variants checks their pinned run (``Variant.sim``):
+    its trace is rejected at the line where the bug first acts, and the correct run of the same
+    seed is accepted past it."""
+    pin = PROTOCOL.variant(variant).sim[0]
+    line, rb = _rejected_where_the_bug_acts(tmp_path, variant, pin.seed, pin.steps, pin.faults,
+                                            observers=pin.observers)
+    action, kind, var = PINNED_STEP[variant]
+    assert (rb.line, rb.action, rb.kind) == (line, action, kind), rb.message[:1000]
+    assert var is None or var in rb.disagree, rb.message[:1000]
 
 
 # --- all-fault traces of the correct implementation -------------------------------------------
