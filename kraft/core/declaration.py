@@ -73,9 +73,9 @@ class SimRun:
     --after-violation AFTER [--observers K]`` (``argv``), deterministic per seed.  ``faults`` may
     name targeted faults (``all,kill-leader``, kraft/sim/core.py ``NEMESIS_NAMES``) where the random
     schedule alone rarely reaches the bug; ``observers``: replicas outside the bootstrap voter set,
-    for a bug that needs voter changes (KRaft's KIP-853 variants).  ``anomalies``: the Kafka anomaly kinds ``kraft audit --checks
-    kafka`` reports for its history (tests/replication/test_audit.py asserts them); ``note``: what
-    happens in the run, for people."""
+    for a bug that needs voter changes (KRaft's KIP-853 variants).  ``anomalies``: the Kafka anomaly
+    kinds ``kraft audit --checks kafka`` reports for its history (tests/replication/test_audit.py and
+    tests/quorum/test_audit.py assert them); ``note``: what happens in the run, for people."""
 
     seed: int
     steps: int = 2000

@@ -105,8 +105,9 @@ VARIANTS = (
             "of an older epoch than the snapshot's, instead of emptying its log "
             "(KafkaMetadataLog.truncateToLatestSnapshot truncates fully)", size="snapdiverge",
             sim=(SimRun(26, 600, SNAPSHOT_DIVERGE_FAULTS, 200, (),
-                        "a follower installs the leader's snapshot and keeps its older-epoch records past the "
-                        "snapshot's end (conformance rejects that FetchSnapshot response); the history audits clean"),)),
+                        "a follower installs the leader's snapshot and keeps its older-epoch records past "
+                        "the snapshot's end (conformance rejects that FetchSnapshot response); the history "
+                        "audits clean"),)),
     Variant("RetentionDeletesPastSnapshot", "SnapshotAtLogStart",
             "the log start offset moves past the latest snapshot, to an offset no snapshot covers "
             "(KAFKA-14238: size/time retention deleted metadata segments no snapshot covered)", size="snapshot"),
