@@ -126,8 +126,8 @@ VARIANTS = (
             "(AddVoterHandler/RemoveVoterHandler refuse it: one change at a time)", size="removal",
             sim=(SimRun(1, 400, "all", 300, ("inconsistent-offsets", "int-poll-skip", "lost-write",
                                              "nonmonotonic-send", "poll-skip", "unseen"),
-                        "two voters removed while the first removal is uncommitted: a single-voter set "
-                        "commits records the others never see, and a later leader overwrites them",
+                        "a second removal while the first is uncommitted leaves the leader a one-voter set "
+                        "whose majority misses the committed set's; acknowledged sends are later lost",
                         observers=1),)),
     Variant("LeaderCountsSelfWhenRemoved", "MajorityReachedHighWatermark",
             "a leader that removed itself still counts its own offset toward the high watermark, committing "
