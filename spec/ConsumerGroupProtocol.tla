@@ -302,11 +302,13 @@ Join(c) ==
 \* ConsumerHeartbeatRequestManager: one request in flight; once the acknowledgement is sent,
 \* ACKNOWLEDGING -> STABLE, or RECONCILING when a newer assignment arrived meanwhile
 \* (onHeartbeatRequestGenerated).
-\* Departure (docs/consumer-protocol-spec.md): while RECONCILING, the owned partitions are held
-\* back until the acknowledgement. Kafka sends the last reconciled assignment after a failure;
-\* the coordinator can then take it as a revocation and release a partition that the pending
-\* reconciliation installs a moment later (TLC finds that double ownership, see the doc).
-ReportOwned(c) == sendOwned[c] /\ cstate[c] # "RECONCILING"
+\* Departure (docs/consumer-protocol-spec.md): while an assignment the consumer received is not
+\* installed (RECONCILING, or acknowledging an older one), the owned partitions are held back
+\* until the acknowledgement of that assignment. Kafka sends its local assignment whenever it
+\* changed, also after a failure; the coordinator can then take it as a revocation and release
+\* a partition that the pending reconciliation installs a moment later (TLC finds that double
+\* ownership, see the doc).
+ReportOwned(c) == sendOwned[c] /\ cstate[c] # "RECONCILING" /\ (ctarget[c] # Nil => ctarget[c] = owned[c])
 
 \* A heartbeat that can change nothing is left out of model checking (like the replication
 \* spec's no-op fetches) unless SendNoOpHeartbeats: a STABLE consumer with nothing to report,

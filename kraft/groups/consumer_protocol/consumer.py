@@ -7,7 +7,8 @@ reconciliation at a time: auto-commit, ``onPartitionsRevoked``, ``onPartitionsAs
 ACKNOWLEDGING; ``maybeAbortReconciliation`` drops one the member left or rejoined during) and
 ``ConsumerHeartbeatRequestManager`` (one request in flight, sent on the interval or at once when
 joining or acknowledging; the owned partitions only when they must be: joining, after a new local
-assignment, after a failure).
+assignment, after a failure, and held back while an assignment received is not installed: a
+departure from Kafka, docs/consumer-protocol-spec.md).
 
 The lease (docs/consumer-protocol.md): the consumer keeps its partitions for ``lease_ms`` after the
 send time of its last heartbeat that succeeded.  The coordinator removes a member no earlier than
@@ -110,7 +111,9 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         self.next_heartbeat_at = now
 
     def _report_owned(self) -> bool:
-        return self.send_owned and self.state is not S.RECONCILING
+        """The owned partitions go out only once every assignment received is installed (spec
+        ReportOwned: a departure from Kafka, docs/consumer-protocol-spec.md)."""
+        return self.send_owned and self.state is not S.RECONCILING and (self.target is None or self.target == self.owned)
 
     def send_heartbeat(self, now: int) -> None:
         """Spec SendHeartbeat: one request in flight; ACKNOWLEDGING -> STABLE once it is sent (or
