@@ -46,7 +46,7 @@ def _todo(zoo: Zoo, sims: Sims) -> Sims:
     audit cells here."""
     todo: Sims = {}
     for p in zoo.protocols:
-        for v in (None, *p.variants):
+        for v in zoo.members(p):
             key = (p.name, v.name if v else None)
             if p.history_model is None:
                 zoo.set(*key, Cell("audit", UNAVAILABLE, detail="the simulator records no client history"))

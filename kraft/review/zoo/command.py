@@ -35,9 +35,12 @@ from kraft.review.zoo.verdict import zoo_verdict
               help="check.json of an earlier `kraft check` whose runs stand in for the zoo's TLC runs (a "
                    "variant's run; a spec's small run as its control); repeatable. kraft review passes its own.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Checks run at once (each TLC run uses one worker).")
+              help="Checks run at once (each TLC run uses one worker); without --master.")
+@click.option("--master", default=None,
+              help="Run the checks as Spark tasks on this master (spark://HOST:PORT, local[N]): one task per "
+                   "row's simulate-audit-conform chain, per Hypothesis run and per TLC run.")
 def zoo(protocols: tuple[str, ...], budget: float | None, out_dir: str, as_json: bool, no_spark: bool,
-        reuse_tlc: tuple[str, ...], workers: int) -> None:
+        reuse_tlc: tuple[str, ...], workers: int, master: str | None) -> None:
     """Every bug variant of every protocol through all four checks (TLC, Hypothesis, conformance,
     audit), with the correct protocols as a control row.
 
@@ -56,7 +59,10 @@ def zoo(protocols: tuple[str, ...], budget: float | None, out_dir: str, as_json:
     plan = Plan.for_budget(budget, spark=not no_spark, reuse_tlc=tuple(Path(x) for x in reuse_tlc), workers=workers)
     z = Zoo(selected, out, b, plan, _progress(b, live=not as_json))
     clear_documents(out / "zoo.json")  # written again once every cell is decided
-    run(z)
+    if master is None:
+        run(z)
+    else:
+        _run_on_cluster(z, master)
     verdict, summary = zoo_verdict(z.rows, b.exhausted)
     if z.errors:  # a task that failed outside its cells
         verdict = Verdict.worst([verdict, Verdict.ERROR])
@@ -68,6 +74,20 @@ def zoo(protocols: tuple[str, ...], budget: float | None, out_dir: str, as_json:
     else:
         _print(z, summary, out / "zoo.json")
     sys.exit(verdict.exit_code)
+
+
+def _run_on_cluster(z: Zoo, master: str) -> None:
+    """The zoo's tasks as Spark tasks (cluster.py, imported only here: pyspark is optional)."""
+    try:
+        from kraft.review.zoo.cluster import SparkUnavailable, run_on_spark
+    except ImportError as exc:
+        _usage_error(f"--master needs pyspark: {exc}")
+    try:
+        run_on_spark(z, master)
+    except SparkUnavailable as exc:
+        _usage_error(str(exc))
+    except Exception as exc:  # noqa: BLE001 - Py4J/JVM errors of a failed Spark job come in many types
+        _usage_error(f"the Spark job on {master} failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
 
 
 def _print(z: Zoo, summary: str, written: Path) -> None:

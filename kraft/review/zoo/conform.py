@@ -20,7 +20,7 @@ def conform_all(zoo: Zoo, sims: Sims, protocols: list[Protocol]) -> None:
     todo: Sims = {}
     for p in protocols:
         glue_missing = _glue_missing(p.name)
-        for v in (None, *p.variants):
+        for v in zoo.members(p):
             key = (p.name, v.name if v else None)
             if glue_missing:
                 zoo.set(*key, Cell("conform", UNAVAILABLE, detail=glue_missing))

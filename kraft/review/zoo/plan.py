@@ -22,8 +22,8 @@ HYPOTHESIS_FILES = {
     "consumer-protocol": "tests/groups/consumer_protocol/test_stateful.py",
 }
 
-# the jobs of a task
-CHAIN, HYPOTHESIS, TLC = "chain", "hypothesis", "tlc"
+# the jobs of a task (ROW: the chain of one row, as a cluster runs it)
+CHAIN, ROW, HYPOTHESIS, TLC = "chain", "row", "hypothesis", "tlc"
 
 
 class Budget:
@@ -92,13 +92,23 @@ class Plan:
 
 @attrs.define
 class Task:
-    """One unit of work: ``chain`` (simulate every row, then audit and conform), ``hypothesis`` (one
+    """One unit of work: ``chain`` (simulate every row, then audit and conform), ``row`` (the same
+    chain for the one row of ``variant``, or of the control without one), ``hypothesis`` (one
     protocol's pytest run) or ``tlc`` (one TLC run: of ``variant``, or the control without one)."""
 
     name: str
     job: str
     protocol: Protocol | None = None
     variant: Variant | None = None
+
+    def keys(self) -> list[tuple[str, str | None]] | None:
+        """The rows whose cells this task fills in (None: every row)."""
+        if self.job == CHAIN:
+            return None
+        assert self.protocol is not None
+        if self.job == HYPOTHESIS:
+            return [(self.protocol.name, None)] + [(self.protocol.name, v.name) for v in self.protocol.variants]
+        return [(self.protocol.name, self.variant.name if self.variant is not None else None)]
 
 
 def select_protocols(names: Iterable[str]) -> list[Protocol]:
@@ -135,6 +145,15 @@ def tasks(protocols: list[Protocol]) -> list[Task]:
     out += [Task(f"tlc {v.name}", TLC, p, v) for p in protocols for v in p.variants]
     out += [Task(f"tlc control {p.spec_module}", TLC, p) for p in protocols]
     return out
+
+
+def cluster_tasks(protocols: list[Protocol]) -> list[Task]:
+    """The tasks of a zoo on a cluster, each a Spark task: the chain split into one task per row
+    (a row's simulate -> audit -> conform needs no other row), then the Hypothesis and TLC tasks
+    as locally."""
+    out = [Task(f"simulate, audit, conform {p.name} {v.name if v else 'control'}", ROW, p, v)
+           for p in protocols for v in (None, *p.variants)]
+    return out + [t for t in tasks(protocols) if t.job != CHAIN]
 
 
 def declared_unobservable(v: Variant | None, check: str) -> str:

@@ -9,7 +9,7 @@ import threading
 from kraft.review.zoo import tlc
 from kraft.review.zoo.audit import audit_all
 from kraft.review.zoo.conform import conform_all
-from kraft.review.zoo.plan import CHAIN, HYPOTHESIS, Task, tasks
+from kraft.review.zoo.plan import CHAIN, HYPOTHESIS, ROW, Task, tasks
 from kraft.review.zoo.simulate import simulate_all
 from kraft.review.zoo.state import Zoo
 from kraft.review.zoo.stateful import hypothesis
@@ -28,7 +28,7 @@ def run(zoo: Zoo) -> None:
                     return
                 task = queue.pop(0)
             try:
-                _do(zoo, task)
+                do(zoo, task)
             except Exception as exc:  # noqa: BLE001 - a task's failure is reported, not a traceback
                 with zoo.lock:
                     zoo.errors.append(f"{task.name}: {type(exc).__name__}: {exc}")
@@ -38,12 +38,13 @@ def run(zoo: Zoo) -> None:
         t.start()
     for t in threads:
         t.join()
-    _fill_unreached(zoo)
+    fill_unreached(zoo)
 
 
-def _do(zoo: Zoo, task: Task) -> None:
+def do(zoo: Zoo, task: Task) -> None:
+    """Run one task, filling in its cells of ``zoo`` (for ``row``: a zoo of that row only)."""
     p, v = task.protocol, task.variant
-    if task.job == CHAIN:
+    if task.job in (CHAIN, ROW):
         chain(zoo)
     elif task.job == HYPOTHESIS:
         hypothesis(zoo, p)
@@ -62,7 +63,7 @@ def chain(zoo: Zoo) -> None:
         conform_all(zoo, sims, [p])
 
 
-def _fill_unreached(zoo: Zoo) -> None:
+def fill_unreached(zoo: Zoo) -> None:
     for r in zoo.rows:
         for c in CHECKS:
             if c not in r.cells:

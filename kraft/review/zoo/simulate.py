@@ -18,7 +18,7 @@ def simulate_all(zoo: Zoo) -> Sims:
     fails gets its conformance and audit cells here."""
     sims: Sims = {}
     for p in zoo.protocols:
-        for v in (None, *p.variants):
+        for v in zoo.members(p):
             if zoo.budget.out():
                 break
             name = v.name if v is not None else None

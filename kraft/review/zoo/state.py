@@ -22,19 +22,26 @@ Sims = dict[Key, Path]
 
 class Zoo:
     def __init__(self, protocols: list[Protocol], out: Path, budget: Budget, plan: Plan,
-                 progress: Callable[[str], None] = lambda s: None) -> None:
+                 progress: Callable[[str], None] = lambda s: None, keys: Iterable[Key] | None = None) -> None:
         self.protocols = protocols
         self.out = out
         self.budget = budget
         self.plan = plan
         self.progress = progress
         self.lock = threading.Lock()
-        self.rows: list[Row] = rows(protocols)
+        # ``keys``: the rows this zoo fills in (None: every row; a cluster task: its own rows)
+        wanted = None if keys is None else set(keys)
+        self.rows: list[Row] = [r for r in rows(protocols) if wanted is None or (r.protocol, r.variant) in wanted]
         self.errors: list[str] = []
         self.reused: Reused = {}
 
     def protocol(self, name: str) -> Protocol:
         return next(p for p in self.protocols if p.name == name)
+
+    def members(self, p: Protocol) -> list[Variant | None]:
+        """The variants of ``p`` (None: its control) whose rows this zoo fills in, in row order."""
+        mine = {r.variant for r in self.rows if r.protocol == p.name}
+        return [v for v in (None, *p.variants) if (v.name if v is not None else None) in mine]
 
     def row(self, protocol: str, variant: str | None) -> Row:
         for r in self.rows:
