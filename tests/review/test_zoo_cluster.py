@@ -76,3 +76,68 @@ def test_a_task_past_the_deadline_reports_budget_cells(tmp_path):
     driver = Zoo([p], tmp_path, Budget(None), Plan())
     merge(driver, result)
     assert driver.budget.exhausted
+
+
+# ------------------------------------------------------------------------------ on Spark
+
+BUDGET = "45"
+
+
+def _zoo(out: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    proc = subprocess.run([sys.executable, "-m", "kraft.cli", "zoo", "--protocol", "groups", "--budget", BUDGET,
+                           "--no-spark", "--json", "--out", str(out), *extra], cwd=ROOT, capture_output=True,
+                          text=True, timeout=240, env=env)
+    assert proc.returncode in (0, 3), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc, json.loads((out / "zoo.json").read_text())
+
+
+def _decided(doc: dict) -> dict[tuple, tuple]:
+    """(variant, check) -> (status, size) of every cell the budget did not stop."""
+    return {(r["variant"], c): (cell["status"], cell["size"]) for r in doc["rows"]
+            for c, cell in r["cells"].items() if not cell["budget"]}
+
+
+def _assert_sound(doc: dict) -> None:
+    rows = doc["rows"]
+    assert [r["variant"] for r in rows] == [None, *by_name("groups").variant_names]
+    assert all(len(r["cells"]) == 4 for r in rows)
+    statuses = {cell["status"] for r in rows for cell in r["cells"].values()}
+    assert not statuses & {"missed", "fired", "error"}, statuses
+    # the budget may stop a row's cells under load; what was decided is right
+    assert {r["outcome"] for r in rows[1:]} <= {"caught", "undecided"}, doc["summary"]
+    assert any(r["caught_by"] for r in rows[1:]), doc["summary"]
+
+
+@pytest.mark.spark
+@pytest.mark.tlc
+def test_local2_zoo_has_the_local_zoos_matrix(tmp_path: Path) -> None:
+    """The same plan locally and as Spark tasks: every cell both runs decided is the same, with
+    the same size (the simulations are seeded, Hypothesis runs with a fixed hash seed, TLC with one
+    worker), and each run catches every variant."""
+    _, local = _zoo(tmp_path / "local")
+    proc, spark = _zoo(tmp_path / "spark", "--master", "local[2]")
+    _assert_sound(local)
+    _assert_sound(spark)
+    assert spark["exit_code"] == proc.returncode
+    both = _decided(local).keys() & _decided(spark).keys()
+    # the Hypothesis run (second in line locally, seconds long) decides every row in both runs;
+    # the budget may stop other cells in one run and not the other
+    assert {(v, "hypothesis") for v in [None, *by_name("groups").variant_names]} <= both
+    assert len(both) >= 8, sorted(both, key=str)
+    assert {k: _decided(spark)[k] for k in both} == {k: _decided(local)[k] for k in both}
+
+
+@pytest.mark.spark
+@pytest.mark.tlc
+def test_standalone_cluster_runs_the_zoo(tmp_path: Path, standalone_cluster: str) -> None:
+    from tests.spark_cluster import client_env
+
+    _, doc = _zoo(tmp_path / "zoo", "--master", standalone_cluster, env=client_env())
+    _assert_sound(doc)
+
+
+def test_a_master_spark_cannot_reach_is_a_clear_error(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "kraft.cli", "zoo", "--protocol", "groups", "--budget", "5",
+                           "--master", "nonsense://x", "--out", str(tmp_path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "kraft zoo:" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
