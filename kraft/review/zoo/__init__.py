@@ -22,9 +22,10 @@ decided (or a variant or control cell stayed undecided); else 0.
 
 Work is a list of tasks (the simulate -> conform -> audit chain, each TLC run, one Hypothesis run
 per protocol) taken in order by two workers, since the machine has two cores (TLC runs with one
-worker). ``--budget`` is one deadline for all of it: every subprocess is stopped at it, the
-simulation seeds and Hypothesis examples are scaled down when the budget is small, and cells not
-reached are inconclusive. ``--reuse-tlc`` takes TLC cells from earlier ``kraft check`` outputs
+worker); with ``--master`` each task, the chain split per row, is a Spark task. ``--budget`` is
+one deadline for all of it: every subprocess is stopped at it, the simulation seeds and
+Hypothesis examples are scaled down when the budget is small, and cells not reached are
+inconclusive. ``--reuse-tlc`` takes TLC cells from earlier ``kraft check`` outputs
 (``kraft review`` passes its own model-check and ``--all-variants`` results).
 
 JSON (``OUT/zoo.json``, the shared header first): ``checks`` (id, title, unit), ``rows`` (one per
@@ -38,6 +39,9 @@ The modules, one job each:
                     (``HYPOTHESIS_FILES``)
   run.py            running the tasks with the workers; state.py: the rows they fill in;
                     process.py: the subprocesses, stopped at the deadline or with the zoo
+  cluster.py, remote.py
+                    ``--master``: the tasks (the chain split per row) as Spark tasks, and one
+                    task as an executor runs it and sends its cells back
   tlc.py, stateful.py (Hypothesis), simulate.py, conform.py, audit.py
                     each check's runs and the cells judged from their outputs
   config.py, pytest_plugin.py
