@@ -1,0 +1,33 @@
+"""bench/zoo_cluster.py's comparison of two zoo runs' decided cells (the runs themselves are the
+zoo's own tests)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def load_bench():
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module("zoo_cluster")  # bench/zoo_cluster.py
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def _doc(**cells: tuple[str, bool]) -> dict:
+    return {"rows": [{"protocol": "groups", "variant": None,
+                      "cells": {c: {"status": s, "size": None, "budget": b} for c, (s, b) in cells.items()}}]}
+
+
+def test_decided_cells_skip_budget_cells_and_agreement_names_a_difference(tmp_path):
+    bench = load_bench()
+    local = bench.decided(_doc(tlc=("clean", False), audit=("inconclusive", True)))
+    assert list(local) == [(("groups", None), "tlc")]
+    assert bench.agreement(local, bench.decided(_doc(tlc=("clean", False)))) == "1 shared, all agree"
+    assert bench.agreement(local, bench.decided(_doc(tlc=("fired", False)))).startswith("1 of 1 differ")
+    argv = bench.zoo_argv(["groups"], 30, tmp_path, ["--master", "local[2]"])
+    assert argv[-2:] == ["--master", "local[2]"] and "--protocol" in argv and "--no-spark" in argv
