@@ -136,6 +136,7 @@ def test_standalone_cluster_runs_the_zoo(tmp_path: Path, standalone_cluster: str
     _assert_sound(doc)
 
 
+@pytest.mark.spark  # Spark's JVM starts before it rejects the master
 def test_a_master_spark_cannot_reach_is_a_clear_error(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "kraft.cli", "zoo", "--protocol", "groups", "--budget", "5",
                            "--master", "nonsense://x", "--out", str(tmp_path)], cwd=ROOT, capture_output=True,
