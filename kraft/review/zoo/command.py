@@ -79,7 +79,7 @@ def zoo(protocols: tuple[str, ...], budget: float | None, out_dir: str, as_json:
 def _run_on_cluster(z: Zoo, master: str) -> None:
     """The zoo's tasks as Spark tasks (cluster.py, imported only here: pyspark is optional)."""
     try:
-        from kraft.review.zoo.cluster import SparkUnavailable, run_on_spark
+        from kraft.review.zoo.cluster import SparkUnavailable, run_on_spark  # optional: pyspark
     except ImportError as exc:
         _usage_error(f"--master needs pyspark: {exc}")
     try:
