@@ -45,6 +45,16 @@ def test_a_zoo_of_some_rows_fills_in_only_those(tmp_path):
     assert Zoo([p], tmp_path, Budget(None), Plan()).members(p) == [None, *p.variants]
 
 
+def test_row_tasks_run_their_audits_and_conformance_in_directories_of_their_own(tmp_path):
+    """A cluster runs the row tasks at once: two rows' audits must not share an output directory."""
+    p = by_name("groups")
+    whole = Zoo([p], tmp_path, Budget(None), Plan())
+    a, b = (Zoo([p], tmp_path, Budget(None), Plan(), keys=[(p.name, v)]) for v in (None, p.variants[0].name))
+    assert whole.run_dir("audit") == tmp_path / "audit"
+    dirs = {z.run_dir("audit") for z in (whole, a, b)} | {z.run_dir("conform", p.name) for z in (whole, a, b)}
+    assert len(dirs) == 6
+
+
 def test_a_tlc_task_runs_in_its_own_zoo_and_its_cell_travels_back(tmp_path):
     """A reused check.json stands in for TLC (no JVM): the task's payload survives pickling, the
     executor's cell reaches the driver's zoo, and the cells no task filled in are errors."""

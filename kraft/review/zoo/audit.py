@@ -24,7 +24,7 @@ def audit_all(zoo: Zoo, sims: Sims) -> None:
         for key in todo:
             zoo.set(*key, Cell("audit", INCONCLUSIVE, detail="the simulator wrote no history"))
         return
-    d = zoo.out / "audit"
+    d = zoo.run_dir("audit")
     (d / "summary.json").unlink(missing_ok=True)
     # client histories only (lin, kafka): the metadata check reads simulator traces, not clients
     argv = [*launcher(), "audit", *files, "--checks", "lin,kafka", "--budget", str(zoo.plan.lin_budget),

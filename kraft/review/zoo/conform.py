@@ -28,7 +28,7 @@ def conform_all(zoo: Zoo, sims: Sims, protocols: list[Protocol]) -> None:
                 todo[key] = sims[key]
     if not todo or zoo.out_of_budget(todo, "conform"):
         return
-    d = zoo.out / "conform" / "-".join(p.name for p in protocols)
+    d = zoo.run_dir("conform", "-".join(p.name for p in protocols))
     (d / "conform.json").unlink(missing_ok=True)
     argv = [*launcher(), "conform", *(str(x) for x in todo.values()), "--out", str(d), "--no-diagnose"]
     ran = run_process(argv, d / "conform.log", zoo.budget)

@@ -32,6 +32,7 @@ class Zoo:
         # ``keys``: the rows this zoo fills in (None: every row; a cluster task: its own rows)
         wanted = None if keys is None else set(keys)
         self.rows: list[Row] = [r for r in rows(protocols) if wanted is None or (r.protocol, r.variant) in wanted]
+        self.whole = wanted is None
         self.errors: list[str] = []
         self.reused: Reused = {}
 
@@ -42,6 +43,15 @@ class Zoo:
         """The variants of ``p`` (None: its control) whose rows this zoo fills in, in row order."""
         mine = {r.variant for r in self.rows if r.protocol == p.name}
         return [v for v in (None, *p.variants) if (v.name if v is not None else None) in mine]
+
+    def run_dir(self, *parts: str) -> Path:
+        """Where one run over this zoo's rows writes: ``OUT/parts``, and below it a directory per row
+        when the zoo holds some rows only (a cluster's tasks run their audits and conformance runs
+        at once, each in its own directory)."""
+        d = self.out.joinpath(*parts)
+        if self.whole:
+            return d
+        return d / "-".join(f"{r.protocol}-{r.variant or 'control'}" for r in self.rows)
 
     def row(self, protocol: str, variant: str | None) -> Row:
         for r in self.rows:
