@@ -15,6 +15,17 @@ tests/traces/fixtures; ``kraft``: ``kraft.sim``, faults chosen by --faults, defa
 cooperative for odd ones, same --faults), cut to exactly N spec steps. The table goes to
 bench/results/conform.md, whose header gives the load average: on a shared machine wall time is
 inflated by other work, the CPU column is not.
+
+    python bench/conform.py --breakdown [--protocols kraft,replication,groups] [--sizes 1000,10000]
+
+splits the wall time of checking one trace per protocol and size (faults from --faults, default
+``all`` in this mode) into its phases: reading the trace and translating it for TLC (``read``),
+writing the trace module (``module``), the JVM starting until TLC's first output line (``jvm``),
+SANY parsing the spec and the trace module until TLC says it starts the search (``parse``), TLC's
+search until the process ends (``search``), and reading TLC's output (``output``). The TLC run is
+the one ``kraft conform`` makes (same command line); its output lines are timestamped as they
+arrive. ``conform`` is the end-to-end wall time of ``kraft conform`` on the same trace. The table
+goes to bench/results/conform-breakdown.md.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -63,7 +75,7 @@ FAULTS = "none"
 # simulator events for the first run (times n) and to add for each further run (n // div + 10)
 # until the trace holds n spec steps: a KRaft event is a spec step more often than a consumer-group
 # event
-SIM_STEPS = {"kraft": (1, 4), "groups": (3, 1)}
+SIM_STEPS = {"kraft": (1, 4), "groups": (3, 1)}  # others: (1, 2)
 
 
 def sim_trace(protocol: str, seed: int, n: int) -> list[str]:
@@ -76,7 +88,7 @@ def sim_trace(protocol: str, seed: int, n: int) -> list[str]:
     rec = Recorder({"protocol": protocol, "spec": proto.declaration.spec_module, "constants": proto.constants(),
                     "seed": seed, "variant": None}, {"model": proto.declaration.history_model})
     sim = Simulator(proto, seed, Faults.parse(FAULTS), recorder=rec)
-    first, div = SIM_STEPS[protocol]
+    first, div = SIM_STEPS.get(protocol, (1, 2))
     steps = first * n
     while True:
         sim.run(steps)  # runs until the simulator has processed ``steps`` events in all
@@ -102,6 +114,101 @@ def run(paths: list[Path], opts: Options) -> tuple[float, float, list]:
     return wall, cpu, res
 
 
+PHASES = ("read", "module", "jvm", "parse", "search", "output")
+
+
+def _tlc_command(run: Path, name: str, heap: str) -> list[str]:
+    """The command line :func:`model_check.run_tlc` builds for a conformance run."""
+    from model_check.tlc import find_jar, find_java
+
+    return [find_java(), "-XX:+UseParallelGC", f"-Djava.io.tmpdir={run / 'tmp'}", f"-Xmx{heap}", "-Xss16m",
+            "-cp", find_jar(), "tlc2.TLC", "-tool", "-workers", "1", "-metadir", str(run / "meta"),
+            "-deadlock", "-config", f"{name}.cfg", f"{name}.tla"]
+
+
+def _timed_tlc(run: Path, name: str, heap: str) -> tuple[str, int, float, float, float]:
+    """Run TLC; return its output, exit code, and the seconds until its first output line, until
+    its "Starting..." message (parsing done), and until it exits."""
+    start_tag = "@!@!@STARTMSG 2185:"  # TLC's EC.TLC_STARTING: "Starting...", parsing is done
+    t0 = time.monotonic()
+    proc = subprocess.Popen(_tlc_command(run, name, heap), cwd=run, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, errors="replace")
+    first = started = None
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        now = time.monotonic() - t0
+        first = now if first is None else first
+        if started is None and line.startswith(start_tag):
+            started = now
+        lines.append(line)
+    proc.wait()
+    end = time.monotonic() - t0
+    return "".join(lines), proc.returncode, first or end, started or end, end
+
+
+def breakdown_one(path: Path, heap: str = "1g") -> dict[str, float]:
+    """Seconds per phase of checking the trace at ``path`` in one TLC run (single mode)."""
+    from model_check.tlc import parse_tool_output
+    from traces.check import _markers, _setup, prepare
+    from traces.generate import MODULE_PREFIX, model_values_in, render_cfg, render_module
+    from traces.schema import read_trace
+    from traces.tlcrun import classify
+
+    out: dict[str, float] = {}
+    t0 = time.monotonic()
+    p = prepare(read_trace(path))
+    assert not isinstance(p, __import__("traces.check").check.TraceResult), p
+    out["read"] = time.monotonic() - t0
+    with tempfile.TemporaryDirectory(prefix="bench-breakdown-") as d:
+        run = Path(d)
+        (run / "tmp").mkdir()
+        t0 = time.monotonic()
+        _setup(run, p.glue)
+        name = f"{MODULE_PREFIX}_{p.glue.module}"
+        text = render_module(p.glue, name, [p.micros], [p.init], "single", witness="exit", diagnose=False)
+        (run / f"{name}.tla").write_text(text)
+        mvs = model_values_in([ln for ln in text.splitlines()[:12] if ln.startswith("CONSTANTS TrMV_")])
+        (run / f"{name}.cfg").write_text(render_cfg(p.constants, "single", "exit", mvs))
+        out["module"] = time.monotonic() - t0
+        output, rc, first, started, end = _timed_tlc(run, name, heap)
+    out["jvm"], out["parse"], out["search"] = first, started - first, end - started
+    t0 = time.monotonic()
+    res = classify(parse_tool_output(output, exit_code=rc, cfg_text=""))
+    accepted = res.outcome == "invariant" or bool(_markers(res.printed, "TRACCEPT"))
+    out["output"] = time.monotonic() - t0
+    out["accepted"] = float(accepted)
+    out["events"] = float(len(p.events))
+    return out
+
+
+def breakdown(protocols: list[str], sizes: list[int]) -> None:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-conform-") as d:
+        for proto in protocols:
+            for n in sizes:
+                t0 = time.monotonic()
+                path = Path(d) / f"{proto}-{n}.ndjson"
+                path.write_text("\n".join(sim_trace(proto, 1, n)) + "\n")
+                print(f"  {proto} {n}: trace made in {time.monotonic() - t0:.1f}s", file=sys.stderr)
+                ph = breakdown_one(path)
+                wall, _, res = run([path], Options(batch=1, jobs=1))
+                ok = res[0].verdict == "accepted"
+                if not ok or not ph["accepted"]:
+                    print(f"warning: {proto} {n} not accepted: {res[0].message[:300]}", file=sys.stderr)
+                rows.append((proto, n, ph, wall, ok))
+                print(f"  {proto} {n}: {wall:.1f}s", file=sys.stderr)
+    print(f"\nkraft conform time by phase (one all-fault trace per row, faults {FAULTS}, seconds)")
+    hdr = f"{'protocol':<12} {'events':>7} " + " ".join(f"{x:>7}" for x in PHASES) + \
+        f" {'sum':>7} {'conform':>8} {'events/s':>9} {'accepted':>8}"
+    print(hdr)
+    print("-" * len(hdr))
+    for proto, n, ph, wall, ok in rows:
+        total = sum(ph[x] for x in PHASES)
+        print(f"{proto:<12} {n:>7} " + " ".join(f"{ph[x]:>7.2f}" for x in PHASES)
+              + f" {total:>7.2f} {wall:>8.2f} {n / wall:>9.0f} {str(ok):>8}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--protocol", choices=("relay", "kraft", "groups"), default="kraft")
@@ -110,10 +217,16 @@ def main() -> None:
     ap.add_argument("--faults", default="none", help="kraft, groups: simulator faults (see kraft simulate)")
     ap.add_argument("--traces", default="100:16,1000:8,5000:4",
                     help="traces per size for the batched/parallel rows (size:count,...)")
+    ap.add_argument("--breakdown", action="store_true", help="time per phase, one trace per protocol and size")
+    ap.add_argument("--protocols", default="kraft,replication,groups", help="--breakdown: protocols")
     args = ap.parse_args()
+    global FAULTS
+    if args.breakdown:
+        FAULTS = args.faults if args.faults != "none" or "--faults" in sys.argv else "all"
+        breakdown(args.protocols.split(","), [int(s) for s in args.sizes.split(",")])
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     counts = dict((int(a), int(b)) for a, b in (x.split(":") for x in args.traces.split(",")))
-    global FAULTS
     FAULTS = args.faults
     make = relay_trace if args.protocol == "relay" else (lambda seed, n: sim_trace(args.protocol, seed, n))
     rows = []
@@ -149,4 +262,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(results.run("conform", main))
+    sys.exit(results.run("conform-breakdown" if "--breakdown" in sys.argv else "conform", main))
