@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from kraft.inputs import MAX_DEPTH, nesting
+from kraft.inputs import MAX_DEPTH, text_nesting
 
 SUPPORTED_VERSIONS = (1,)
 
@@ -116,7 +116,7 @@ def parse_trace(data: bytes, name: str = "<trace>") -> Trace:
             continue
         try:
             obj = json.loads(raw)
-            if raw.count("[") + raw.count("{") > MAX_DEPTH and nesting(obj) > MAX_DEPTH:
+            if raw.count("[") + raw.count("{") > MAX_DEPTH and text_nesting(raw) > MAX_DEPTH:
                 raise RecursionError
         except RecursionError:  # hostile input: deeper than any trace value (and than the stack)
             return Trace(name, header, tuple(events),
