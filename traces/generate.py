@@ -14,7 +14,8 @@ One record per *micro-step*::
 compare, each as a delta of the previous logged value (``traces.tla.render_delta``, applied by
 ``TrApply``); ``u`` names logged variables whose value did not change since the previous checked step
 (checked as ``v' = v``: equivalent, since the previous step already pinned ``v`` to the same
-logged value, and it keeps the module small).  A logged step that the spec splits in two becomes
+logged value, and it keeps the module small); each distinct set of such names is defined once
+(``TrU1 == {"log", "role"}``) and the records refer to it by name.  A logged step that the spec splits in two becomes
 two micro-steps; only the last one carries ``s``/``u``, so TLC existentially picks the
 intermediate state (this is the composition ``A \\cdot B``, which TLC cannot evaluate directly).
 
@@ -67,11 +68,22 @@ def _ident(op: str) -> str:
     return "TrOp_" + re.sub(r"[^A-Za-z0-9_]", "_", op)
 
 
-def _record(m: Micro) -> str:
+def _unchanged_sets(traces: list[list[Micro]]) -> dict[tuple[str, ...], str]:
+    """A name (``TrU1``, ...) for each distinct non-empty set of unchanged variables: a trace
+    repeats few of them, and naming each once keeps the module SANY parses small."""
+    names: dict[tuple[str, ...], str] = {}
+    for tr in traces:
+        for m in tr:
+            if m.unchanged and m.unchanged not in names:
+                names[m.unchanged] = f"TrU{len(names) + 1}"
+    return names
+
+
+def _record(m: Micro, unchanged: dict[tuple[str, ...], str]) -> str:
     params = "<<" + ", ".join(m.params) + ">>"
     check = m.check or {}
     s = "[" + ", ".join(["trNone |-> 0"] + [f"{k} |-> {v}" for k, v in check.items()]) + "]"
-    u = "{" + ", ".join(tla_string(v) for v in m.unchanged) + "}"
+    u = unchanged[m.unchanged] if m.unchanged else "{}"
     return f"[a |-> {tla_string(m.op)}, p |-> {params}, s |-> {s}, u |-> {u}]"
 
 
@@ -88,11 +100,14 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
            "",
            "VARIABLES trL, trT",
            ""]
+    unchanged = _unchanged_sets(traces)
+    for names, ident in unchanged.items():
+        out.append(f"{ident} == {{{', '.join(tla_string(v) for v in names)}}}")
     for t, tr in enumerate(traces, 1):
         out.append(f"TrE{t} == <<")
         last = len(tr) - 1
         for j, m in enumerate(tr):
-            rec = _record(m)
+            rec = _record(m, unchanged)
             out.append(rec + ("," if j < last else ""))
         out.append(">>")
     out.append("TrTraces == <<" + ", ".join(f"TrE{t}" for t in range(1, len(traces) + 1)) + ">>")
