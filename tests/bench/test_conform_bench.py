@@ -32,6 +32,7 @@ def test_sim_trace_has_exactly_the_spec_steps_asked_for(protocol: str) -> None:
     assert records[-1].get("spec", True)
 
 
+@pytest.mark.tlc
 def test_breakdown_splits_a_check_into_phases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the phases of checking one accepted all-fault trace, each timed
     bench = load_bench()
