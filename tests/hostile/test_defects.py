@@ -234,7 +234,8 @@ def test_unknown_reason_reads_budget_and_kafka_reasons():
     def undecided(**kw):
         return HistoryResult("h", None, "unknown", 1, **kw)
 
-    assert unknown_reason(undecided(info={"partitions": [{"reason": "time budget exhausted"}]})) == "time budget exhausted"
+    budget = {"partitions": [{"reason": "time budget exhausted"}]}
+    assert unknown_reason(undecided(info=budget)) == "time budget exhausted"
     assert unknown_reason(undecided(info={"error": "unknown model 'x'"})) == "unknown model 'x'"
     assert unknown_reason(undecided(info={})) == "undecided (no reason recorded)"
     assert unknown_reason(undecided(malformed="op 3 never completes")).endswith("op 3 never completes")
