@@ -83,13 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         distinct = "-" if mode == "simulate" else f"{r.distinct:,}"
         rows.append((n, s, v or "-", mode, f"{r.states:,}", distinct, str(r.depth), f"{r.seconds:.1f}", verdict))
 
-    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(header)]
-    right = {4, 5, 6, 7}
-    fmt = lambda row: "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
-    print(fmt(header))
-    print("  ".join("-" * w for w in widths))
-    for row in rows:
-        print(fmt(row))
+    results.print_table(header, rows, {4, 5, 6, 7})
     if args.json:
         args.json.write_text(json.dumps([dict(zip(header, r)) for r in rows], indent=2) + "\n")
     return Verdict.worst(verdicts).exit_code

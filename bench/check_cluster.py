@@ -72,14 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         w2, t2, s2 = found[(args.two, n, v)]
         ratio = f"{t1 / t2:.2f}" if t1 and t2 else "-"
         rows.append((n, v, f"{t1:.1f}" if t1 else "-", f"{s1:,}", f"{t2:.1f}" if t2 else "-", f"{s2:,}", ratio, w2))
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    right = {2, 3, 4, 5, 6}
-    fmt = lambda row: "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
     print(f"masters: one worker {args.one}, two workers {args.two}; budget {args.timeout:g}s per search")
-    print(fmt(header))
-    print("  ".join("-" * w for w in widths))
-    for row in rows:
-        print(fmt(row))
+    results.print_table(header, rows, {2, 3, 4, 5, 6})
     return 0
 
 

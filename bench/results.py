@@ -91,6 +91,19 @@ class _Tee(io.TextIOBase):
         self.out.flush()
 
 
+def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> None:
+    """A text table: the header, a rule, the rows; the columns in ``right`` aligned right."""
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(row: tuple[str, ...]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
+    print(line(header))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print(line(row))
+
+
 def run(name: str, main: Callable[[], int | None], argv: list[str] | None = None) -> int:
     """Run ``main`` and write what it printed to ``bench/results/NAME.md``; return its exit code."""
     argv = list(sys.argv if argv is None else argv)

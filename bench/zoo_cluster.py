@@ -85,14 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((label, f"{secs:.1f}", str(code), str(len(cells)), str(stopped),
                          "-" if i == 0 else agreement(base, cells)))
     header = ("run", "seconds", "exit", "decided", "budget", "matrix vs local")
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    fmt = lambda row: "  ".join(c.rjust(w) if i in (1, 2, 3, 4) else c.ljust(w)  # noqa: E731
-                                for i, (c, w) in enumerate(zip(row, widths)))
     print(f"protocols: {', '.join(args.protocol) or 'all'}; budget {args.budget:g}s")
-    print(fmt(header))
-    print("  ".join("-" * w for w in widths))
-    for row in rows:
-        print(fmt(row))
+    results.print_table(header, rows, {1, 2, 3, 4})
     return 0
 
 
