@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def load_bench():
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module("conform")  # bench/conform.py
-    finally:
-        sys.path.remove(str(BENCH))
+from tests.bench import load_bench
 
 
 @pytest.mark.parametrize("protocol", ["kraft", "groups"])
 def test_sim_trace_has_exactly_the_spec_steps_asked_for(protocol: str) -> None:
     # more spec steps than the first simulator run gives: the generator must run the simulator on
-    bench = load_bench()
+    bench = load_bench("conform")
     n = 300
     lines = bench.sim_trace(protocol, 1, n)
     records = [json.loads(x) for x in lines]
@@ -35,7 +25,7 @@ def test_sim_trace_has_exactly_the_spec_steps_asked_for(protocol: str) -> None:
 @pytest.mark.tlc
 def test_breakdown_splits_a_check_into_phases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the phases of checking one accepted all-fault trace, each timed
-    bench = load_bench()
+    bench = load_bench("conform")
     monkeypatch.setattr(bench, "FAULTS", "all")
     path = tmp_path / "t.ndjson"
     path.write_text("\n".join(bench.sim_trace("groups", 1, 50)) + "\n")

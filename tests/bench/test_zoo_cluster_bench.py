@@ -3,19 +3,7 @@ zoo's own tests)."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def load_bench():
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module("zoo_cluster")  # bench/zoo_cluster.py
-    finally:
-        sys.path.remove(str(BENCH))
+from tests.bench import load_bench
 
 
 def _doc(**cells: tuple[str, bool]) -> dict:
@@ -24,7 +12,7 @@ def _doc(**cells: tuple[str, bool]) -> dict:
 
 
 def test_decided_cells_skip_budget_cells_and_agreement_names_a_difference(tmp_path):
-    bench = load_bench()
+    bench = load_bench("zoo_cluster")
     local = bench.decided(_doc(tlc=("clean", False), audit=("inconclusive", True)))
     assert list(local) == [(("groups", None), "tlc")]
     assert bench.agreement(local, bench.decided(_doc(tlc=("clean", False)))) == "1 shared, all agree"
