@@ -711,8 +711,10 @@ SendFetchRequest(n) ==
 \* pollUnattachedAsVoter -> pollUnattachedCommon -> maybeSendFetchToAnyBootstrap),
 \* and follows the leader an answer names (LearnsLeaderFromFetch): that is
 \* how a voter the leader removed while it was away finds the leader, which
-\* sends it no BeginQuorumEpoch. Not a voter that lost its disk and awaits
-\* its leader's BeginQuorumEpoch. Time is not modelled: such a fetch is free
+\* sends it no BeginQuorumEpoch. A voter back from a disk loss fetches the
+\* same way: in Kafka its new directory id makes it an observer, which
+\* fetches from the bootstrap servers (KIP-853), and a leader that removed
+\* it sends it no BeginQuorumEpoch either. Time is not modelled: such a fetch is free
 \* only while the voter is stranded (a leader of its epoch or a later one
 \* does not count it a voter); otherwise BeginQuorumEpoch or its own election
 \* comes first in normal timing, and the fetch is a counted timing fault.
@@ -728,7 +730,7 @@ SpuriousAnyVoterFetch(n) ==
 SendAnyVoterFetch(n, d) ==
     /\ d \in Others(n)
     /\ IF IsVoter(n)
-       THEN role[n] = "Unattached" /\ leader[n] = Nil /\ ~awaitingLeader[n]
+       THEN role[n] = "Unattached" /\ leader[n] = Nil
        ELSE \/ role[n] = "Unattached" /\ leader[n] = Nil
             \/ role[n] = "Follower" /\ d # leader[n]
     /\ IF SpuriousAnyVoterFetch(n) THEN FaultAllowed /\ CountFault ELSE UNCHANGED faults
@@ -826,14 +828,20 @@ HandleFetchRequest(n, m) ==
 \* An observer follows the leader an answer names, when it is of a later
 \* epoch, or of its own epoch while it knows no leader
 \* (KafkaRaftClient.maybeHandleCommonResponse). So does an Unattached voter
-\* that knows no leader and does not await one after a disk loss, for an
-\* answer of its epoch or a later one (KAFKA-17030: the bootstrap fetch of an
-\* Unattached voter). Any other voter learns of a new leader from
-\* BeginQuorumEpoch only.
+\* that knows no leader, for an answer of its epoch or a later one
+\* (KAFKA-17030: the bootstrap fetch of an Unattached voter); a voter back
+\* from a disk loss only for an answer of the leader itself, which ends its
+\* wait as BeginQuorumEpoch does (HeardFromLeader). That is safe for the
+\* same reason: every epoch its old disk voted in is at most the leader's
+\* (DiskLossAllowed), and it votes in no epoch whose leader it knows. Any
+\* other voter learns of a new leader from BeginQuorumEpoch only.
+HeardFromLeader(m) == m.msource = m.mleader
+
 LearnsLeaderFromFetch(n, m) ==
     /\ m.mleader \notin {Nil, n}
     /\ IF IsVoter(n)
-       THEN /\ role[n] = "Unattached" /\ leader[n] = Nil /\ ~awaitingLeader[n]
+       THEN /\ role[n] = "Unattached" /\ leader[n] = Nil
+            /\ ~awaitingLeader[n] \/ HeardFromLeader(m)
             /\ m.mepoch >= currentEpoch[n]
        ELSE \/ m.mepoch > currentEpoch[n]
             \/ m.mepoch = currentEpoch[n] /\ leader[n] = Nil
@@ -843,16 +851,17 @@ HandleFetchResponse(n, m) ==
     /\ m.mdest = n
     /\ IF LearnsLeaderFromFetch(n, m)
        THEN /\ BecomeFollowerOf(n, m.mleader, m.mepoch)
+            /\ awaitingLeader' = [awaitingLeader EXCEPT ![n] = @ /\ ~HeardFromLeader(m)]
             /\ Deliver(m, {})
             /\ UNCHANGED <<logVars, coverage>>
        ELSE IF m.mepoch > currentEpoch[n]
        THEN /\ BecomeUnattachedIn(n, m.mepoch)
             /\ Deliver(m, {})
-            /\ UNCHANGED <<logVars, coverage>>
+            /\ UNCHANGED <<logVars, coverage, awaitingLeader>>
        ELSE IF ~(role[n] = "Follower" /\ leader[n] = m.msource /\ m.mepoch = currentEpoch[n])
             THEN /\ Deliver(m, {})
-                 /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, logVars, coverage>>
-            ELSE /\ UNCHANGED <<quorumVars, votesGranted, leaderVars>>
+                 /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, logVars, coverage, awaitingLeader>>
+            ELSE /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, awaitingLeader>>
                  \* an answer to a fetch from the log n holds now: its offset and the
                  \* epoch of the record before it (after a truncation and a re-fetch the
                  \* log can end at the same offset in another epoch; a duplicated
@@ -921,7 +930,7 @@ HandleFetchResponse(n, m) ==
                       [] OTHER ->
                            /\ Deliver(m, {})
                            /\ UNCHANGED <<logVars, coverage>>
-    /\ UNCHANGED <<committed, elected, restarts, diskVars, elections>>
+    /\ UNCHANGED <<committed, elected, restarts, diskLosses, snapshotCount, voterChanges, elections>>
 
 ----------------------------------------------------------------------------
 (* Snapshots (KIP-630)                                                     *)

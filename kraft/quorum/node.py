@@ -68,7 +68,7 @@ def _may_time_out(node: "QuorumNode") -> bool:
 
 def _may_fetch_any_voter(node: "QuorumNode") -> bool:
     if node.role is Role.UNATTACHED and node.leader_id is None:
-        return not (node.is_voter and node.awaiting_leader)
+        return True
     return node.role is Role.FOLLOWER and not node.is_voter
 
 
@@ -77,7 +77,8 @@ def _learns_leader_from_fetch(node: "QuorumNode", m: FetchResponse) -> bool:
     if m.leader is None or m.leader == node.id:
         return False
     if node.is_voter:
-        return (node.role is Role.UNATTACHED and node.leader_id is None and not node.awaiting_leader
+        return (node.role is Role.UNATTACHED and node.leader_id is None
+                and (not node.awaiting_leader or m.source == m.leader)
                 and m.epoch >= node.current_epoch)
     return m.epoch > node.current_epoch or (m.epoch == node.current_epoch and node.leader_id is None)
 
@@ -163,10 +164,11 @@ class QuorumNode(Node, declaration=PROTOCOL):
         """A voter campaigns once its election timer fires (not while it awaits a leader after a
         disk loss: spec Timeout needs ~awaitingLeader[n]), and until then fetches from the
         bootstrap servers to learn the leader (``KafkaRaftClient.pollUnattachedAsVoter`` ->
-        ``pollUnattachedCommon``); an observer only fetches (``pollUnattachedAsObserver``)."""
+        ``pollUnattachedCommon``); an observer only fetches (``pollUnattachedAsObserver``), and
+        so does a voter back from a disk loss (its new directory id makes it an observer in Kafka)."""
         if self.is_voter:
             self.election_deadline = None if self.awaiting_leader else now + self._random_election_timeout()
-            self.next_fetch_at = None if self.awaiting_leader else now
+            self.next_fetch_at = now
         else:
             self.election_deadline = None
             self.next_fetch_at = now
@@ -547,8 +549,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.send(FetchRequest(self.id, d, self.current_epoch, self.storage.end_offset, self.storage.last_epoch))
         self.next_fetch_at = now + self.config.request_timeout_ms
 
-    @requires(_may_fetch_any_voter, "not Unattached without a leader (a voter: nor awaiting one after a "
-                                    "disk loss), nor an observer that is a Follower")
+    @requires(_may_fetch_any_voter, "not Unattached without a leader, nor an observer that is a Follower")
     def send_any_voter_fetch(self, d: int, now: int) -> bool | None:
         """Spec action SendAnyVoterFetch(n, d): fetch from voter ``d`` (not the leader followed) to
         learn who leads: an observer (``KafkaRaftClient.pollUnattachedAsObserver``,
@@ -639,9 +640,10 @@ class QuorumNode(Node, declaration=PROTOCOL):
         First ``LearnsLeaderFromFetch(n, m)``: an observer follows the leader an answer names when
         it is of a later epoch, or of its epoch while it knows no leader
         (``KafkaRaftClient.maybeHandleCommonResponse``); so does an Unattached voter that knows no
-        leader, for an answer of its epoch or a later one (KAFKA-17030)."""
+        leader, for an answer of its epoch or a later one (KAFKA-17030), and one back from a disk
+        loss only for an answer of the leader itself, which ends its wait (``HeardFromLeader``)."""
         if _learns_leader_from_fetch(self, m):
-            self._to_follower(m.epoch, m.leader, now, heard_from_leader=False)
+            self._to_follower(m.epoch, m.leader, now, heard_from_leader=m.source == m.leader)
             return
         if m.epoch > self.current_epoch:
             self._to_unattached(m.epoch, now)

@@ -106,18 +106,20 @@ def test_check_quorum_resignation_tells_the_other_voters() -> None:
 def test_disk_lost_voter_does_not_campaign_and_remembers_it_across_a_crash() -> None:
     """A voter back from a disk loss neither votes nor starts an election, also after a vote
     request moved it to a higher epoch, and an ordinary crash before it found a leader does not make
-    it forget (spec: awaitingLeader is persisted; Timeout needs ~awaitingLeader[n])."""
+    it forget (spec: awaitingLeader is persisted; Timeout needs ~awaitingLeader[n]). It only
+    fetches from the bootstrap voters (SendAnyVoterFetch)."""
     fs = MemoryFS()
     node = QuorumNode(2, (1, 2, 3), QuorumConfig(), fs, rng=random.Random(0), disk_lost=True)
-    assert node.awaiting_leader and node.next_deadline() is None
+    assert node.awaiting_leader and node.election_deadline is None
     (resp,) = node.step(VoteRequest(1, 2, 3, 0, 0, False), 0).messages  # moves it to epoch 3, refused
     assert node.current_epoch == 3 and not resp.granted
-    assert not node.step(TICK, 10**9) and node.next_deadline() is None  # no election timer
+    sent = node.step(TICK, 10**9).messages  # no election timer: a bootstrap fetch only
+    assert sent and all(isinstance(m, FetchRequest) for m in sent) and node.election_deadline is None
     assert not node.step(Trigger(QuorumNode.timeout), 0).messages
     assert node.role is Role.UNATTACHED
     fs.crash()
     node.step(Trigger(QuorumNode.restart), 0)  # an ordinary crash: the flag is in the quorum-state file
-    assert node.awaiting_leader and node.current_epoch == 3 and node.next_deadline() is None
+    assert node.awaiting_leader and node.current_epoch == 3 and node.election_deadline is None
     assert not node.step(VoteRequest(3, 2, 3, 0, 0, True), 0).messages[0].granted
     from kraft.quorum.messages import BeginQuorumEpochRequest
     node.step(BeginQuorumEpochRequest(1, 2, 3), 0)
@@ -125,3 +127,4 @@ def test_disk_lost_voter_does_not_campaign_and_remembers_it_across_a_crash() -> 
     fs.crash()
     node.step(Trigger(QuorumNode.restart), 0)
     assert not node.awaiting_leader and node.role is Role.FOLLOWER
+

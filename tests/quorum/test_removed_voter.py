@@ -79,11 +79,17 @@ def test_an_unattached_voter_fetches_from_a_bootstrap_server_and_follows_the_nam
     assert (node.role, node.leader_id, node.current_epoch) == (Role.FOLLOWER, 3, 4)
 
 
-def test_a_voter_that_lost_its_disk_waits_for_begin_quorum_epoch() -> None:
+def test_a_voter_that_lost_its_disk_waits_for_the_leader_itself() -> None:
+    """It fetches from a bootstrap voter like any Unattached one, but another voter's answer naming
+    the leader only moves it to that epoch; the leader's own answer ends its wait (the spec's
+    LearnsLeaderFromFetch with HeardFromLeader)."""
     node = QuorumNode(1, (1, 2, 3), QuorumConfig(), MemoryFS(), rng=random.Random(0), disk_lost=True)
-    assert not node.step(TICK, 0).messages
+    (req,) = node.step(TICK, 0).messages
+    assert isinstance(req, FetchRequest) and req.dest in (2, 3) and node.election_deadline is None
     node.step(FetchResponse(2, 1, 4, FETCH_FENCED, (), 0, 0, 0, 0, 0, leader=3), 1)
-    assert (node.role, node.leader_id) == (Role.UNATTACHED, None)
+    assert (node.role, node.leader_id, node.current_epoch, node.awaiting_leader) == (Role.UNATTACHED, None, 4, True)
+    node.step(FetchResponse(3, 1, 4, FETCH_FENCED, (), 0, 0, 0, 0, 0, leader=3), 2)
+    assert (node.role, node.leader_id, node.awaiting_leader) == (Role.FOLLOWER, 3, False)
 
 
 def test_a_lost_pre_vote_round_goes_back_to_unattached_keeping_the_vote() -> None:
