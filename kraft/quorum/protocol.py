@@ -119,7 +119,12 @@ VARIANTS = (
             "a new leader appends a voter change before it has committed a record of its own epoch, so a "
             "change a former leader left uncommitted can still win: two single-voter changes of one set whose "
             "majorities miss each other (AddVoterHandler/RemoveVoterHandler wait for the high watermark in "
-            "the leader's epoch; Ongaro, raft-dev 2015)", size="epochchange"),
+            "the leader's epoch; Ongaro, raft-dev 2015)", size="epochchange",
+            sim=(SimRun(1, 600, "resign,change-after-election", 200, (),
+                        "a new leader removes a voter right after its election, before anything of its "
+                        "epoch has committed (conformance rejects that RemoveVoter); with three voters "
+                        "the two sets still overlap, no split brain follows and the history audits "
+                        "clean"),)),
     Variant("ConcurrentVoterChange", "OverlappingMajorities",
             "a leader appends a voter change while its last VotersRecord is uncommitted, so two changes stack "
             "and a majority of the new voter set can miss every majority of the committed one "

@@ -16,6 +16,10 @@ Snapshots (the ``snapshot`` fault): a random voter snapshots its committed prefi
 moves its log start up to its latest snapshot; a follower cut off meanwhile comes back below the
 leader's log start and catches up through FetchSnapshot.  The targeted fault ``far-behind`` cuts
 one follower off for a long while, during which the snapshot events clean the leader's log.
+The targeted fault ``change-after-election`` arms one admin voter change that the next leader
+elected gets right after it wins, before anything of its epoch can have committed: the correct
+leader refuses it (REQUEST_TIMED_OUT, no high watermark in its epoch yet), a leader with
+``VoterChangeBeforeEpochCommit`` appends it.
 
 Voter changes (KIP-853, with ``observers`` > 0): the replicas past the bootstrap voters start as
 observers; one client operation in ten is then an admin request to the leader instead of a send:
@@ -86,9 +90,10 @@ class KRaftPlugin(SimPlugin):
         self.next_process = processes
         self.next_value = 1
         self.elections = 0
+        self.changes_armed = 0   # strikes of change-after-election not yet spent on an election
         self.stats = {"ok": 0, "fail": 0, "info": 0, "polls": 0, "skipped_writes": 0}
         if observers:
-            self.stats.update(voters_added=0, voters_removed=0, voter_changes_refused=0)
+            self._count_voter_changes()
         self.read_positions: dict[int, int] = {}
         self.nodes: dict[int, QuorumNode] = {}   # the world's voters (set by build)
 
@@ -115,6 +120,10 @@ class KRaftPlugin(SimPlugin):
     def observe(self, sim: Sim, node_id: Any, ready: Ready) -> None:
         if any(s.action == BECOME_LEADER for s in ready.steps):
             self.elections += 1
+            if self.changes_armed and node_id not in sim.down:
+                self.changes_armed -= 1
+                sim.count("change-after-election")
+                self._change_voters(sim, node_id)
 
     # -- clients -----------------------------------------------------------------------------
     def believed_leader(self, sim: Sim) -> int | None:
@@ -179,12 +188,18 @@ class KRaftPlugin(SimPlugin):
         sim.run_due(target)
         sim.reschedule(target)
 
-    def _change_voters(self, sim: Sim) -> None:
+    def _count_voter_changes(self) -> None:
+        for key in ("voters_added", "voters_removed", "voter_changes_refused"):
+            self.stats.setdefault(key, 0)
+
+    def _change_voters(self, sim: Sim, lid: int | None = None) -> None:
         """AddRaftVoter of a random non-voter, or (when every replica votes, or one time in two)
-        RemoveRaftVoter of a random voter, at the leader; a refusal is counted."""
-        lid = self.believed_leader(sim)
+        RemoveRaftVoter of a random voter, at leader ``lid`` (default: the believed leader); a
+        refusal is counted."""
+        lid = self.believed_leader(sim) if lid is None else lid
         if lid is None:
             return
+        self._count_voter_changes()
         leader = self.nodes[lid]
         voters = leader.voters
         others = [i for i in self.world.ids if i not in voters]
@@ -345,7 +360,14 @@ class KRaftPlugin(SimPlugin):
     def nemeses(self) -> dict[str, Nemesis]:
         return {"far-behind": Nemesis(self._far_behind, "cut one follower off from every other voter for "
                                                         "4-8 s, while the leader goes on (with the "
-                                                        "snapshot fault: snapshots and cleans its log)")}
+                                                        "snapshot fault: snapshots and cleans its log)"),
+                "change-after-election": Nemesis(self._arm_change, "the next leader elected gets an admin "
+                                                                   "voter change (add or remove) right "
+                                                                   "after it wins")}
+
+    def _arm_change(self, sim: Sim) -> None:
+        """Arm one voter change for the next election (``observe`` spends it); strikes add up."""
+        self.changes_armed += 1
 
     def _far_behind(self, sim: Sim) -> None:
         lid = self.believed_leader(sim)

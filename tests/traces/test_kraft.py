@@ -113,6 +113,7 @@ PINNED_STEP = {  # variant -> (trace action, kind of rejection, a variable that 
     "ConcurrentVoterChange": ("RemoveVoter", "not_enabled", None),  # the spec refuses the change
     "LeaderCountsSelfWhenRemoved": ("HandleFetchRequest", "state_mismatch", "highWatermark"),
     "ObserverSkipsFsync": ("HandleFetchResponse", "state_mismatch", "flushedOffset"),
+    "VoterChangeBeforeEpochCommit": ("RemoveVoter", "not_enabled", None),  # no HW in its epoch yet
 }
 
 
