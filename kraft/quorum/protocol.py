@@ -137,6 +137,12 @@ VARIANTS = (
     Variant("LeaderCountsSelfWhenRemoved", "MajorityReachedHighWatermark",
             "a leader that removed itself still counts its own offset toward the high watermark, committing "
             "a record without a majority of the new voter set (KAFKA-16530)", size="removal",
+            unobservable={"audit": "the record the removed leader commits with itself and one of the two "
+                                   "remaining voters is flushed on that voter, whose vote every later "
+                                   "leader of the new set needs and grants only to a log holding the "
+                                   "record, so no client read misses it; only that voter's lost disk "
+                                   "would lose it, and the disk-loss fault never wipes the last durable "
+                                   "copy of a committed record (the spec's DiskLossAllowed)"},
             sim=(SimRun(28, 300, "all", 200, (),
                         "a leader that removed itself counts its own offset toward its high watermark "
                         "(conformance rejects the fetch that moves it); the history audits clean",
