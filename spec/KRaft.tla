@@ -829,19 +829,20 @@ HandleFetchRequest(n, m) ==
 \* epoch, or of its own epoch while it knows no leader
 \* (KafkaRaftClient.maybeHandleCommonResponse). So does an Unattached voter
 \* that knows no leader, for an answer of its epoch or a later one
-\* (KAFKA-17030: the bootstrap fetch of an Unattached voter); a voter back
-\* from a disk loss only for an answer of the leader itself, which ends its
-\* wait as BeginQuorumEpoch does (HeardFromLeader). That is safe for the
-\* same reason: every epoch its old disk voted in is at most the leader's
-\* (DiskLossAllowed), and it votes in no epoch whose leader it knows. Any
-\* other voter learns of a new leader from BeginQuorumEpoch only.
+\* (KAFKA-17030: the bootstrap fetch of an Unattached voter). A voter back
+\* from a disk loss does too, as Kafka's replica with a new directory id
+\* follows the leader a bootstrap server names, but it stays awaiting until
+\* the leader itself answers it (HeardFromLeader here, or any answer of the
+\* leader it follows below), which ends its wait as BeginQuorumEpoch does.
+\* That is safe for the same reason: every epoch its old disk voted in is at
+\* most the leader's (DiskLossAllowed), and it votes in no epoch whose leader
+\* it knows. Any other voter learns of a new leader from BeginQuorumEpoch only.
 HeardFromLeader(m) == m.msource = m.mleader
 
 LearnsLeaderFromFetch(n, m) ==
     /\ m.mleader \notin {Nil, n}
     /\ IF IsVoter(n)
        THEN /\ role[n] = "Unattached" /\ leader[n] = Nil
-            /\ ~awaitingLeader[n] \/ HeardFromLeader(m)
             /\ m.mepoch >= currentEpoch[n]
        ELSE \/ m.mepoch > currentEpoch[n]
             \/ m.mepoch = currentEpoch[n] /\ leader[n] = Nil
@@ -861,7 +862,8 @@ HandleFetchResponse(n, m) ==
        ELSE IF ~(role[n] = "Follower" /\ leader[n] = m.msource /\ m.mepoch = currentEpoch[n])
             THEN /\ Deliver(m, {})
                  /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, logVars, coverage, awaitingLeader>>
-            ELSE /\ UNCHANGED <<quorumVars, votesGranted, leaderVars, awaitingLeader>>
+            ELSE /\ UNCHANGED <<quorumVars, votesGranted, leaderVars>>
+                 /\ awaitingLeader' = [awaitingLeader EXCEPT ![n] = FALSE]
                  \* an answer to a fetch from the log n holds now: its offset and the
                  \* epoch of the record before it (after a truncation and a re-fetch the
                  \* log can end at the same offset in another epoch; a duplicated

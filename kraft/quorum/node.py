@@ -77,9 +77,7 @@ def _learns_leader_from_fetch(node: "QuorumNode", m: FetchResponse) -> bool:
     if m.leader is None or m.leader == node.id:
         return False
     if node.is_voter:
-        return (node.role is Role.UNATTACHED and node.leader_id is None
-                and (not node.awaiting_leader or m.source == m.leader)
-                and m.epoch >= node.current_epoch)
+        return node.role is Role.UNATTACHED and node.leader_id is None and m.epoch >= node.current_epoch
     return m.epoch > node.current_epoch or (m.epoch == node.current_epoch and node.leader_id is None)
 
 
@@ -380,13 +378,15 @@ class QuorumNode(Node, declaration=PROTOCOL):
             if self.storage.flushed_offset < self.storage.end_offset and not self.skipped_fsync:
                 return (cls.flush, {})  # a follower's fetch offset must be durable
             if self.fetch_deadline is not None and now >= self.fetch_deadline:
-                if self.is_voter:
+                if self.is_voter and _may_time_out(self):
                     return (cls.timeout, {})
-                # an observer asks another voter who leads (pollFollowerAsObserver)
-                self.fetch_deadline = now + self.config.fetch_timeout_ms
-                other = self._pick_voter(exclude=self.leader_id)
-                if other is not None:
-                    return (cls.send_any_voter_fetch, {"d": other})
+                if self.is_voter:  # awaiting a leader after a disk loss: no election (spec Timeout)
+                    self.fetch_deadline = None
+                else:  # an observer asks another voter who leads (pollFollowerAsObserver)
+                    self.fetch_deadline = now + self.config.fetch_timeout_ms
+                    other = self._pick_voter(exclude=self.leader_id)
+                    if other is not None:
+                        return (cls.send_any_voter_fetch, {"d": other})
             if self.next_fetch_at is not None and now >= self.next_fetch_at:
                 return (cls.send_fetch_request, {})
             return None
@@ -640,8 +640,9 @@ class QuorumNode(Node, declaration=PROTOCOL):
         First ``LearnsLeaderFromFetch(n, m)``: an observer follows the leader an answer names when
         it is of a later epoch, or of its epoch while it knows no leader
         (``KafkaRaftClient.maybeHandleCommonResponse``); so does an Unattached voter that knows no
-        leader, for an answer of its epoch or a later one (KAFKA-17030), and one back from a disk
-        loss only for an answer of the leader itself, which ends its wait (``HeardFromLeader``)."""
+        leader, for an answer of its epoch or a later one (KAFKA-17030), a voter back from a disk
+        loss included; its wait ends with the first answer of the leader itself (``HeardFromLeader``
+        or an answer of the leader it follows)."""
         if _learns_leader_from_fetch(self, m):
             self._to_follower(m.epoch, m.leader, now, heard_from_leader=m.source == m.leader)
             return
@@ -650,6 +651,9 @@ class QuorumNode(Node, declaration=PROTOCOL):
             return
         if m.epoch < self.current_epoch or self.role is not Role.FOLLOWER or m.source != self.leader_id:
             return
+        if self.awaiting_leader:
+            self.awaiting_leader = False  # the leader it follows answered
+            self._persist()
         end = self.storage.end_offset
         at = m.fetchOffset
         if not self.storage.log_start_offset <= at <= end or m.lastFetchedEpoch != self.storage.epoch_before(at):

@@ -16,7 +16,7 @@ import random
 
 from kraft.core.step import TICK, Trigger
 from kraft.quorum.config import QuorumConfig, Role
-from kraft.quorum.messages import FETCH_FENCED, FetchRequest, FetchResponse, VoteRequest
+from kraft.quorum.messages import FETCH_FENCED, FETCH_OK, FetchRequest, FetchResponse, VoteRequest
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.storage import MemoryFS
 from kraft.quorum.world import QuorumWorld
@@ -80,15 +80,17 @@ def test_an_unattached_voter_fetches_from_a_bootstrap_server_and_follows_the_nam
 
 
 def test_a_voter_that_lost_its_disk_waits_for_the_leader_itself() -> None:
-    """It fetches from a bootstrap voter like any Unattached one, but another voter's answer naming
-    the leader only moves it to that epoch; the leader's own answer ends its wait (the spec's
-    LearnsLeaderFromFetch with HeardFromLeader)."""
+    """It fetches from a bootstrap voter like any Unattached one and follows the leader the answer
+    names, but it does not vote or campaign until the leader itself answers it (the spec's
+    LearnsLeaderFromFetch, then HandleFetchResponse from the leader it follows)."""
     node = QuorumNode(1, (1, 2, 3), QuorumConfig(), MemoryFS(), rng=random.Random(0), disk_lost=True)
     (req,) = node.step(TICK, 0).messages
     assert isinstance(req, FetchRequest) and req.dest in (2, 3) and node.election_deadline is None
     node.step(FetchResponse(2, 1, 4, FETCH_FENCED, (), 0, 0, 0, 0, 0, leader=3), 1)
-    assert (node.role, node.leader_id, node.current_epoch, node.awaiting_leader) == (Role.UNATTACHED, None, 4, True)
-    node.step(FetchResponse(3, 1, 4, FETCH_FENCED, (), 0, 0, 0, 0, 0, leader=3), 2)
+    assert (node.role, node.leader_id, node.current_epoch, node.awaiting_leader) == (Role.FOLLOWER, 3, 4, True)
+    node.step(TICK, 10**9)  # its fetch timer expires: no election while it awaits
+    assert node.role is Role.FOLLOWER and not node.step(Trigger(QuorumNode.timeout), 10**9).messages
+    node.step(FetchResponse(3, 1, 4, FETCH_OK, (), 0, 0, 0, 0, 0, leader=3), 10**9)
     assert (node.role, node.leader_id, node.awaiting_leader) == (Role.FOLLOWER, 3, False)
 
 
