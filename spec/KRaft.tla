@@ -80,7 +80,8 @@ CONSTANTS
     VoterChangeBeforeEpochCommit,    \* a new leader changes the voters before committing in its epoch
     ConcurrentVoterChange,           \* a voter change while another is uncommitted
     LeaderCountsSelfWhenRemoved,     \* a removed leader counts itself toward the high watermark
-    ObserverSkipsFsync               \* a follower that is not a voter does not flush its appends
+    ObserverSkipsFsync,              \* a follower that is not a voter does not flush its appends
+    IgnoreDirectoryIdInVote          \* a replica with a new disk answers (pre-)votes as the old one
 
 ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxDiskLosses \in Nat /\ MaxElections \in Int
        /\ MaxInFlight \in Nat /\ MaxFaults \in Int /\ MaxSnapshots \in Nat
@@ -90,7 +91,7 @@ ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxDis
                     KeepSuffixAfterSnapshotInstall, RetentionDeletesPastSnapshot,
                     NoSnapshotRedirectBelowLogStart, VoterChangeBeforeEpochCommit,
                     ConcurrentVoterChange, LeaderCountsSelfWhenRemoved,
-                    ObserverSkipsFsync} : b \in BOOLEAN
+                    ObserverSkipsFsync, IgnoreDirectoryIdInVote} : b \in BOOLEAN
        /\ Voters # {} /\ Voters \cap Observers = {}
        /\ Nil \notin Voters \cup Observers
 
@@ -491,6 +492,43 @@ BecomeCandidate(n) ==
     /\ votesGranted' = [votesGranted EXCEPT ![n] = {n}]
     /\ UNCHANGED <<logVars, leaderVars, ghostVars, restarts, diskVars, faults, elections>>
 
+\* A Candidate sends its VoteRequest again to a voter whose connection a
+\* disk loss reset before it answered. Kafka's candidate keeps sending to
+\* every voter it has no answer from (KafkaRaftClient.pollCandidate ->
+\* maybeSendVoteRequests over CandidateState.unrecordedVoters, paced by the
+\* RequestManager's backoff after a failed request). The spec sends a round
+\* once: a request or answer lost to a DropMessage fault and then sent again
+\* is a delay the network already has, so only the loss that a disk loss
+\* forces is followed by a re-send: d is awaitingLeader, has not reached n's
+\* epoch (it never handled this round's request on its new disk), its grant
+\* is not recorded and nothing between n and d is in flight. The spec keeps
+\* no refusals, so a voter whose refusal arrived before its disk was lost is
+\* asked again too (the correct spec refuses again).
+ResendVoteRequest(n, d) ==
+    /\ role[n] = "Candidate"
+    /\ d \in VoterSet(n) \ ({n} \cup votesGranted[n])
+    /\ awaitingLeader[d]
+    /\ currentEpoch[d] < currentEpoch[n]
+    /\ \A m \in messages : {m.msource, m.mdest} # {n, d}
+    /\ LET reqs == {r \in VoteRequestsFrom(n, currentEpoch[n], LastLogEpoch(n), EndOffset(n), FALSE) :
+                      r.mdest = d}
+       IN /\ Fits(reqs)
+          /\ Send(reqs)
+    /\ UNCHANGED <<quorumVars, logVars, leaderVars, votesGranted, ghostVars, restarts, diskVars, faults,
+                   elections>>
+
+\* Does a (pre-)vote request reach the replica it was meant for? A
+\* VoteRequest names the voter key (id, directory id) the candidate has for
+\* the receiver (KIP-853); KafkaRaftClient.handleVoteRequest, after moving to
+\* a higher epoch, answers INVALID_VOTER_KEY, not granted, when it is not the
+\* local key (isValidVoterKey). A replica with a new disk has a new directory
+\* id, so it is awaitingLeader here and never matches until a leader makes it
+\* a follower. IgnoreDirectoryIdInVote is the code without that check (and
+\* kraft.version 0, whose requests carry no directory id): the new disk
+\* answers as if it were the voter, with an empty quorum state, so it can vote
+\* a second time in an epoch its old disk voted in.
+VoterKeyMatches(n) == IgnoreDirectoryIdInVote \/ ~awaitingLeader[n]
+
 \* A voter answers a (pre-)vote request. A real vote request of a higher
 \* epoch first moves the voter to Unattached in that epoch; a pre-vote never
 \* changes the voter's state. A granted real vote is persisted (votedFor)
@@ -510,7 +548,7 @@ HandleVoteRequest(n, m) ==
                \* fires is a timing fact the spec does not model, so a
                \* Follower may refuse or grant (refusing is always safe).
                LET acceptable == /\ m.mepoch >= currentEpoch[n]
-                                 /\ ~awaitingLeader[n]
+                                 /\ VoterKeyMatches(n)
                                  /\ logOk
                                  /\ role[n] \notin {"Leader", "Resigned"}
                    choices == IF ~acceptable THEN {FALSE}
@@ -527,7 +565,7 @@ HandleVoteRequest(n, m) ==
                    ld == IF higher THEN Nil ELSE leader[n]
                    rl == IF higher THEN "Unattached" ELSE role[n]
                    grant == /\ m.mepoch = e
-                            /\ ~awaitingLeader[n]
+                            /\ VoterKeyMatches(n)
                             /\ rl \in {"Unattached", "Prospective"}
                             /\ \/ vf = c
                                \/ vf = Nil /\ ld = Nil /\ logOk
@@ -1187,6 +1225,12 @@ Restart(n) ==
 \*  - no voter is in an epoch below n's: n voted at most in epochs up to
 \*    its own, and only a leader of a lower epoch could make it follow in an
 \*    epoch it might vote in again (ElectionSafety).
+\* These preconditions do not make the directory-id check redundant: n may
+\* have voted in its epoch e while another Candidate of e still waits for
+\* n's answer. The disk loss resets that connection, the Candidate sends
+\* its request again (ResendVoteRequest), and only VoterKeyMatches keeps the
+\* new disk from granting it: with IgnoreDirectoryIdInVote two Candidates of
+\* e both win a majority (ElectionSafety).
 DiskLossAllowed(n) ==
     /\ role[n] # "Leader"
     /\ IsQuorumOf({v \in Replicas \ {n} : /\ flushedOffset[v] >= Len(committed)
@@ -1258,6 +1302,7 @@ Next ==
           \/ Restart(n)
           \/ RestartWithDiskLoss(n)
           \/ \E d \in Replicas : SendBeginQuorumEpoch(n, d)
+          \/ \E d \in Replicas : ResendVoteRequest(n, d)
           \/ \E v \in Values : ClientAppend(n, v)
           \/ \E k \in 1..MaxLogLen : TakeSnapshot(n, k)
           \/ \E o \in 1..MaxLogLen : DeleteBeforeSnapshot(n, o)

@@ -59,6 +59,7 @@ class QuorumConfig:
     ConcurrentVoterChange: bool = False
     LeaderCountsSelfWhenRemoved: bool = False
     ObserverSkipsFsync: bool = False
+    IgnoreDirectoryIdInVote: bool = False
 
     def with_variant(self, name: str | None) -> "QuorumConfig":
         """Return a copy with the named variant flag switched on (``None``: unchanged; ``PreVote``

@@ -456,6 +456,26 @@ class QuorumNode(Node, declaration=PROTOCOL):
         """Spec action BecomeCandidate(n): Prospective with a majority of pre-votes -> Candidate."""
         self._become_candidate(now)
 
+    def awaits_vote_from(self, d: int) -> bool:
+        """A Candidate with no grant recorded from voter ``d`` (``CandidateState.unrecordedVoters``;
+        refusals are not kept)."""
+        return self.role is Role.CANDIDATE and d in self._others() and d not in self.votes_granted
+
+    @requires(lambda n: n.role is Role.CANDIDATE, "not a Candidate")
+    def resend_vote_request(self, d: int, now: int) -> bool | None:
+        """Spec action ResendVoteRequest(n, d): the connection to ``d`` was reset (its disk was
+        lost) before ``d`` answered; send this round's VoteRequest again (``KafkaRaftClient.
+        pollCandidate`` -> ``maybeSendVoteRequests``).  No step (False) when ``d``'s grant is recorded."""
+        if not self.awaits_vote_from(d):
+            return False
+        last_epoch, last_offset = self._last_epoch_and_offset()
+        self.send(VoteRequest(self.id, d, self.current_epoch, last_epoch, last_offset, False))
+
+    def _voter_key_matches(self) -> bool:
+        """KafkaRaftClient.isValidVoterKey: a replica with a new disk (new directory id) is not the
+        voter a request names (bug IgnoreDirectoryIdInVote: it answers as if it were)."""
+        return self.config.IgnoreDirectoryIdInVote or not self.awaiting_leader
+
     def handle_vote_request(self, m: VoteRequest, now: int) -> None:
         """Spec action HandleVoteRequest(n, m).
 
@@ -466,7 +486,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         Unattached in it; granted iff Unattached/Prospective and (already voted for this candidate, or
         no vote and no known leader and the log check passes); persisted before the response."""
         if m.preVote:
-            granted = (m.epoch >= self.current_epoch and not self.awaiting_leader
+            granted = (m.epoch >= self.current_epoch and self._voter_key_matches()
                        and self._log_ok(m.lastEpoch, m.lastOffset)
                        and self.role not in (Role.LEADER, Role.RESIGNED)
                        and not (self.role is Role.FOLLOWER and self.has_fetched_from_leader))
@@ -474,7 +494,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
             return
         if m.epoch > self.current_epoch:
             self._to_unattached(m.epoch, now)
-        granted = (m.epoch == self.current_epoch and not self.awaiting_leader
+        granted = (m.epoch == self.current_epoch and self._voter_key_matches()
                    and self.role in (Role.UNATTACHED, Role.PROSPECTIVE)
                    and (self.voted_for == m.source
                         or (self.voted_for is None and self.leader_id is None

@@ -39,6 +39,8 @@ ACTIONS = (
     Action("HandleVoteRequest", VoteRequest, ("m",)),
     Action("HandleVoteResponse", VoteResponse, ("m",)),
     Action("BecomeLeader", doc="a majority of votes: Leader, LeaderChange record"),
+    Action("ResendVoteRequest", args=("d",),
+           doc="a Candidate sends its VoteRequest again to a voter whose connection a disk loss reset"),
     Action("SendBeginQuorumEpoch", args=("d",)),
     Action("HandleBeginQuorumEpochRequest", BeginQuorumEpochRequest, ("m",)),
     Action("SendFetchRequest"),
@@ -154,6 +156,15 @@ VARIANTS = (
                         "an observer appends fetched records without flushing them (conformance rejects that "
                         "fetch response); the history audits clean",
                         observers=1),)),
+    Variant("IgnoreDirectoryIdInVote", "ElectionSafety",
+            "a replica whose disk was replaced answers (pre-)votes as the voter it replaces, with an empty "
+            "quorum state: a Candidate's VoteRequest sent again after the reset wins a second vote in an "
+            "epoch the old disk voted in (KIP-853: KafkaRaftClient.handleVoteRequest answers "
+            "INVALID_VOTER_KEY, isValidVoterKey)", size="disk",
+            sim=(SimRun(20, 2000, PINNED_FAULTS, 1000, (),
+                        "a replica back from a disk loss grants a pre-vote its new disk may not give "
+                        "(conformance rejects that vote request's answer); no second vote in one epoch "
+                        "follows in this run, and the history audits clean"),)),
 )
 
 INVARIANTS = (

@@ -292,38 +292,14 @@ class KRaftPlugin(SimPlugin):
         """The voter restarts with what its disk kept (``QuorumWorld.power_loss``)."""
         sim.step_node(node_id, self.world.power_loss(node_id, disk_lost))
         sim.run_due(node_id)
+        if disk_lost:  # its connections were reset: a Candidate asks the new disk again
+            for c in self.world.vote_resenders(node_id):
+                if c not in sim.down:
+                    sim.step_node(c, Trigger(QuorumNode.resend_vote_request, {"d": node_id}))
 
     def can_lose_disk(self, sim: Sim, node_id: int) -> bool:
-        """Safe to wipe this replica (see docs/quorum.md, "Losing a disk"; the spec's
-        DiskLossAllowed): it is not a leader, no replica is in a lower epoch, the committed prefix
-        is durable on a majority of the committed voter set without it, and no leader counts a
-        fetch offset for it that a majority of its voter set without it has not reached."""
-        node = self.nodes[node_id]
-        if node.role is Role.LEADER:
-            return False
-        # no voter in an epoch below this one: the wiped voter voted at most in epochs up to its
-        # own, and only a leader of a lower epoch could make it follow in an epoch where it might
-        # vote a second time (found by TLC on spec/KRaft.tla, RestartWithDiskLoss/DiskLossAllowed)
-        if any(other.current_epoch < node.current_epoch for other in self.nodes.values()):
-            return False
-        committed = self.world.monitor.committed
-        state = self.world.project_fast()
-        holders = [i for i, other in self.nodes.items()
-                   if i != node_id and other.storage.flushed_offset >= len(committed)
-                   and holds(state, i, committed)]
-        if not is_quorum_of(holders, last_voters(committed, self.voter_ids)):
-            return False
-        for ld in self.nodes.values():
-            if ld.role is not Role.LEADER:
-                continue
-            # the leader keeps counting the wiped voter's old fetch offset until it fetches again:
-            # only safe if a majority of its voters without it already reached that offset
-            reached = [v for v in self.world.ids if v != node_id
-                       and (ld.storage.flushed_offset if v == ld.id else ld.end_offsets[v])
-                       >= ld.end_offsets.get(node_id, 0)]
-            if not is_quorum_of(reached, ld.voters):
-                return False
-        return True
+        """Safe to wipe this replica (``QuorumWorld.can_lose_disk``)."""
+        return self.world.can_lose_disk(node_id)
 
     def snapshot(self, sim: Sim, rng: random.Random) -> None:
         """A voter, seven times in ten, snapshots its committed prefix (TakeSnapshot at its high

@@ -16,7 +16,7 @@ from kraft.core.node import Refused
 from kraft.core.step import Ready, Trigger
 from kraft.core.world import World
 from kraft.quorum.config import QuorumConfig, Role
-from kraft.quorum.invariants import Monitor, logs_agree
+from kraft.quorum.invariants import Monitor, holds, is_quorum_of, last_voters, logs_agree
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.projection import project_cluster
 from kraft.quorum.protocol import PROTOCOL
@@ -95,6 +95,43 @@ class QuorumWorld(World):
             fs.lose_disk(self.nodes[node_id].directory)
         return Trigger(QuorumNode.restart_with_disk_loss if disk_lost else QuorumNode.restart)
 
+    def can_lose_disk(self, node_id: int) -> bool:
+        """Safe to wipe this replica (see docs/quorum.md, "Losing a disk"; the spec's
+        DiskLossAllowed): it is not a leader, no replica is in a lower epoch, the committed prefix
+        is durable on a majority of the committed voter set without it, and no leader counts a
+        fetch offset for it that a majority of its voter set without it has not reached."""
+        node = self.nodes[node_id]
+        if node.role is Role.LEADER:
+            return False
+        # no voter in an epoch below this one: the wiped voter voted at most in epochs up to its
+        # own, and only a leader of a lower epoch could make it follow in an epoch where it might
+        # vote a second time (found by TLC on spec/KRaft.tla, RestartWithDiskLoss/DiskLossAllowed)
+        if any(other.current_epoch < node.current_epoch for other in self.nodes.values()):
+            return False
+        committed = self.monitor.committed
+        state = self.project_fast()
+        holders = [i for i, other in self.nodes.items()
+                   if i != node_id and other.storage.flushed_offset >= len(committed)
+                   and holds(state, i, committed)]
+        if not is_quorum_of(holders, last_voters(committed, self.bootstrap)):
+            return False
+        for ld in self.nodes.values():
+            if ld.role is not Role.LEADER:
+                continue
+            # the leader keeps counting the wiped voter's old fetch offset until it fetches again:
+            # only safe if a majority of its voters without it already reached that offset
+            reached = [v for v in self.ids if v != node_id
+                       and (ld.storage.flushed_offset if v == ld.id else ld.end_offsets[v])
+                       >= ld.end_offsets.get(node_id, 0)]
+            if not is_quorum_of(reached, ld.voters):
+                return False
+        return True
+
+    def vote_resenders(self, d: int) -> list[int]:
+        """The Candidates still waiting for ``d``'s vote: after ``d``'s connections reset they send
+        their VoteRequest again (the spec's ResendVoteRequest)."""
+        return [c for c in self.ids if c != d and self.nodes[c].awaits_vote_from(d)]
+
     # ------------------------------------------------------------------ hand-stepped operations
     def step(self, node_id: Any, inp: Any) -> Ready:
         ready = super().step(node_id, inp)
@@ -110,7 +147,11 @@ class QuorumWorld(World):
         if disk_lost:
             self.net.discard(lambda m: n in (m.source, m.dest))
         self.restarted.add(n)
-        return self.step(n, self.power_loss(n, disk_lost))
+        ready = self.step(n, self.power_loss(n, disk_lost))
+        if disk_lost:
+            for c in self.vote_resenders(n):
+                self.trigger(c, QuorumNode.resend_vote_request, d=n)
+        return ready
 
     def timeout(self, n: int) -> None:
         """Fire ``n``'s election timer now (nothing if it may not campaign)."""

@@ -25,8 +25,8 @@ INDEX = st.integers(min_value=0, max_value=63)
 
 
 def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, liveness: bool = True,
-                 weights: dict[str, int] | None = None, warm_start: bool = False, observers: int = 0
-                 ) -> type[RuleBasedStateMachine]:
+                 weights: dict[str, int] | None = None, warm_start: bool = False, observers: int = 0,
+                 disk_losses: bool = False) -> type[RuleBasedStateMachine]:
     """``liveness=False`` skips the convergence check of the teardown (a bug variant may legitimately
     livelock; the variant tests look for safety violations only).  ``weights`` biases the search:
     rule ``r`` is registered ``weights[r]`` times (Hypothesis picks among rules uniformly; 0 switches
@@ -34,7 +34,7 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
     leader with committed records (3 s of fault-free running), as most of Kafka's
     RaftEventSimulationTest scenarios do.  ``observers`` replicas join the bootstrap voters, and
     the voter-change rules exist only then (so the searches without observers take the steps they
-    took before those rules existed)."""
+    took before those rules existed); likewise the disk-loss rule exists only with ``disk_losses``."""
     cfg = config or QuorumConfig()
     node_ids = st.integers(min_value=1, max_value=voters + observers)
 
@@ -167,6 +167,8 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
 
     if observers:
         _add_voter_change_rules(KRaftMachine, node_ids)
+    if disk_losses:
+        _add_disk_loss_rule(KRaftMachine, node_ids)
     for name, weight in (weights or {}).items():
         original = getattr(KRaftMachine, name)
         if weight == 0:
@@ -196,3 +198,17 @@ def _add_voter_change_rules(machine: type[RuleBasedStateMachine], node_ids: st.S
 
     for fn in (change_voters, send_any_voter_fetch, resign_after_removal):
         setattr(machine, fn.__name__, fn)
+
+
+def _add_disk_loss_rule(machine: type[RuleBasedStateMachine], node_ids: st.SearchStrategy[int]) -> None:
+    """RestartWithDiskLoss: a replica's disk is replaced (its connections reset), where the
+    simulator's precondition allows it (``QuorumWorld.can_lose_disk``, the spec's DiskLossAllowed),
+    while no other replica awaits a leader after its own disk loss: with a majority of voters
+    awaiting one, no leader can be elected (nor in Kafka until they are re-added)."""
+
+    @rule(n=node_ids)
+    def lose_disk(self: RuleBasedStateMachine, n: int) -> None:
+        if self.c.can_lose_disk(n) and not any(node.awaiting_leader for node in self.c.nodes.values()):
+            self.c.restart(n, disk_lost=True)
+
+    machine.lose_disk = lose_disk

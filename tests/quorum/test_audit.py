@@ -7,10 +7,10 @@ phase and final reads); the in-process audit's Kafka rules must report exactly t
 correct implementation audits clean on the same seeds.  The random schedule (seeds 1-30, 2000
 events, all faults) reaches HwmFromAnyEpoch and ForgetVoteOnRestart in no run whose history shows
 them, so they have no pin (TLC, Hypothesis and conformance catch them).  The pins of
-KeepSuffixAfterSnapshotInstall, LeaderCountsSelfWhenRemoved, ObserverSkipsFsync and
-VoterChangeBeforeEpochCommit (three voters: the split brain needs four) are runs where
-the bug acts (conformance rejects them, tests/traces/test_kraft.py) but no client read shows it:
-they declare no anomaly, and their histories audit clean.
+KeepSuffixAfterSnapshotInstall, LeaderCountsSelfWhenRemoved, ObserverSkipsFsync,
+VoterChangeBeforeEpochCommit (three voters: the split brain needs four) and IgnoreDirectoryIdInVote
+are runs where the bug acts (conformance rejects them, tests/traces/test_kraft.py) but no client
+read shows it: they declare no anomaly, and their histories audit clean.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def test_polls_return_no_control_records(tmp_path: Path) -> None:
 def test_some_variants_are_pinned() -> None:
     assert {v for v, _ in PINNED} == {"VoteWithoutLogCheck", "NoTruncateOnDivergence", "KeepSuffixAfterSnapshotInstall",
                                       "ConcurrentVoterChange", "LeaderCountsSelfWhenRemoved", "ObserverSkipsFsync",
-                                      "VoterChangeBeforeEpochCommit"}
+                                      "VoterChangeBeforeEpochCommit",
+                                      "IgnoreDirectoryIdInVote"}
 
 
 @pytest.mark.parametrize("variant,pin", PINNED, ids=[f"{v}-seed{r.seed}" for v, r in PINNED])

@@ -114,6 +114,7 @@ PINNED_STEP = {  # variant -> (trace action, kind of rejection, a variable that 
     "LeaderCountsSelfWhenRemoved": ("HandleFetchRequest", "state_mismatch", "highWatermark"),
     "ObserverSkipsFsync": ("HandleFetchResponse", "state_mismatch", "flushedOffset"),
     "VoterChangeBeforeEpochCommit": ("RemoveVoter", "not_enabled", None),  # no HW in its epoch yet
+    "IgnoreDirectoryIdInVote": ("HandleVoteRequest", "state_mismatch", "messages"),
 }
 
 

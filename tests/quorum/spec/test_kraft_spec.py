@@ -47,6 +47,7 @@ def test_manifest_names_every_variant_constant(manifest):
         "ConcurrentVoterChange",
         "LeaderCountsSelfWhenRemoved",
         "ObserverSkipsFsync",
+        "IgnoreDirectoryIdInVote",
     }
     for name, v in manifest.variants.items():
         assert re.search(rf"\b{name}\b", tla), name
@@ -108,6 +109,7 @@ BUG_STEP = {
     "ConcurrentVoterChange": "RemoveVoter",
     "LeaderCountsSelfWhenRemoved": "RemoveVoter",
     "ObserverSkipsFsync": "AddVoter",
+    "IgnoreDirectoryIdInVote": "ResendVoteRequest",
 }
 
 
