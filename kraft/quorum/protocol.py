@@ -161,7 +161,7 @@ VARIANTS = (
             "quorum state: a Candidate's VoteRequest sent again after the reset wins a second vote in an "
             "epoch the old disk voted in (KIP-853: KafkaRaftClient.handleVoteRequest answers "
             "INVALID_VOTER_KEY, isValidVoterKey)", size="disk",
-            sim=(SimRun(20, 2000, PINNED_FAULTS, 1000, (),
+            sim=(SimRun(11, 2000, PINNED_FAULTS, 1000, (),
                         "a replica back from a disk loss grants a pre-vote its new disk may not give "
                         "(conformance rejects that vote request's answer); no second vote in one epoch "
                         "follows in this run, and the history audits clean"),)),
