@@ -76,7 +76,7 @@ WITHOUT_PREVOTE = {"KRaft_epochchange.cfg"}
         pytest.param("small", marks=pytest.mark.slow),
         "crash",
         # two epochs with one disk loss: the simulator's disk-loss precondition keeps every
-        # invariant (255,962 distinct states, 56 s with 2 workers on a lightly loaded machine);
+        # invariant (239,365 distinct states, about 3 minutes at one worker on a loaded machine);
         # slow for the same reason, and in `kraft review` too
         pytest.param("disk", marks=pytest.mark.slow),
         # one epoch, one snapshot, the log start moved and FetchSnapshot: minutes of TLC, so
