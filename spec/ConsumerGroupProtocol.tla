@@ -76,8 +76,21 @@
 (*    Leaving: PREPARE_LEAVING (commit, revoke), LEAVING (a heartbeat      *)
 (*    with epoch -1), UNSUBSCRIBED.                                        *)
 (*                                                                         *)
-(* Abstractions. Every member subscribes to every topic (one               *)
-(* subscription, so only membership bumps the group epoch). The assignor   *)
+(*  - Subscriptions: a consumer subscribes to a set of topics (all of them *)
+(*    at first); subscribe() with another set while in the group goes on   *)
+(*    with the membership (AbstractMembershipManager.onSubscriptionUpdated *)
+(*    does not rejoin), and the next heartbeat carries the new set         *)
+(*    (HeartbeatState.buildRequestData: subscribedTopicNames when joining  *)
+(*    or changed since the last sent, SentFields.reset after a failure).   *)
+(*    The coordinator bumps the group epoch when the set differs from the  *)
+(*    member's (hasMemberSubscriptionChanged) and the new target gives a   *)
+(*    member partitions of its subscribed topics only; a partition of a    *)
+(*    dropped topic stays owned until that target revokes it.              *)
+(*                                                                         *)
+(* Abstractions. The subscription is sent on joining, after a change, and  *)
+(* again after a failure only while no response confirmed it (Kafka sends  *)
+(* it in every request after a failure, which the coordinator ignores when *)
+(* unchanged). The assignor                                                *)
 (* is any valid assignment (AnyAssignment) or a deterministic round robin  *)
 (* by rank. The member id is the client (KIP-1082: the client chooses it   *)
 (* and keeps it across rejoins); a static client's new process chooses a  *)
@@ -114,7 +127,7 @@ EXTENDS Naturals, Integers, FiniteSets, TLC
 CONSTANTS
     Clients,            \* consumers; each is also its member id (with its process's incarnation)
     StaticClients,      \* the consumers with a group.instance.id (their client id), a subset of Clients
-    NumTopics,          \* subscribed topics
+    NumTopics,          \* topics; each consumer subscribes to a non-empty set of them, all at first
     PartitionsPerTopic, \* partitions of each topic
     Nil,
     MaxGroupEpoch,      \* state constraint
@@ -125,6 +138,7 @@ CONSTANTS
                         \* the coordinator expiring a member its consumer still holds, a new process
                         \* of a static consumer
     AnyAssignment,      \* TRUE: any valid target assignment; FALSE: a deterministic one
+    MaxSubscriptionChanges, \* budget of subscription changes (subscribe() with another topic set)
     SendNoOpHeartbeats, \* TRUE: a consumer also sends the heartbeats that can change nothing, as
                         \* Kafka's does (trace validation); FALSE: they are left out (model checking)
     \* bug variants (FALSE in every cfg)
@@ -153,16 +167,22 @@ VARIABLES
     inflight,         \* [Clients -> BOOLEAN]  a heartbeat is outstanding
     conn,             \* [Clients -> Nat]  connection incarnation
     incarnation,      \* [Clients -> Nat]  the process: its member id is <<c, incarnation[c]>>
+    csub,             \* [Clients -> SUBSET Topics]  the consumer's subscription
+    subSent,          \* [Clients -> {"ACKED", "UNSENT", "SENT"}]  its subscription is confirmed by a
+                      \* response, not sent since it changed (or the request carrying it failed), sent
     \* --- environment ---
+    subChanges,       \* subscription changes taken
     msgs,             \* network: set of messages
     faults,           \* fault steps taken
     badCommits        \* ghost: accepted commits of partitions the committer did not own
 
 coordVars == <<groupEpoch, assignmentEpoch, targetAssignment, member, partitionEpoch, memberIncarnation>>
 clientVars == <<cstate, cepoch, owned, ctarget, recon, sendOwned, inflight, conn, incarnation>>
-vars == <<coordVars, clientVars, msgs, faults, badCommits>>
+subVars == <<csub, subSent, subChanges>>
+vars == <<coordVars, clientVars, subVars, msgs, faults, badCommits>>
 
-Partitions == (1..NumTopics) \X (0..PartitionsPerTopic - 1)
+Topics == 1..NumTopics
+Partitions == Topics \X (0..PartitionsPerTopic - 1)
 NPart == NumTopics * PartitionsPerTopic
 PRank(p) == (p[1] - 1) * PartitionsPerTopic + p[2]
 
@@ -184,20 +204,28 @@ LeaveEpoch == -1
 StaticLeaveEpoch == -2
 
 NewMember == [epoch |-> 0, prev |-> -1, state |-> "STABLE", assigned |-> {}, pending |-> {},
-              tepoch |-> 0]
+              tepoch |-> 0, sub |-> {}]
 
 \* ---------------------------------------------------------------- assignor
 
-\* Valid assignments of every partition to one of the members S, as per-member sets.
+\* Valid assignments of every partition to one of the members S subscribed to its topic (subs:
+\* each member's subscription), as per-member sets; a partition of a topic no member of S
+\* subscribes to goes to nobody (Nil).
 AsSets(f, S) == [c \in Clients |-> IF c \in S THEN {p \in Partitions : f[p] = c} ELSE {}]
 CRankOf(c) == CHOOSE i \in DOMAIN ClientOrder : ClientOrder[i] = c
 RankIn(c, S) == Cardinality({d \in S : CRankOf(d) < CRankOf(c)})
-RoundRobin(S) ==
-    [p \in Partitions |-> CHOOSE c \in S : RankIn(c, S) = (PRank(p) % Cardinality(S))]
-Targets(S) ==
+Eligible(p, S, subs) == {c \in S : p[1] \in subs[c]}
+OwnerChoices(p, S, subs) == IF Eligible(p, S, subs) = {} THEN {Nil} ELSE Eligible(p, S, subs)
+RoundRobin(S, subs) ==
+    [p \in Partitions |-> LET E == Eligible(p, S, subs)
+                          IN IF E = {} THEN Nil
+                             ELSE CHOOSE c \in E : RankIn(c, E) = (PRank(p) % Cardinality(E))]
+Targets(S, subs) ==
     IF S = {} THEN {[c \in Clients |-> {}]}
-    ELSE IF AnyAssignment THEN {AsSets(f, S) : f \in [Partitions -> S]}
-    ELSE {AsSets(RoundRobin(S), S)}
+    ELSE IF AnyAssignment
+      THEN {AsSets(f, S) : f \in {g \in [Partitions -> S \cup {Nil}] :
+                                     \A p \in Partitions : g[p] \in OwnerChoices(p, S, subs)}}
+    ELSE {AsSets(RoundRobin(S, subs), S)}
 
 \* ---------------------------------------------------------------- coordinator helpers
 
@@ -297,7 +325,8 @@ Join(c) ==
     /\ cstate' = [cstate EXCEPT ![c] = "JOINING"]
     /\ cepoch' = [cepoch EXCEPT ![c] = 0]
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
-    /\ UNCHANGED <<coordVars, owned, ctarget, recon, inflight, conn, incarnation, msgs, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, owned, ctarget, recon, inflight, conn, incarnation, subVars, msgs, faults,
+                   badCommits>>
 
 \* ConsumerHeartbeatRequestManager: one request in flight; once the acknowledgement is sent,
 \* ACKNOWLEDGING -> STABLE, or RECONCILING when a newer assignment arrived meanwhile
@@ -321,21 +350,30 @@ NoOpHeartbeat(c) ==
     /\ cepoch[c] = member[c].epoch /\ member[c].epoch = assignmentEpoch
     /\ assignmentEpoch = groupEpoch
 
+\* HeartbeatState.buildRequestData: subscribedTopicNames when joining or not sent since changed
+SendsSub(c) == cepoch[c] = 0 \/ subSent[c] = "UNSENT"
+
 SendHeartbeat(c) ==
     /\ cstate[c] \in InGroup /\ ~inflight[c] /\ (SendNoOpHeartbeats \/ ~NoOpHeartbeat(c))
     /\ msgs' = msgs \cup {[type |-> "Heartbeat", src |-> c, inc |-> incarnation[c], conn |-> conn[c],
-                           epoch |-> cepoch[c], owned |-> IF ReportOwned(c) THEN owned[c] ELSE Nil]}
+                           epoch |-> cepoch[c], owned |-> IF ReportOwned(c) THEN owned[c] ELSE Nil,
+                           sub |-> IF SendsSub(c) THEN csub[c] ELSE Nil]}
     /\ inflight' = [inflight EXCEPT ![c] = TRUE]
+    /\ subSent' = [subSent EXCEPT ![c] = IF @ = "UNSENT" THEN "SENT" ELSE @]
     /\ sendOwned' = [sendOwned EXCEPT ![c] = ~ReportOwned(c) /\ @]
     /\ cstate' = [cstate EXCEPT ![c] = IF @ # "ACKNOWLEDGING" THEN @
                                         ELSE IF ctarget[c] = owned[c] THEN "STABLE" ELSE "RECONCILING"]
-    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, recon, conn, incarnation, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, recon, conn, incarnation, csub, subChanges, faults,
+                   badCommits>>
 
 \* Closing consumer c's connection loses the responses on their way to it.
 DropResponsesTo(c) == {m \in msgs : ~(m.type = "HeartbeatResponse" /\ m.dst = c)}
 
 \* A reconciliation marked stale (the member rejoined or was fenced while it ran)
 MarkStale(c) == [recon EXCEPT ![c] = IF @ = Nil THEN Nil ELSE [@ EXCEPT !.stale = TRUE]]
+
+\* SentFields.reset after a failure: a subscription the failed request carried is sent again
+ResetSub(c) == [subSent EXCEPT ![c] = IF @ = "SENT" THEN "UNSENT" ELSE @]
 
 \* the errors a static consumer cannot recover from (ConsumerHeartbeatRequestManager.
 \* handleSpecificFailure)
@@ -347,9 +385,10 @@ HandleHeartbeatResponseMsg(c, m) ==
     /\ msgs' = msgs \ {m}
     /\ inflight' = [inflight EXCEPT ![c] = FALSE]
     /\ IF cstate[c] \notin InGroup
-         THEN UNCHANGED <<cstate, cepoch, owned, ctarget, recon, sendOwned>>   \* not in the group: ignored
+         THEN UNCHANGED <<cstate, cepoch, owned, ctarget, recon, sendOwned, subSent>>   \* ignored
        ELSE IF m.err = "NONE" THEN
             /\ cepoch' = [cepoch EXCEPT ![c] = m.epoch]
+            /\ subSent' = [subSent EXCEPT ![c] = IF @ = "SENT" THEN "ACKED" ELSE @]
             /\ IF m.assignment = Nil
                  THEN UNCHANGED <<cstate, ctarget>>
                  ELSE /\ ctarget' = [ctarget EXCEPT ![c] = m.assignment]
@@ -363,14 +402,15 @@ HandleHeartbeatResponseMsg(c, m) ==
             /\ ctarget' = [ctarget EXCEPT ![c] = Nil]
             /\ recon' = MarkStale(c)
             /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
-            /\ UNCHANGED cepoch
+            /\ UNCHANGED <<cepoch, subSent>>
        ELSE \* FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID: transitionToFenced
             /\ cstate' = [cstate EXCEPT ![c] = "FENCED"]
             /\ cepoch' = [cepoch EXCEPT ![c] = 0]
             /\ recon' = MarkStale(c)
             /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
+            /\ subSent' = ResetSub(c)
             /\ UNCHANGED <<owned, ctarget>>
-    /\ UNCHANGED <<coordVars, conn, incarnation, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, conn, incarnation, csub, subChanges, faults, badCommits>>
 
 \* onPartitionsLost completed: clear the assignment and rejoin with epoch 0
 RejoinAfterFence(c) ==
@@ -380,7 +420,7 @@ RejoinAfterFence(c) ==
     /\ ctarget' = [ctarget EXCEPT ![c] = Nil]
     /\ recon' = MarkStale(c)
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
-    /\ UNCHANGED <<coordVars, cepoch, inflight, conn, incarnation, msgs, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, inflight, conn, incarnation, subVars, msgs, faults, badCommits>>
 
 \* maybeReconcile: start a reconciliation; the auto-commit of the partitions to revoke goes out
 \* first (signalReconciliationStarted), with the current member epoch.
@@ -396,7 +436,7 @@ ReconcileCommit(c) ==
                          ELSE msgs \cup {[type |-> "OffsetCommit", src |-> c, inc |-> incarnation[c],
                                           epoch |-> cepoch[c], parts |-> revoked]}
               /\ UNCHANGED <<cstate, sendOwned>>
-    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, inflight, conn, incarnation, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, inflight, conn, incarnation, subVars, faults, badCommits>>
 
 \* maybeAbortReconciliation: the member left RECONCILING, or rejoined while the reconciliation ran
 Abort(c) == cstate[c] # "RECONCILING" \/ (recon[c].stale /\ ~StaleReconcileAfterRejoin)
@@ -408,8 +448,8 @@ ReconcileRevoke(c) ==
          THEN /\ recon' = [recon EXCEPT ![c] = Nil] /\ UNCHANGED owned
          ELSE /\ owned' = [owned EXCEPT ![c] = @ \cap recon[c].target]
               /\ recon' = [recon EXCEPT ![c].step = "assign"]
-    /\ UNCHANGED <<coordVars, cstate, cepoch, ctarget, sendOwned, inflight, conn, incarnation, msgs, faults,
-                   badCommits>>
+    /\ UNCHANGED <<coordVars, cstate, cepoch, ctarget, sendOwned, inflight, conn, incarnation, subVars, msgs,
+                   faults, badCommits>>
 
 \* onPartitionsAssigned, then ACKNOWLEDGING with the new local assignment
 ReconcileAssign(c) ==
@@ -420,7 +460,7 @@ ReconcileAssign(c) ==
          ELSE /\ owned' = [owned EXCEPT ![c] = recon[c].target]
               /\ cstate' = [cstate EXCEPT ![c] = "ACKNOWLEDGING"]
               /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
-    /\ UNCHANGED <<coordVars, cepoch, ctarget, inflight, conn, incarnation, msgs, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, ctarget, inflight, conn, incarnation, subVars, msgs, faults, badCommits>>
 
 \* The response (or the request) was lost: the request times out, the connection closes, and
 \* the next heartbeat carries every field.
@@ -432,7 +472,9 @@ RequestTimeout(c) ==
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
     /\ msgs' = DropResponsesTo(c)
-    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, incarnation, faults, badCommits>>
+    /\ subSent' = ResetSub(c)
+    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, incarnation, csub, subChanges, faults,
+                   badCommits>>
 
 \* ---------------------------------------------------------------- consumer faults
 
@@ -446,7 +488,8 @@ RequestTimeoutEarly(c) ==
     /\ sendOwned' = [sendOwned EXCEPT ![c] = TRUE]
     /\ faults' = faults + 1
     /\ msgs' = DropResponsesTo(c)
-    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, incarnation, badCommits>>
+    /\ subSent' = ResetSub(c)
+    /\ UNCHANGED <<coordVars, cstate, cepoch, owned, ctarget, recon, incarnation, csub, subChanges, badCommits>>
 
 \* The consumer's own timer (session / poll timeout): it gives up its partitions and rejoins
 \* with epoch 0 on a new connection (the client half of the lease).
@@ -462,7 +505,8 @@ ClientSessionTimeout(c) ==
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
     /\ faults' = faults + 1
     /\ msgs' = DropResponsesTo(c)
-    /\ UNCHANGED <<coordVars, incarnation, badCommits>>
+    /\ subSent' = ResetSub(c)
+    /\ UNCHANGED <<coordVars, incarnation, csub, subChanges, badCommits>>
 
 \* unsubscribe()/close(): PREPARE_LEAVING commits and revokes everything (a membership change,
 \* counted in the fault budget so that membership eventually stops changing)
@@ -474,14 +518,15 @@ Leave(c) ==
                ELSE msgs \cup {[type |-> "OffsetCommit", src |-> c, inc |-> incarnation[c], epoch |-> cepoch[c],
                                  parts |-> owned[c]]}
     /\ faults' = faults + 1
-    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, sendOwned, inflight, conn, incarnation, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, owned, ctarget, sendOwned, inflight, conn, incarnation, subVars, badCommits>>
 
 LeaveRevoke(c) ==
     /\ cstate[c] = "PREPARE_LEAVING"
     /\ cstate' = [cstate EXCEPT ![c] = "LEAVING"]
     /\ owned' = [owned EXCEPT ![c] = {}]
     /\ ctarget' = [ctarget EXCEPT ![c] = Nil]
-    /\ UNCHANGED <<coordVars, cepoch, recon, sendOwned, inflight, conn, incarnation, msgs, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, cepoch, recon, sendOwned, inflight, conn, incarnation, subVars, msgs, faults,
+                   badCommits>>
 
 \* The leave heartbeat (epoch -1; -2 for a static consumer: ConsumerMembershipManager.
 \* leaveGroupEpoch) is sent without waiting for an outstanding one.
@@ -491,12 +536,22 @@ SendLeaveHeartbeat(c) ==
     /\ cstate[c] = "LEAVING"
     /\ msgs' = DropResponsesTo(c) \cup
                {[type |-> "Heartbeat", src |-> c, inc |-> incarnation[c], conn |-> conn[c],
-                 epoch |-> LeaveEpochOf(c), owned |-> Nil]}
+                 epoch |-> LeaveEpochOf(c), owned |-> Nil, sub |-> Nil]}
     /\ cstate' = [cstate EXCEPT ![c] = "UNSUBSCRIBED"]
     /\ cepoch' = [cepoch EXCEPT ![c] = LeaveEpochOf(c)]
     /\ inflight' = [inflight EXCEPT ![c] = FALSE]
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
-    /\ UNCHANGED <<coordVars, owned, ctarget, recon, sendOwned, incarnation, faults, badCommits>>
+    /\ UNCHANGED <<coordVars, owned, ctarget, recon, sendOwned, incarnation, subVars, faults, badCommits>>
+
+\* subscribe() with another non-empty topic set while in the group (AsyncKafkaConsumer.subscribe,
+\* AbstractMembershipManager.onSubscriptionUpdated): no rejoin; the next heartbeat carries the set.
+\* The partitions it owns stay owned until the coordinator's new assignment revokes them.
+ChangeSubscription(c) ==
+    /\ subChanges < MaxSubscriptionChanges /\ cstate[c] \in InGroup
+    /\ \E s \in (SUBSET Topics) \ {{}, csub[c]} : csub' = [csub EXCEPT ![c] = s]
+    /\ subSent' = [subSent EXCEPT ![c] = "UNSENT"]
+    /\ subChanges' = subChanges + 1
+    /\ UNCHANGED <<coordVars, clientVars, msgs, faults, badCommits>>
 
 \* The application closes a static consumer that left or failed and starts a new process of it
 \* (the same group.instance.id): a new member id, the next incarnation, on a new connection,
@@ -515,18 +570,23 @@ NewProcess(c) ==
     /\ conn' = [conn EXCEPT ![c] = @ + 1]
     /\ faults' = faults + 1
     /\ msgs' = DropResponsesTo(c)
-    /\ UNCHANGED <<coordVars, badCommits>>
+    /\ UNCHANGED <<coordVars, subVars, badCommits>>
 
 \* ================================================================ coordinator actions
+
+\* hasMemberSubscriptionChanged: the request's topic set differs from the member's
+SubscriptionChanged(old, new) == old.sub # new.sub
 
 \* consumerGroupHeartbeat for an accepted request of member c (old = its record or Nil); the
 \* member reconciled is base (old, or the static member that replaces it), under the request's
 \* member id.
 AcceptAs(req, c, old, replaced) ==
-    LET base == IF replaced = Nil THEN NewMember ELSE replaced
-        ge == IF old = Nil THEN groupEpoch + 1 ELSE groupEpoch
+    LET base0 == IF replaced = Nil THEN NewMember ELSE replaced
+        base == IF req.sub = Nil THEN base0 ELSE [base0 EXCEPT !.sub = req.sub]
+        ge == IF old = Nil \/ SubscriptionChanged(old, base) THEN groupEpoch + 1 ELSE groupEpoch
         mems == Members \cup {c}
-    IN \E t \in (IF ge > assignmentEpoch THEN Targets(mems) ELSE {targetAssignment}) :
+        subs == [x \in Clients |-> IF x = c THEN base.sub ELSE IF member[x] # Nil THEN member[x].sub ELSE {}]
+    IN \E t \in (IF ge > assignmentEpoch THEN Targets(mems, subs) ELSE {targetAssignment}) :
          LET te == IF ge > assignmentEpoch THEN ge ELSE assignmentEpoch
              new == Reconcile(base, req.owned, t[c], te)
          IN /\ groupEpoch' = ge
@@ -593,7 +653,7 @@ HandleHeartbeatMsg(req) ==
             /\ Respond(req, HbResponse(req, "FENCED_MEMBER_EPOCH", 0, Nil))
             /\ UNCHANGED coordVars
           ELSE AcceptHeartbeat(req, c, m)
-    /\ UNCHANGED <<clientVars, faults, badCommits>>
+    /\ UNCHANGED <<clientVars, subVars, faults, badCommits>>
 
 \* OffsetCommit: accepted from a known member at its current member epoch
 HandleOffsetCommitMsg(req) ==
@@ -608,7 +668,7 @@ HandleOffsetCommitMsg(req) ==
                    {[partition |-> p, committer |-> c, epoch |-> req.epoch] :
                       p \in {q \in req.parts : q \notin Held(m) \/ \E d \in Clients \ {c} : q \in owned[d]}}
               ELSE badCommits
-    /\ UNCHANGED <<coordVars, clientVars, faults>>
+    /\ UNCHANGED <<coordVars, clientVars, subVars, faults>>
 
 \* member[x]'s member id is the consumer's current process's (an older process of a static
 \* consumer has stopped: it left or failed, owning nothing)
@@ -632,7 +692,7 @@ SessionTimeout(x) ==
     /\ HeldBy(x) => "expire" \in FaultKinds /\ faults < MaxFaults
     /\ faults' = IF HeldBy(x) THEN faults + 1 ELSE faults
     /\ RemoveMember(x)
-    /\ UNCHANGED <<assignmentEpoch, clientVars, msgs, badCommits>>
+    /\ UNCHANGED <<assignmentEpoch, clientVars, subVars, msgs, badCommits>>
 
 RebalanceTimeout(x) ==
     /\ member[x] # Nil /\ member[x].state = "UNREVOKED_PARTITIONS"
@@ -640,13 +700,13 @@ RebalanceTimeout(x) ==
     /\ HeldBy(x) => "expire" \in FaultKinds /\ faults < MaxFaults
     /\ faults' = IF HeldBy(x) THEN faults + 1 ELSE faults
     /\ RemoveMember(x)
-    /\ UNCHANGED <<assignmentEpoch, clientVars, msgs, badCommits>>
+    /\ UNCHANGED <<assignmentEpoch, clientVars, subVars, msgs, badCommits>>
 
 DropMessageMsg(m) ==
     /\ "loss" \in FaultKinds /\ faults < MaxFaults
     /\ msgs' = msgs \ {m}
     /\ faults' = faults + 1
-    /\ UNCHANGED <<coordVars, clientVars, badCommits>>
+    /\ UNCHANGED <<coordVars, clientVars, subVars, badCommits>>
 
 \* ================================================================ spec
 
@@ -666,6 +726,9 @@ Init ==
     /\ inflight = [c \in Clients |-> FALSE]
     /\ conn = [c \in Clients |-> 0]
     /\ incarnation = [c \in Clients |-> 0]
+    /\ csub = [c \in Clients |-> Topics]
+    /\ subSent = [c \in Clients |-> "ACKED"]
+    /\ subChanges = 0
     /\ msgs = {}
     /\ faults = 0
     /\ badCommits = {}
@@ -692,6 +755,7 @@ Next ==
     \/ \E c \in Clients : LeaveRevoke(c)
     \/ \E c \in Clients : SendLeaveHeartbeat(c)
     \/ \E c \in Clients : NewProcess(c)
+    \/ \E c \in Clients : ChangeSubscription(c)
     \/ HandleHeartbeat
     \/ HandleOffsetCommit
     \/ \E x \in Clients : SessionTimeout(x)
@@ -720,7 +784,7 @@ LiveSpec == Spec /\ Fairness
 
 MemberRecords ==
     [epoch : Nat \cup {StaticLeaveEpoch}, prev : Int, state : ServerStates, assigned : SUBSET Partitions,
-     pending : SUBSET Partitions, tepoch : Nat]
+     pending : SUBSET Partitions, tepoch : Nat, sub : SUBSET Topics]
 
 TypeOK ==
     /\ groupEpoch \in Nat /\ assignmentEpoch \in Nat
@@ -737,6 +801,9 @@ TypeOK ==
     /\ incarnation \in [Clients -> Nat] /\ memberIncarnation \in [Clients -> Nat]
     /\ \A c \in Clients \ StaticClients : incarnation[c] = 0 /\ memberIncarnation[c] = 0
     /\ \A c \in Clients : member[c] # Nil /\ member[c].epoch = StaticLeaveEpoch => c \in StaticClients
+    /\ csub \in [Clients -> (SUBSET Topics) \ {{}}]
+    /\ subSent \in [Clients -> {"ACKED", "UNSENT", "SENT"}]
+    /\ subChanges \in 0..MaxSubscriptionChanges
     /\ faults \in 0..MaxFaults
 
 \* At no instant do two consumers both own (consume) a partition.
@@ -755,14 +822,17 @@ ValidPartitionEpochs ==
            /\ holders = {} => partitionEpoch[p] = -1
            /\ \A x \in holders : partitionEpoch[p] = member[x].epoch
 
-\* The target assignment gives each partition to at most one member, only to members, and
-\* every partition once it is computed for the current group epoch.
+\* The target assignment gives each partition to at most one member, only to members, only
+\* partitions of topics the member subscribes to, and every partition of a subscribed topic
+\* once it is computed for the current group epoch.
 ValidTargetAssignment ==
     /\ assignmentEpoch <= groupEpoch
     /\ \A c \in Clients \ Members : targetAssignment[c] = {}
     /\ \A c1, c2 \in Clients : c1 # c2 => targetAssignment[c1] \cap targetAssignment[c2] = {}
-    /\ (assignmentEpoch = groupEpoch /\ Members # {}) =>
-          \A p \in Partitions : \E c \in Members : p \in targetAssignment[c]
+    /\ \A c \in Members : \A p \in targetAssignment[c] : p[1] \in member[c].sub
+    /\ assignmentEpoch = groupEpoch =>
+          \A p \in Partitions : (\E c \in Members : p[1] \in member[c].sub) =>
+                                  \E c \in Members : p \in targetAssignment[c]
     /\ \A c \in Members : member[c].epoch <= assignmentEpoch
 
 \* Member epochs never decrease: at the coordinator while the member exists, except a static
@@ -806,6 +876,10 @@ SanityNoReplacement ==
     [][\A c \in StaticClients : member[c] # Nil /\ member[c].epoch = StaticLeaveEpoch =>
           member'[c] = Nil \/ member'[c].epoch = StaticLeaveEpoch]_vars
 SanityNeverFatal == \A c \in Clients : cstate[c] # "FATAL"
+
+\* Sanity for the subscribe size (expected to FAIL): members never subscribe to different
+\* topic sets. TLC must refute it, showing a change reaches the coordinator.
+SanitySameSubscriptions == \A c1, c2 \in Members : member[c1].sub = member[c2].sub
 
 \* State constraint for the safety configs
 Bounds == groupEpoch <= MaxGroupEpoch

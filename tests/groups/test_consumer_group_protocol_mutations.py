@@ -48,6 +48,18 @@ STATIC_MUTATIONS: dict[str, tuple[str, tuple[str, str]]] = {
 }
 
 
+# the subscription rules, broken on the subscribe size: name -> (what is broken, edit); each
+# must break ValidTargetAssignment's "only subscribed topics" clause
+SUBSCRIBE_MUTATIONS: dict[str, tuple[str, tuple[str, str]]] = {
+    "assignor ignores subscriptions": (
+        "the assignor gives a partition to any member, subscribed to its topic or not",
+        ("g[p] \\in OwnerChoices(p, S, subs)}}", "g[p] \\in S}}")),
+    "no epoch bump on a subscription change": (
+        "hasMemberSubscriptionChanged is not consulted: a changed subscription keeps the old target",
+        ("ge == IF old = Nil \\/ SubscriptionChanged(old, base) THEN", "ge == IF old = Nil THEN")),
+}
+
+
 def _mutated(tmp: Path, edit: tuple[str, str]) -> Path:
     text = (spec_dir() / f"{SPEC}.tla").read_text()
     old, new = edit
@@ -95,3 +107,15 @@ def test_broken_static_rule_violates(tmp_path: Path, invariant: str) -> None:
     assert r.outcome == want, (what, r.outcome, r.violated, r.errors, r.output[-2000:])
     assert r.violated == invariant, (what, r.violated)
     assert any(s.action == "SendLeaveHeartbeat" for s in r.counterexample), what
+
+
+@pytest.mark.parametrize("name", sorted(SUBSCRIBE_MUTATIONS))
+def test_broken_subscription_rule_violates(tmp_path: Path, name: str) -> None:
+    what, edit = SUBSCRIBE_MUTATIONS[name]
+    tla = _mutated(tmp_path, edit)
+    cfg = tmp_path / f"{SPEC}_broken.cfg"
+    cfg.write_text(_cfg("ValidTargetAssignment", "subscribe"))
+    r = run_tlc(tla, cfg, workers=1, timeout=300, check_deadlock=False)
+    assert r.outcome == "invariant", (what, r.outcome, r.violated, r.errors, r.output[-2000:])
+    assert r.violated == "ValidTargetAssignment", (what, r.violated)
+    assert any(s.action == "ChangeSubscription" for s in r.counterexample), what

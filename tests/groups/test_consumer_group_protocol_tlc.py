@@ -74,6 +74,17 @@ def test_static_size_reaches_replacements_and_fatal_consumers(sanity: str, kind:
     assert steps <= actions, actions
 
 
+def test_subscribe_size_reaches_different_subscriptions() -> None:
+    """In the subscribe size a consumer changes its subscription while in the group and the
+    coordinator takes it: members subscribe to different topic sets (the change is not vacuous)."""
+    cfg = re.sub(r"^(INVARIANT|PROPERTY) .*$", "", _cfg("subscribe").read_text(), flags=re.M)
+    r = run_tlc(_tla(), _cfg("subscribe"), workers=1, timeout=300, check_deadlock=False,
+                cfg_text=cfg + "\nINVARIANT SanitySameSubscriptions\n")
+    assert r.outcome == "invariant" and r.violated == "SanitySameSubscriptions", (r.outcome, r.violated, r.errors)
+    actions = {(s.action or "").removesuffix("Msg") for s in r.counterexample}
+    assert {"ChangeSubscription", "SendHeartbeat", "HandleHeartbeat"} <= actions, actions
+
+
 @pytest.mark.slow
 def test_liveness_holds_under_fairness() -> None:
     r = run_spec(SPEC, "liveness")
@@ -96,7 +107,7 @@ def test_liveness_fails_without_fairness(prop: str, size: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size", ["nofault", "rejoin", "faults", "three", "static"])
+@pytest.mark.parametrize("size", ["nofault", "rejoin", "faults", "three", "static", "subscribe"])
 def test_other_exhaustive_sizes_pass(size: str) -> None:
     r = run_spec(SPEC, size)
     assert r.outcome == "ok", (r.outcome, r.violated, r.errors, r.output[-3000:])

@@ -37,18 +37,18 @@ def test_partitions_are_tuples_and_partition_epochs_a_function():
 
 def test_member_and_reconciliation_records():
     m = {"epoch": 5, "prev": 4, "state": "UNREVOKED_PARTITIONS", "assigned": [[1, 0]], "pending": [[2, 1]],
-         "tepoch": 6}
+         "tepoch": 6, "sub": [1, 2]}
     assert VARIABLES["member"].render({"c1": m, "c2": None}, "x") == \
         ('("c1" :> [epoch |-> 5, prev |-> 4, state |-> "UNREVOKED_PARTITIONS", assigned |-> {<<1, 0>>}, '
-         'pending |-> {<<2, 1>>}, tepoch |-> 6] @@ "c2" :> Nil)')
+         'pending |-> {<<2, 1>>}, tepoch |-> 6, sub |-> {1, 2}] @@ "c2" :> Nil)')
     assert VARIABLES["recon"].render({"c1": {"target": [], "step": "revoke", "stale": True}}, "x") == \
         '("c1" :> [target |-> {}, step |-> "revoke", stale |-> TRUE])'
 
 
 def test_messages_have_exactly_the_spec_fields():
-    hb = {"type": "Heartbeat", "src": "c1", "inc": 1, "conn": 2, "epoch": 0, "owned": None}
+    hb = {"type": "Heartbeat", "src": "c1", "inc": 1, "conn": 2, "epoch": 0, "owned": None, "sub": [2]}
     assert MESSAGE.render(hb, "m") == \
-        '[conn |-> 2, epoch |-> 0, inc |-> 1, owned |-> Nil, src |-> "c1", type |-> "Heartbeat"]'
+        '[conn |-> 2, epoch |-> 0, inc |-> 1, owned |-> Nil, src |-> "c1", sub |-> {2}, type |-> "Heartbeat"]'
     commit = {"type": "OffsetCommit", "src": "c2", "inc": 0, "epoch": 3, "parts": [[1, 1]]}
     assert MESSAGE.render(commit, "m") == \
         '[epoch |-> 3, inc |-> 0, parts |-> {<<1, 1>>}, src |-> "c2", type |-> "OffsetCommit"]'

@@ -25,6 +25,8 @@ Translation choices (docs/conformance.md, "The consumer protocol"):
   server-side assignors; the spec accepts any valid target), ``FaultKinds`` holds all six kinds,
   ``MaxFaults`` and ``MaxGroupEpoch`` are far above anything a trace reaches, and the bug switches
   are FALSE: traces are always checked against the correct protocol.
+* A topic is its number (``csub``, a member's ``sub``, a heartbeat's ``sub``); ``MaxSubscriptionChanges``
+  is far above anything a trace reaches and ``subChanges`` is not logged (TLC computes it).
 * ``faults`` (the spec's fault budget) is not logged: it counts what the spec calls a fault, which
   the implementation does not track; TLC computes it.
 """
@@ -74,14 +76,16 @@ class _PartitionEpochs(T):
 PART = _Partition()
 PARTS = Set(PART)
 PARTS_OR_NIL = Nullable(PARTS, "Nil")
+TOPICS = Set(INT)
 MEMBER = Nullable(Rec({"epoch": INT, "prev": INT, "state": STR, "assigned": PARTS, "pending": PARTS,
-                       "tepoch": INT}), "Nil")
+                       "tepoch": INT, "sub": TOPICS}), "Nil")
 RECON = Nullable(Rec({"target": PARTS, "step": STR, "stale": BOOL}), "Nil")
 
 # the fields of each message type (spec/ConsumerGroupProtocol.tla: HbResponse, SendHeartbeat,
 # SendLeaveHeartbeat, ReconcileCommit, Leave)
 MESSAGE = Tagged("type", {
-    "Heartbeat": {"src": CLIENT, "inc": INT, "conn": INT, "epoch": INT, "owned": PARTS_OR_NIL},
+    "Heartbeat": {"src": CLIENT, "inc": INT, "conn": INT, "epoch": INT, "owned": PARTS_OR_NIL,
+                  "sub": Nullable(TOPICS, "Nil")},
     "HeartbeatResponse": {"dst": CLIENT, "conn": INT, "err": STR, "epoch": INT, "assignment": PARTS_OR_NIL},
     "OffsetCommit": {"src": CLIENT, "inc": INT, "epoch": INT, "parts": PARTS},
 })
@@ -107,6 +111,8 @@ VARIABLES: dict[str, T] = {
     "inflight": _per_client(BOOL),
     "conn": _per_client(INT),
     "incarnation": _per_client(INT),
+    "csub": _per_client(TOPICS),
+    "subSent": _per_client(STR),
     "msgs": Set(MESSAGE),
     "badCommits": Set(Rec({"partition": PART, "committer": CLIENT, "epoch": INT})),
 }
@@ -154,6 +160,7 @@ _GUARDS_BY_HANDLER: dict[Any, dict[str, str]] = {
     C.leave: {"consumer in the group": "cstate[p[1]] \\in InGroup"},
     C.leave_revoke: {"consumer PREPARE_LEAVING": 'cstate[p[1]] = "PREPARE_LEAVING"'},
     C.send_leave_heartbeat: {"consumer LEAVING": 'cstate[p[1]] = "LEAVING"'},
+    C.change_subscription: {"consumer in the group": "cstate[p[1]] \\in InGroup"},
     C.new_process: {"consumer static": "p[1] \\in StaticClients",
                     "consumer UNSUBSCRIBED or FATAL": 'cstate[p[1]] \\in {"UNSUBSCRIBED", "FATAL"}'},
     G.handle_heartbeat: {"message in network": "p[1] \\in msgs",
@@ -191,7 +198,7 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
     return {"Clients": "{" + ", ".join(sorted(CLIENT.render(x, "constants.Clients") for x in clients)) + "}",
             "StaticClients": "{" + ", ".join(sorted(CLIENT.render(x, "constants.StaticClients") for x in static)) + "}",
             "NumTopics": str(_count(c, "NumTopics")), "PartitionsPerTopic": str(_count(c, "PartitionsPerTopic")),
-            "Nil": "Nil", "MaxGroupEpoch": str(BIG), "MaxFaults": str(BIG),
+            "Nil": "Nil", "MaxGroupEpoch": str(BIG), "MaxFaults": str(BIG), "MaxSubscriptionChanges": str(BIG),
             "FaultKinds": "{" + ", ".join(f'"{k}"' for k in FAULT_KINDS) + "}",
             "AnyAssignment": "TRUE", "SendNoOpHeartbeats": "TRUE", **{v: "FALSE" for v in BUG_SWITCHES}}
 

@@ -26,10 +26,20 @@ UNRELEASED_INSTANCE_ID and FENCED_INSTANCE_ID are fatal to it
 (``ConsumerHeartbeatRequestManager.handleSpecificFailure``): FATAL, its partitions lost
 (``AbstractMembershipManager.transitionToFatal``), no more heartbeats.  Each new process of it
 chooses a new member id (:meth:`Consumer.new_process`).
+
+Subscriptions: the consumer subscribes to every topic of the config at first;
+:meth:`Consumer.change_subscription` is ``subscribe()`` with another topic set while in the group
+(``AbstractMembershipManager.onSubscriptionUpdated``: no rejoin).  A heartbeat carries the
+subscription when joining or when it is not yet sent since it changed
+(``HeartbeatState.buildRequestData``); ``sub_sent`` tracks that, and a failure sends it again
+unless a response confirmed it (spec ``subSent``; Kafka's ``SentFields.reset`` sends it after
+every failure, which the coordinator ignores when unchanged).  The partitions of a dropped topic
+stay owned until the coordinator's new assignment revokes them.
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Any, Callable
 
 import attrs
@@ -76,6 +86,14 @@ class InNetwork:
     responses: tuple[Any, ...] = ()
 
 
+class SubSent(enum.Enum):
+    """Where the consumer's subscription stands (spec ``subSent``)."""
+
+    ACKED = "ACKED"     # a successful response confirmed it
+    UNSENT = "UNSENT"   # changed (or the request carrying it failed): the next heartbeat carries it
+    SENT = "SENT"       # carried by the heartbeat in flight
+
+
 class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
     """One consumer of the group (its first process's member id is its client id)."""
 
@@ -93,6 +111,8 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         self.send_owned = True
         self.inflight = False
         self.conn = 0
+        self.subscription: tuple[str, ...] = config.topic_names
+        self.sub_sent = SubSent.ACKED
         self.up = True
         self.sent_at = 0
         self.next_heartbeat_at = 0
@@ -119,8 +139,11 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         """Spec SendHeartbeat: one request in flight; ACKNOWLEDGING -> STABLE once it is sent (or
         RECONCILING when a newer assignment arrived meanwhile)."""
         report = self._report_owned()
+        sub = self.epoch == JOIN_EPOCH or self.sub_sent is SubSent.UNSENT
         self.send(Heartbeat(self.member_id, self.conn, self.epoch, self.owned if report else None,
-                            self.config.topic_names, self.instance_id))
+                            self.subscription if sub else None, self.instance_id))
+        if self.sub_sent is SubSent.UNSENT:
+            self.sub_sent = SubSent.SENT
         self.inflight, self.sent_at = True, now
         self.next_heartbeat_at = now + self.config.heartbeat_interval_ms
         if report:
@@ -135,6 +158,8 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
             return
         if m.error is Errors.NONE:
             self.epoch = m.member_epoch
+            if self.sub_sent is SubSent.SENT:
+                self.sub_sent = SubSent.ACKED
             self.lease_until = max(self.lease_until or 0, self.sent_at + self.config.lease_ms)
             if m.assignment is not None:
                 self.target = m.assignment
@@ -147,7 +172,14 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
             self._lose(S.FATAL)
             return
         self.state, self.epoch, self.send_owned = S.FENCED, JOIN_EPOCH, True
+        self._reset_sub()
         self._mark_stale()
+
+    def _reset_sub(self) -> None:
+        """``SentFields.reset`` after a failure: a subscription the failed request carried goes
+        out again (spec ResetSub)."""
+        if self.sub_sent is SubSent.SENT:
+            self.sub_sent = SubSent.UNSENT
 
     def _mark_stale(self) -> None:
         if self.recon is not None:
@@ -229,6 +261,7 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
 
     def _reconnect(self) -> None:
         self.inflight, self.send_owned = False, True
+        self._reset_sub()
         self.conn += 1
 
     def client_session_timeout(self, now: int) -> None:
@@ -236,7 +269,20 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         on a new connection."""
         self._lose(S.JOINING)
         self.epoch, self.inflight = JOIN_EPOCH, False
+        self._reset_sub()
         self.conn += 1
+        self.next_heartbeat_at = now
+
+    # ------------------------------------------------------------------ subscription
+    @requires(lambda c: c.state in IN_GROUP, "the consumer is not in the group")
+    def change_subscription(self, now: int, topics: tuple[str, ...]) -> None:
+        """Spec ChangeSubscription: subscribe() with another non-empty topic set of the config's
+        topics while in the group; the next heartbeat carries it at once."""
+        new = tuple(sorted(set(topics)))
+        if not new or not set(new) <= set(self.config.topic_names) or new == self.subscription:
+            raise ValueError(f"{self.id}: {list(topics)} is not another non-empty set of the topics "
+                             f"{list(self.config.topic_names)}")
+        self.subscription, self.sub_sent = new, SubSent.UNSENT
         self.next_heartbeat_at = now
 
     # ------------------------------------------------------------------ leaving
@@ -256,7 +302,7 @@ class Consumer(Node, declaration=PROTOCOL, actor=CONSUMER):
         """Spec SendLeaveHeartbeat: the heartbeat with epoch -1 (-2 for a static member), without
         waiting for an outstanding one; UNSUBSCRIBED."""
         epoch = LEAVE_EPOCH if self.instance_id is None else STATIC_LEAVE_EPOCH
-        self.send(Heartbeat(self.member_id, self.conn, epoch, None, self.config.topic_names, self.instance_id))
+        self.send(Heartbeat(self.member_id, self.conn, epoch, None, None, self.instance_id))
         self.state, self.epoch, self.inflight = S.UNSUBSCRIBED, epoch, False
         self.conn += 1
         self.lease_until = None

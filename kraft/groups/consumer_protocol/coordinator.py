@@ -22,8 +22,10 @@ FENCED_INSTANCE_ID (``throwIfInstanceIdIsFenced``).  Leaving with epoch -2
 nothing pending: no group-epoch bump; its session timeout still removes it.  A leave is never
 answered: the consumer has moved on.
 
-Every member subscribes to every topic of the config (one subscription: only membership moves the
-group epoch), as the spec abstracts it.  A member id is its client's id (KIP-1082), with the
+A member subscribes to the topics its heartbeats name (``subscribedTopicNames``, None: unchanged);
+a changed set bumps the group epoch (``hasMemberSubscriptionChanged``) and the next target gives
+each member partitions of its own topics only (a heterogeneous subscription for the assignor).  A
+member id is its client's id (KIP-1082), with the
 process's incarnation for a static consumer's later processes (:func:`.messages.member_id_of`).
 
 The coordinator writes what it changes to its ``__consumer_offsets`` partition (:mod:`.records`),
@@ -156,7 +158,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         self.revoking_since.pop(old_id, None)
         self._batch.extend(rec.member_tombstones(self.group_id, old_id))
         self.static_members[instance] = new_id
-        self._batch.append(rec.member_subscription(self.group_id, new_id, self.config.topic_names,
+        self._batch.append(rec.member_subscription(self.group_id, new_id, old.sub,
                                                    self.config.rebalance_timeout_ms, instance))
         self.target[new_id] = target
         self._batch.append(rec.target_member(self.group_id, new_id, target, self._ids))
@@ -178,15 +180,20 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
 
     def _accept(self, now: int, m: Heartbeat, old: MemberRecord | None) -> HeartbeatResponse:
         c = m.member_id
-        if old is None:
-            self._subscribe(c, m.instance_id)
+        sent = m.subscribed_topic_names
+        base = old or NEW_MEMBER
+        if sent is not None:
+            base = attrs.evolve(base, sub=frozenset(sent))
+        if old is None or base.sub != old.sub:    # hasMemberSubscriptionChanged
+            self._subscribe(c, m.instance_id, base.sub)
         if self.group_epoch > self.assignment_epoch:
-            self._new_target(self._compute_target({*self.members, c}))
-        new = reconcile(old or NEW_MEMBER, m.topic_partitions, self.target.get(c, frozenset()), self.assignment_epoch,
+            subs = {x: mem.sub for x, mem in self.members.items()} | {c: base.sub}
+            self._new_target(self._compute_target(subs))
+        new = reconcile(base, m.topic_partitions, self.target.get(c, frozenset()), self.assignment_epoch,
                         self.partition_epoch, self.config.RevocationAckIgnoredOnNewTarget)
         self._set_member(now, c, old, new)
         self.last_heartbeat[c] = now
-        changed = old is None or new.assigned != old.assigned
+        changed = old is None or new.assigned != base.assigned
         full = m.member_epoch == JOIN_EPOCH or m.topic_partitions is not None
         return self._respond(m, Errors.NONE, new.epoch, new.assigned if changed or full else None)
 
@@ -200,15 +207,16 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         if new != old:
             self._batch.append(rec.current_assignment(self.group_id, c, new, self._ids))
 
-    def _subscribe(self, c: str, instance: str | None) -> None:
-        """A new member: its subscription, the group's subscribed topics if it is the first
-        member, the group epoch bumped."""
+    def _subscribe(self, c: str, instance: str | None, sub: frozenset[str]) -> None:
+        """A new member or a changed subscription: the member's subscription record, the group's
+        subscribed topics when they change, the group epoch bumped."""
         if instance is not None:
             self.static_members[instance] = c
-        self._batch.append(rec.member_subscription(self.group_id, c, self.config.topic_names,
-                                                   self.config.rebalance_timeout_ms, instance))
-        if not self.members:
-            self._batch.append(rec.partition_metadata(self.group_id, self.config.topics, self._ids))
+        self._batch.append(rec.member_subscription(self.group_id, c, sub, self.config.rebalance_timeout_ms, instance))
+        before = self._subscribed_topics(self.members)
+        after = self._subscribed_topics({**self.members, c: attrs.evolve(self.members.get(c, NEW_MEMBER), sub=sub)})
+        if after != before:
+            self._batch.append(rec.partition_metadata(self.group_id, after, self._ids))
         self.group_epoch += 1
         self._batch.append(rec.group_epoch(self.group_id, self.group_epoch))
 
@@ -227,14 +235,20 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         self.send(resp)
         return resp
 
-    def _compute_target(self, members: set[str]) -> dict[str, Partitions]:
-        """The server-side assignor over every member (all subscribed to every topic), each with
-        its current target as the assignor's stickiness input."""
-        order = sorted(members)
-        ids = tuple(self._ids[t] for t in self.config.topic_names)
-        specs = {x: MemberSpec(ids, self._by_topic(self.target.get(x, frozenset()))) for x in order}
+    def _subscribed_topics(self, members: dict[str, MemberRecord]) -> tuple[tuple[str, int], ...]:
+        """(name, partitions) of every topic some member subscribes to (the subscription metadata)."""
+        names = set().union(*(m.sub for m in members.values()))
+        return tuple((t, n) for t, n in sorted(self.config.topics) if t in names)
+
+    def _compute_target(self, subs: dict[str, frozenset[str]]) -> dict[str, Partitions]:
+        """The server-side assignor over every member with its subscribed topics (homogeneous when
+        they all subscribe to one set), each with its current target as the stickiness input."""
+        order = sorted(subs)
+        specs = {x: MemberSpec(tuple(self._ids[t] for t in sorted(subs[x])),
+                               self._by_topic(self.target.get(x, frozenset()))) for x in order}
         topics = TopicDescriber({self._ids[t]: n for t, n in self.config.topics})
-        result = ASSIGNORS[self.config.assignor]().assign(GroupSpec(specs, SubscriptionType.HOMOGENEOUS), topics)
+        kind = SubscriptionType.HOMOGENEOUS if len(set(subs.values())) <= 1 else SubscriptionType.HETEROGENEOUS
+        result = ASSIGNORS[self.config.assignor]().assign(GroupSpec(specs, kind), topics)
         return {x: frozenset(TopicPartition(self._names[t], p) for t, ps in result.get(x, {}).items() for p in ps)
                 for x in order}
 
@@ -261,8 +275,8 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         self.last_heartbeat.pop(x, None)
         self.revoking_since.pop(x, None)
         self._batch.extend(rec.member_tombstones(self.group_id, x))
-        if not self.members:
-            self._batch.append(rec.partition_metadata(self.group_id, (), self._ids))
+        if self._subscribed_topics(self.members) != self._subscribed_topics({**self.members, x: old}):
+            self._batch.append(rec.partition_metadata(self.group_id, self._subscribed_topics(self.members), self._ids))
         self._batch.append(rec.group_epoch(self.group_id, self.group_epoch))
 
     def _forget_instance(self, x: str) -> None:
@@ -360,7 +374,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         """Subscription: a new member (epoch 0, nothing assigned); a tombstone removes it."""
         x = k["memberId"]
         if v is not None:
-            self.members.setdefault(x, NEW_MEMBER)
+            self.members[x] = attrs.evolve(self.members.get(x, NEW_MEMBER), sub=frozenset(v["subscribedTopicNames"]))
             if v["instanceId"] is not None:
                 self.static_members[v["instanceId"]] = x
         elif x in self.members:
@@ -383,7 +397,7 @@ class GroupCoordinator(Node, declaration=PROTOCOL, actor=COORDINATOR):
         a tombstone leaves it at epoch -1 holding nothing until its subscription goes."""
         x = k["memberId"]
         old = self.members.get(x, NEW_MEMBER)
-        new = rec.LEFT if v is None else rec.member_of(v, self._names, self.assignment_epoch)
+        new = attrs.evolve(rec.LEFT if v is None else rec.member_of(v, self._names, self.assignment_epoch), sub=old.sub)
         update_partition_epochs(self.partition_epoch, old, new, self.config.PartitionEpochLostOnReassign)
         self.members[x] = new
 

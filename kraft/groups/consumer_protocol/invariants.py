@@ -54,8 +54,9 @@ def ValidPartitionEpochs(s: State) -> list[Violation]:  # noqa: N802
 
 
 def ValidTargetAssignment(s: State) -> list[Violation]:  # noqa: N802
-    """The target gives each partition to at most one member, only to members, every partition
-    once computed for the current group epoch; no member is ahead of the assignment epoch."""
+    """The target gives each partition to at most one member, only to members, only partitions of
+    topics the member subscribes to, every partition of a subscribed topic once computed for the
+    current group epoch; no member is ahead of the assignment epoch."""
     out = []
     ta, members = s["targetAssignment"], {c for c, m in s["member"].items() if m is not None}
     if s["assignmentEpoch"] > s["groupEpoch"]:
@@ -69,8 +70,14 @@ def ValidTargetAssignment(s: State) -> list[Violation]:  # noqa: N802
         for b in cs[i + 1:]:
             if ta[a] & ta[b]:
                 out.append(Violation("ValidTargetAssignment", f"{_names(ta[a] & ta[b])} targeted to {a} and {b}"))
-    if s["assignmentEpoch"] == s["groupEpoch"] and members:
-        lost = [p for p in s["Partitions"] if not any(p in ta[c] for c in members)]
+    for c in sorted(members):
+        foreign = [p for p in ta[c] if p.topic not in s["member"][c].sub]
+        if foreign:
+            out.append(Violation("ValidTargetAssignment", f"member {c} is targeted {_names(foreign)} of topics "
+                                                          f"it does not subscribe to"))
+    if s["assignmentEpoch"] == s["groupEpoch"]:
+        subscribed = set().union(*(s["member"][c].sub for c in members))
+        lost = [p for p in s["Partitions"] if p.topic in subscribed and not any(p in ta[c] for c in members)]
         if lost:
             out.append(Violation("ValidTargetAssignment", f"{_names(lost)} have no member in the target "
                                                           f"of epoch {s['assignmentEpoch']}"))
@@ -82,11 +89,16 @@ def ValidTargetAssignment(s: State) -> list[Violation]:  # noqa: N802
 
 
 def TypeOK(s: State) -> list[Violation]:  # noqa: N802
-    """States known; a consumer outside the group owns nothing once it has left."""
+    """States known; a consumer outside the group owns nothing once it has left; a subscription is
+    a non-empty set of the topics."""
     out = []
     for c, st in s["cstate"].items():
         if st is ClientState.UNSUBSCRIBED and s["owned"][c]:
             out.append(Violation("TypeOK", f"{c} is UNSUBSCRIBED but owns {_names(s['owned'][c])}"))
+    topics = {p.topic for p in s["Partitions"]}
+    for c, sub in s["csub"].items():
+        if not sub or not sub <= topics:
+            out.append(Violation("TypeOK", f"{c} subscribes to {sorted(sub)}, not a non-empty set of {sorted(topics)}"))
     return out
 
 

@@ -88,13 +88,14 @@ class ServerState(str, enum.Enum):
 class Heartbeat:
     """ConsumerGroupHeartbeatRequest: ``member_id`` is the process's (KIP-1082: the client chooses
     its member id and keeps it across rejoins); ``instance_id`` is the consumer's
-    ``group.instance.id`` (None: a dynamic member), sent on every heartbeat."""
+    ``group.instance.id`` (None: a dynamic member), sent on every heartbeat;
+    ``subscribed_topic_names`` is None when the request does not carry the subscription."""
 
     member_id: str
     conn: int
     member_epoch: int
     topic_partitions: Partitions | None
-    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_names: tuple[str, ...] | None = None
     instance_id: str | None = None
 
     @property

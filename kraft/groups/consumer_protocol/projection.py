@@ -53,6 +53,8 @@ class ConsumerView(Protocol):
     inflight: bool
     conn: int
     incarnation: int
+    subscription: tuple[str, ...]
+    sub_sent: Any
 
 
 State = dict[str, Any]
@@ -80,6 +82,8 @@ def project(co: CoordinatorView, consumers: Mapping[str, ConsumerView], bad_comm
         "inflight": {c: consumers[c].inflight for c in cs},
         "conn": {c: consumers[c].conn for c in cs},
         "incarnation": {c: consumers[c].incarnation for c in cs},
+        "csub": {c: frozenset(consumers[c].subscription) for c in cs},
+        "subSent": {c: consumers[c].sub_sent.value for c in cs},
         "badCommits": frozenset(bad_commits),
         "Partitions": parts,
     }
@@ -91,6 +95,9 @@ class SpecVocabulary:
     def __init__(self, config: ProtocolConfig) -> None:
         self.topic_no = {t: i for i, t in enumerate(config.topic_names, start=1)}
 
+    def topics(self, ts: Iterable[str] | None) -> list[int] | None:
+        return None if ts is None else sorted(self.topic_no[t] for t in ts)
+
     def part(self, p: TopicPartition) -> list[int]:
         return [self.topic_no[p.topic], p.partition]
 
@@ -101,7 +108,7 @@ class SpecVocabulary:
         if m is None:
             return None
         return {"epoch": m.epoch, "prev": m.prev, "state": m.state.value, "assigned": self.parts(m.assigned),
-                "pending": self.parts(m.pending), "tepoch": m.tepoch}
+                "pending": self.parts(m.pending), "tepoch": m.tepoch, "sub": self.topics(m.sub)}
 
     def recon(self, r: Reconciliation | None) -> dict[str, Any] | None:
         return None if r is None else {"target": self.parts(r.target), "step": r.step, "stale": r.stale}
@@ -110,7 +117,8 @@ class SpecVocabulary:
         """The spec's record of a message (None: it has none)."""
         if isinstance(m, Heartbeat):
             return {"type": "Heartbeat", "src": client_of_member(m.member_id), "inc": incarnation_of(m.member_id),
-                    "conn": m.conn, "epoch": m.member_epoch, "owned": self.parts(m.topic_partitions)}
+                    "conn": m.conn, "epoch": m.member_epoch, "owned": self.parts(m.topic_partitions),
+                    "sub": self.topics(m.subscribed_topic_names)}
         if isinstance(m, HeartbeatResponse):
             return {"type": "HeartbeatResponse", "dst": client_of_member(m.member_id), "conn": m.conn,
                     "err": m.error.value, "epoch": m.member_epoch, "assignment": self.parts(m.assignment)}
@@ -138,6 +146,8 @@ class SpecVocabulary:
             "inflight": dict(s["inflight"]),
             "conn": dict(s["conn"]),
             "incarnation": dict(s["incarnation"]),
+            "csub": {c: self.topics(v) for c, v in s["csub"].items()},
+            "subSent": dict(s["subSent"]),
             "badCommits": sorted(({"partition": self.part(p), "committer": c, "epoch": e}
                                   for p, c, e in s["badCommits"]), key=lambda r: (r["partition"], r["committer"], r["epoch"])),
         }

@@ -41,6 +41,9 @@ ACTIONS = (
     Action("Leave", actor=CONSUMER, doc="unsubscribe()/close(): PREPARE_LEAVING commits first"),
     Action("LeaveRevoke", actor=CONSUMER, doc="PREPARE_LEAVING revokes everything: LEAVING"),
     Action("SendLeaveHeartbeat", actor=CONSUMER, doc="the heartbeat with epoch -1 (-2 static): UNSUBSCRIBED"),
+    Action("ChangeSubscription", actor=CONSUMER,
+           doc="subscribe() with another topic set while in the group: no rejoin; the next heartbeat "
+               "carries it"),
     Action("NewProcess", actor=CONSUMER,
            doc="a static consumer that left or failed is closed and a new process of it starts: the next "
                "incarnation's member id, a new connection, UNSUBSCRIBED"),
@@ -62,7 +65,9 @@ VARIABLES = (
     *(Variable(name, doc="coordinator: projection.project") for name in
       ("groupEpoch", "assignmentEpoch", "targetAssignment", "member", "partitionEpoch", "memberIncarnation")),
     *(Variable(name, doc="consumers: projection.project") for name in
-      ("cstate", "cepoch", "owned", "ctarget", "recon", "sendOwned", "inflight", "conn", "incarnation")),
+      ("cstate", "cepoch", "owned", "ctarget", "recon", "sendOwned", "inflight", "conn", "incarnation",
+       "csub", "subSent")),
+    Variable("subChanges", spec_only=True, doc="model bound: the spec's budget of subscription changes"),
     Variable("msgs", spec_only=True, doc="the network: the driver's in-flight messages"),
     Variable("faults", spec_only=True, doc="model bound: the spec's fault budget (not tracked)"),
     Variable("badCommits", spec_only=True,
@@ -127,7 +132,7 @@ PROTOCOL = Protocol(
     # AcceptAnyOlderEpoch is a bug switch of the spec and the config that no check catches reliably
     # enough for the zoo (docs/consumer-protocol.md, "What the checks see"): not a declared variant
     constants=("Clients", "StaticClients", "NumTopics", "PartitionsPerTopic", "Nil", "MaxGroupEpoch", "MaxFaults",
-               "FaultKinds",
+               "FaultKinds", "MaxSubscriptionChanges",
                "AnyAssignment", "SendNoOpHeartbeats", "AcceptAnyOlderEpoch"),
     history_model="consumer-group",
 )

@@ -4,8 +4,9 @@
 spec/ConsumerGroupProtocol.tla).
 
 A member record is ``ConsumerGroupMember``'s part that decides ownership: its member epoch and
-previous epoch, its state, the partitions assigned to it, the partitions pending revocation and
-the epoch of the target it reconciles towards (``tepoch``).
+previous epoch, its state, the partitions assigned to it, the partitions pending revocation, the
+epoch of the target it reconciles towards (``tepoch``) and the topics it subscribes to (``sub``,
+``subscribedTopicNames``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class MemberRecord:
     assigned: Partitions = EMPTY
     pending: Partitions = EMPTY
     tepoch: int = 0
+    sub: frozenset[str] = frozenset()
 
     @property
     def held(self) -> Partitions:
@@ -57,9 +59,10 @@ def next_assignment(m: MemberRecord, epoch_if_revoking: int, assigned_now: Parti
     unreleased = frozenset(p for p in wanted
                            if partition_epoch.get(p, NO_PARTITION_EPOCH) != NO_PARTITION_EPOCH and p not in m.pending)
     if revoking and owns_revoked(owned, revoking):
-        return MemberRecord(epoch_if_revoking, m.epoch, ServerState.UNREVOKED_PARTITIONS, kept, revoking, target_epoch)
+        return MemberRecord(epoch_if_revoking, m.epoch, ServerState.UNREVOKED_PARTITIONS, kept, revoking, target_epoch,
+                            m.sub)
     state = ServerState.UNRELEASED_PARTITIONS if unreleased else ServerState.STABLE
-    return MemberRecord(target_epoch, m.epoch, state, kept | (wanted - unreleased), EMPTY, target_epoch)
+    return MemberRecord(target_epoch, m.epoch, state, kept | (wanted - unreleased), EMPTY, target_epoch, m.sub)
 
 
 def build(m: MemberRecord, owned: Partitions | None, target: Partitions, target_epoch: int,

@@ -153,7 +153,7 @@ def coordinator(**variant: bool) -> GroupCoordinator:
     co = GroupCoordinator("fooup", ProtocolConfig(topics=FOO, **variant))
     co.group_epoch = co.assignment_epoch = 100
     co.target = {"m": foo(1, 2, 3)}
-    co.members = {"m": MemberRecord(100, 99, STABLE, foo(1, 2, 3), frozenset(), 100)}
+    co.members = {"m": MemberRecord(100, 99, STABLE, foo(1, 2, 3), frozenset(), 100, frozenset({"foo"}))}
     co.partition_epoch = {p: 100 for p in foo(1, 2, 3)}
     return co
 
