@@ -49,8 +49,11 @@ def msg_text(m: Any) -> str:
     who = client_of(m)
     if isinstance(m, Heartbeat):
         static = "" if m.instance_id is None else f" instance={m.instance_id} member={m.member_id}"
+        # the subscription is shown when it changed (every join carries it)
+        changed = m.subscribed_topic_names is not None and m.member_epoch != 0
+        sub = f" sub={list(m.subscribed_topic_names or ())}" if changed else ""
         return (f"{who}->{COORDINATOR} Heartbeat epoch={m.member_epoch} owned={_parts(m.topic_partitions)} "
-                f"conn={m.conn}{static}")
+                f"conn={m.conn}{static}{sub}")
     if isinstance(m, HeartbeatResponse):
         return (f"{COORDINATOR}->{who} HeartbeatResponse {m.error.value} epoch={m.member_epoch} "
                 f"assignment={_parts(m.assignment)} conn={m.conn}")
@@ -165,6 +168,18 @@ def _operation(op: Callable[[ConsumerProtocolWorld, str], Any], coordinator_ok: 
     return command
 
 
+def _subscribe(s: ConsumerProtocolStory, args: list[str]) -> None:
+    if len(args) != 2:
+        raise s.bad("subscribe needs a consumer and its topics: subscribe C T1,T2")
+    try:
+        s.world.subscribe(s.node(args[0]), tuple(args[1].split(",")))
+    except ValueError as exc:
+        raise s.bad(str(exc)) from None
+    s.world.check()
+    if not s.lines:
+        s.lines.append("(nothing)")
+
+
 def _poll_command(s: ConsumerProtocolStory, args: list[str]) -> None:
     read = s.world.poll(s.node(args[0]))
     s.lines.append("read " + (", ".join(f"{p}@{o}" for p, o in sorted(read.items(), key=str)) or "nothing"))
@@ -218,7 +233,7 @@ def _advance(s: ConsumerProtocolStory, args: list[str]) -> None:
 ConsumerProtocolStory.commands = {
     "join": _operation(ConsumerProtocolWorld.join), "leave": _operation(ConsumerProtocolWorld.leave),
     "crash": _operation(ConsumerProtocolWorld.crash), "restart": _operation(ConsumerProtocolWorld.restart),
-    "newprocess": _operation(ConsumerProtocolWorld.new_process),
+    "newprocess": _operation(ConsumerProtocolWorld.new_process), "subscribe": _subscribe,
     "tick": _operation(ConsumerProtocolWorld.tick, coordinator_ok=True),
     "poll": _poll_command, "heartbeat": _heartbeat, "deliver": _deliver, "stabilize": _stabilize,
     "hold": _hold, "release": _release, "drop": _drop, "advance": _advance,

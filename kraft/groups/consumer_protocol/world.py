@@ -240,6 +240,16 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         """unsubscribe(): nothing if the consumer is not in the group."""
         return self._checked(self.stepper(cid, Trigger(Consumer.leave)))
 
+    def subscribe(self, cid: str, topics: tuple[str, ...]) -> Ready:
+        """subscribe() with another topic set while in the group (nothing if the consumer is down
+        or not in the group); ValueError if it is not another non-empty set of the topics."""
+        c = self.consumers[cid]
+        if not c.up or c.state not in IN_GROUP:
+            return EMPTY
+        out = self._checked(self.stepper(cid, Trigger(Consumer.change_subscription, {"topics": topics})))
+        self.narrative.append(f"subscribe {cid} {list(c.subscription)}")
+        return out
+
     def crash(self, cid: str) -> Ready:
         """The consumer's process dies: it owns nothing from now on (a leave under way finishes
         its revocation first) and takes no step until it restarts."""
