@@ -190,7 +190,7 @@ def child(args: argparse.Namespace) -> None:
                                ww_deps=every, rw_deps=every, process_order=every, realtime=True, allow_unseen=True),
                   progress=lambda m: None)
         total = time.perf_counter() - t
-        anoms = rep.anomalies
+        anoms = [a for _, a in rep.anomalies]
         stages = dict(rep.stage_seconds)
         for k, v in (rep.kafka_engine.get("task_seconds") or {}).items():
             stages[f"task:{k}"] = v
@@ -221,7 +221,7 @@ def child(args: argparse.Namespace) -> None:
             total = stages["cycles"] = time.perf_counter() - t
             stages.update({k: v for k, v in info.items()})
     workers["stop"] = True
-    cyc = [a for a in anoms if any(a["kind"].startswith(k) for k in CYCLE)]
+    cyc = [a.to_json() for a in anoms if any(a.kind.startswith(k) for k in CYCLE)]
     kinds: dict[str, int] = {}
     for a in cyc:
         kinds[a["kind"]] = kinds.get(a["kind"], 0) + 1

@@ -60,7 +60,7 @@ def pinned_row(variant: str | None, run: SimRun, out: Path) -> dict[str, object]
     _, history = rec.write(out)
     rep = audit_run(AuditOptions(paths=(str(history),), no_spark=True, checks=frozenset({"kafka"}), out=out / "audit",
                                  write_ops=False), progress=lambda m: None)
-    kinds = sorted({a["kind"] for a in rep.results[0].anomalies if kafka_rules.is_violation(a)})
+    kinds = sorted({a.kind for a in rep.results[0].anomalies if kafka_rules.is_violation(a)})
     v = sim.first_violation
     lost = sorted(({x.invariant for x in v.violations} | set(sim.later_violations)) & LOSS) if v else []
     return {"first": f"{v.invariant} @{v.event}" if v else "none", "lost": ", ".join(lost) or "no",

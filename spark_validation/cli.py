@@ -168,7 +168,7 @@ def print_summary(report: AuditReport, out: Path) -> None:
         click.echo(f"  ... {len(undecided) - 10} more undecided histories in {out / 'results.json'}")
     bad = [r for r in report.results if r.valid is False]
     for r in bad[:10]:
-        kinds = sorted({a["kind"] for a in r.anomalies})
+        kinds = sorted({a.kind for a in r.anomalies})
         click.echo(f"  INVALID {r.history}: {', '.join(kinds)}")
     if len(bad) > 10:
         click.echo(f"  ... {len(bad) - 10} more invalid histories")

@@ -44,23 +44,22 @@ def render(result: LinResult, history: History | None = None, *, context: int = 
             f"{u['best_prefix']} of {u['calls']} calls)"
         )
     for a in result.anomalies:
-        ev = a["evidence"]
-        lines.append(f"  key {a['key']!r}: {ev['explanation']}")
-        prefix = ev["linearized_prefix"]
-        if prefix:
-            shown = prefix[-context:]
-            lines.append(f"    linearized prefix ({ev['prefix_length']} ops; last {len(shown)}):")
+        ev = a.evidence
+        lines.append(f"  key {a.key!r}: {ev.explanation}")
+        if ev.linearized_prefix:
+            shown = ev.linearized_prefix[-context:]
+            lines.append(f"    linearized prefix ({ev.prefix_length} ops; last {len(shown)}):")
             for p in shown:
                 lines.append(f"      #{p['index']:<6} p{p['process']!s:<4} {p['call']}")
-        if ev.get("state") is not None:
-            lines.append(f"    state then: {ev['state']}" + (f"  (all stuck states: {', '.join(ev['states'])})" if len(ev["states"]) > 1 else ""))
-        so = ev.get("stuck_op")
+        if ev.state is not None:
+            lines.append(f"    state then: {ev.state}" + (f"  (all stuck states: {', '.join(ev.states)})" if len(ev.states) > 1 else ""))
+        so = ev.stuck_op
         if so:
             lines.append(f"    stuck on: #{so['index']} p{so['process']} {so['call']}")
-        for c in ev["candidates"][:context]:
+        for c in ev.candidates[:context]:
             mark = "accepted, dead end later" if c["accepted"] else "rejected"
             lines.append(f"      could come next: #{c['index']} p{c['process']} {c['call']}: {mark}")
-        for c in ev.get("impossible_ops", [])[:context]:
+        for c in (ev.impossible_ops or ())[:context]:
             lines.append(f"      #{c['index']} p{c['process']} {c['call']}: {c['reason']}")
     return "\n".join(lines)
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Iterable
 
+import attrs
+
 from spark_validation.ingest.records import ndjson_lines, to_text
 from spark_validation.ingest.spark import _file_lines
 
@@ -79,6 +81,29 @@ def check_trace_file(path: str) -> tuple[dict, list[dict]]:
     if bad:
         anomalies.append(_evidence(path, bad[0], by_offset[bad[0]], len(bad)))
     return {"steps": steps, "malformed": malformed}, anomalies
+
+
+@attrs.frozen
+class Divergence:
+    """A metadata divergence of one trace (an :class:`~spark_validation.checks.anomaly.Anomaly`;
+    its key is none): ``evidence`` is the JSON object :func:`check_trace_file` builds."""
+
+    evidence: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return KIND
+
+    @property
+    def key(self) -> None:
+        return None
+
+    @property
+    def allowed(self) -> bool:
+        return False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": KIND, "key": None, "evidence": self.evidence}
 
 
 def _evidence(path: str, offset: int, entries: list[tuple[tuple[int, int, str], str]], n_bad: int) -> dict:

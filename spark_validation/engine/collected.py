@@ -1,5 +1,5 @@
 """What an engine hands the report: every history's ``results.json`` entry, the anomalies (one
-row each, with the history), the malformed entries, the op count and the stage times."""
+each, with its history, typed), the malformed entries, the op count and the stage times."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import attrs
 
+from spark_validation.checks.anomaly import Anomaly
 from spark_validation.engine.result import HistoryResult, metadata_results
 
 Progress = Callable[[str], None]
@@ -17,7 +18,7 @@ Progress = Callable[[str], None]
 @attrs.define
 class Collected:
     results: list[HistoryResult] = attrs.field(factory=list)
-    anomalies: list[dict] = attrs.field(factory=list)
+    anomalies: list[tuple[str, Anomaly]] = attrs.field(factory=list)  # (history, anomaly)
     malformed: list[dict] = attrs.field(factory=list)
     stage_seconds: dict[str, float] = attrs.field(factory=dict)
     ops_total: int = 0
@@ -29,7 +30,7 @@ class Collected:
         if history_bad:
             self.malformed.append(history_bad)
         self.results.append(res)
-        self.anomalies.extend({"history": res.history, **a} for a in res.anomalies)
+        self.anomalies.extend((res.history, a) for a in res.anomalies)
 
     def add_file(self, r: dict, secs: defaultdict[str, float]) -> None:
         """A history file :func:`engine.history.check_file` read and checked (not a trace, not
@@ -46,5 +47,5 @@ class Collected:
                               for p, ln, why in bad)
         mres = metadata_results(steps, anomalies, seconds)
         self.results.extend(mres)
-        self.anomalies.extend({"history": r.history, **a} for r in mres for a in r.anomalies)
+        self.anomalies.extend((r.history, a) for r in mres for a in r.anomalies)
         self.ops_total += sum(steps.values())

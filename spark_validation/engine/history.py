@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from spark_validation.checks import kafka as kafka_check
 from spark_validation.checks.elle import CycleOptions, check_rows_ref, check_table
+from spark_validation.checks.elle.explain import CycleAnomaly
 from spark_validation.checks.kafka import KAFKA_FS
 from spark_validation.checks.kafka import kernel as kafka_kernel
 from spark_validation.checks.kafka import rules as kafka_rules
@@ -62,7 +63,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
         init = opts.initial if opts.initial is not None else initial
         r = check_history(rows_to_ops(rows.dicts()), model, initial=init, budget_seconds=opts.budget,
                           nil_reads=opts.nil_reads, history_id=hid)
-        lin = {"valid": r.valid, "anomalies": to_jsonable(r.anomalies), "seconds": r.seconds,
+        lin = {"valid": r.valid, "anomalies": r.anomalies, "seconds": r.seconds,
                "info": to_jsonable(r.info)}
         secs["lin"] = secs.get("lin", 0.0) + time.perf_counter() - t
     res = build_result(hid, model, n, has_kafka, structure, kafka_found, k_secs, lin, opts.checks,
@@ -70,7 +71,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     return res, bad
 
 
-def _kafka_found(rows: Any, opts: AuditOptions, kafka: str) -> tuple[list[KafkaAnomaly], list[dict]]:
+def _kafka_found(rows: Any, opts: AuditOptions, kafka: str) -> tuple[list[KafkaAnomaly], list[CycleAnomaly]]:
     """A history's Kafka anomalies and Elle's cycles in it."""
     cycle_opts = CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime)
     if kafka == "kernel":  # in the Spark workers
@@ -80,9 +81,9 @@ def _kafka_found(rows: Any, opts: AuditOptions, kafka: str) -> tuple[list[KafkaA
             return sorted_anomalies(kafka_kernel.check_table(kt)), check_table(cycle_table(rows, kt), cycle_opts)
         except KERNEL_LIMITS:  # e.g. an offset beyond 64 bits: the reference decides
             dicts = rows.dicts()
-            return kafka_rules.check_rows(dicts), kafka_check.sort_anomalies(check_rows_ref(dicts, cycle_opts))
+            return kafka_rules.check_rows(dicts), check_rows_ref(dicts, cycle_opts)
     dicts = rows.dicts()
-    return kafka_check.check_rows(dicts), kafka_check.sort_anomalies(check_rows_ref(dicts, cycle_opts))
+    return kafka_check.check_rows(dicts), check_rows_ref(dicts, cycle_opts)
 
 
 def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str | None = None,

@@ -4,9 +4,9 @@ The entry is ``history, model, valid, ops, seconds, anomalies, checks`` (+ ``mal
 ``info`` when relevant). A history's verdict combines its checks' verdicts as Jepsen's
 ``checker/compose`` merges ``:valid?``: any ``false`` wins, then ``unknown``, then ``true``.
 The entry is a :class:`HistoryResult`, which the engines hand to the report and the report
-writes as JSON (``to_json``). The Kafka anomalies arrive typed (:class:`KafkaAnomaly`) and
-become their JSON form in the entry's anomaly list; Elle's cycles and the linearizability
-anomalies arrive in that form.
+writes as JSON (report/outputs.py). Its anomalies stay typed
+(:class:`spark_validation.checks.anomaly.Anomaly`: the Kafka anomalies, Elle's cycles, the
+linearizability anomalies, the metadata divergences) until then.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from typing import Any
 import attrs
 
 from spark_validation.checks import kafka as kafka_check
+from spark_validation.checks.agreement import MODEL, Divergence
+from spark_validation.checks.anomaly import Anomaly
+from spark_validation.checks.elle.explain import CycleAnomaly
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
 from spark_validation.checks.linearizable.models import MODELS
-from spark_validation.checks.agreement import MODEL
 
 
 Valid = Any
@@ -28,7 +30,8 @@ Valid = Any
 @attrs.define
 class HistoryResult:
     """One history's ``results.json`` entry: its verdict, the checks that ran, what they found
-    (``anomalies``, each ``{"kind", "key", "evidence"}``), and, where relevant, why it was not
+    (``anomalies``, typed; Kafka's first, then Elle's cycles, then the linearizability
+    anomalies), and, where relevant, why it was not
     checked (``malformed``: the history's ops do not pair up), details (``info``) and how many
     of its lines could not be read (``malformed_lines``: the verdict holds for the ops read)."""
 
@@ -37,22 +40,11 @@ class HistoryResult:
     valid: Valid
     ops: int
     seconds: float = 0.0
-    anomalies: list[dict] = attrs.field(factory=list)
+    anomalies: list[Anomaly] = attrs.field(factory=list)
     checks: list[str] = attrs.field(factory=list)
     malformed: str | None = None
     info: dict | None = None
     malformed_lines: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"history": self.history, "model": self.model, "valid": self.valid, "ops": self.ops,
-                               "seconds": self.seconds, "anomalies": self.anomalies, "checks": self.checks}
-        if self.malformed is not None:
-            out["malformed"] = self.malformed
-        if self.info is not None:
-            out["info"] = self.info
-        if self.malformed_lines:
-            out["malformed_lines"] = self.malformed_lines
-        return out
 
     def add_info(self, **kv: Any) -> None:
         self.info = {**(self.info or {}), **kv}
@@ -73,16 +65,17 @@ def lin_models() -> frozenset[str]:
     return frozenset(MODELS)
 
 
-def kafka_json(found: list[KafkaAnomaly], cycles: list[dict], allowed_kinds: frozenset[str]) -> list[dict]:
-    """A history's Kafka anomalies then its cycles, as ``results.json`` lists them (without the
-    history): the kinds the options allow are marked ``allowed``."""
-    marked = [attrs.evolve(a, allowed=True) if a.kind in allowed_kinds else a for a in found]
-    return [{"kind": d["kind"], "key": d["key"], "evidence": d["evidence"]}
-            for d in [a.to_json() for a in marked] + cycles]
+def kafka_found(found: list[KafkaAnomaly], cycles: list[CycleAnomaly],
+                allowed_kinds: frozenset[str]) -> list[Anomaly]:
+    """A history's Kafka anomalies then its cycles: the kinds the options allow are marked
+    ``allowed``."""
+    marked: list[Anomaly] = [attrs.evolve(a, allowed=True) if a.kind in allowed_kinds else a for a in found]
+    return marked + list(cycles)
 
 
 def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, structure: str | None,
-                 kafka_anoms: tuple[list[KafkaAnomaly], list[dict]] | None, kafka_seconds: float, lin: dict | None,
+                 kafka_anoms: tuple[list[KafkaAnomaly], list[CycleAnomaly]] | None, kafka_seconds: float,
+                 lin: dict | None,
                  checks: frozenset[str], kafka_empty: bool = False,
                  allowed_kinds: frozenset[str] = frozenset()) -> HistoryResult:
     """One history's entry; ``kafka_anoms``: its Kafka anomalies and cycles, ``None`` where the
@@ -95,7 +88,7 @@ def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, struc
     verdicts: list[Valid] = []
     if kafka_anoms is not None:
         res.checks.append("kafka")
-        found = kafka_json(*kafka_anoms, allowed_kinds)
+        found = kafka_found(*kafka_anoms, allowed_kinds)
         res.anomalies.extend(found)
         kv: Valid = False if any(kafka_check.is_violation(a) for a in found) else True
         if kv is True and kafka_empty:
@@ -123,11 +116,11 @@ def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, struc
 
 def metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds: float) -> list[HistoryResult]:
     """The entries of the metadata check: one per trace, its steps as ops and its share of the
-    check's time."""
+    check's time; ``anomalies``: each trace's divergence as :mod:`.checks.agreement` gives it."""
     out = []
     total = max(1, sum(steps.values()))
     for path, n in sorted(steps.items()):
         an = anomalies.get(path)
-        out.append(HistoryResult(path, MODEL, an is None, n, round(seconds * n / total, 6), [an] if an else [],
-                                 ["metadata"]))
+        found: list[Anomaly] = [Divergence(an["evidence"])] if an else []
+        out.append(HistoryResult(path, MODEL, an is None, n, round(seconds * n / total, 6), found, ["metadata"]))
     return out

@@ -13,8 +13,8 @@ from typing import Any
 import attrs
 import pandas as pd
 
-from spark_validation.checks import kafka as kafka_check
 from spark_validation.checks.elle import CycleOptions
+from spark_validation.checks.elle.explain import CycleAnomaly
 from spark_validation.checks.elle.spark import check_spark
 from spark_validation.checks.kafka import KAFKA_FS
 from spark_validation.checks.kafka import rules as kafka_rules
@@ -22,6 +22,7 @@ from spark_validation.checks.kafka import spark as kafka_spark
 from spark_validation.checks.kafka import spark_rows as kafka_spark_rows
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from spark_validation.checks.linearizable import check_history
+from spark_validation.checks.linearizable.evidence import LinAnomaly
 from spark_validation.engine.collected import Collected, Progress
 from spark_validation.engine.result import build_result, lin_models
 from spark_validation.engine.stored import KAFKA_ROWS, store_kafka_rows, stored_kafka_rows
@@ -49,7 +50,7 @@ class _Ingested:
 @attrs.define
 class _KafkaFound:
     anomalies: defaultdict[str, list[KafkaAnomaly]] = attrs.field(factory=lambda: defaultdict(list))
-    cycles: defaultdict[str, list[dict]] = attrs.field(factory=lambda: defaultdict(list))
+    cycles: defaultdict[str, list[CycleAnomaly]] = attrs.field(factory=lambda: defaultdict(list))
     histories: set[str] = attrs.field(factory=set)  # the Kafka histories that pair up
     seconds: float = 0.0
     engine: dict[str, Any] = attrs.field(factory=dict)  # which path the kernel took (checks.kafka.spark)
@@ -149,8 +150,8 @@ def _kafka(opts: AuditOptions, spark: Any, ing: _Ingested, tables: list[Path], s
     tc = time.perf_counter()
     cyc = check_spark(kafka_spark_rows.micro_ops(kops),
                       CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime), kops)
-    for c in kafka_check.sort_anomalies(cyc):
-        found.cycles[c["history"]].append({"kind": c["kind"], "key": c["key"], "evidence": c["evidence"]})
+    for c in cyc:  # in the report's order
+        found.cycles[c.history].append(c)
     stage["cycles"] = time.perf_counter() - tc
     found.seconds = stage["kafka"] = time.perf_counter() - t
     how = (f", {found.engine['clustered']} checked in place, {found.engine['shuffled']} after a shuffle"
@@ -192,7 +193,8 @@ def _lin(opts: AuditOptions, spark: Any, ing: _Ingested, stage: dict[str, float]
     out = {}
     for r in lin_rows:
         v = {"true": True, "false": False}.get(r["valid"], "unknown")
-        out[r["history"]] = {"valid": v, "anomalies": json.loads(r["anomalies"]), "seconds": r["seconds"],
+        out[r["history"]] = {"valid": v, "anomalies": [LinAnomaly.from_json(a) for a in json.loads(r["anomalies"])],
+                             "seconds": r["seconds"],
                              "info": json.loads(r["info"])}
     stage["lin"] = time.perf_counter() - t
     progress(f"lin: {len(lin_rows)} histories ({stage['lin']:.1f}s)")
@@ -218,7 +220,7 @@ def lin_udf(models: frozenset[str], initial_json: str | None, budget: float | No
             res = check_history(rows_to_ops(rows), model, initial=init, budget_seconds=budget, nil_reads=nil_reads,
                                 history_id=hid)
             out = (str(res.valid).lower() if isinstance(res.valid, bool) else str(res.valid), len(rows),
-                   res.seconds, json.dumps(to_jsonable(res.anomalies)), json.dumps(to_jsonable(res.info)))
+                   res.seconds, json.dumps([a.to_json() for a in res.anomalies]), json.dumps(to_jsonable(res.info)))
         except Exception as exc:  # noqa: BLE001 - one history's crash must not kill the corpus
             out = ("unknown", len(rows), time.perf_counter() - t, "[]",
                    json.dumps({"error": f"checker raised {type(exc).__name__}: {exc}"}))

@@ -15,6 +15,7 @@ import attrs
 
 from kraft.outcome import Verdict, header, plural
 from spark_validation.checks import kafka as kafka_check
+from spark_validation.checks.anomaly import Anomaly
 from spark_validation.engine.collected import Collected
 from spark_validation.engine.result import HistoryResult
 
@@ -24,7 +25,7 @@ IGNORED_SAMPLE = 20
 @attrs.define
 class AuditReport:
     results: list[HistoryResult]
-    anomalies: list[dict]
+    anomalies: list[tuple[str, Anomaly]]  # (history, anomaly) of every result
     malformed: list[dict]
     stage_seconds: dict[str, float]
     ops_total: int = 0
@@ -41,7 +42,7 @@ class AuditReport:
 
     @property
     def violations(self) -> Counter:
-        return Counter(a["kind"] for a in self.anomalies if kafka_check.is_violation(a))
+        return Counter(a.kind for _, a in self.anomalies if kafka_check.is_violation(a))
 
     def verdict(self) -> tuple[Verdict, str]:
         """The command's verdict and its summary sentence: a violation if any history is invalid;
@@ -83,7 +84,7 @@ class AuditReport:
             "invalid": valid.get("false", 0),
             "unknown": valid.get("unknown", 0),
             "violations": dict(sorted(self.violations.items())),
-            "informational": dict(Counter(a["kind"] for a in self.anomalies if not kafka_check.is_violation(a))),
+            "informational": dict(Counter(a.kind for _, a in self.anomalies if not kafka_check.is_violation(a))),
             "malformed_lines": sum(1 for m in self.malformed if m.get("scope") == "line"),
             # valid histories that lost lines: valid for the ops read only (mark_lost_lines)
             "valid_with_lost_lines": sum(1 for r in self.results if r.valid is True and r.malformed_lines),

@@ -46,7 +46,7 @@ def _kinds(history: Path, out: Path) -> set[str]:
     report = run(AuditOptions(paths=(str(history),), no_spark=True, checks=frozenset({"kafka"}), out=out),
                  progress=lambda m: None)
     (res,) = report.results
-    return {a["kind"] for a in res.anomalies if kafka_rules.is_violation(a)}
+    return {a.kind for a in res.anomalies if kafka_rules.is_violation(a)}
 
 
 def test_polls_return_no_control_records(tmp_path: Path) -> None:

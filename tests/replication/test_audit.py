@@ -78,7 +78,7 @@ def audit(path: Path, out: Path) -> HistoryResult:
 
 
 def violation_kinds(result: HistoryResult) -> set[str]:
-    return {a["kind"] for a in result.anomalies if kafka_rules.is_violation(a)}
+    return {a.kind for a in result.anomalies if kafka_rules.is_violation(a)}
 
 
 @pytest.fixture(scope="module")

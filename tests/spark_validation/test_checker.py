@@ -47,7 +47,7 @@ def test_cache_cap_gives_unknown() -> None:
 def test_small_explosive_history_is_decided() -> None:
     r = check_history(explosive(8), "register")
     assert r.valid is False
-    ev = r.anomalies[0]["evidence"]
+    ev = r.anomalies[0].to_json()["evidence"]
     # the deepest the search gets: all 8 writes with 0 last, then the read of 0
     assert ev["prefix_length"] == 9 and ev["stuck_op"]["output"] == 1
     assert ev["state"] == "value=0" and ev["states"] == ["value=0"]
@@ -58,13 +58,13 @@ def test_values_nobody_wrote_are_reported_without_search() -> None:
     ops = explosive(30)[:-4] + [op(60, 30, "invoke", "read"), op(61, 30, "ok", "read", 99)]
     r = check_history(ops, "register", budget_seconds=5)
     assert r.valid is False and r.seconds < 1 and r.info["explored"] == 0
-    ev = r.anomalies[0]["evidence"]
+    ev = r.anomalies[0].to_json()["evidence"]
     assert ev["stuck_op"]["index"] == 60
     assert "no write or cas ever wrote" in ev["impossible_ops"][0]["reason"]
     s = seq((0, "invoke", "add", 1), (0, "ok", "add", 1), (1, "invoke", "read"), (1, "ok", "read", (1, 2)))
-    assert "no add ever added" in check_history(s, "set").anomalies[0]["evidence"]["explanation"]
+    assert "no add ever added" in check_history(s, "set").anomalies[0].to_json()["evidence"]["explanation"]
     log = seq((0, "invoke", "send", "a"), (0, "ok", "send", 0), (1, "invoke", "poll"), (1, "ok", "poll", ((0, "b"),)))
-    assert "no send ever sent" in check_history(log, "append-log").anomalies[0]["evidence"]["explanation"]
+    assert "no send ever sent" in check_history(log, "append-log").anomalies[0].to_json()["evidence"]["explanation"]
     # an initial value counts as written
     r0 = seq((0, "invoke", "read"), (0, "ok", "read", 7))
     assert check_history(r0, "register", initial=7).valid is True
@@ -97,7 +97,7 @@ def test_every_failing_partition_is_reported() -> None:
     for model in ("register", "kv"):
         r = check_history(h, model)
         assert r.valid is False
-        assert [a["key"] for a in r.anomalies] == ["a", "b"]
+        assert [a.key for a in r.anomalies] == ["a", "b"]
         assert r.info["partitions"] == 3
 
 
@@ -225,7 +225,7 @@ def test_append_log_multi_key_poll_is_split() -> None:
     )
     r = check_history(ops, "append-log")
     assert r.valid is False
-    assert [a["key"] for a in r.anomalies] == ["t-1"]
+    assert [a.key for a in r.anomalies] == ["t-1"]
     assert r.info["partitions"] == 2
 
 

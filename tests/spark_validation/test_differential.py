@@ -178,7 +178,7 @@ def _check(model: str, data: tuple[list[Op], list[BOp]]) -> bool:
     assert result.valid == expected, (result, ops)
     if expected is False:
         assert result.anomalies  # one per failing key
-        for anomaly in result.anomalies:
+        for anomaly in result.to_dict()["anomalies"]:
             assert anomaly["kind"] == "nonlinearizable"
             assert anomaly["evidence"]["candidates"] or anomaly["evidence"].get("stuck_op")
     return expected

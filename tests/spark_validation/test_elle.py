@@ -20,8 +20,8 @@ from tests.spark_validation.strategies import kafka_corpus
 from tests.spark_validation.cases import H
 
 
-def _kinds(anoms: list[dict]) -> list[str]:
-    return sorted(a["kind"] for a in anoms)
+def _kinds(anoms: list) -> list[str]:
+    return sorted(a.kind for a in anoms)
 
 
 def g1c() -> H:
@@ -33,8 +33,8 @@ def g1c() -> H:
 
 def test_g1c_wr_cycle_with_evidence_in_words() -> None:
     (a,) = check_rows_ref(g1c().rows("h"), CycleOptions())
-    assert a["kind"] == "G1c" and a["history"] == "h"
-    ev = a["evidence"]
+    assert a.kind == "G1c" and a.history == "h"
+    ev = a.evidence.to_json()
     assert ev["cycle"] == [1, 3, 1] and ev["scc_size"] == 2 and "allowed" not in ev
     assert [s["kind"] for s in ev["steps"]] == ["wr", "wr"]
     assert ev["steps"][0]["text"] == "op 1 (process 0) sent '1' to key 'x', which op 3 (process 1) polled"
@@ -56,9 +56,9 @@ def g0() -> H:
 def test_g0_needs_ww_deps_and_is_allowed() -> None:
     assert check_rows_ref(g0().rows("h"), CycleOptions()) == []  # no ww edges without --ww-deps
     (a,) = check_rows_ref(g0().rows("h"), CycleOptions(ww_deps=True))
-    assert a["kind"] == "G0" and elle.is_allowed(a)
-    assert [s["kind"] for s in a["evidence"]["steps"]] == ["ww", "ww"]
-    assert "sent '1' to key 'x' before op 3 (process 1) sent '3' to it" in a["evidence"]["steps"][0]["text"]
+    assert a.kind == "G0" and elle.is_allowed(a)
+    assert [s["kind"] for s in a.evidence.to_json()["steps"]] == ["ww", "ww"]
+    assert "sent '1' to key 'x' before op 3 (process 1) sent '3' to it" in a.evidence.to_json()["steps"][0]["text"]
 
 
 def g_single() -> H:
@@ -76,7 +76,7 @@ def test_g_single_item_with_rw_deps() -> None:
     assert _kinds(check_rows_ref(g_single().rows("h"), CycleOptions())) == []
     anoms = check_rows_ref(g_single().rows("h"), CycleOptions(rw_deps=True))
     assert _kinds(anoms) == ["G-single-item"], anoms
-    steps = anoms[0]["evidence"]["steps"]
+    steps = anoms[0].evidence.to_json()["steps"]
     assert sorted(s["kind"] for s in steps) == ["rw", "wr"]
     rw = next(s for s in steps if s["kind"] == "rw")
     assert rw["text"] == "op 3 (process 0) polled key 'x' up to '0' and did not see '3', which op 5 (process 1) sent next"
@@ -95,7 +95,7 @@ def g2_item() -> H:
 def test_g2_item_two_anti_dependencies() -> None:
     anoms = check_rows_ref(g2_item().rows("h"), CycleOptions(rw_deps=True))
     assert _kinds(anoms) == ["G2-item"], anoms
-    assert [s["kind"] for s in anoms[0]["evidence"]["steps"]] == ["rw", "rw"]
+    assert [s["kind"] for s in anoms[0].evidence.to_json()["steps"]] == ["rw", "rw"]
 
 
 def g_nonadjacent() -> H:
@@ -114,7 +114,7 @@ def test_g_nonadjacent_item() -> None:
     # elle.txn/cycle-explainer: two or more rw edges, none adjacent, is G-nonadjacent-item (not G2-item)
     anoms = check_rows_ref(g_nonadjacent().rows("h"), CycleOptions(rw_deps=True))
     assert _kinds(anoms) == ["G-nonadjacent-item"], anoms
-    ev = anoms[0]["evidence"]
+    ev = anoms[0].evidence.to_json()
     assert [s["kind"] for s in ev["steps"]] == ["rw", "wr", "rw", "wr"] and ev["cycle"] == [3, 5, 7, 9, 3]
     assert ev["explanation"].endswith("two or more anti-dependencies, none adjacent (G-nonadjacent-item)")
 
@@ -152,8 +152,8 @@ def test_g_single_item_realtime_stale_read() -> None:
     # W -realtime-> P -rw-> W: a read that missed an earlier completed write (strict serializability)
     assert check_rows_ref(stale_read().rows("h"), CycleOptions(rw_deps=True)) == []
     (a,) = check_rows_ref(stale_read().rows("h"), CycleOptions(rw_deps=True, realtime=True))
-    assert a["kind"] == "G-single-item-realtime" and not elle.is_allowed(a)
-    assert [s["kind"] for s in a["evidence"]["steps"]] == ["rw", "realtime"]
+    assert a.kind == "G-single-item-realtime" and not elle.is_allowed(a)
+    assert [s["kind"] for s in a.evidence.to_json()["steps"]] == ["rw", "realtime"]
 
 
 def test_process_graph_takes_every_ok_op() -> None:
@@ -192,9 +192,9 @@ def test_g1c_process_needs_process_order() -> None:
     # wr edges C -> A and B -> C only close into a cycle with the process edge A -> B
     assert check_rows_ref(g1c_process().rows("h"), CycleOptions()) == []
     (a,) = check_rows_ref(g1c_process().rows("h"), CycleOptions(process=True))
-    assert a["kind"] == "G1c-process" and not elle.is_allowed(a)
-    assert sorted(s["kind"] for s in a["evidence"]["steps"]) == ["process", "wr", "wr"]
-    assert "op 1 (process 0) completed before op 3 (process 0) on the same process" in a["evidence"]["explanation"]
+    assert a.kind == "G1c-process" and not elle.is_allowed(a)
+    assert sorted(s["kind"] for s in a.evidence.to_json()["steps"]) == ["process", "wr", "wr"]
+    assert "op 1 (process 0) completed before op 3 (process 0) on the same process" in a.evidence.to_json()["explanation"]
 
 
 def g1c_realtime() -> H:
@@ -207,9 +207,9 @@ def g1c_realtime() -> H:
 def test_g1c_realtime_needs_realtime_order() -> None:
     assert check_rows_ref(g1c_realtime().rows("h"), CycleOptions()) == []
     (a,) = check_rows_ref(g1c_realtime().rows("h"), CycleOptions(realtime=True))
-    assert a["kind"] == "G1c-realtime" and not elle.is_allowed(a)
-    assert [s["kind"] for s in a["evidence"]["steps"]] == ["wr", "realtime"]
-    assert a["evidence"]["steps"][1]["text"] == "op 1 (process 0) completed before op 3 (process 1) was invoked (real time)"
+    assert a.kind == "G1c-realtime" and not elle.is_allowed(a)
+    assert [s["kind"] for s in a.evidence.to_json()["steps"]] == ["wr", "realtime"]
+    assert a.evidence.to_json()["steps"][1]["text"] == "op 1 (process 0) completed before op 3 (process 1) was invoked (real time)"
 
 
 def test_realtime_graph_is_a_transitive_reduction() -> None:
@@ -243,7 +243,7 @@ def test_shortest_cycle_is_reported() -> None:
     edges = [("h", i, "p", (i + 1) % n, "p", "wr", "k", str(i), None) for i in range(n)]
     edges.append(("h", 3, "p", 2, "p", "wr", "k", "c", None))
     (a,) = elle.find_cycles(edges, CycleOptions())
-    assert a["evidence"]["cycle"] == [2, 3, 2] and a["evidence"]["scc_size"] == n
+    assert a.evidence.to_json()["cycle"] == [2, 3, 2] and a.evidence.to_json()["scc_size"] == n
 
 
 def test_components() -> None:
@@ -286,7 +286,7 @@ def test_million_op_chain_is_fast() -> None:
     n = 1_000_000
     edges = [("h", i, "p", (i + 1) % n, "p", "wr", "k", str(i), None) for i in range(n)]
     (a,) = elle.find_cycles(edges, CycleOptions())
-    assert a["evidence"]["scc_size"] == n and len(a["evidence"]["steps"]) == n
+    assert a.evidence.to_json()["scc_size"] == n and len(a.evidence.to_json()["steps"]) == n
 
 
 def test_kraft_audit_reports_cycles(tmp_path) -> None:

@@ -57,10 +57,10 @@ def test_fixture_verdict_and_evidence(name: str, ext: str) -> None:
             "stuck": a["evidence"]["stuck_op"]["index"],
             "candidates": [[c["index"], c["accepted"]] for c in a["evidence"]["candidates"]],
         }
-        for a in r.anomalies
+        for a in r.to_dict()["anomalies"]
     ]
     assert got == exp["anomalies"]
-    for a in r.anomalies:
+    for a in r.to_dict()["anomalies"]:
         assert a["kind"] == "nonlinearizable"
         assert a["evidence"]["prefix_length"] == len(a["evidence"]["linearized_prefix"])
         assert a["evidence"]["explanation"]

@@ -283,7 +283,7 @@ def test_string_processes_are_clients_and_bad_processes_malformed(tmp_path: Path
     assert [m.reason for m in h.malformed] == ["bad process None", "bad process (1,)"]
     r = check_history(h, "register", initial=0)
     assert r.valid is False  # the clients' ops were checked, not ignored
-    assert r.anomalies[0]["evidence"]["stuck_op"]["process"] == "c2"
+    assert r.anomalies[0].to_json()["evidence"]["stuck_op"]["process"] == "c2"
 
 
 def test_to_jsonable() -> None:

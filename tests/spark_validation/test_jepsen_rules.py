@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from spark_validation.audit import AuditOptions, run
+from spark_validation.report.outputs import result_json
 from tests.spark_validation.cases import H
 
 
@@ -14,7 +15,7 @@ def _audit(tmp_path: Path, h: H, name: str, **opts) -> dict:
     f = h.write_ndjson(tmp_path / f"{name}.ndjson")
     rep = run(AuditOptions(paths=(str(f),), out=tmp_path / "out", no_spark=True, **opts), progress=lambda m: None)
     (res,) = rep.results
-    return res.to_json()  # the results.json entry
+    return result_json(res)  # the results.json entry
 
 
 def test_empty_transaction_graph_is_not_valid(tmp_path: Path) -> None:

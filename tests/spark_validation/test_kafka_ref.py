@@ -55,11 +55,12 @@ def test_unseen_is_a_violation_as_in_jepsen() -> None:
     # jepsen.tests.kafka/analysis: (seq (:unseen last-unseen)) -> :unseen in :errors -> valid? false
     assert "unseen" in rules.VIOLATIONS and "unseen" not in rules.INFORMATIONAL
     unseen = {"kind": "unseen", "key": "x", "evidence": {"count": 1, "values": ["1"]}}
-    assert rules.is_violation(unseen)
-    assert not rules.is_violation({**unseen, "evidence": {**unseen["evidence"], "allowed": True}})
+    assert rules.is_violation(KafkaAnomaly.from_json({"history": "h", **unseen}))
+    assert not rules.is_violation(KafkaAnomaly.from_json(
+        {"history": "h", **unseen, "evidence": {**unseen["evidence"], "allowed": True}}))
     typed = KafkaAnomaly("h", "unseen", "x", Unseen(1, ["1"]))
-    assert rules.is_violation(typed.to_json())
-    assert not rules.is_violation(KafkaAnomaly("h", "unseen", "x", Unseen(1, ["1"]), allowed=True).to_json())
+    assert rules.is_violation(typed)
+    assert not rules.is_violation(KafkaAnomaly("h", "unseen", "x", Unseen(1, ["1"]), allowed=True))
 
 
 def test_breaking_a_valid_history_is_caught() -> None:

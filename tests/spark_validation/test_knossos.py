@@ -59,7 +59,7 @@ def test_nil_read_is_unknown_under_knossos_and_a_value_when_strict(model: str) -
     assert k.valid is True and k.info["nil_reads"] == "knossos"
     s = check_history(ops, model, initial=0, nil_reads="strict")
     assert s.valid is False
-    assert "None, which no write or cas ever wrote" in s.anomalies[0]["evidence"]["explanation"]
+    assert "None, which no write or cas ever wrote" in s.anomalies[0].to_json()["evidence"]["explanation"]
     # strict: nil is a real value, so a register that starts at nil may be read as nil
     assert check_history(_ops(NIL_READ[2:]), model, initial=None, nil_reads="strict").valid is True
     # knossos: a non-nil stale read is still caught
@@ -121,7 +121,7 @@ def test_multi_register_fixture_and_a_stale_read() -> None:
     # strict does not (a torn read: x new, y absent)
     assert check_history(stale, "multi-register", nil_reads="knossos").valid is True
     r = check_history(stale, "multi-register", nil_reads="strict")
-    assert r.valid is False and r.anomalies[0]["evidence"]["stuck_op"]["index"] == 2
+    assert r.valid is False and r.anomalies[0].to_json()["evidence"]["stuck_op"]["index"] == 2
     # with an initial map (knossos.model/multi-register {:y 0}), reading y=0 after y=2 is stale
     stale0 = _ops([(0, "invoke", *W), (0, "ok", *W),
                    (1, "invoke", "txn", (("read", "y", None),)), (1, "ok", "txn", (("read", "y", 0),))])

@@ -43,7 +43,7 @@ def test_long_history_violation_found_with_its_prefix(monkeypatch: pytest.Monkey
     monkeypatch.setattr(search, "CACHE_BYTES", 16 << 20)
     r = check_history(ops, "register", max_cache=10**9)
     assert r.valid is False
-    ev = r.anomalies[0]["evidence"]
+    ev = r.anomalies[0].to_json()["evidence"]
     assert ev["stuck_op"]["index"] == last_read - 1  # the invocation of the stale read
     assert ev["prefix_length"] >= (last_read - 1) // 2 - 1  # everything before it was linearized
 

@@ -49,6 +49,11 @@ class Step:
         d["text"] = self.text
         return d
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Step":
+        """The step whose :meth:`to_json` is ``d``."""
+        return cls(d["op"], d["next"], d["kind"], d.get("key"), d.get("value"), d.get("value2"), d["text"])
+
 
 @attrs.frozen
 class CycleEvidence:
@@ -73,6 +78,12 @@ class CycleEvidence:
             d["allowed"] = self.allowed
         return d
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "CycleEvidence":
+        """The evidence whose :meth:`to_json` is ``d``."""
+        return cls(tuple(Step.from_json(s) for s in d["steps"]), d["scc_size"], d["explanation"],
+                   bool(d.get("fallback")), d.get("allowed"))
+
 
 @attrs.frozen
 class TimeoutEvidence:
@@ -90,13 +101,23 @@ class TimeoutEvidence:
         return {"scc_size": self.scc_size, "anomaly_spec_type": self.searching,
                 "does_not_contain": list(self.not_found), "explanation": self.explanation}
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "TimeoutEvidence":
+        """The evidence whose :meth:`to_json` is ``d``."""
+        return cls(d["scc_size"], d["anomaly_spec_type"], tuple(d["does_not_contain"]))
+
 
 @attrs.frozen
 class CycleAnomaly:
-    """A cycle anomaly of one history (its key is always none: a cycle spans keys)."""
+    """A cycle anomaly of one history (its key is always none: a cycle spans keys); an
+    :class:`~spark_validation.checks.anomaly.Anomaly`."""
     history: str
     kind: str
     evidence: CycleEvidence | TimeoutEvidence
+
+    @property
+    def key(self) -> None:
+        return None
 
     @property
     def allowed(self) -> bool:
@@ -105,6 +126,14 @@ class CycleAnomaly:
     def to_json(self) -> dict[str, Any]:
         """The anomaly as the report lists it, beside the Kafka checks' anomalies."""
         return {"history": self.history, "kind": self.kind, "key": None, "evidence": self.evidence.to_json()}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "CycleAnomaly":
+        """The anomaly whose :meth:`to_json` is ``d``, read back where it crossed a text boundary
+        (the Spark rows of :mod:`.spark`)."""
+        ev = d["evidence"]
+        typed = TimeoutEvidence.from_json(ev) if d["kind"] == "cycle-search-timeout" else CycleEvidence.from_json(ev)
+        return cls(d["history"], d["kind"], typed)
 
 
 def anomalies(g: Graph, opts: CycleOptions, **budgets: int) -> list[CycleAnomaly]:

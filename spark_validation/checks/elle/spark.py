@@ -11,8 +11,10 @@ from typing import Any, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spark_validation.checks.anomaly import in_report_order
 from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.checks.elle.check import check_rows_ref, check_table
+from spark_validation.checks.elle.explain import CycleAnomaly
 from spark_validation.checks.elle.graph import graph_of_table
 from spark_validation.checks.elle.reference import EDGE_COLUMNS, CycleOptions
 from spark_validation.checks.elle.rows import OP_IN, rows_of_ops
@@ -35,13 +37,13 @@ def cycle_input(ops: Any) -> Any:
     return ops.where(F.col("f").isin(*kafka_rules.KAFKA_FS)).select(*OP_IN)
 
 
-def _out_batch(anoms: list[dict], hists: list, counts: list, chunk: int) -> Any:
+def _out_batch(anoms: list[CycleAnomaly], hists: list, counts: list, chunk: int) -> Any:
     m = len(anoms)
     return pa.RecordBatch.from_arrays(
-        [pa.array([a["history"] for a in anoms] + hists, pa.string()),
-         pa.array([a["kind"] for a in anoms] + [None] * len(hists), pa.string()),
-         pa.array([a["key"] for a in anoms] + [None] * len(hists), pa.string()),
-         pa.array([json.dumps(a["evidence"]) for a in anoms] + [None] * len(hists), pa.string()),
+        [pa.array([a.history for a in anoms] + hists, pa.string()),
+         pa.array([a.kind for a in anoms] + [None] * len(hists), pa.string()),
+         pa.array([a.key for a in anoms] + [None] * len(hists), pa.string()),
+         pa.array([json.dumps(a.evidence.to_json()) for a in anoms] + [None] * len(hists), pa.string()),
          pa.array([chunk] * (m + len(hists)), pa.int64()),
          pa.array([None] * m + counts, pa.int64())],
         names=["history", "kind", "key", "evidence", "chunk", "n"])
@@ -63,7 +65,7 @@ def _chunks(batches: Iterable[Any], base: int, chunk_rows: int, opts: CycleOptio
         yield _check_chunk(t, base + k, opts)
 
 
-def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = CHUNK_ROWS) -> list[dict]:
+def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = CHUNK_ROWS) -> list[CycleAnomaly]:
     """Cycle anomalies of every history of the op table ``ops`` (``m``, the micro-ops of an older
     interface, is ignored). The kernel runs per partition; the driver accepts a history only if
     exactly one chunk saw it, and checks the others again after a shuffle."""
@@ -71,7 +73,7 @@ def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = C
     return rows
 
 
-def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[dict], dict[str, Any]]:
+def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[CycleAnomaly], dict[str, Any]]:
     """Cycle anomalies of the op table ``ops`` and a report of which path each history took."""
     from pyspark import TaskContext  # optional: pyspark
     from pyspark.sql import functions as F
@@ -98,9 +100,9 @@ def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple
                  .applyInArrow(per_history, OUT_DDL).where(F.col("kind").isNotNull()).collect())
         drop = set(split)
         anoms = [r for r in anoms if r["history"] not in drop] + again
-    out = [{"history": r["history"], "kind": r["kind"], "key": r["key"], "evidence": json.loads(r["evidence"])}
+    out = [CycleAnomaly.from_json({"history": r["history"], "kind": r["kind"], "evidence": json.loads(r["evidence"])})
            for r in anoms]
-    return kafka_rules.sort_anomalies(out), info
+    return in_report_order(out), info
 
 
 def edges_spark(ops: Any, opts: CycleOptions) -> Any:

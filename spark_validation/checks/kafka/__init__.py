@@ -18,8 +18,8 @@ contract in pyproject.toml).
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from spark_validation.checks.kafka.fast import check_rows
 from spark_validation.checks.kafka.rules import (
-    EMPTY_GRAPH, INFORMATIONAL, KAFKA_FS, KINDS, VIOLATIONS, has_data, is_violation, sort_anomalies,
+    EMPTY_GRAPH, INFORMATIONAL, KAFKA_FS, KINDS, VIOLATIONS, has_data, is_violation,
 )
 
 __all__ = ["KafkaAnomaly", "sorted_anomalies", "check_rows", "EMPTY_GRAPH", "INFORMATIONAL", "KAFKA_FS", "KINDS", "VIOLATIONS", "has_data",
-           "is_violation", "sort_anomalies"]
+           "is_violation"]

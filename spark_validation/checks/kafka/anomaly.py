@@ -16,6 +16,8 @@ from typing import Any, Iterable, Union
 
 import attrs
 
+from spark_validation.checks.anomaly import in_report_order, report_key
+
 
 def _ints(xs: Any) -> tuple:
     return tuple(None if x is None else int(x) for x in xs)
@@ -193,9 +195,9 @@ class KafkaAnomaly:
 
     def sort_key(self) -> tuple:
         """(history, kind, key, evidence as sorted JSON): the report's order."""
-        return (self.history, self.kind, str(self.key), json.dumps(self.to_json()["evidence"], sort_keys=True))
+        return report_key(self)
 
 
 def sorted_anomalies(anoms: Iterable[KafkaAnomaly]) -> list[KafkaAnomaly]:
     """``anoms`` in the report's order (:meth:`KafkaAnomaly.sort_key`)."""
-    return sorted(anoms, key=KafkaAnomaly.sort_key)
+    return in_report_order(anoms)

@@ -50,10 +50,10 @@ unseen                ``ok`` sends never read by an ``ok`` poll, per key: ``coun
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Any, Iterable
 
+from spark_validation.checks.anomaly import Anomaly
 from spark_validation.checks.kafka.anomaly import (
     Duplicate, FailedRead, InnerStep, KafkaAnomaly, LostWrite, MaxRead, OffsetConflict, OwnRead, ProcessStep, Unseen,
     sorted_anomalies,
@@ -83,12 +83,11 @@ INFORMATIONAL: tuple[str, ...] = ()
 KINDS = VIOLATIONS + INFORMATIONAL
 
 
-def is_violation(anomaly: dict) -> bool:
-    """Does this anomaly make a history invalid? Not the informational kinds, nor what Jepsen's
-    checker allows (``jepsen.tests.kafka/allowed-error-types``; such cycle anomalies from
-    :mod:`spark_validation.checks.elle` carry ``evidence.allowed``)."""
-    ev = anomaly.get("evidence")
-    return anomaly["kind"] not in INFORMATIONAL and not (isinstance(ev, dict) and ev.get("allowed"))
+def is_violation(anomaly: Anomaly) -> bool:
+    """Does this anomaly make a history invalid? Not the informational kinds, nor what the
+    options or Jepsen's checker allow (``--allow-unseen``; ``jepsen.tests.kafka/allowed-error-types``
+    for the cycle anomalies of :mod:`spark_validation.checks.elle`): those are ``allowed``."""
+    return anomaly.kind not in INFORMATIONAL and not anomaly.allowed
 KAFKA_FS = ("send", "poll", "txn")
 UNSEEN_SAMPLE = 10
 POS_STRIDE = 1_000_000
@@ -199,12 +198,6 @@ def check_rows(rows: list[dict]) -> list[KafkaAnomaly]:
     for hid, hrows in by_history.items():
         out.extend(_check_history(hid, hrows))
     return sorted_anomalies(out)
-
-
-def sort_anomalies(anoms: list[dict]) -> list[dict]:
-    """Anomalies in their JSON form (Kafka's, Elle's cycles) in the report's order: by
-    (history, kind, key, evidence), the order :meth:`KafkaAnomaly.sort_key` gives typed ones."""
-    return sorted(anoms, key=lambda a: (a["history"], a["kind"], str(a["key"]), json.dumps(a["evidence"], sort_keys=True)))
 
 
 class _Facts:

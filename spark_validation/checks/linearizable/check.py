@@ -12,7 +12,7 @@ Result (docs/contracts.md section 6)::
 
     LinResult(valid: True | False | "unknown", ops, seconds, anomalies, info)
 
-with one anomaly per failing partition (:mod:`.evidence`).
+with one typed anomaly per failing partition (:class:`.evidence.LinAnomaly`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import attrs
 
 from spark_validation.checks.linearizable import fast, search
 from spark_validation.checks.linearizable.evidence import (
+    LinAnomaly,
     anomaly,
     call_json,
     impossible_evidence,
@@ -56,7 +57,7 @@ class LinResult:
     valid: Any  # True | False | "unknown"
     ops: int
     seconds: float
-    anomalies: list = attrs.field(factory=list)
+    anomalies: list[LinAnomaly] = attrs.field(factory=list)
     info: dict = attrs.field(factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,7 +65,7 @@ class LinResult:
             "valid": self.valid,
             "ops": self.ops,
             "seconds": self.seconds,
-            "anomalies": to_jsonable(self.anomalies),
+            "anomalies": [a.to_json() for a in self.anomalies],
             "info": to_jsonable(self.info),
         }
 
@@ -84,7 +85,7 @@ class _Verdict(Exception):
     """A verdict and its anomalies: what each step of the check returns, or raises to end the
     check early (``info`` filled so far)."""
 
-    def __init__(self, valid: Any, anomalies: list | None = None) -> None:
+    def __init__(self, valid: Any, anomalies: list[LinAnomaly] | None = None) -> None:
         super().__init__(valid)
         self.valid, self.anomalies = valid, anomalies or []
 
@@ -189,7 +190,7 @@ def _check_register(
         cp = comp_pos[cid]
         return register_call_json(ops[inv_pos[cid]], ops[cp] if cp >= 0 else None)
 
-    anomalies: list[dict[str, Any]] = []
+    anomalies: list[LinAnomaly] = []
     unknown: list[dict[str, Any]] = []
     for key, verdict, steps, _cache, n_part, payload in parts:
         if verdict == IMPOSSIBLE:
@@ -210,7 +211,7 @@ def _undecided(key: Any, reason: str, calls: int, best_prefix: int, explored: in
             "explored": explored}
 
 
-def _verdict(anomalies: list, unknown: list, info: dict[str, Any]) -> _Verdict:
+def _verdict(anomalies: list[LinAnomaly], unknown: list, info: dict[str, Any]) -> _Verdict:
     if unknown:
         info["unknown_partitions"] = unknown
     if anomalies:
@@ -225,7 +226,7 @@ def _check_general(
     """The verdict of any history: pair, turn ops into the model's calls, split by key, search."""
     parts = m.partition(_calls(raw, h, m, info))
     info["partitions"] = len(parts)
-    anomalies: list[dict[str, Any]] = []
+    anomalies: list[LinAnomaly] = []
     unknown: list[dict[str, Any]] = []
     explored = 0
     for done, (key, part) in enumerate(parts, 1):
