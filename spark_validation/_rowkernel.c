@@ -1,6 +1,6 @@
 /*
  * The per-op loops of spark_validation/ingest/rows.py (the readers) and
- * spark_validation/kernel_rows.py (the kernel tables), compiled. Built by the project's install
+ * spark_validation/checks/kafka/rows.py (the kernel tables), compiled. Built by the project's install
  * (setup.py, optional: without it the Python loops run, with the same results):
  *   kernel_columns / kernel_arrays  the Kafka kernel rows of a history's op rows (one row per
  *                                   send/poll micro-op and per assigned key), as lists or as
@@ -12,15 +12,23 @@
  *   plain_values
  *   small_codes                     dictionary codes of a string column of a few strings.
  *
- * kernel_arrays also walks a value still in its JSON text (the uniform NDJSON reader leaves plain
- * arrays and objects undecoded, see plain_values) straight from the text, with no Python object per
- * value; any text or leaf outside that plain subset is decoded and walked as an object instead.
+ * Both walk a value still in its JSON text (the uniform NDJSON reader leaves plain arrays and
+ * objects undecoded, see plain_values) straight from the text, with no Python object per value (a
+ * scalar text is the value itself, as parse_text has it); a value the reader decoded is walked as
+ * an object.
  *
- * The loops follow the Python functions line for line. Every conversion the Python code makes with
- * a helper for an uncommon type (a value that is neither str nor int, an offset that is not an int,
- * a value not decoded yet) calls that same Python helper, passed in by the caller, so the rows are
- * the same objects (tests/spark_validation/test_rowkernel.py compares both on the bench's corpus and on
- * random values).
+ * The loops follow the Python functions line for line and never call back into Python. A row
+ * whose value needs a conversion the Python code makes with a helper for an uncommon type (a key
+ * or value that is neither str nor int, an offset that is not an int, a value text that is not
+ * plain JSON) is declined: what the loop emitted for it is taken back and its position returned,
+ * and the caller computes that row with its Python loop (checks/kafka/rows.py). So the rows are
+ * the same objects (tests/spark_validation/test_rowkernel.py compares both on the bench's corpus
+ * and on random values).
+ *
+ * pair_events is handed op objects where the caller has them (the linearizability check's ops)
+ * and reads their process, type and f itself: from the instance slots when the class declares
+ * them, else by attribute lookup. That is no helper call: passing a table instead would mean
+ * building three columns from the op objects first, the loop this entry point saves.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -40,6 +48,10 @@ static int eq(PyObject *o, PyObject *interned) {
 
 /* a growable byte buffer */
 typedef struct { char *p; size_t len, cap; } Buf;
+
+static PyObject *bytes_of(const Buf *b) {
+    return PyBytes_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->len);
+}
 
 static int buf_put(Buf *b, const void *x, size_t n) {
     if (b->len + n > b->cap) {
@@ -235,8 +247,9 @@ static int32_t plain_text(Nodes *t, const char *s, Py_ssize_t e, int maxd) {
 typedef struct { PyObject *o; const char *p; Py_ssize_t len; int small; } Txt;
 
 typedef struct {
-    PyObject *fp, *tt, *ti, *unparsed;
+    PyObject *unparsed;
     long long stride;
+    Buf declined; /* the rows left to the caller (int64 positions) */
     int arrays; /* 0: Python lists below; 1: Arrow buffers */
     PyObject *ri, *mop, *key, *off, *val, *pos;
     Buf a_ri, a_mop, a_pos;
@@ -254,7 +267,10 @@ static void ctx_free_texts(Ctx *c) {
     c->nodes.p = NULL;
 }
 
-/* _tt: str as is, int as str(), anything else through the Python helper (new reference) */
+/* NULL with no exception set: the row is declined, left to the caller's Python loop */
+static PyObject *decline(void) { return NULL; }
+
+/* _tt: str as is, int as str(); anything else declines the row (new reference) */
 static PyObject *text_of(Ctx *c, PyObject *x) {
     if (PyUnicode_CheckExact(x)) { Py_INCREF(x); return x; }
     if (PyLong_CheckExact(x)) {
@@ -268,13 +284,13 @@ static PyObject *text_of(Ctx *c, PyObject *x) {
         }
         return PyObject_Str(x);
     }
-    return PyObject_CallOneArg(c->tt, x);
+    return decline();
 }
 
-/* _ti / to_int: an int as is, anything else through the Python helper (new reference) */
+/* _ti / to_int: an int as is; anything else declines the row (new reference) */
 static PyObject *int_of(Ctx *c, PyObject *x) {
     if (PyLong_CheckExact(x)) { Py_INCREF(x); return x; }
-    return PyObject_CallOneArg(c->ti, x);
+    return decline();
 }
 
 /* append one kernel row; steals key, off and val */
@@ -471,10 +487,42 @@ static int text_row(Ctx *c, Py_ssize_t n, int is_send, int is_poll, PyObject *k,
     return 1;
 }
 
-/* the value of a row: its decoded form if the reader kept one, else fast_parse_text (new ref) */
+/* the value of a row: its decoded form if the reader kept one, None for no value; a text not
+   walked here declines the row (new ref) */
 static PyObject *parse(Ctx *c, PyObject *v, PyObject *pv) {
     if (pv != c->unparsed) { Py_INCREF(pv); return pv; }
-    return PyObject_CallOneArg(c->fp, v);
+    if (v == Py_None) { Py_INCREF(Py_None); return Py_None; } /* fast_parse_text(None) */
+    if (PyUnicode_CheckExact(v) && PyUnicode_IS_ASCII(v)) { /* a scalar stays text (parse_text) */
+        const char *p = (const char *)PyUnicode_DATA(v);
+        if (PyUnicode_GET_LENGTH(v) == 0 || (p[0] > ' ' && p[0] != '[' && p[0] != '{')) { Py_INCREF(v); return v; }
+    }
+    return decline();
+}
+
+/* one_row's assign/subscribe case for a value still in its text v: a plain JSON list of string,
+   integer or null keys. 1 done, 0 declined (nothing emitted), -1 error */
+static int text_assign(Ctx *c, Py_ssize_t n, PyObject *v) {
+    if (!PyUnicode_CheckExact(v) || !PyUnicode_IS_ASCII(v)) return 0;
+    c->text = (const char *)PyUnicode_DATA(v);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(v);
+    if (len == 0 || c->text[0] != '[') return 0;
+    int32_t r = plain_text(&c->nodes, c->text, len, PLAIN_DEPTH);
+    if (r == -2) { PyErr_NoMemory(); return -1; }
+    if (r < 0) return 0;
+    Txt t;
+    for (int32_t x = NODE(r)->child; x >= 0; x = NODE(x)->next)
+        if (NODE(x)->kind != J_NULL && !leaf_text(c, x, &t)) return 0;
+    Py_INCREF(Py_None); Py_INCREF(Py_None); Py_INCREF(Py_None);
+    if (emit(c, n, s_assign, Py_None, Py_None, Py_None, 0) < 0) return -1;
+    for (int32_t x = NODE(r)->child; x >= 0; x = NODE(x)->next) {
+        if (NODE(x)->kind == J_NULL) continue;
+        leaf_text(c, x, &t);
+        PyObject *name = txt_obj(c, t);
+        if (!name) return -1;
+        Py_INCREF(Py_None); Py_INCREF(Py_None);
+        if (emit(c, n, s_assign, name, Py_None, Py_None, 0) < 0) return -1;
+    }
+    return 1;
 }
 
 static int micro_ops(Ctx *c, Py_ssize_t n, PyObject *mops) {
@@ -514,12 +562,10 @@ static int micro_ops(Ctx *c, Py_ssize_t n, PyObject *mops) {
             while (rc == 0 && PyDict_Next(d, &it, &kk, &pairs)) {
                 if (!PyList_CheckExact(pairs)) continue;
                 Py_INCREF(pairs);
-                PyObject *k2;
+                PyObject *k2 = NULL;
                 if (PyUnicode_CheckExact(kk)) { k2 = kk; Py_INCREF(k2); }
                 else {
-                    k2 = PyObject_CallOneArg(c->tt, kk);
-                    if (!k2) { Py_DECREF(pairs); rc = -1; break; }
-                    if (k2 == Py_None) { Py_DECREF(k2); Py_DECREF(pairs); continue; }
+                    Py_DECREF(pairs); rc = -1; break; /* a key that is not text: declines the row */
                 }
                 for (Py_ssize_t j = 0; j < PyList_GET_SIZE(pairs); j++) {
                     PyObject *pair = PyList_GET_ITEM(pairs, j);
@@ -608,6 +654,10 @@ static int one_row(Ctx *c, Py_ssize_t n, PyObject *t, PyObject *f, PyObject *k, 
         return rc;
     }
     if ((eq(f, s_assign) || eq(f, s_subscribe)) && (eq(t, s_ok) || eq(t, s_info))) {
+        if (pv == c->unparsed && v != Py_None) { /* still text: walked as it is where it is plain JSON */
+            int tr = text_assign(c, n, v);
+            if (tr != 0) return tr < 0 ? -1 : 0;
+        }
         PyObject *ks = parse(c, v, pv);
         if (!ks) return -1;
         Py_INCREF(Py_None); Py_INCREF(Py_None); Py_INCREF(Py_None);
@@ -637,11 +687,50 @@ static int one_row(Ctx *c, Py_ssize_t n, PyObject *t, PyObject *f, PyObject *k, 
     return 0;
 }
 
+/* how far the outputs were when a row started, to take back what a declined row emitted */
+typedef struct { Py_ssize_t items; size_t ri, mop, pos; size_t key[3], off[2], val[3]; Py_ssize_t nulls[3]; } Mark;
+
+static Mark mark(const Ctx *c) {
+    Mark m = {0};
+    if (!c->arrays) { m.items = PyList_GET_SIZE(c->ri); return m; }
+    m.ri = c->a_ri.len; m.mop = c->a_mop.len; m.pos = c->a_pos.len;
+    m.key[0] = c->a_key.data.len; m.key[1] = c->a_key.offsets.len; m.key[2] = c->a_key.valid.len;
+    m.off[0] = c->a_off.data.len; m.off[1] = c->a_off.valid.len;
+    m.val[0] = c->a_val.data.len; m.val[1] = c->a_val.offsets.len; m.val[2] = c->a_val.valid.len;
+    m.nulls[0] = c->a_key.nulls; m.nulls[1] = c->a_off.nulls; m.nulls[2] = c->a_val.nulls;
+    return m;
+}
+
+static int rollback(Ctx *c, const Mark *m) {
+    if (!c->arrays) {
+        PyObject *ls[6] = {c->ri, c->mop, c->key, c->off, c->val, c->pos};
+        for (int i = 0; i < 6; i++)
+            if (PyList_SetSlice(ls[i], m->items, PyList_GET_SIZE(ls[i]), NULL) < 0) return -1;
+        return 0;
+    }
+    c->a_ri.len = m->ri; c->a_mop.len = m->mop; c->a_pos.len = m->pos;
+    c->a_key.data.len = m->key[0]; c->a_key.offsets.len = m->key[1]; c->a_key.valid.len = m->key[2];
+    c->a_off.data.len = m->off[0]; c->a_off.valid.len = m->off[1];
+    c->a_val.data.len = m->val[0]; c->a_val.offsets.len = m->val[1]; c->a_val.valid.len = m->val[2];
+    c->a_key.nulls = m->nulls[0]; c->a_off.nulls = m->nulls[1]; c->a_val.nulls = m->nulls[2];
+    return 0;
+}
+
+/* one row: emitted, or (a value this loop does not take, no exception set) taken back and
+   listed in c->declined; -1 on an error */
+static int row_or_decline(Ctx *c, Py_ssize_t i, PyObject *t, PyObject *f, PyObject *k, PyObject *v, PyObject *pv) {
+    Mark m = mark(c);
+    if (one_row(c, i, t, f, k, v, pv) == 0) return 0;
+    if (PyErr_Occurred() || rollback(c, &m) < 0) return -1;
+    long long at = (long long)i;
+    return buf_put(&c->declined, &at, 8);
+}
+
 /* the loop over the rows, shared by both entry points */
 static int all_rows(Ctx *c, PyObject *args) {
     PyObject *types, *fs, *keys, *values, *parsed;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOL", &PyList_Type, &types, &PyList_Type, &fs, &PyList_Type, &keys,
-                          &PyList_Type, &values, &parsed, &c->fp, &c->tt, &c->ti, &c->unparsed, &c->stride))
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOL", &PyList_Type, &types, &PyList_Type, &fs, &PyList_Type, &keys,
+                          &PyList_Type, &values, &parsed, &c->unparsed, &c->stride))
         return -1;
     Py_ssize_t n = PyList_GET_SIZE(types);
     if (PyList_GET_SIZE(fs) != n || PyList_GET_SIZE(keys) != n || PyList_GET_SIZE(values) != n ||
@@ -654,7 +743,7 @@ static int all_rows(Ctx *c, PyObject *args) {
         PyObject *t = PyList_GET_ITEM(types, i), *f = PyList_GET_ITEM(fs, i), *k = PyList_GET_ITEM(keys, i),
                  *v = PyList_GET_ITEM(values, i), *pv = parsed == Py_None ? c->unparsed : PyList_GET_ITEM(parsed, i);
         Py_INCREF(t); Py_INCREF(f); Py_INCREF(k); Py_INCREF(v); Py_INCREF(pv);
-        int rc = one_row(c, i, t, f, k, v, pv);
+        int rc = row_or_decline(c, i, t, f, k, v, pv);
         Py_DECREF(t); Py_DECREF(f); Py_DECREF(k); Py_DECREF(v); Py_DECREF(pv);
         if (rc < 0) return -1;
         if (PyList_GET_SIZE(types) != n || PyList_GET_SIZE(fs) != n || PyList_GET_SIZE(keys) != n ||
@@ -667,9 +756,10 @@ static int all_rows(Ctx *c, PyObject *args) {
 }
 
 PyDoc_STRVAR(kc_doc,
-"kernel_columns(types, fs, keys, values, parsed, fast_parse_text, to_text, to_int, unparsed, stride)\n--\n\n"
-"(row, mop, key, offset, value, pos) lists: kernel_rows.kernel_columns's loop. ``parsed`` is None when\n"
-"no value was decoded by the reader.");
+"kernel_columns(types, fs, keys, values, parsed, unparsed, stride)\n--\n\n"
+"(row, mop, key, offset, value, pos) lists: kernel_rows.kernel_columns's loop, and the positions\n"
+"(int64s, as bytes) of the rows it declined, which have no rows in the lists. ``parsed`` is None\n"
+"when no value was decoded by the reader.");
 
 static PyObject *kernel_columns(PyObject *self, PyObject *args) {
     Ctx c = {0};
@@ -677,15 +767,12 @@ static PyObject *kernel_columns(PyObject *self, PyObject *args) {
     c.ri = PyList_New(0); c.mop = PyList_New(0); c.key = PyList_New(0);
     c.off = PyList_New(0); c.val = PyList_New(0); c.pos = PyList_New(0);
     if (c.ri && c.mop && c.key && c.off && c.val && c.pos && all_rows(&c, args) == 0)
-        result = PyTuple_Pack(6, c.ri, c.mop, c.key, c.off, c.val, c.pos);
+        result = Py_BuildValue("(OOOOOON)", c.ri, c.mop, c.key, c.off, c.val, c.pos, bytes_of(&c.declined));
+    PyMem_Free(c.declined.p);
     Py_XDECREF(c.ri); Py_XDECREF(c.mop); Py_XDECREF(c.key);
     Py_XDECREF(c.off); Py_XDECREF(c.val); Py_XDECREF(c.pos);
     ctx_free_texts(&c);
     return result;
-}
-
-static PyObject *bytes_of(const Buf *b) {
-    return PyBytes_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->len);
 }
 
 /* (validity bitmap or None, null count) of a column */
@@ -702,11 +789,12 @@ static PyObject *bitmap_of(const Col *c) {
 }
 
 PyDoc_STRVAR(ka_doc,
-"kernel_arrays(types, fs, keys, values, parsed, fast_parse_text, to_text, to_int, unparsed, stride)\n--\n\n"
+"kernel_arrays(types, fs, keys, values, parsed, unparsed, stride)\n--\n\n"
 "The rows of kernel_columns as Arrow buffers: (n, row int64s, mop codes (uint8: send 0, poll 1,\n"
 "assign 2), (key validity, null count, int32 offsets, UTF-8), (offset validity, null count,\n"
-"int64s), (value validity, null count, offsets, UTF-8), pos int64s). Raises OverflowError for an\n"
-"offset beyond 64 bits and UnicodeEncodeError for a lone surrogate, as pyarrow does.");
+"int64s), (value validity, null count, offsets, UTF-8), pos int64s, declined row positions\n"
+"int64s). Raises OverflowError for an offset beyond 64 bits and UnicodeEncodeError for a lone\n"
+"surrogate, as pyarrow does.");
 
 static PyObject *kernel_arrays(PyObject *self, PyObject *args) {
     Ctx c = {0};
@@ -720,15 +808,15 @@ static PyObject *kernel_arrays(PyObject *self, PyObject *args) {
             if (buf_put(&c.a_key.offsets, &z, 4) < 0 || buf_put(&c.a_val.offsets, &z, 4) < 0) goto out;
         }
         if (kb && ob && vb)
-            result = Py_BuildValue("(nNN(ONN)(ON)(ONN)N)", n, bytes_of(&c.a_ri), bytes_of(&c.a_mop),
+            result = Py_BuildValue("(nNN(ONN)(ON)(ONN)NN)", n, bytes_of(&c.a_ri), bytes_of(&c.a_mop),
                                    kb, bytes_of(&c.a_key.offsets), bytes_of(&c.a_key.data),
                                    ob, bytes_of(&c.a_off.data),
                                    vb, bytes_of(&c.a_val.offsets), bytes_of(&c.a_val.data),
-                                   bytes_of(&c.a_pos));
+                                   bytes_of(&c.a_pos), bytes_of(&c.declined));
     out:
         Py_XDECREF(kb); Py_XDECREF(ob); Py_XDECREF(vb);
     }
-    PyMem_Free(c.a_ri.p); PyMem_Free(c.a_mop.p); PyMem_Free(c.a_pos.p);
+    PyMem_Free(c.a_ri.p); PyMem_Free(c.a_mop.p); PyMem_Free(c.a_pos.p); PyMem_Free(c.declined.p);
     col_free(&c.a_key); col_free(&c.a_off); col_free(&c.a_val);
     ctx_free_texts(&c);
     return result;

@@ -116,8 +116,7 @@ def test_kernel_columns_on_odd_values(rows: Rows) -> None:
 def test_compiled_loops_reject_ragged_columns() -> None:
     k = oprows._compiled_rows
     with pytest.raises(ValueError):
-        k.kernel_columns(["ok"], [], [None], [None], None, oprows.fast_parse_text, kernel_rows._tt, oprows.to_int,
-                         oprows._UNPARSED, 1)
+        k.kernel_columns(["ok"], [], [None], [None], None, oprows._UNPARSED, 1)
 
 
 @examples.PURE(deadline=None)

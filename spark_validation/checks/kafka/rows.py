@@ -5,7 +5,10 @@ codes the numpy kernels take (:func:`string_codes`, :func:`int_values`).
 
 The loops run compiled (spark_validation/_rowkernel.c) where the install built them
 (:data:`spark_validation.ingest.rows.ROW_KERNEL`, which ``KRAFT_COMPILED=off`` switches off),
-with the same rows (``tests/spark_validation/test_rowkernel.py``).
+with the same rows (``tests/spark_validation/test_rowkernel.py``). The compiled loop calls no
+Python helper: a row whose value it does not take (a key or value neither text nor an integer, a
+value text that is not plain JSON) comes back declined, and the Python loop's rows of it
+(:func:`_row_mops`) are merged in at its place.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_validation.ingest import rows as _rows
-from spark_validation.ingest.records import to_int, to_text
-from spark_validation.ingest.rows import _UNPARSED, Rows, _const, fast_parse_text
+from spark_validation.ingest.records import to_text
+from spark_validation.ingest.rows import _UNPARSED, Rows, _const
 from spark_validation.checks.kafka.rules import POS_STRIDE, kernel_mops
 
 __all__ = ["kernel_columns", "kernel_table", "cycle_table", "row_schema", "string_codes", "int_values", "small_codes"]
@@ -27,15 +30,7 @@ ROW_KERNEL: Any = _rows.ROW_KERNEL
 """The compiled loops in use (``_rowkernel.kernel_columns``, ``kernel_arrays``, ``rows_with_f``,
 ``small_codes``), or ``None``: the Python code."""
 _KAFKA_FS = ("send", "poll", "txn")
-
-
-def _tt(x: Any) -> str | None:
-    t = type(x)
-    if t is str:
-        return x
-    if t is int:
-        return str(x)
-    return to_text(x)
+_COLUMNS = ("row", "mop", "key", "offset", "value", "pos")
 
 
 def kernel_columns(rows: Rows) -> dict[str, Any]:
@@ -47,28 +42,46 @@ def kernel_columns(rows: Rows) -> dict[str, Any]:
     if ROW_KERNEL is not None:
         n = len(rows.line)
         parsed = rows.parsed if len(rows.parsed) == n else None
-        ri, mop, key, off, val, pos = ROW_KERNEL.kernel_columns(
-            rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
-        return {"history": rows.history, "row": ri, "mop": mop, "key": key, "offset": off, "value": val,
-                "pos": pos, "rows": rows}
-    return _kernel_columns_py(rows)
+        *got, declined = ROW_KERNEL.kernel_columns(
+            rows.type, rows.f, rows.key, rows.value, parsed, _UNPARSED, POS_STRIDE)
+        cols = dict(zip(_COLUMNS, got))
+        if declined:
+            cols = _merged(cols, _python_columns(rows, np.frombuffer(declined, np.int64).tolist()))
+        return {"history": rows.history, **cols, "rows": rows}
+    return {"history": rows.history, **_python_columns(rows, range(len(rows.line))), "rows": rows}
 
 
-def _kernel_columns_py(rows: Rows) -> dict[str, Any]:
-    """:func:`kernel_columns` where the compiled loop is not in use: the reference's rows
-    (:func:`.rules.kernel_mops`) of each op row, whose value is the decoded one where the row
-    holds it (``Rows.parsed``: the structure the value text encodes)."""
-    cols: dict[str, list] = {c: [] for c in ("row", "mop", "key", "offset", "value", "pos")}
-    appends = [cols[c].append for c in ("mop", "key", "offset", "value", "pos")]
+def _python_columns(rows: Rows, positions: Any) -> dict[str, list]:
+    """:func:`kernel_columns`'s lists of the op rows at ``positions`` by the Python loop: all of
+    them where the compiled loop is not in use, else the rows it declined."""
+    cols: dict[str, list] = {c: [] for c in _COLUMNS}
+    appends = [cols[c].append for c in _COLUMNS[1:]]
     decoded = rows.parsed if len(rows.parsed) == len(rows.line) else ()
-    for n, row in enumerate(rows.dicts()):
-        if n < len(decoded) and decoded[n] is not _UNPARSED:
-            row["value"] = to_text(decoded[n])
-        for mop in kernel_mops(row):
+    for n in positions:
+        for mop in _row_mops(rows, n, decoded):
             cols["row"].append(n)
             for add, x in zip(appends, mop):
                 add(x)
-    return {"history": rows.history, **cols, "rows": rows}
+    return cols
+
+
+def _row_mops(rows: Rows, n: int, decoded: Any) -> list[tuple]:
+    """The reference's kernel rows (:func:`.rules.kernel_mops`) of op row ``n``, whose value is the
+    decoded one where the row holds it (``Rows.parsed``: the structure the value text encodes)."""
+    row = {"history": rows.history, "line": rows.line[n], "index": rows.index[n], "process": rows.process[n],
+           "type": rows.type[n], "f": rows.f[n], "key": rows.key[n], "value": rows.value[n], "time": rows.time[n],
+           "model": rows.model}
+    if n < len(decoded) and decoded[n] is not _UNPARSED:
+        row["value"] = to_text(decoded[n])
+    return kernel_mops(row)
+
+
+def _merged(a: dict[str, list], b: dict[str, list]) -> dict[str, list]:
+    """Two sets of kernel columns, each in row order, as one in row order (a row's own rows keep
+    their order: each row's rows are all in one of the two)."""
+    both = {c: a[c] + b[c] for c in _COLUMNS}
+    order = sorted(range(len(both["row"])), key=both["row"].__getitem__)
+    return {c: [both[c][i] for i in order] for c in _COLUMNS}
 
 
 def row_schema() -> pa.Schema:
@@ -98,8 +111,8 @@ def _kernel_table_compiled(rows: Rows):
     """:func:`kernel_table` from the compiled loop's Arrow buffers (``_rowkernel.kernel_arrays``):
     the same table, without a Python object per value."""
     parsed = rows.parsed if len(rows.parsed) == len(rows.line) else None
-    n, ri, mop, key, off, val, pos = ROW_KERNEL.kernel_arrays(
-        rows.type, rows.f, rows.key, rows.value, parsed, fast_parse_text, _tt, to_int, _UNPARSED, POS_STRIDE)
+    n, ri, mop, key, off, val, pos, declined = ROW_KERNEL.kernel_arrays(
+        rows.type, rows.f, rows.key, rows.value, parsed, _UNPARSED, POS_STRIDE)
     buf = pa.py_buffer
 
     def strings(v: tuple, offsets: bytes, data: bytes):
@@ -110,13 +123,28 @@ def _kernel_table_compiled(rows: Rows):
         (bitmap, nulls) = v
         return pa.Array.from_buffers(pa.int64(), n, [bitmap and buf(bitmap), buf(data)], null_count=nulls)
 
-    take = pa.array(np.frombuffer(ri, np.int64), pa.int64())
+    at = np.frombuffer(ri, np.int64)
     mops = _MOP_NAMES().take(pa.Array.from_buffers(pa.uint8(), n, [None, buf(mop)]))
+    cols = [mops, strings(*key), ints(*off), strings(*val), pa.Array.from_buffers(pa.int64(), n, [None, buf(pos)])]
+    if declined:
+        at, cols = _with_declined(rows, at, cols, np.frombuffer(declined, np.int64).tolist())
+    take = pa.array(at, pa.int64())
     return pa.Table.from_arrays([
-        _const(rows.history, n, pa.string()),
+        _const(rows.history, len(at), pa.string()),
         rows.col("line").take(take), rows.col("index").take(take), rows.col("process").take(take),
-        rows.col("type").take(take), mops, strings(*key), ints(*off), strings(*val),
-        pa.Array.from_buffers(pa.int64(), n, [None, buf(pos)])], schema=row_schema())
+        rows.col("type").take(take), *cols], schema=row_schema())
+
+
+def _with_declined(rows: Rows, at: np.ndarray, cols: list, declined: list[int]) -> tuple[np.ndarray, list]:
+    """The compiled loop's row positions and (mop, key, offset, value, pos) arrays with the Python
+    loop's rows of the ``declined`` op rows merged in, in row order."""
+    py = _python_columns(rows, declined)
+    types = (pa.string(), pa.string(), pa.int64(), pa.string(), pa.int64())
+    cols = [pa.concat_arrays([c, pa.array(py[name], t)]) for c, name, t in zip(cols, _COLUMNS[1:], types)]
+    at = np.concatenate([at, np.asarray(py["row"], np.int64)])
+    perm = np.argsort(at, kind="stable")
+    order = pa.array(perm, pa.int64())
+    return at[perm], [c.take(order) for c in cols]
 
 
 def _MOP_NAMES():
