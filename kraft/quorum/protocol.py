@@ -105,7 +105,7 @@ VARIANTS = (
     Variant("KeepSuffixAfterSnapshotInstall", "LogEpochsMonotonic",
             "a follower that installs a fetched snapshot keeps its own entries past the snapshot's end, "
             "of an older epoch than the snapshot's, instead of emptying its log "
-            "(KafkaMetadataLog.truncateToLatestSnapshot truncates fully)", size="snapdiverge",
+            "(KafkaMetadataLog.truncateToLatestSnapshot truncates fully)", size="snapstale",
             sim=(SimRun(26, 600, SNAPSHOT_DIVERGE_FAULTS, 200, (),
                         "a follower installs the leader's snapshot and keeps its older-epoch records past "
                         "the snapshot's end (conformance rejects that FetchSnapshot response); the history "

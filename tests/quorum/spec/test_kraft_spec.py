@@ -82,6 +82,9 @@ WITHOUT_PREVOTE = {"KRaft_epochchange.cfg"}
         # one epoch, one snapshot, the log start moved and FetchSnapshot: minutes of TLC, so
         # slow to keep the suite in its budget; `kraft review` checks it every time
         pytest.param("snapshot", marks=pytest.mark.slow),
+        # two epochs and one snapshot, no faults: where a failed epoch's records meet a newer
+        # snapshot; slow for the same reason, and in `kraft review` too
+        pytest.param("snapstale", marks=pytest.mark.slow),
         # voter changes (KIP-853): an observer added and a voter removed in one epoch; voters
         # removed over two epochs. Minutes of TLC each: `kraft review` checks them every time
         pytest.param("reconfig", marks=pytest.mark.slow),
