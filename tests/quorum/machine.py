@@ -26,7 +26,7 @@ INDEX = st.integers(min_value=0, max_value=63)
 
 def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, liveness: bool = True,
                  weights: dict[str, int] | None = None, warm_start: bool = False, observers: int = 0,
-                 disk_losses: bool = False) -> type[RuleBasedStateMachine]:
+                 disk_losses: bool = False, every_step: bool = False) -> type[RuleBasedStateMachine]:
     """``liveness=False`` skips the convergence check of the teardown (a bug variant may legitimately
     livelock; the variant tests look for safety violations only).  ``weights`` biases the search:
     rule ``r`` is registered ``weights[r]`` times (Hypothesis picks among rules uniformly; 0 switches
@@ -34,7 +34,9 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
     leader with committed records (3 s of fault-free running), as most of Kafka's
     RaftEventSimulationTest scenarios do.  ``observers`` replicas join the bootstrap voters, and
     the voter-change rules exist only then (so the searches without observers take the steps they
-    took before those rules existed); likewise the disk-loss rule exists only with ``disk_losses``."""
+    took before those rules existed); likewise the disk-loss rule exists only with ``disk_losses``.
+    ``every_step`` checks the invariants after every step a node takes, not only after each rule
+    (a rule may take several: a delivery and the timers it makes due), as TLC checks every state."""
     cfg = config or QuorumConfig()
     node_ids = st.integers(min_value=1, max_value=voters + observers)
 
@@ -42,6 +44,8 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
         def __init__(self) -> None:
             super().__init__()
             self.c = QuorumWorld(voters, cfg, observers=observers)
+            if every_step:
+                self.c.observer = lambda _node, _ready: self.c.check()
 
         @initialize()
         def start(self) -> None:
@@ -188,6 +192,13 @@ def _add_voter_change_rules(machine: type[RuleBasedStateMachine], node_ids: st.S
     def change_voters(self: RuleBasedStateMachine, n: int, x: int, add: bool) -> None:
         self.c.change_voters(n, x, add)
 
+    @precondition(lambda self: self.c.leader() is not None)
+    @rule(x=node_ids, add=st.booleans())
+    def change_voters_at_leader(self: RuleBasedStateMachine, x: int, add: bool) -> None:
+        """The operator's tool (``kafka-metadata-quorum add-controller`` / ``remove-controller``)
+        sends AddRaftVoter / RemoveRaftVoter to the leader it finds."""
+        self.c.change_voters(self.c.leader(), x, add)
+
     @rule(n=node_ids, d=node_ids)
     def send_any_voter_fetch(self: RuleBasedStateMachine, n: int, d: int) -> None:
         self.c.trigger(n, QuorumNode.send_any_voter_fetch, d=d)
@@ -196,7 +207,7 @@ def _add_voter_change_rules(machine: type[RuleBasedStateMachine], node_ids: st.S
     def resign_after_removal(self: RuleBasedStateMachine, n: int) -> None:
         self.c.trigger(n, QuorumNode.resign_after_removal)
 
-    for fn in (change_voters, send_any_voter_fetch, resign_after_removal):
+    for fn in (change_voters, change_voters_at_leader, send_any_voter_fetch, resign_after_removal):
         setattr(machine, fn.__name__, fn)
 
 
