@@ -61,3 +61,17 @@ def test_two_copies_of_an_overtaken_heartbeat_are_one_spec_drop():
     ready = w.step(COORDINATOR, new)
     assert [s.action for s in ready.steps] == ["DropMessage", "HandleHeartbeat"]
     assert not any(e.payload.conn == 0 for e in w.net.pending)
+
+
+def test_two_copies_of_a_response_lost_at_a_request_timeout_are_one_spec_drop():
+    """The response is duplicated and neither copy delivered when the request times out: the
+    spec has it once, so the timeout loses it once (DropMessage) before RequestTimeout."""
+    w = NetworkedWorld(ProtocolConfig(), ("c1",))
+    w.join("c1")
+    w.step("c1", TICK)
+    (hb,) = w.net.pending
+    w.step(COORDINATOR, w.net.pending.pop(0))
+    (resp,) = w.net.pending
+    w.net.pending.append(resp)
+    w.now += w.config.request_timeout_ms
+    assert [s.action for s in w.step("c1", TICK).steps] == ["DropMessage", "RequestTimeout"]

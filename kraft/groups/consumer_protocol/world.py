@@ -109,8 +109,9 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         def seen(conn: int) -> InNetwork:
             msgs = [payload(x) for x in self.net.in_flight() if self.spec_in_flight(x)]
             request = any(isinstance(m, Heartbeat) and client_of(m) == cid and m.conn == conn for m in msgs)
-            responses = tuple(m for m in msgs if isinstance(m, HeartbeatResponse) and client_of(m) == cid
-                              and m.conn == conn)
+            # the network's duplicates of one response share its payload: one message for the spec
+            responses = tuple({id(m): m for m in msgs if isinstance(m, HeartbeatResponse) and client_of(m) == cid
+                               and m.conn == conn}.values())
             return InNetwork(request, responses)
         return seen
 
@@ -231,10 +232,13 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         c = self.consumers[cid]
         if c.state is not ClientState.UNSUBSCRIBED or not c.up:
             return EMPTY
-        topics = list(self.config.topic_names)
-        self.hist.op(cid, "invoke", "subscribe", topics)
-        self.hist.op(cid, "ok", "subscribe", topics)
+        self._subscribe_op(cid, c.subscription)
         return self._checked(self.stepper(cid, Trigger(Consumer.join)))
+
+    def _subscribe_op(self, cid: str, topics: tuple[str, ...]) -> None:
+        """The application's subscribe() call in the client history (an op that completes at once)."""
+        self.hist.op(cid, "invoke", "subscribe", list(topics))
+        self.hist.op(cid, "ok", "subscribe", list(topics))
 
     def leave(self, cid: str) -> Ready:
         """unsubscribe(): nothing if the consumer is not in the group."""
@@ -246,6 +250,7 @@ class ConsumerProtocolWorld(OneCoordinator, World):
         c = self.consumers[cid]
         if not c.up or c.state not in IN_GROUP:
             return EMPTY
+        self._subscribe_op(cid, tuple(sorted(set(topics))))
         out = self._checked(self.stepper(cid, Trigger(Consumer.change_subscription, {"topics": topics})))
         self.narrative.append(f"subscribe {cid} {list(c.subscription)}")
         return out
