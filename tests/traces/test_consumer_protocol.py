@@ -61,6 +61,19 @@ def _tampered(lines: list[str]) -> dict[str, tuple[list[str], int]]:
     return out
 
 
+SUBSCRIBE_SEED = 3
+
+
+def _unchanged_topics(lines: list[str], k: int) -> list[str]:
+    """Line ``k`` (a ChangeSubscription) recording the consumer's old topic set as its new one."""
+    node = json.loads(lines[k])["node"]
+    old = json.loads(lines[k - 1])["state"]["csub"][node]
+
+    def keep(d: dict) -> None:
+        d["state"]["csub"][node] = old
+    return edit_line(lines, k, keep)
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("cp")
@@ -74,6 +87,11 @@ def runs(tmp_path_factory):
     for variant, seed, *_ in VARIANT_CASES:
         pair, expect[variant] = variant_pair(simulate, base, variant, seed)
         files += pair
+    lines = simulate(base / "sub", SUBSCRIBE_SEED, EVENTS, "all,subscription-change")
+    files.append(write(base / "subscribe.ndjson", lines))
+    k = _find(lines, lambda _, d: d["action"] == "ChangeSubscription")
+    files.append(write(base / "subscribe_other.ndjson", _unchanged_topics(lines, k)))
+    expect["subscribe_other"], expect["changes"] = k + 1, sum('"ChangeSubscription"' in x for x in lines)
     return {Path(r.trace).stem: r for r in check_paths(files, Options(jobs=2))}, expect
 
 
@@ -100,6 +118,19 @@ def test_a_heartbeat_handled_before_it_was_sent_is_not_enabled(runs):
     assert r.line == expect["swapped"] and r.action == "HandleHeartbeat"
     assert r.guards["message in network"] == "false"
     assert f"swapped.ndjson:{r.line}:" in r.message
+
+
+def test_subscription_changes_are_accepted_and_an_unchanged_set_rejected(runs):
+    """The subscription-change nemesis: consumers call subscribe() with another topic set while
+    in the group; each change is a ChangeSubscription step, and a recorded set the consumer did
+    not change (the old set recorded as the new one) is a state mismatch naming csub."""
+    results, expect = runs
+    r = results["subscribe"]
+    assert expect["changes"] >= 3 and r.verdict == "accepted", r.message[:1000]
+    bad = results["subscribe_other"]
+    assert bad.verdict == "rejected" and bad.kind == "state_mismatch", bad.message[:1000]
+    assert bad.line == expect["subscribe_other"] and bad.action == "ChangeSubscription"
+    assert bad.disagree == ["csub"]
 
 
 @pytest.mark.parametrize("variant,seed,action,var", VARIANT_CASES)

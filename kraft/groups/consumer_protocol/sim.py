@@ -9,7 +9,8 @@ every event the spec's invariants run over the projections.
 
 Client operations: a ``write`` is a ``poll`` of a random consumer that owns partitions; a
 ``read`` changes membership now and then (a consumer leaves, or one that left subscribes
-again), and otherwise polls.  With the ``subscribe``/``assign``/``commit`` records of the world
+again), and otherwise polls; the ``subscription-change`` nemesis makes a consumer in the group
+subscribe to another topic set.  With the ``subscribe``/``assign``/``commit`` records of the world
 that is Jepsen's Kafka-workload vocabulary.
 
 Trace recording (docs/conformance.md, "The consumer protocol"): one trace line per simulator event,
@@ -37,6 +38,7 @@ from kraft.groups.wire import Envelope, GroupClients
 VARIANTS = PROTOCOL.variant_names
 LISTENER_MS = 40  # each rebalance-listener stage on the application thread
 STATIC_RESTART = "static-restart"
+SUBSCRIPTION_CHANGE = "subscription-change"
 STATIC = ("c1",)  # the static consumers when the static-restart nemesis runs
 
 
@@ -175,6 +177,10 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
                     self._static_restart, f"{', '.join(STATIC)} static members (group.instance.id): one closes "
                                           "with epoch -2 and a new process of it joins under a new member id "
                                           "(a failed one is replaced the same way)"),
+                SUBSCRIPTION_CHANGE: Nemesis(
+                    self._change_subscription, "a consumer's application calls subscribe() with another "
+                                               "non-empty set of the topics while in the group (no rejoin; "
+                                               "AbstractMembershipManager.onSubscriptionUpdated)"),
                 "coordinator-failover": Nemesis(
                     self._failover, "the group moves to a new coordinator rebuilt from its __consumer_offsets "
                                     "partition (its timers start over; requests on the way reach the new one)")}
@@ -190,6 +196,18 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
         self.world.leave(cid)
         sim.run_due(cid)
         self._join(sim, cid)
+
+    def _change_subscription(self, sim: Sim) -> None:
+        self.world.now = sim.now
+        live = sorted(c for c, x in self.world.consumers.items() if x.up and x.state in IN_GROUP)
+        if not live:
+            return
+        c = self.world.consumers[sim.rng.choice(live)]
+        names = self.world.config.topic_names
+        others = [s for s in _topic_sets(names) if s != c.subscription]
+        sim.count(SUBSCRIPTION_CHANGE)
+        self.world.subscribe(c.id, sim.rng.choice(others))
+        self._mirror_history(sim)
 
     def _static_restart(self, sim: Sim) -> None:
         self.world.now = sim.now
@@ -257,6 +275,11 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
             return {}
         log = self.world.coordinator.offsets_log
         return {log.directory: (log.fs, log.directory)}
+
+
+def _topic_sets(names: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Every non-empty subset of ``names``, each sorted as a consumer's subscription is."""
+    return [tuple(sorted(t for k, t in enumerate(names) if mask >> k & 1)) for mask in range(1, 1 << len(names))]
 
 
 def make(consumers: int, variant: str | None) -> ConsumerProtocolPlugin:

@@ -233,6 +233,24 @@ def make_static_machine(config: ProtocolConfig) -> type[RuleBasedStateMachine]:
     return StaticConsumerProtocolMachine
 
 
+def make_subscription_machine(config: ProtocolConfig) -> type[RuleBasedStateMachine]:
+    """The machine with the subscription-change rule: a consumer in the group calls subscribe()
+    with another non-empty set of the topics (spec ChangeSubscription)."""
+    base = make_machine(config)
+    names = config.topic_names
+    topic_sets = st.sampled_from([tuple(t for k, t in enumerate(names) if mask >> k & 1)
+                                  for mask in range(1, 1 << len(names))])
+
+    class SubscriptionConsumerProtocolMachine(base):  # type: ignore[misc, valid-type]
+        @rule(c=clients, topics=topic_sets)
+        def subscribe(self, c: str, topics: tuple[str, ...]) -> None:
+            if tuple(sorted(topics)) != self.world.consumers[c].subscription:
+                self.world.subscribe(c, topics)
+
+    SubscriptionConsumerProtocolMachine.__name__ = "Subscription" + base.__name__
+    return SubscriptionConsumerProtocolMachine
+
+
 def finish(world: ConsumerProtocolWorld) -> int:
     """The finishing phase (module docstring): restart every crashed consumer, then deliver in
     sending order, advancing the clock ``FINISH_STEP_MS`` at a time, until the group converges.

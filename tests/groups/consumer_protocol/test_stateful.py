@@ -16,7 +16,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from kraft.groups.consumer_protocol.protocol import PROTOCOL
 
 from tests import examples
-from .machine import make_machine, make_static_machine, machine_config
+from .machine import make_machine, make_static_machine, make_subscription_machine, machine_config
 
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 # the examples a variant's search may use: a ceiling, not a count (it stops at the first failure);
@@ -36,6 +36,11 @@ def test_invariants_hold() -> None:
 
 def test_invariants_hold_with_static_members() -> None:
     run_state_machine_as_test(make_static_machine(machine_config()),
+                              settings=examples.STATEFUL(stateful_step_count=STEPS))
+
+
+def test_invariants_hold_with_subscription_changes() -> None:
+    run_state_machine_as_test(make_subscription_machine(machine_config()),
                               settings=examples.STATEFUL(stateful_step_count=STEPS))
 
 
