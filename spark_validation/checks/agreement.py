@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import attrs
 
+from spark_validation.checks.anomaly import OneKind
 from spark_validation.ingest.records import ndjson_lines, to_text
 from spark_validation.ingest.spark import _file_lines
 
@@ -84,26 +85,16 @@ def check_trace_file(path: str) -> tuple[dict, list[dict]]:
 
 
 @attrs.frozen
-class Divergence:
+class Divergence(OneKind):
     """A metadata divergence of one trace (an :class:`~spark_validation.checks.anomaly.Anomaly`;
     its key is none): ``evidence`` is the JSON object :func:`check_trace_file` builds."""
 
+    KIND = KIND
     evidence: dict[str, Any]
-
-    @property
-    def kind(self) -> str:
-        return KIND
 
     @property
     def key(self) -> None:
         return None
-
-    @property
-    def allowed(self) -> bool:
-        return False
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": KIND, "key": None, "evidence": self.evidence}
 
 
 def _evidence(path: str, offset: int, entries: list[tuple[tuple[int, int, str], str]], n_bad: int) -> dict:

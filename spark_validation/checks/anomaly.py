@@ -12,7 +12,7 @@ writes their JSON.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Protocol, TypeVar
+from typing import Any, ClassVar, Iterable, Protocol, TypeVar
 
 
 class Anomaly(Protocol):
@@ -39,6 +39,30 @@ class HistoryAnomaly(Anomaly, Protocol):
 
     @property
     def history(self) -> str: ...
+
+
+class OneKind:
+    """The constant part of an anomaly class whose anomalies all have one ``KIND`` and are never
+    allowed (the linearizability anomalies, the metadata divergences): ``kind``, ``allowed`` and
+    ``to_json`` from the ``key`` and ``evidence`` the class holds (evidence a JSON object, or a
+    typed value with its own ``to_json``)."""
+
+    __slots__ = ()
+    KIND: ClassVar[str]
+    key: Any
+    evidence: Any
+
+    @property
+    def kind(self) -> str:
+        return self.KIND
+
+    @property
+    def allowed(self) -> bool:
+        return False
+
+    def to_json(self) -> dict[str, Any]:
+        ev = self.evidence
+        return {"kind": self.KIND, "key": self.key, "evidence": ev if isinstance(ev, dict) else ev.to_json()}
 
 
 A = TypeVar("A", bound=HistoryAnomaly)

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import attrs
 
+from spark_validation.checks.anomaly import OneKind
 from spark_validation.checks.linearizable.models import READ, UNKNOWN, Call, Model, describe_io
 from spark_validation.checks.linearizable.search import Stuck
 from spark_validation.ingest.history import Op, to_jsonable
@@ -63,23 +64,13 @@ class SearchEvidence:
 
 
 @attrs.frozen
-class LinAnomaly:
+class LinAnomaly(OneKind):
     """One non-linearizable partition of a history (an
     :class:`~spark_validation.checks.anomaly.Anomaly`; never allowed)."""
 
+    KIND = KIND
     key: Any
     evidence: SearchEvidence
-
-    @property
-    def kind(self) -> str:
-        return KIND
-
-    @property
-    def allowed(self) -> bool:
-        return False
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": KIND, "key": self.key, "evidence": self.evidence.to_json()}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "LinAnomaly":
