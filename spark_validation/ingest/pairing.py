@@ -26,15 +26,14 @@ and :func:`describe` gives the reason the results and the malformed list show.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Iterable
 
 import attrs
 
-try:  # the compiled loop of pair_reference (setup.py builds it; optional)
-    from spark_validation._rowkernel import pair_events as _compiled_pair
-except ImportError:  # not built: the Python loop runs
-    _compiled_pair = None
+from spark_validation.ingest.native import built, extension
+
+_compiled_pair = getattr(built("_rowkernel"), "pair_events", None)
+"""The compiled loop of :func:`pair_reference` where the install built it (``_rowkernel``), else None."""
 
 NEMESIS = "nemesis"
 
@@ -130,8 +129,6 @@ def _pair_compiled(events: Iterable[Any], *, first_only: bool = False) -> Pairin
     return Pairing(invokes, completions, [Problem(pos, _KINDS[code], j) for pos, code, j in problems], nemesis)
 
 
-pair: Callable[..., Pairing] = (
-    pair_reference if _compiled_pair is None or os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no")
-    else _pair_compiled)
+pair: Callable[..., Pairing] = pair_reference if extension("_rowkernel") is None else _pair_compiled
 """Jepsen's pairing of a history's events (:func:`pair_reference`'s contract): the compiled loop
 where the install built it and ``KRAFT_COMPILED=off`` does not switch it off, else the reference."""

@@ -9,14 +9,14 @@ equal on random histories.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable
 
 from spark_validation.checks.elle import check, reference
+from spark_validation.ingest.native import compiled_off
 
 __all__ = ["check_rows", "edges"]
 
-_OFF = os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no")
+_OFF = compiled_off()
 
 check_rows: Callable[..., Any] = check.check_rows_ref if _OFF else check.check_rows
 edges: Callable[..., Any] = reference.edges_ref if _OFF else check.edges_rows

@@ -9,18 +9,18 @@ holds the two equal.
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 from spark_validation.checks.kafka import kernel, rules
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
+from spark_validation.ingest.native import compiled_off
 
 __all__ = ["check_rows", "KERNEL_LIMITS"]
 
 KERNEL_LIMITS = (OverflowError, ValueError, TypeError)
 """What the kernel raises on a history it cannot represent (e.g. an offset beyond 64 bits)."""
 
-OFF = os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no")
+OFF = compiled_off()
 
 
 def _kernel_check_rows(rows: list[dict]) -> list[KafkaAnomaly]:

@@ -9,18 +9,14 @@ equal.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable
 
 from spark_validation.checks.linearizable import register
+from spark_validation.ingest.native import extension
 from spark_validation.ingest.pairing import pair, pair_reference
 
-try:  # optional: setup.py builds it; without it the reference runs
-    from spark_validation import _linkernel as COMPILED
-except ImportError:
-    COMPILED = None
-if os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no"):
-    COMPILED = None
+COMPILED: Any = extension("_linkernel")
+"""The compiled search (``_linkernel``), or None: not built, or ``KRAFT_COMPILED=off``."""
 
 __all__ = ["check_register_ops"]
 
