@@ -41,7 +41,6 @@ check kernels' tables are built from the rows in :mod:`spark_validation.checks.k
 from __future__ import annotations
 
 import gc
-import os
 import re
 from contextlib import contextmanager
 from itertools import repeat
@@ -50,24 +49,14 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
-try:  # a dependency (pyproject.toml); the plain json module keeps the readers correct without it
-    import orjson
-
-    _loads = orjson.loads
-    _dumps = orjson.dumps
-except ImportError:  # pragma: no cover
-    import json as _json
-
-    orjson = None  # type: ignore[assignment]
-
-    def _loads(b):  # type: ignore[no-redef]
-        return _json.loads(b)
-
-    def _dumps(v):  # type: ignore[no-redef]
-        return _json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()
-
 from kraft.inputs import nesting
+from spark_validation.ingest import uniform
 from spark_validation.ingest.edn import EdnError, Reader
+from spark_validation.ingest.jsontext import SLOW as _SLOW
+from spark_validation.ingest.jsontext import UNPARSED as _UNPARSED
+from spark_validation.ingest.jsontext import dumps as _dumps
+from spark_validation.ingest.jsontext import loads as _loads
+from spark_validation.ingest.jsontext import scalar_text as _scalar_text
 from spark_validation.ingest.history import (
     MAX_DEPTH,
     HistoryFormatError,
@@ -79,19 +68,22 @@ from spark_validation.ingest.history import (
     read_history,
     select_model,
 )
+from spark_validation.ingest.native import extension
 from spark_validation.ingest.pairing import describe, pair
 from spark_validation.ingest.records import OP_COLUMNS, history_rows, op_row, parse_text, require_op_columns, to_int
 
 __all__ = ["Rows", "read_rows", "read_table", "structure_problem", "fast_parse_text"]
 
+if extension("_rowkernel") is not None:
+    from spark_validation.ingest import uniform_native as UNIFORM
+else:
+    UNIFORM = uniform
+"""The uniform fast path's loops (:func:`uniform.columns`, :func:`uniform.values`), picked once:
+:mod:`.uniform_native` (compiled) where built and ``KRAFT_COMPILED=off`` does not switch it off,
+else the reference :mod:`.uniform`."""
+
 _OP_TYPES = frozenset(("invoke", "ok", "fail", "info"))
 _I64 = 1 << 63
-# a float in compact JSON text: a digit followed by '.', 'e' or 'E' (a string holding such text
-# also matches: that line then takes the safe path, which is only slower); the rarer character
-# is searched for first. Bytes (one value's text) and str (a whole file's values) forms.
-_FLOAT_MARK_PATTERN = r"[.eE](?<=[0-9][.eE])"
-_FLOATY = re.compile(_FLOAT_MARK_PATTERN.encode())
-_FLOAT_MARK = re.compile(_FLOAT_MARK_PATTERN)
 # in JSON text: a float, or an integer of 20 digits or more (orjson reads those above 2**64 as floats)
 _NUMBERISH = re.compile(r"[0-9][.eE]|[0-9]{20}")
 _BOM = b"\xef\xbb\xbf"
@@ -197,39 +189,6 @@ class _RowSink:
         self.malformed.append(MalformedLine(self.path, line, reason, text))
 
 
-def _scalar_text(v: Any) -> Any:
-    """``to_text`` of a value decoded from JSON, for the fast path; ``_SLOW`` when the line must
-    take the safe path instead."""
-    t = type(v)
-    if t is str:
-        return v
-    if v is None:
-        return None
-    if t is int:
-        return str(v)
-    if t is bool:
-        return "true" if v else "false"
-    if t is list or t is dict:
-        b = _dumps(v)
-        if _FLOATY.search(b):
-            return _SLOW
-        return b.decode()
-    return _SLOW
-
-
-_SLOW: Any = object()
-_UNPARSED: Any = object()
-
-try:  # compiled per-op loops (setup.py builds them; optional)
-    from spark_validation import _rowkernel as _compiled_rows
-except ImportError:  # not built: the Python loops run
-    _compiled_rows = None
-ROW_KERNEL: Any = None if os.environ.get("KRAFT_COMPILED", "").lower() in ("off", "0", "no") else _compiled_rows
-"""The compiled loops in use (spark_validation/_rowkernel.c: the uniform NDJSON scan, value
-checks and plain-value test here; the kernel tables of :mod:`spark_validation.checks.kafka.rows`), or
-``None``: the Python code. ``KRAFT_COMPILED=off`` does without every compiled part."""
-
-
 def _fast_op(o: Any, position: int) -> tuple | None:
     """(index, process, type, f, key, value, time) of a decoded NDJSON op line in the fast
     subset (module doc), or None."""
@@ -329,56 +288,6 @@ def _ndjson_lines(lines: list[bytes], first_lineno: int, path: str, rows: Rows, 
     return header
 
 
-# The uniform fast path: a file whose op lines all have the same keys in the same order, written
-# compactly (no white space), as a program writes them (Jepsen's and our own writers, the bench's
-# corpus), is read by one regular-expression pass over the whole text instead of line by line.
-# The op fields other than the value are matched exactly by the expression, only in the forms
-# the per-line fast path accepts (a 64-bit integer of at most 18 digits without a sign other
-# than '-' or leading zeros, a string without escapes or control characters, null where allowed),
-# so each field's text is what ``_fast_op`` would give; each value is parsed alone by ``orjson``
-# (so it is one JSON value) and the whole list printed back once must equal the text byte for
-# byte (so each value's text is its compact JSON, ``records.to_text``), with no float in it.
-# Anything else (another key order on some line, white space, escapes, a float, a line that is
-# not an op, an odd byte) and the file is read by the per-line loop above, which gives the same
-# rows (tests/spark_validation/test_oprows.py compares both with the history reader).
-_U_INT = r"(?:0|-?[1-9][0-9]{0,17})"
-_U_STR = r'"([^"\\\x00-\x1f]*)"'
-_U_FIELD = {  # key -> (pattern, group count)
-    "index": (f"({_U_INT})", 1),
-    "time": (f"({_U_INT})", 1),
-    "type": ('"(invoke|ok|fail|info)"', 1),
-    "process": (f"({_U_INT})|{_U_STR}", 2),
-    "f": (f"({_U_INT})|{_U_STR}|(null)", 3),
-    "key": (f"({_U_INT})|{_U_STR}|(null)", 3),
-    "value": ("(.*)", 1),
-}
-_U_KIND = {"index": 0, "time": 0, "type": 1, "process": 2, "f": 3, "key": 3, "value": 4}  # _rowkernel.scan_uniform's
-_U_CACHE: dict[tuple[str, ...], Any] = {}
-_NOT_BRACKET = bytes(c for c in range(256) if c not in b"[]{}")
-
-
-def _too_deep(joined: str, max_depth: int) -> bool:
-    """Might ``joined`` (``[v1,v2,...]``, as deep as an op line holding the deepest value) nest
-    deeper than ``max_depth``? Each pass removes the innermost bracket pairs, one or two
-    levels, so after k passes nothing is left only if the depth is at most 2k; brackets inside
-    strings count too: the answer errs towards yes (then the per-line reader decides)."""
-    b = joined.encode().translate(None, _NOT_BRACKET)
-    for _ in range(max_depth // 2):
-        if not b:
-            return False
-        b = b.replace(b"[]", b"").replace(b"{}", b"")
-    return True
-
-
-def _uniform_pattern(keys: tuple[str, ...]) -> Any:
-    pat = _U_CACHE.get(keys)
-    if pat is None:
-        body = ",".join(f'"{k}":(?:{_U_FIELD[k][0]})' for k in keys)
-        # one alternative or the other takes every line, so the scan never retries a position
-        pat = _U_CACHE[keys] = re.compile(r"\{" + body + r"\}\n|([^\n]*)\n")
-    return pat
-
-
 def _ndjson_uniform(data: bytes, path: str, rows: Rows, sink: _RowSink) -> dict | None:
     """The whole file by the uniform fast path (above): its header ({} if none), or None (and
     nothing read) when the file is not uniform."""
@@ -405,8 +314,27 @@ def _ndjson_uniform(data: bytes, path: str, rows: Rows, sink: _RowSink) -> dict 
 
 def _uniform(text: str, first_lineno: int, max_depth: int) -> dict | None:
     """The columns of ``text`` (op lines, the first at ``first_lineno``) if every non-blank line
-    is an op in the uniform subset with the key order of the first, nested at most
-    ``max_depth`` deep (the line's own object counted); else None."""
+    is an op in the uniform subset (:mod:`.uniform`) with the key order of the first, nested at
+    most ``max_depth`` deep (the line's own object counted); else None."""
+    keys = _uniform_keys(text)
+    got = None if keys is None else UNIFORM.columns(text, keys, first_lineno)
+    if got is None:
+        return None
+    n, linenos, col = got
+    if "value" in keys:
+        vp = UNIFORM.values(col["value"], n, max_depth)
+        if vp is None:
+            return None
+        values, pv = vp
+    else:
+        values, pv = [None] * n, [_UNPARSED] * n
+    return {"n": n, "line": linenos, "index": col.get("index"), "time": col.get("time", repeat(None, n)),
+            "type": col["type"], "process": col["process"], "f": col.get("f", repeat(None, n)),
+            "key": col.get("key", repeat(None, n)), "value": values, "parsed": pv}
+
+
+def _uniform_keys(text: str) -> tuple[str, ...] | None:
+    """The key order of the first op line of ``text`` if the uniform path can take it, else None."""
     start = len(text) - len(text.lstrip("\n"))
     end = text.find("\n", start)
     try:
@@ -416,108 +344,10 @@ def _uniform(text: str, first_lineno: int, max_depth: int) -> dict | None:
     if type(sample) is not dict:
         return None
     keys = tuple(sample)
-    if (not set(keys) <= _U_FIELD.keys() or "type" not in keys or "process" not in keys
+    if (not set(keys) <= uniform.FIELD.keys() or "type" not in keys or "process" not in keys
             or ("value" in keys and keys[-1] != "value")):
         return None
-    if ROW_KERNEL is not None and text.isascii():
-        # the same lines taken the same way, scanned in C (_rowkernel.scan_uniform)
-        got = ROW_KERNEL.scan_uniform(text, keys, tuple(_U_KIND[k] for k in keys), first_lineno)
-        if got is None:
-            return None
-        linenos, *fields = got
-        n = len(linenos)
-        col = dict(zip(keys, fields))
-    else:
-        got = _uniform_columns(text, keys, first_lineno)
-        if got is None:
-            return None
-        n, linenos, col = got
-    if "value" in keys and ROW_KERNEL is not None and type(col["value"]) is list and \
-            ROW_KERNEL.plain_values(col["value"], max_depth):
-        # arrays and objects of plain JSON (_rowkernel.plain_values): compact, printed as orjson
-        # prints them, no float, not too deep, so the checks below would pass; left as text
-        # (kernel_arrays walks them from it), with nothing decoded
-        values, pv = col["value"], repeat(_UNPARSED, n)
-    elif "value" in keys:
-        texts = col["value"]
-        try:
-            parsed = list(map(_loads, texts))
-        except Exception:  # noqa: BLE001 - not one JSON value each: the per-line reader decides
-            return None
-        joined = "[" + ",".join(texts) + "]"
-        try:
-            printed = _dumps(parsed).decode()
-        except Exception:  # noqa: BLE001 - e.g. an integer orjson cannot print
-            return None
-        # the joined list is one level deeper than a value, as deep as the line
-        if printed != joined or _floaty_or_deep(texts, joined, max_depth):
-            # not compact JSON as records.to_text writes it (a huge integer orjson read as a
-            # float prints differently too), a float, or a value nested too deep: the per-line
-            # reader decides and words it
-            return None
-        values: Any = texts
-        pv: Any = parsed
-        if not all(map(str.startswith, texts, repeat(("[", "{")))):  # scalars: their text as _scalar_text gives it
-            pv = [v if type(v) is list or type(v) is dict else _UNPARSED for v in parsed]
-            values = [t if t[:1] in "[{" else _scalar_text(v) for t, v in zip(texts, parsed)]
-    else:
-        values, pv = [None] * n, [_UNPARSED] * n
-    return {"n": n, "line": linenos, "index": col.get("index"), "time": col.get("time", repeat(None, n)),
-            "type": col["type"], "process": col["process"], "f": col.get("f", repeat(None, n)),
-            "key": col.get("key", repeat(None, n)), "value": values, "parsed": pv}
-
-
-def _floaty_or_deep(texts: Any, joined: str, max_depth: int) -> bool:
-    """Does ``joined`` (the value ``texts`` as ``[t1,t2,...]``) hold a float mark, or might it nest
-    deeper than ``max_depth`` (:func:`_too_deep`)? One compiled pass where it is built (ASCII text)."""
-    if ROW_KERNEL is not None and type(texts) is list:
-        checks = ROW_KERNEL.value_checks(texts, max_depth)
-        if checks is not None:
-            return checks[0] or checks[1]
-    return _FLOAT_MARK.search(joined) is not None or _too_deep(joined, max_depth)
-
-
-def _uniform_columns(text: str, keys: tuple[str, ...], first_lineno: int) -> tuple[int, Any, dict] | None:
-    """(op lines, their line numbers, each key's column) of ``text`` by the expression of
-    :func:`_uniform_pattern`, or None when a line is neither such an op nor blank."""
-    cols = list(zip(*_uniform_pattern(keys).findall(text if text.endswith("\n") else text + "\n")))
-    if not cols or any(cols[-1]):
-        return None  # a line the expression does not take (or no line at all)
-    at, starts = 0, {}  # each key's first group
-    for k in keys:
-        starts[k] = at
-        at += _U_FIELD[k][1]
-    t_at = starts["type"]
-    n = len(cols[t_at])
-    while n and not cols[t_at][n - 1]:
-        n -= 1  # blank lines at the end (after the final newline, at least)
-    linenos: Any = range(first_lineno, first_lineno + n)
-    if "" in cols[t_at][:n]:  # blank lines in between: left out
-        keep = [j for j, t in enumerate(cols[t_at][:n]) if t]
-        cols = [[c[j] for j in keep] for c in cols]
-        linenos = [first_lineno + j for j in keep]
-        n = len(keep)
-    elif n < len(cols[t_at]):
-        cols = [c[:n] for c in cols]
-    g = {k: cols[starts[k]:starts[k] + _U_FIELD[k][1]] for k in keys}
-    col: dict[str, Any] = {}
-    for k in keys:
-        kind = _U_KIND[k]
-        col[k] = (map(int, g[k][0]) if kind == 0 else _strint(g[k]) if kind in (2, 3) else g[k][0])
-    return n, linenos, col
-
-
-def _strint(c: list) -> Any:
-    """An integer, string (or null) field's column from its groups, as _fast_op gives it."""
-    ints, strs = c[0], c[1]
-    nulls = c[2] if len(c) > 2 else ()
-    if not any(nulls):
-        if not any(strs) and "" not in ints:
-            return ints
-        if not any(ints):
-            return strs
-        return [a if a else b for a, b in zip(ints, strs)]
-    return [a if a else (None if z else b) for a, b, z in zip(ints, strs, nulls)]
+    return keys
 
 
 def _append_uniform(rows: Rows, u: dict) -> None:

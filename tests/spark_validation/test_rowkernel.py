@@ -19,35 +19,38 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from spark_validation.checks.kafka import rows as kernel_rows
+from spark_validation.checks.kafka import rows_reference
+from spark_validation.checks.kafka.rules import KAFKA_FS
 from spark_validation.ingest import rows as oprows
+from spark_validation.ingest import uniform
+from spark_validation.ingest.native import built
 from spark_validation.ingest.rows import Rows
 from tests import examples
 from tests.spark_validation.test_oprows import uniform_file
 
-pytestmark = pytest.mark.skipif(oprows._compiled_rows is None, reason="the compiled row loops are not built (setup.py)")
+KERNEL: Any = built("_rowkernel")
+pytestmark = pytest.mark.skipif(KERNEL is None, reason="the compiled row loops are not built (setup.py)")
+if KERNEL is not None:
+    from spark_validation.checks.kafka import rows_native
+    from spark_validation.ingest import uniform_native
 
 
 def _typed(xs: list) -> list:
     return [(type(x).__name__, x) for x in xs]
 
 
-def _both(rows: Rows, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
-    fast = kernel_rows.kernel_columns(rows)
-    monkeypatch.setattr(kernel_rows, "ROW_KERNEL", None)
-    slow = kernel_rows.kernel_columns(rows)
-    monkeypatch.setattr(kernel_rows, "ROW_KERNEL", oprows._compiled_rows)
-    return fast, slow
+def _both(rows: Rows) -> tuple[dict, dict]:
+    return rows_native.kernel_columns(rows), rows_reference.kernel_columns(rows)
 
 
-def _assert_same(rows: Rows, monkeypatch: pytest.MonkeyPatch) -> int:
-    fast, slow = _both(rows, monkeypatch)
+def _assert_same(rows: Rows) -> int:
+    fast, slow = _both(rows)
     for name in ("row", "mop", "key", "offset", "value", "pos"):
         assert _typed(fast[name]) == _typed(slow[name]), name
     return len(fast["row"])
 
 
-def test_kernel_columns_on_the_bench_corpus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_kernel_columns_on_the_bench_corpus(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     try:
         from audit_speed import edn_line, kafka_ops
@@ -63,9 +66,9 @@ def test_kernel_columns_on_the_bench_corpus(monkeypatch: pytest.MonkeyPatch, tmp
         ed.write_text("".join(edn_line(o) + "\n" for o in h))
         for p in (nd, ed):
             rows = oprows.read_rows(str(p))[0]
-            total += _assert_same(rows, monkeypatch)
+            total += _assert_same(rows)
             rows.parsed = []  # nothing decoded by the reader: every value parsed from its text
-            total += _assert_same(rows, monkeypatch)
+            total += _assert_same(rows)
     assert total > 10_000
 
 
@@ -109,12 +112,11 @@ def odd_rows(draw: Any) -> Rows:
 @examples.MODEL(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_rows())
 def test_kernel_columns_on_odd_values(rows: Rows) -> None:
-    with pytest.MonkeyPatch.context() as mp:
-        _assert_same(rows, mp)
+    _assert_same(rows)
 
 
 def test_compiled_loops_reject_ragged_columns() -> None:
-    k = oprows._compiled_rows
+    k = KERNEL
     with pytest.raises(ValueError):
         k.kernel_columns(["ok"], [], [None], [None], None, oprows._UNPARSED, 1)
 
@@ -124,13 +126,13 @@ def test_compiled_loops_reject_ragged_columns() -> None:
 def test_rows_with_f_compiled_equals_python(fs: list) -> None:
     import numpy as np
 
-    got = np.frombuffer(oprows._compiled_rows.rows_with_f(fs, kernel_rows._KAFKA_FS), dtype=np.int64).tolist()
-    assert got == [n for n, f in enumerate(fs) if f in kernel_rows._KAFKA_FS]
+    got = np.frombuffer(KERNEL.rows_with_f(fs, KAFKA_FS), dtype=np.int64).tolist()
+    assert got == [n for n, f in enumerate(fs) if f in KAFKA_FS]
 
 
-def _table_or_error(rows: Rows) -> Any:
+def _table_or_error(rows: Rows, impl: Any) -> Any:
     try:
-        return kernel_rows.kernel_table(rows).to_pylist()
+        return impl.kernel_table(rows).to_pylist()
     except (OverflowError, ValueError, TypeError) as exc:  # what check_rows hands to the reference
         return type(exc)
 
@@ -140,10 +142,8 @@ def _table_or_error(rows: Rows) -> Any:
 def test_kernel_table_from_arrow_buffers_equals_python(rows: Rows) -> None:
     """The Arrow buffers of ``kernel_arrays`` make the table the Python lists make, and fail the
     way pyarrow fails on them (an offset beyond 64 bits: OverflowError)."""
-    with pytest.MonkeyPatch.context() as mp:
-        fast = _table_or_error(rows)
-        mp.setattr(kernel_rows, "ROW_KERNEL", None)
-        slow = _table_or_error(rows)
+    fast = _table_or_error(rows, rows_native)
+    slow = _table_or_error(rows, rows_reference)
     assert fast == slow
 
 
@@ -156,10 +156,8 @@ def test_kernel_table_from_arrow_buffers_on_the_bench_corpus(tmp_path: Path) -> 
     p = tmp_path / "h.ndjson"
     p.write_text("".join(json.dumps(o) + "\n" for o in kafka_ops(3000, random.Random(5), "inconsistent")))
     rows = oprows.read_rows(str(p))[0]
-    with pytest.MonkeyPatch.context() as mp:
-        fast = kernel_rows.kernel_table(rows)
-        mp.setattr(kernel_rows, "ROW_KERNEL", None)
-        slow = kernel_rows.kernel_table(rows)
+    fast = rows_native.kernel_table(rows)
+    slow = rows_reference.kernel_table(rows)
     assert fast.num_rows > 3000 and fast.equals(slow)
     fast.validate(full=True)
 
@@ -181,10 +179,8 @@ def test_kernel_table_fails_as_pyarrow_fails(mops: list) -> None:
         rows.value.append(None)
         rows.time.append(None)
         rows.parsed.append(mops)
-    with pytest.MonkeyPatch.context() as mp:
-        fast = _table_or_error(rows)
-        mp.setattr(kernel_rows, "ROW_KERNEL", None)
-        slow = _table_or_error(rows)
+    fast = _table_or_error(rows, rows_native)
+    slow = _table_or_error(rows, rows_reference)
     assert isinstance(fast, type) and fast is slow
 
 
@@ -195,12 +191,12 @@ def _scan_both(text: str) -> tuple[Any, Any]:
         keys = tuple(json.loads(text[start: end if end >= 0 else len(text)]))
     except (ValueError, TypeError):
         return None, None
-    if not set(keys) <= oprows._U_FIELD.keys() or "type" not in keys or "process" not in keys:
+    if not set(keys) <= uniform.FIELD.keys() or "type" not in keys or "process" not in keys:
         return None, None
     if "value" in keys and keys[-1] != "value":
         return None, None
-    fast = oprows._compiled_rows.scan_uniform(text, keys, tuple(oprows._U_KIND[k] for k in keys), 7)
-    slow = oprows._uniform_columns(text, keys, 7)
+    fast = KERNEL.scan_uniform(text, keys, tuple(uniform.KIND[k] for k in keys), 7)
+    slow = uniform.columns(text, keys, 7)
     if slow is not None:
         n, linenos, col = slow
         slow = (list(linenos), *[_typed(list(col[k])) for k in keys])
@@ -253,7 +249,7 @@ def test_scan_uniform_on_the_reader_tests_files(data: bytes) -> None:
     (text that is not ASCII is left to the expression)."""
     text = data.decode()
     if not text.isascii():
-        assert oprows._compiled_rows.scan_uniform(text, ("type", "process"), (1, 2), 1) is None
+        assert KERNEL.scan_uniform(text, ("type", "process"), (1, 2), 1) is None
         return
     fast, slow = _scan_both(text)
     assert fast == slow
@@ -285,16 +281,16 @@ texts_st = st.lists(st.one_of(
 @given(texts_st, st.sampled_from([2, 5, 100, 101]))
 def test_value_checks_compiled_equals_python(texts: list, max_depth: int) -> None:
     joined = "[" + ",".join(texts) + "]"
-    got = oprows._compiled_rows.value_checks(texts, max_depth)
-    assert got == (oprows._FLOAT_MARK.search(joined) is not None, oprows._too_deep(joined, max_depth))
+    got = KERNEL.value_checks(texts, max_depth)
+    assert got == (uniform.FLOAT_MARK.search(joined) is not None, uniform.too_deep(joined, max_depth))
 
 
 def test_value_checks_leave_other_text_to_python() -> None:
-    assert oprows._compiled_rows.value_checks(["1", '"é"'], 100) is None
+    assert KERNEL.value_checks(["1", '"é"'], 100) is None
 
 
 def _plain(text: str, max_depth: int = 100) -> bool:
-    return oprows._compiled_rows.plain_values([text], max_depth)
+    return KERNEL.plain_values([text], max_depth)
 
 
 plain_leaf = st.one_of(st.none(), st.booleans(), st.integers(-(10**18) + 1, 10**18 - 1),
@@ -349,13 +345,12 @@ def test_the_reader_leaves_plain_values_as_text(tmp_path: Path) -> None:
     rows = oprows.read_rows(str(p))[0]
     assert all(x is oprows._UNPARSED for x in rows.parsed) and len(rows.parsed) == len(rows) == 2000
     with pytest.MonkeyPatch.context() as mp:
-        assert _assert_same(rows, mp) > 2000
-        fast = kernel_rows.kernel_table(rows)
-        mp.setattr(kernel_rows, "ROW_KERNEL", None)
-        mp.setattr(oprows, "ROW_KERNEL", None)
+        assert _assert_same(rows) > 2000
+        fast = rows_native.kernel_table(rows)
+        mp.setattr(oprows, "UNIFORM", uniform)
         slow_rows = oprows.read_rows(str(p))[0]
         assert any(type(x) is list for x in slow_rows.parsed)  # the Python reader decodes them
-        assert fast.equals(kernel_rows.kernel_table(slow_rows))
+        assert fast.equals(rows_reference.kernel_table(slow_rows))
 
 
 plain_micro = st.one_of(
@@ -388,12 +383,11 @@ def test_values_walked_from_their_text(ops: list) -> None:
         rows.value.append(orjson.dumps(v).decode())
         rows.time.append(None)
         rows.parsed.append(oprows._UNPARSED)
-    with pytest.MonkeyPatch.context() as mp:
-        _assert_same(rows, mp)
-        from_text = _table_or_error(rows)
-        rows.parsed = [oprows.fast_parse_text(t) for t in rows.value]
-        assert from_text == _table_or_error(rows)
-        _assert_same(rows, mp)
+    _assert_same(rows)
+    from_text = _table_or_error(rows, rows_native)
+    rows.parsed = [oprows.fast_parse_text(t) for t in rows.value]
+    assert from_text == _table_or_error(rows, rows_native)
+    _assert_same(rows)
 
 
 @examples.PURE(deadline=None)
@@ -411,7 +405,7 @@ def test_small_codes_are_dictionary_encode_codes(xs: list, cut: int, chunked: bo
         col = pa.chunked_array([col[:len(col) // 2], col[len(col) // 2:]], pa.string()).combine_chunks()
     d = pc.dictionary_encode(col)
     want = (d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64).tolist(), d.dictionary.to_pylist())
-    got = kernel_rows.small_codes(col)
+    got = rows_native.small_codes(col)
     if len(want[1]) > 16:
         assert got is None
     else:
@@ -419,16 +413,16 @@ def test_small_codes_are_dictionary_encode_codes(xs: list, cut: int, chunked: bo
     from spark_validation.checks.elle import graph as elle
 
     assert (elle._codes(col)[0].tolist(), elle._codes(col)[1]) == want
-    k = kernel_rows.string_codes(col)
+    k = rows_native.string_codes(col)
     assert (k[0].tolist(), k[1].to_pylist()) == want
 
 
 def test_small_codes_decline_other_types() -> None:
     import pyarrow as pa
 
-    assert kernel_rows.small_codes(pa.array(["a"], pa.large_string())) is None
-    assert kernel_rows.small_codes(pa.array([1, 2])) is None
-    assert kernel_rows.small_codes(pa.nulls(3, pa.string()))[0].tolist() == [-1, -1, -1]
+    assert rows_native.small_codes(pa.array(["a"], pa.large_string())) is None
+    assert rows_native.small_codes(pa.array([1, 2])) is None
+    assert rows_native.small_codes(pa.nulls(3, pa.string()))[0].tolist() == [-1, -1, -1]
 
 
 @pytest.mark.parametrize("xs", [
@@ -443,5 +437,47 @@ def test_small_codes_of_one_repeated_string(xs: list) -> None:
 
     for col in (pa.array(xs, pa.string()), pa.array(["z", *xs], pa.string())[1:]):
         d = pc.dictionary_encode(col)
-        got = kernel_rows.small_codes(col)
+        got = rows_native.small_codes(col)
         assert (got[0].tolist(), got[1]) == (d.indices.fill_null(-1).to_pylist(), d.dictionary.to_pylist())
+
+
+@pytest.mark.parametrize("pair", ["rows", "uniform"])
+def test_native_modules_export_the_references_functions(pair: str) -> None:
+    """Each native module is a drop-in for its reference: the same names, each with the same
+    signature."""
+    import inspect
+
+    native, ref = (rows_native, rows_reference) if pair == "rows" else (uniform_native, uniform)
+    assert native.__all__ == ref.__all__
+    for name in ref.__all__:
+        assert inspect.signature(getattr(native, name)) == inspect.signature(getattr(ref, name)), name
+
+
+@pytest.mark.parametrize("setting, native", [("", True), ("off", False)])
+def test_rows_picks_once_at_import(monkeypatch: pytest.MonkeyPatch, setting: str, native: bool) -> None:
+    import importlib
+
+    from spark_validation.checks.kafka import rows
+
+    monkeypatch.setenv("KRAFT_COMPILED", setting)
+    try:
+        importlib.reload(rows)
+        want = rows_native if native else rows_reference
+        assert rows.IMPLEMENTATION is want
+        assert all(getattr(rows, name) is getattr(want, name) for name in rows.__all__)
+    finally:
+        monkeypatch.delenv("KRAFT_COMPILED")
+        importlib.reload(rows)
+
+
+@pytest.mark.parametrize("setting, picked", [("", "uniform_native"), ("off", "uniform")])
+def test_row_readers_pick_once_at_import(setting: str, picked: str) -> None:
+    """The readers' uniform loops are picked when ingest.rows is imported (in a fresh process:
+    reloading it would make a second Rows class)."""
+    import os
+    import subprocess
+
+    code = "from spark_validation.ingest import rows; print(rows.UNIFORM.__name__)"
+    env = {**os.environ, "KRAFT_COMPILED": setting}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"spark_validation.ingest.{picked}"

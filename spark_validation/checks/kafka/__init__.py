@@ -5,7 +5,8 @@
 * :mod:`.rules` -- the reference: the micro-ops of an op row and one plain function per anomaly
   rule, the definition every other path is held to;
 * :mod:`.kernel` -- the same rules as a numpy kernel over Arrow tables of kernel rows;
-* :mod:`.rows` -- the kernel rows of a history's op rows (a compiled loop where it is built);
+* :mod:`.rows` -- the kernel rows of a history's op rows: :mod:`.rows_reference`'s Python loops, or
+  :mod:`.rows_native`'s compiled ones with the same functions, picked once at import;
 * :mod:`.fast` -- :func:`check_rows` with the reference's signature: the kernel, or the reference
   with ``KRAFT_COMPILED=off``;
 * :mod:`.spark_rows`, :mod:`.spark` -- the kernel rows of a Spark op table and the kernel run per
