@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from kraft.log.codec import decode, encode
-from kraft.quorum.voters import KRAFT_VERSION_1, Endpoint, ReplicaKey, VoterNode, VoterSet
+from kraft.quorum.voters import KRAFT_VERSION_1, VoterNode, VoterSet, voter_fields, voter_node
 
 # org.apache.kafka.common.protocol.Errors
 ERROR_CODES = {
@@ -64,22 +64,7 @@ def needs_update(voters: VoterSet, local: VoterNode, kraft_version: int) -> bool
 
 def update_voter_request(cluster_id: str, epoch: int, local: VoterNode) -> dict[str, Any]:
     """``buildUpdateVoterRequest`` (``RaftUtil.updateVoterRequest``)."""
-    return {
-        "clusterId": cluster_id,
-        "currentLeaderEpoch": epoch,
-        "voterId": local.key.id,
-        "voterDirectoryId": local.key.directory_id,
-        "listeners": [{"name": e.name, "host": e.host, "port": e.port} for e in local.endpoints],
-        "kRaftVersionFeature": {"minSupportedVersion": local.min_kraft_version,
-                                "maxSupportedVersion": local.max_kraft_version},
-    }
-
-
-def _voter_node(req: dict[str, Any]) -> VoterNode:
-    feature = req["kRaftVersionFeature"]
-    endpoints = tuple(Endpoint(x["name"], x["host"], x["port"]) for x in req["listeners"])
-    return VoterNode(ReplicaKey(req["voterId"], req["voterDirectoryId"]), endpoints,
-                     feature["minSupportedVersion"], feature["maxSupportedVersion"])
+    return {"clusterId": cluster_id, "currentLeaderEpoch": epoch, **voter_fields(local, endpoints="listeners")}
 
 
 def _request_error(view: LeaderView, req: dict[str, Any], node: VoterNode) -> str | None:
@@ -115,7 +100,7 @@ def _leader_error(view: LeaderView) -> str | None:
 def handle_update_voter(view: LeaderView, req: dict[str, Any]) -> tuple[str, VoterSet | None]:
     """The error the request gets and, on ``NONE``, the voter set the leader appends as a
     VotersRecord (``LeaderState.appendVotersRecord``) before it answers."""
-    node = _voter_node(req)
+    node = voter_node(req, endpoints="listeners")
     error = _request_error(view, req, node) or _leader_error(view)
     if error is not None:
         return error, None

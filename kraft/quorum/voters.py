@@ -154,30 +154,33 @@ class VoterSet:
 
     def to_voters_record(self) -> dict[str, Any]:
         """The value fields of a ``VotersRecord`` version 0 (``toVotersRecord``)."""
-        return {"version": 0, "voters": [_voter_fields(n) for n in self.nodes]}
+        return {"version": 0, "voters": [voter_fields(n) for n in self.nodes]}
 
     @classmethod
     def from_voters_record(cls, fields: Mapping[str, Any]) -> "VoterSet":
         """``fromVotersRecord``: a later voter with the same id replaces an earlier one."""
-        by_id = {v["voterId"]: _voter_node(v) for v in fields["voters"]}
+        by_id = {v["voterId"]: voter_node(v) for v in fields["voters"]}
         return cls(tuple(by_id.values()))
 
 
-def _voter_fields(node: VoterNode) -> dict[str, Any]:
+def voter_fields(node: VoterNode, endpoints: str = "endpoints") -> dict[str, Any]:
+    """A voter as the schemas write it: VotersRecord's ``Voters`` entry (``endpoints``), or the
+    same fields of UpdateRaftVoterRequest, whose endpoints are its ``listeners``."""
     return {
         "voterId": node.key.id,
         "voterDirectoryId": node.key.directory_id,
-        "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in node.endpoints],
+        endpoints: [{"name": e.name, "host": e.host, "port": e.port} for e in node.endpoints],
         "kRaftVersionFeature": {"minSupportedVersion": node.min_kraft_version,
                                 "maxSupportedVersion": node.max_kraft_version},
     }
 
 
-def _voter_node(v: Mapping[str, Any]) -> VoterNode:
+def voter_node(v: Mapping[str, Any], endpoints: str = "endpoints") -> VoterNode:
+    """The inverse of :func:`voter_fields`."""
     feature = v["kRaftVersionFeature"]
     return VoterNode(
         ReplicaKey(v["voterId"], v["voterDirectoryId"]),
-        tuple(Endpoint(e["name"], e["host"], e["port"]) for e in v["endpoints"]),
+        tuple(Endpoint(e["name"], e["host"], e["port"]) for e in v[endpoints]),
         feature["minSupportedVersion"],
         feature["maxSupportedVersion"],
     )
