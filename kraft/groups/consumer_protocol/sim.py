@@ -204,7 +204,7 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
             return
         c = self.world.consumers[sim.rng.choice(live)]
         names = self.world.config.topic_names
-        others = [s for s in _topic_sets(names) if s != c.subscription]
+        others = [s for s in topic_sets(names) if s != c.subscription]
         sim.count(SUBSCRIPTION_CHANGE)
         self.world.subscribe(c.id, sim.rng.choice(others))
         self._mirror_history(sim)
@@ -277,7 +277,7 @@ class ConsumerProtocolPlugin(GroupClients, SimPlugin):
         return {log.directory: (log.fs, log.directory)}
 
 
-def _topic_sets(names: tuple[str, ...]) -> list[tuple[str, ...]]:
+def topic_sets(names: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Every non-empty subset of ``names``, each sorted as a consumer's subscription is."""
     return [tuple(sorted(t for k, t in enumerate(names) if mask >> k & 1)) for mask in range(1, 1 << len(names))]
 

@@ -50,6 +50,7 @@ from kraft.groups.consumer_protocol.consumer import Consumer
 from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, OffsetCommit
 from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
+from kraft.groups.consumer_protocol.sim import topic_sets
 
 CLIENTS = ("c1", "c2", "c3")
 # the machine's timing: Kafka's ratios (the rebalance timeout, max.poll.interval.ms, is far longer
@@ -237,12 +238,10 @@ def make_subscription_machine(config: ProtocolConfig) -> type[RuleBasedStateMach
     """The machine with the subscription-change rule: a consumer in the group calls subscribe()
     with another non-empty set of the topics (spec ChangeSubscription)."""
     base = make_machine(config)
-    names = config.topic_names
-    topic_sets = st.sampled_from([tuple(t for k, t in enumerate(names) if mask >> k & 1)
-                                  for mask in range(1, 1 << len(names))])
+    subscriptions = st.sampled_from(topic_sets(config.topic_names))
 
     class SubscriptionConsumerProtocolMachine(base):  # type: ignore[misc, valid-type]
-        @rule(c=clients, topics=topic_sets)
+        @rule(c=clients, topics=subscriptions)
         def subscribe(self, c: str, topics: tuple[str, ...]) -> None:
             if tuple(sorted(topics)) != self.world.consumers[c].subscription:
                 self.world.subscribe(c, topics)
