@@ -76,7 +76,7 @@ VARIANT_SEARCH = {
     "NoTruncateOnDivergence": Search(PARTITIONS, True, False, frozenset(
         {"LogMatching", "StateMachineSafety", "NoCommittedRecordLost", "MajorityReachedHighWatermark",
          "LeaderCompleteness", "MonotonicHighWatermark"}), 200),
-    "ForgetVoteOnRestart": Search(ELECTIONS, True, True, frozenset({"ElectionSafety"}), 200),
+    "ForgetVoteOnRestart": Search({**ELECTIONS, "crash_after_vote": 5}, True, True, frozenset({"ElectionSafety"}), 200),
     "SnapshotBeyondHighWatermark": Search(SNAPSHOTS, True, True, frozenset({"ConsistentCommittedData"}), 100),
     "RetentionDeletesPastSnapshot": Search(SNAPSHOTS, True, True, frozenset({"SnapshotAtLogStart"}), 100),
     "KeepSuffixAfterSnapshotInstall": Search(FAR_BEHIND, True, True, frozenset({"LogEpochsMonotonic"}), 300),
