@@ -291,11 +291,12 @@ class KRaftPlugin(SimPlugin):
     def restart(self, sim: Sim, node_id: int, disk_lost: bool) -> None:
         """The voter restarts with what its disk kept (``QuorumWorld.power_loss``)."""
         sim.step_node(node_id, self.world.power_loss(node_id, disk_lost))
-        sim.run_due(node_id)
-        if disk_lost:  # its connections were reset: a Candidate asks the new disk again
+        if disk_lost:  # its connections were reset: a Candidate asks the new disk again, before
+            # anything the restarted voter sends can be in flight between the two (the spec's guard)
             for c in self.world.vote_resenders(node_id):
                 if c not in sim.down:
                     sim.step_node(c, Trigger(QuorumNode.resend_vote_request, {"d": node_id}))
+        sim.run_due(node_id)
 
     def can_lose_disk(self, sim: Sim, node_id: int) -> bool:
         """Safe to wipe this replica (``QuorumWorld.can_lose_disk``)."""
