@@ -35,9 +35,8 @@ from pathlib import Path
 from kraft.outcome import clear_documents
 from spark_validation.engine.collected import Progress
 from spark_validation.engine.local import run_local
-from spark_validation.engine.spark import run_spark
 from spark_validation.ingest.records import command_summaries, discover, ignored_files
-from spark_validation.ingest.spark import unreadable_parquet
+from spark_validation.ingest.rows import unreadable_parquet
 from spark_validation.options import AuditOptions
 from spark_validation.report import DOCUMENTS, AuditReport, mark_lost_lines, write_outputs
 
@@ -63,7 +62,12 @@ def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
     ops_dir = out / "ops.parquet"
     reading_own = any(Path(t).resolve() == ops_dir.resolve() for t in tables)
     write_ops = (opts.write_ops or opts.store_kafka) and not reading_own
-    engine = run_local if opts.no_spark else run_spark
+    if opts.no_spark:
+        engine = run_local
+    else:
+        # lazy: the one import of the Spark engine, which loads pyspark; --no-spark never does
+        from spark_validation.engine.spark import run_spark
+        engine = run_spark
     report = AuditReport.of(engine(opts, histories, tables, traces, out if write_ops else None, progress),
                             ignored, summaries)
     report.malformed[:0] = [{"scope": "file", "path": str(t), "line": None, "reason": why} for t, why in bad_tables]

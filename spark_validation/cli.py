@@ -18,9 +18,10 @@ from kraft.cliutil import LiveLine, json_flag, set_document
 from kraft.outcome import EXIT_ERROR
 from spark_validation.ingest.edn import EdnError, loads
 from spark_validation.ingest.history import HistoryFormatError, normalize
+from spark_validation.ingest.records import InputError
 from spark_validation.checks.linearizable.models import MODELS
 from spark_validation.options import CHECKS, KAFKA_ENGINES, REMOVED_ENGINES, AuditOptions
-from spark_validation.session import SparkUnavailable
+from spark_validation.unavailable import SparkUnavailable
 
 if TYPE_CHECKING:  # pragma: no cover
     from spark_validation.engine.result import HistoryResult
@@ -55,7 +56,8 @@ class _AuditProgress:
 
     def _stages(self) -> str:
         try:
-            from pyspark import SparkContext  # optional: pyspark
+            # lazy: runs only once the Spark engine has started; --no-spark must not load pyspark
+            from pyspark import SparkContext
 
             sc = SparkContext._active_spark_context
             if sc is None:
@@ -237,7 +239,6 @@ def audit(paths: tuple[str, ...], model: str | None, initial: str | None, master
     # lazy: the audit's readers and checkers load numpy, pyarrow and pandas, which `kraft --help`
     # and a usage error do not need
     from spark_validation.audit import run
-    from spark_validation.ingest.records import InputError
 
     try:
         with _AuditProgress(spark=not no_spark) as progress:

@@ -15,22 +15,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import TYPE_CHECKING
+import pyspark
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import SparkSession
 
 from kraft import interrupt
+from spark_validation.unavailable import SparkUnavailable
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
+__all__ = ["SparkUnavailable", "get_context", "get_session", "java_problem", "stop_session"]
 
 _SC: "SparkContext | None" = None
 _JAVA_VERSION: str | None = None  # the java binary and its -version text (java_problem)
 _SESSION: "SparkSession | None" = None
 _MASTER: str | None = None
-
-
-class SparkUnavailable(RuntimeError):
-    """Java is missing or Spark could not start; the message says which and what to do."""
 
 
 def java_problem() -> str | None:
@@ -57,8 +54,6 @@ def cds_archive() -> str:
     written by :func:`train_cds` (``./kraft.sh`` runs it once after installing). Loading Spark's
     classes from it instead of from the jars shortens a light local start. Absent or stale:
     Spark starts without it."""
-    import pyspark  # optional: pyspark (its version names the archive)
-
     if _JAVA_VERSION is None:
         java_problem()
     key = hashlib.sha256(f"{_JAVA_VERSION}\n{pyspark.__version__}".encode()).hexdigest()[:16]
@@ -132,8 +127,6 @@ def get_session(master: str | None = None, *, shuffle_partitions: int | None = N
         return _SESSION
     get_context(master, shuffle_partitions=shuffle_partitions, app_name=app_name,
                 executor_cores=executor_cores, light_jvm=light_jvm)
-    from pyspark.sql import SparkSession  # optional: pyspark
-
     try:
         # wraps the live context; its spark.sql.* settings become the session's
         spark = SparkSession.builder.getOrCreate()
@@ -173,8 +166,6 @@ def get_context(master: str | None = None, *, shuffle_partitions: int | None = N
         raise SparkUnavailable(problem)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
-    from pyspark import SparkConf, SparkContext  # optional: pyspark
-
     log_conf = _quiet_log4j()
     parts = shuffle_partitions or (4 if master.startswith("local") else 8)
     conf = (SparkConf().setMaster(master).setAppName(app_name)

@@ -15,22 +15,19 @@ disagreement between two nodes at one step and a committed entry that changed ov
 first such offset of a trace is reported, with the entries and the step/node that first
 committed each. Steps that lack ``log`` or ``highWatermark`` for a node are skipped for that node.
 
-Pure-Python (``--no-spark``) and DataFrame versions; a test checks they agree.
+Pure-Python (``--no-spark``) here, the DataFrame version in :mod:`.agreement_spark`; a test checks
+they agree.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 import attrs
 
 from spark_validation.checks.anomaly import OneKind
 from spark_validation.ingest.records import ndjson_lines, to_text
-from spark_validation.ingest.spark import _file_lines
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame, SparkSession
 
 KIND = "metadata-divergence"
 MODEL = "kraft-metadata"
@@ -80,7 +77,7 @@ def check_trace_file(path: str) -> tuple[dict, list[dict]]:
     anomalies = []
     bad = sorted(o for o, es in by_offset.items() if len(es) > 1)
     if bad:
-        anomalies.append(_evidence(path, bad[0], by_offset[bad[0]], len(bad)))
+        anomalies.append(divergence_evidence(path, bad[0], by_offset[bad[0]], len(bad)))
     return {"steps": steps, "malformed": malformed}, anomalies
 
 
@@ -97,7 +94,7 @@ class Divergence(OneKind):
         return None
 
 
-def _evidence(path: str, offset: int, entries: list[tuple[tuple[int, int, str], str]], n_bad: int) -> dict:
+def divergence_evidence(path: str, offset: int, entries: list[tuple[tuple[int, int, str], str]], n_bad: int) -> dict:
     es = sorted(entries)
     return {
         "kind": KIND,
@@ -114,46 +111,8 @@ def _evidence(path: str, offset: int, entries: list[tuple[tuple[int, int, str], 
     }
 
 
-def check_traces_spark(spark: "SparkSession", paths: list[str]) -> tuple[dict[str, int], dict[str, dict], list]:
-    """({trace: steps}, {trace: anomaly}, [(path, line, reason)]) over all traces, as DataFrame ops."""
-    from pyspark.sql import functions as F  # optional: pyspark
-
-    lines = _file_lines(spark, paths).where(F.trim("text") != "")
-    schema = ("struct<i:bigint,kind:string,_corrupt:string,"
-              "state:struct<log:map<string,array<string>>,highWatermark:map<string,bigint>,"
-              "logStartOffset:map<string,bigint>>>")
-    p = lines.withColumn("j", F.from_json("text", schema, {"columnNameOfCorruptRecord": "_corrupt"})).persist()
-    is_header = F.col("j.kind").isNotNull() & F.col("j.state").isNull()
-    bad = p.where(F.col("j").isNull() | F.col("j._corrupt").isNotNull() | (F.col("j.state").isNull() & ~is_header))
-    bad_rows = [(r["path"], r["line"], "invalid JSON or step has no state") for r in bad.collect()]
-    steps_df = p.where(F.col("j.state").isNotNull() & F.col("j._corrupt").isNull())
-    steps = {r["path"]: r["n"] for r in steps_df.groupBy("path").agg(F.count("*").alias("n")).collect()}
-    st = steps_df.select("path", "line", F.coalesce(F.col("j.i"), F.col("line")).alias("step"),
-                         F.col("j.state.log").alias("log"), F.col("j.state.highWatermark").alias("hw"),
-                         F.col("j.state.logStartOffset").alias("starts"))
-    per_node = st.select("path", "line", "step", "hw", "starts", F.explode("log").alias("node", "entries"))
-    per_node = (per_node.withColumn("h", F.col("hw")[F.col("node")]).where(F.col("h").isNotNull())
-                .withColumn("s", F.coalesce(F.col("starts")[F.col("node")], F.lit(0))))
-    committed = per_node.select(
-        "path", "line", "step", "node", "s",
-        F.posexplode(F.slice("entries", 1, F.greatest(F.col("h") - F.col("s"), F.lit(0)).cast("int")))
-        .alias("i", "entry")).withColumn("offset", F.col("s") + F.col("i"))
-    firsts = (committed.groupBy("path", "offset", "entry")
-              .agg(F.min(F.struct("step", "line", "node")).alias("w")))
-    per_off = (firsts.groupBy("path", "offset")
-               .agg(F.collect_list(F.struct("w", "entry")).alias("es"), F.count("*").alias("n"))
-               .where(F.col("n") > 1))
-    counts = per_off.groupBy("path").agg(F.min("offset").alias("offset"), F.count("*").alias("nbad"))
-    rows = per_off.join(counts, ["path", "offset"]).select("path", "offset", "es", "nbad").collect()
-    anomalies = {}
-    for r in rows:
-        entries = [((e["w"]["step"], e["w"]["line"], e["w"]["node"]), e["entry"]) for e in r["es"]]
-        anomalies[r["path"]] = _evidence(r["path"], int(r["offset"]), entries, int(r["nbad"]))
-    return steps, anomalies, bad_rows
-
-
 def check_traces_local(paths: Iterable[str]) -> tuple[dict[str, int], dict[str, dict], list]:
-    """The same result shape as :func:`check_traces_spark`, in plain Python."""
+    """The same result shape as :func:`.agreement_spark.check_traces_spark`, in plain Python."""
     steps, anomalies, bad = {}, {}, []
     for p in paths:
         info, an = check_trace_file(p)

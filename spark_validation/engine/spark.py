@@ -16,7 +16,7 @@ from spark_validation.engine.collected import Collected, Progress
 from spark_validation.engine.history import check_file
 from spark_validation.engine.stored import KAFKA_ROWS, write_manifest
 from spark_validation.engine.tables import check_tables
-from spark_validation.checks.agreement import check_traces_spark
+from spark_validation.checks.agreement_spark import check_traces_spark
 from spark_validation.options import AuditOptions
 from spark_validation.session import get_context, get_session
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 import pandas as pd
+from pyspark.sql import functions as F
 
 from spark_validation.checks.elle import CycleOptions
 from spark_validation.checks.elle.explain import CycleAnomaly
@@ -83,8 +84,6 @@ def _ingest(opts: AuditOptions, spark: Any, tables: list[Path], got: Collected,
             progress: Progress) -> tuple[_Ingested, list[Path]]:
     """The op table (materialised once), one summary row per history, the unreadable files and
     lines into ``got``; also the traces found among the inputs."""
-    from pyspark.sql import functions as F  # optional: pyspark
-
     t = time.perf_counter()
     ops, bad, meta, extra_traces, skipped = ingest.load(spark, [], tables, opts.model)
     ops = ops.localCheckpoint()  # materialised once; later plans start from this leaf
@@ -118,8 +117,6 @@ def _write_ops(opts: AuditOptions, spark: Any, ops: Any, ops_out: Path, stage: d
 def _pairing(spark: Any, ing: _Ingested, got: Collected) -> None:
     """The histories whose ops do not pair up (:func:`ingest.spark.pairing_problems`): each a
     malformed-history entry, left out of ``ing.good``."""
-    from pyspark.sql import functions as F  # optional: pyspark
-
     t = time.perf_counter()
     probs = {r["history"]: (r["line"], r["reason"]) for r in ingest.pairing_problems(ing.ops).collect()}
     ing.structure = {h: why for h, (_, why) in probs.items()}
@@ -136,8 +133,6 @@ def _kafka(opts: AuditOptions, spark: Any, ing: _Ingested, tables: list[Path], s
            progress: Progress) -> _KafkaFound:
     """Kafka anomalies (the kernel per partition, or from stored kernel rows) and Elle's cycles
     (edges as a DataFrame, components per history: jepsen.tests.kafka/cycles!)."""
-    from pyspark.sql import functions as F  # optional: pyspark
-
     found = _KafkaFound(histories={r["history"] for r in ing.summary if r["kafka"] and r["history"] not in ing.structure})
     if not found.histories or "kafka" not in opts.checks:
         return found
@@ -176,8 +171,6 @@ def _kernel(spark: Any, kops: Any, tables: list[Path], histories: set[str]) -> t
 
 def _lin(opts: AuditOptions, spark: Any, ing: _Ingested, stage: dict[str, float], progress: Progress) -> dict[str, dict]:
     """The linearizability check of every history with a known model, one per Spark group."""
-    from pyspark.sql import functions as F  # optional: pyspark
-
     models = lin_models()
     lin_hist = [r["history"] for r in ing.summary if r["model"] in models and r["history"] not in ing.structure]
     if not lin_hist or "lin" not in opts.checks:

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from kraft.inputs import nesting
 from spark_validation.ingest import uniform
@@ -636,3 +637,23 @@ def process_keys(processes: list[Any]) -> list[Any]:
 
 
 assert OP_COLUMNS == ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")
+
+
+def unreadable_parquet(path: str | Path) -> str | None:
+    """Why the Parquet table at ``path`` (a file or a dataset directory) cannot be read, or ``None``.
+
+    Both engines call this before reading, so a corrupt or truncated file is one skipped file with
+    the same reason in-process and on Spark, and the histories beside it are still checked. Only
+    the footers are read (cheap).
+    """
+    p = Path(path)
+    files = sorted(f for f in p.rglob("*.parquet") if f.is_file()) if p.is_dir() else [p]
+    for f in files:
+        try:
+            pq.read_schema(f)
+        except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... on hostile bytes
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return f"unreadable Parquet file {f}: {first}"
+    # a readable table of the wrong shape (no op columns) stays an input error (exit 2), raised
+    # by the readers: it is a wrong argument, not a damaged file among good ones
+    return None

@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
 
 from spark_validation.ingest.history import NOT_UTF8, no_op_readable, select_model, to_jsonable
 from spark_validation.ingest.records import InputError, Malformed, ndjson_lines, read_any, require_op_columns
 from spark_validation.ingest.rows import Rows, structure_problem
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame, SparkSession
+from spark_validation.ingest.spark_schema import MALFORMED_SCHEMA, OPS_SCHEMA
 
 PROBLEM_DDL = "history string, line bigint, reason string"
 _PROBLEM_TYPES = (pa.string(), pa.int64(), pa.string())
@@ -38,17 +37,12 @@ _LINE_SCHEMA = (
 
 
 def _int_col(c):
-    from pyspark.sql import functions as F  # optional: pyspark
-
     t = F.trim(c)
     return F.when(t.rlike(r"^[+-]?[0-9]+$"), t.try_cast("bigint"))
 
 
-def _file_lines(spark: "SparkSession", paths: list[str]) -> "DataFrame":
+def file_lines(spark: "SparkSession", paths: list[str]) -> "DataFrame":
     """``(path, line, text)`` for every line of the given text files, with real line numbers."""
-    from pyspark.sql import Window  # optional: pyspark
-    from pyspark.sql import functions as F
-
     raw = spark.read.text(paths).select(
         F.col("value").alias("text"),
         F.url_decode(F.regexp_replace(F.col("_metadata.file_path"), r"^file:(//)?", "")).alias("abs"),
@@ -102,13 +96,10 @@ def read_ndjson(spark: "SparkSession", metas: list[tuple]) -> tuple["DataFrame",
     is not a JSON object, lacks ``type`` or ``process``, has an unknown type, a structured
     process, or a non-integer ``index``/``time`` is malformed.
     """
-    from pyspark.sql import Window  # optional: pyspark
-    from pyspark.sql import functions as F
-
     paths = [m[0] for m in metas]
     meta = spark.createDataFrame([(m[0], m[1], m[2]) for m in metas], "path string, header_line long, model string")
     # blank as JSON defines white space (space, tab, CR, LF), as the in-process reader tests it
-    lines = _file_lines(spark, paths).where(~F.col("text").rlike("^[ \t\r\n]*$")).join(F.broadcast(meta), "path")
+    lines = file_lines(spark, paths).where(~F.col("text").rlike("^[ \t\r\n]*$")).join(F.broadcast(meta), "path")
     lines = lines.where(F.col("line") != F.col("header_line"))
     p = lines.withColumn("j", F.from_json("text", _LINE_SCHEMA, {"columnNameOfCorruptRecord": "_corrupt"}))
     t = F.col("j.type")
@@ -142,8 +133,6 @@ def read_parsed(spark: "SparkSession", paths: list[str], model: str | None
     """(ops, malformed lines, [(history, model, initial-json)], skipped files) of EDN/JSON files,
     parsed in executors. A file the reader rejects whole (not a history, undecodable) is a skipped
     file, as in ``--no-spark``, not a malformed line."""
-    from spark_validation.ingest.spark_schema import MALFORMED_SCHEMA, OPS_SCHEMA  # optional: imports pyspark
-
     sc = spark.sparkContext
     n = max(1, min(len(paths), sc.defaultParallelism * 4))
     cli_model = model
@@ -176,10 +165,6 @@ def read_parquet(spark: "SparkSession", paths: list[str], model: str | None) -> 
     Required: ``history``, ``type``, ``f``; the other op columns are filled when absent (``line``
     from the row order is NOT guessed: a table without ``line`` must have ``index``).
     """
-    from pyspark.sql import functions as F  # optional: pyspark
-
-    from spark_validation.ingest.spark_schema import OPS_SCHEMA
-
     out = None
     for path in paths:
         df = spark.read.parquet(path)
@@ -202,26 +187,6 @@ def read_parquet(spark: "SparkSession", paths: list[str], model: str | None) -> 
             df = df.withColumn("model", F.coalesce(F.col("model"), F.lit(model)))
         out = df if out is None else out.unionByName(df)
     return out
-
-
-def unreadable_parquet(path: str | Path) -> str | None:
-    """Why the Parquet table at ``path`` (a file or a dataset directory) cannot be read, or ``None``.
-
-    Both engines call this before reading, so a corrupt or truncated file is one skipped file with
-    the same reason in-process and on Spark, and the histories beside it are still checked. Only
-    the footers are read (cheap).
-    """
-    p = Path(path)
-    files = sorted(f for f in p.rglob("*.parquet") if f.is_file()) if p.is_dir() else [p]
-    for f in files:
-        try:
-            pq.read_schema(f)
-        except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... on hostile bytes
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            return f"unreadable Parquet file {f}: {first}"
-    # a readable table of the wrong shape (no op columns) stays an input error (exit 2), raised
-    # by the readers: it is a wrong argument, not a damaged file among good ones
-    return None
 
 
 def pairing_problems(ops: "DataFrame") -> "DataFrame":
@@ -249,8 +214,6 @@ def load(spark: "SparkSession", histories: Iterable[Path], tables: Iterable[Path
          ) -> tuple["DataFrame", "DataFrame", dict[str, tuple[str | None, str | None]], list[Path], list[Malformed]]:
     """All inputs -> (ops, malformed lines, {history: (model, initial-json)}, extra trace files,
     skipped files)."""
-    from spark_validation.ingest.spark_schema import MALFORMED_SCHEMA, OPS_SCHEMA  # optional: imports pyspark
-
     hs = [str(p) for p in histories]
     nd = [p for p in hs if p.endswith((".ndjson", ".jsonl"))]
     other = [p for p in hs if not p.endswith((".ndjson", ".jsonl"))]

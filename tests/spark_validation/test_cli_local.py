@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,6 +135,22 @@ def test_parquet_round_trip(local_run, tmp_path) -> None:
     assert set(again) == set(first)
     for hid, r in first.items():
         assert (again[hid]["valid"], again[hid]["anomalies"], again[hid]["ops"]) == (r["valid"], r["anomalies"], r["ops"]), hid
+
+
+def test_an_audit_without_spark_loads_no_pyspark(local_run, corpus, tmp_path) -> None:
+    """``--no-spark`` over every kind of input (history files, traces, a stored op table) in a fresh
+    process: the Spark modules, and so pyspark, are never imported."""
+    root, _ = corpus
+    _, out = local_run
+    code = ("import sys\n"
+            "from click.testing import CliRunner\n"
+            "from spark_validation.cli import audit\n"
+            "codes = [CliRunner().invoke(audit, [p, '--no-spark', '--out', o]).exit_code\n"
+            "         for p, o in zip(sys.argv[1::2], sys.argv[2::2])]\n"
+            "print(codes, sorted(m for m in sys.modules if m.split('.')[0] == 'pyspark')[:3])\n")
+    args = [str(root), str(tmp_path / "a"), str(out / "ops.parquet"), str(tmp_path / "b")]
+    got = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    assert got.stdout.strip() == "[1, 1] []", got.stdout + got.stderr[-2000:]
 
 
 def test_checks_filter_and_clean_exit(corpus, tmp_path) -> None:

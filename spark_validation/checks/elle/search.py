@@ -151,13 +151,12 @@ def scc_labels(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     Pearce/Tarjan, linear)."""
     # lazy: scipy.sparse is slow to import, and only histories with Kafka ops need it (an
     # audit of register histories never does)
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
+    from scipy.sparse import csgraph, csr_matrix
 
     if n == 0:
         return np.zeros(0, np.int64)
-    g = sp.csr_matrix((np.ones(len(src), np.int8), (src, dst)), shape=(n, n))
-    _, lab = connected_components(g, directed=True, connection="strong")
+    g = csr_matrix((np.ones(len(src), np.int8), (src, dst)), shape=(n, n))
+    _, lab = csgraph.connected_components(g, directed=True, connection="strong")
     return lab.astype(np.int64, copy=False)
 
 

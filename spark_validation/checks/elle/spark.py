@@ -10,6 +10,8 @@ from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import TaskContext
+from pyspark.sql import functions as F
 
 from spark_validation.checks.anomaly import in_report_order
 from spark_validation.checks.kafka import rules as kafka_rules
@@ -32,8 +34,6 @@ def cycle_input(ops: Any) -> Any:
     selection, so partitions that hold whole histories keep holding them. The micro-ops are
     extracted in the Python worker (:func:`.rows.rows_of_ops`), cheaper than Spark's
     ``from_json`` with higher-order functions over Jepsen's nested values."""
-    from pyspark.sql import functions as F  # optional: pyspark
-
     return ops.where(F.col("f").isin(*kafka_rules.KAFKA_FS)).select(*OP_IN)
 
 
@@ -75,9 +75,6 @@ def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = C
 
 def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[CycleAnomaly], dict[str, Any]]:
     """Cycle anomalies of the op table ``ops`` and a report of which path each history took."""
-    from pyspark import TaskContext  # optional: pyspark
-    from pyspark.sql import functions as F
-
     def per_partition(it: Iterable[Any]) -> Iterator[Any]:
         ctx = TaskContext.get()
         yield from _chunks(it, (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE, chunk_rows, opts)

@@ -24,19 +24,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pyspark import TaskContext
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from spark_validation.checks.kafka import spark_rows
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
 from spark_validation.checks.kafka.kernel import ROW_COLUMNS, check_table
 from spark_validation.ingest.chunks import history_chunks
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame
 
 OUT_DDL = "history string, kind string, key string, evidence string, chunk bigint, n bigint"
 CHUNK_ROWS = 1 << 20  # rows a task gathers before it checks the whole histories among them
@@ -96,8 +96,6 @@ def _chunks(batches: Iterable["pa.RecordBatch"], base: int, chunk_rows: int) -> 
 def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS) -> Iterator["pa.RecordBatch"]:
     """The ``mapInArrow`` function over kernel rows: anomaly rows and, per chunk, one
     ``(history, chunk, n)`` row per history it saw (``kind`` null)."""
-    from pyspark import TaskContext  # optional: pyspark
-
     ctx = TaskContext.get()
     yield from _chunks(batches, (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE, chunk_rows)
 
@@ -151,8 +149,6 @@ def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list
     file read by the Python worker (no row passes through the JVM). Verified and, where a
     history spans files or chunks, re-checked after a shuffle, as in :func:`collect`. The files
     must be readable at the same path on every executor (a shared or local file system)."""
-    from pyspark.sql import functions as F  # optional: pyspark
-
     files = stored_files(path)
     if not files:
         return [], {"engine": "arrow-files", "histories": 0, "rows": 0, "clustered": 0, "shuffled": 0, "chunks": 0}
@@ -165,8 +161,6 @@ def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list
 
 def _verify(rows: list, source, engine: str) -> tuple[list[KafkaAnomaly], dict[str, Any]]:
     """Accept each history seen by exactly one chunk; re-check the others after a shuffle."""
-    from pyspark.sql import functions as F  # optional: pyspark
-
     anoms = [r for r in rows if r["kind"] is not None]
     chunks_of: dict[str, set[int]] = {}
     total = 0

@@ -7,29 +7,19 @@ them too. The Spark tests hold the kernel's verdicts over these rows to the refe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from spark_validation.checks.kafka.rules import POS_STRIDE
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame
-
-
-def _F():
-    from pyspark.sql import functions as F  # optional: pyspark
-
-    return F
 
 
 def _offset(col):
     """Text -> bigint offset, null unless the text is an integer (records.to_int)."""
-    F = _F()
     t = F.trim(col)
     return F.when(t.rlike(r"^[+-]?[0-9]+$"), t.try_cast("bigint"))
 
 
 def _mop(mop: str, key, offset, value, pos):
-    F = _F()
     return F.struct(F.lit(mop).alias("mop"), key.cast("string").alias("key"), offset.alias("offset"),
                     value.cast("string").alias("value"), pos.cast("long").alias("pos"))
 
@@ -37,7 +27,6 @@ def _mop(mop: str, key, offset, value, pos):
 def _send_parts(x, arr=None):
     """A send's value -> (offset, value): ``[offset, v]`` gives both, anything else is a value
     with unknown offset (rules._send_parts). ``arr`` is ``x`` parsed as an array, if known."""
-    F = _F()
     if arr is None:
         arr = F.from_json(x, "array<string>")
     is_pair = F.trim(x).startswith("[") & (F.size(arr) == 2)
@@ -46,7 +35,6 @@ def _send_parts(x, arr=None):
 
 def _pairs(pairs, key_of, pos_of):
     """``[[offset, value], ...]`` -> poll micro-ops (entries with fewer than two items skipped)."""
-    F = _F()
     indexed = F.transform(pairs, lambda pair, j: F.struct(pair.alias("p"), j.alias("j")))
     return F.transform(F.filter(indexed, lambda e: F.size(e["p"]) >= 2),
                        lambda e: _mop("poll", key_of, _offset(e["p"][0]), e["p"][1], pos_of(e["j"])))
@@ -65,7 +53,6 @@ def micro_ops(ops: "DataFrame", with_assign: bool = False) -> "DataFrame":
     ``with_assign``: also one row ``mop = 'assign'`` with a null key and value for each ``ok``/``info``
     assign/subscribe op, and one per key it names (the kernel rows of :mod:`.kernel`).
     """
-    F = _F()
     col = F.col
     kafka = col("type").isin("ok", "fail", "info") & col("f").isin("send", "poll", "txn")
     is_assign = col("f").isin("assign", "subscribe") & col("type").isin("ok", "info")

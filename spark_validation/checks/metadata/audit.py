@@ -128,7 +128,7 @@ def audit_corpus(directories: list[str], min_isr: int, master: str | None = None
     task per directory (paths must be readable at the same place on every executor)."""
     if master is None:
         return [audit_directory(d, min_isr, unclean_allowed) for d in directories]
-    from spark_validation.session import get_context  # lazy: starts a JVM, only for --master
+    from spark_validation.session import get_context  # lazy: it imports pyspark; only --master needs it
 
     sc = get_context(master, light_jvm=True, app_name="kraft-audit-metadata")
     tasks = [(os.path.abspath(d), min_isr, unclean_allowed) for d in directories]

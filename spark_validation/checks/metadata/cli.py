@@ -18,7 +18,7 @@ import click
 
 from kraft.cliutil import json_flag, set_document
 from kraft.outcome import EXIT_ERROR, clear_documents, header, write_document
-from spark_validation.session import SparkUnavailable
+from spark_validation.unavailable import SparkUnavailable
 
 from .audit import audit_corpus, discover, summary
 
