@@ -38,7 +38,6 @@ import attrs
 from spark_validation.ingest.history import Op, normalize, read_history
 
 OP_COLUMNS = ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")
-OP_TYPES = frozenset({"invoke", "ok", "fail", "info"})
 COMPLETIONS = frozenset({"ok", "fail", "info"})
 HISTORY_SUFFIXES = (".ndjson", ".jsonl", ".json", ".edn")
 MODEL_SIDECAR_SUFFIX = ".model"
@@ -329,48 +328,6 @@ def ndjson_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None
                 yield n, None, "not a JSON object", s
                 continue
             yield n, obj, None, s
-
-
-def read_ndjson_rows(path: Path, model: str | None = None) -> tuple[list[dict], list[Malformed], str | None]:
-    """Op rows of one NDJSON history, malformed lines, and the model its header names.
-
-    A header (``{"v": 1, "kind": "history", ...}``) may be the first line. A line that is not a
-    JSON object, or lacks a valid ``type`` or an ``f``, is malformed: counted and skipped.
-    """
-    rows: list[dict] = []
-    bad: list[Malformed] = []
-    header_model: str | None = None
-    hid = str(path)
-    for n, obj, problem, s in ndjson_lines(path):
-        if problem is not None:
-            bad.append(Malformed(hid, n, problem, s))
-            continue
-        if "kind" in obj and "type" not in obj:
-            if obj.get("model"):
-                header_model = str(obj["model"])
-            continue
-        reason = row_problem(obj.get("type"), obj.get("f"))
-        if reason:
-            bad.append(Malformed(hid, n, reason, s))
-            continue
-        rows.append(
-            op_row(hid, n, index=obj.get("index"), process=obj.get("process"), type=obj["type"],
-                   f=obj["f"], key=obj.get("key"), value=obj.get("value"), time=obj.get("time"),
-                   model=model)
-        )
-    return rows, bad, header_model
-
-
-def row_problem(type_: Any, f: Any) -> str | None:
-    """Why an op lacks what every op needs, or None."""
-    t = to_text(type_)
-    if t is None:
-        return "missing type"
-    if t.lstrip(":") not in OP_TYPES:
-        return f"bad type {t!r}"
-    if f is None:
-        return "missing f"
-    return None
 
 
 def history_rows(h: Any) -> list[dict]:

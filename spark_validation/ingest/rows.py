@@ -61,6 +61,7 @@ from spark_validation.ingest.jsontext import scalar_text as _scalar_text
 from spark_validation.ingest.history import (
     MAX_DEPTH,
     HistoryFormatError,
+    OP_TYPES,
     MalformedLine,
     _JSON_SPACE,
     _ndjson_line,
@@ -83,7 +84,7 @@ else:
 :mod:`.uniform_native` (compiled) where built and ``KRAFT_COMPILED=off`` does not switch it off,
 else the reference :mod:`.uniform`."""
 
-_OP_TYPES = frozenset(("invoke", "ok", "fail", "info"))
+_OP_TYPES = frozenset(OP_TYPES)
 _I64 = 1 << 63
 # in JSON text: a float, or an integer of 20 digits or more (orjson reads those above 2**64 as floats)
 _NUMBERISH = re.compile(r"[0-9][.eE]|[0-9]{20}")
