@@ -1,12 +1,14 @@
 """``bench/audit_speed.py`` of two checkouts, interleaved: before/after numbers from one run.
 
     python bench/audit_speed_vs.py --old /path/to/older/checkout [--etcd DIR] [--ops 1000000,10000000]
+    python bench/audit_speed_vs.py --old DIR --groups e2e --ops 1000000,1000000,1000000   # repeats
 
 Each row group of ``bench/audit_speed.py`` (ingest, end to end per corpus size, linearizability
 of register histories, the etcd corpus) runs once in each checkout, with that checkout's own
 ``.venv`` and its own ``bench/audit_speed.py``, the two one right after the other and the one
 going first alternating from group to group, so that a neighbour's load falls on both alike.
-The corpora are generated once, under ``--dir``, and read by both. Each end-to-end run's audit
+A size given several times in ``--ops`` runs its pair again, the order alternating
+too. The corpora are generated once, under ``--dir``, and read by both. Each end-to-end run's audit
 output is kept as ``DIR/out-old-N`` and ``DIR/out-new-N`` (their ``results.json`` can be
 compared). The rows of both are printed under the group, then one ratio per row (new time / old
 time: below 1 is faster); the load average is printed before each run.
@@ -101,7 +103,7 @@ def run_group(i: int, name: str, argv: list[str], trees: dict[str, Path], d: Pat
             print(f"new/old  {row:<44} {new / old:>8.3f}x")
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--old", required=True, help="the older checkout (with its own .venv)")
     ap.add_argument("--ops", default="1000000,10000000", help="corpus sizes of the end-to-end rows")
@@ -109,16 +111,26 @@ def main() -> None:
     ap.add_argument("--etcd", default=os.environ.get("KRAFT_ETCD_LOGS"),
                     help="Porcupine's Jepsen etcd logs (test_data/jepsen); KRAFT_PORCUPINE as in audit_speed.py")
     ap.add_argument("--dir", default="/tmp/kraft-audit-speed", help="where corpora are generated and kept")
-    args = ap.parse_args()
+    ap.add_argument("--groups", default="",
+                    help="comma-separated: run only the groups whose name starts so (the table is then "
+                         "audit_speed_vs-GROUPS.md)")
+    return ap
+
+
+def main(args: argparse.Namespace) -> None:
     trees = {"old": Path(args.old).resolve(), "new": NEW}
     for tag, tree in trees.items():
         if not (tree / ".venv" / "bin" / "python").exists():
             raise SystemExit(f"{tree}: no .venv (run ./kraft.sh there once)")
         print(f"{tag}: {tree} at {results.git_commit(tree)}")
     d = Path(args.dir)
-    for i, (name, argv) in enumerate(groups(args)):
+    wanted = tuple(filter(None, args.groups.split(",")))
+    chosen = [(name, argv) for name, argv in groups(args) if not wanted or name.startswith(wanted)]
+    for i, (name, argv) in enumerate(chosen):
         run_group(i, name, argv, trees, d)
 
 
 if __name__ == "__main__":
-    sys.exit(results.run("audit_speed_vs", main))
+    ARGS = parser().parse_args()
+    TABLE = "audit_speed_vs" + (f"-{ARGS.groups.replace(',', '-')}" if ARGS.groups else "")
+    sys.exit(results.run(TABLE, lambda: main(ARGS)))
