@@ -43,9 +43,12 @@ class RunResult:
 def run_trace_module(run_dir: Path, module: str, cfg: str, *, timeout: float | None = None,
                      heap: str = "1g") -> RunResult:
     """Run TLC on ``run_dir/module.tla`` with ``run_dir/cfg`` (one worker, ``-deadlock``, a 16 MB
-    thread stack for the deeply nested trace literals) and read the result for conformance."""
+    thread stack for the deeply nested trace literals) and read the result for conformance.
+
+    The JIT stops at its first tier (C1): a trace run evaluates each trace line once, so little
+    code gets hot enough for the optimizing compiler to pay back the CPU its threads take."""
     res = run_tlc(run_dir / f"{module}.tla", run_dir / cfg, workers=1, timeout=timeout,
-                  check_deadlock=False, heap=heap, jvm_args=("-Xss16m",))
+                  check_deadlock=False, heap=heap, jvm_args=("-Xss16m", "-XX:TieredStopAtLevel=1"))
     return classify(res)
 
 
