@@ -23,6 +23,10 @@ delivers everything in sending order) and then
 - the group converges (``world.quiet()``, the spec's ``Converged``, hence ``EventuallyConverges``)
   within ``CONVERGE_WITHIN_MS``.
 
+The revocation machine (``make_revocation_machine``) adds ``move_target_before_ack``: the target
+moves between a consumer's revocation and its acknowledgement (a membership change whose heartbeat
+gets to the coordinator first), the window of KAFKA-16249.
+
 The static machine (``make_static_machine``) makes ``STATIC`` consumers static members and adds a
 static restart: a static consumer leaves with epoch -2 and a new process of it joins under a new
 member id (the rule is the subclass's, so the other machines draw exactly as before).  A static
@@ -38,7 +42,7 @@ rebalance into a slow one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 from hypothesis import strategies as st
@@ -47,7 +51,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from kraft.core.step import TICK
 from kraft.groups.consumer_protocol.config import ProtocolConfig
 from kraft.groups.consumer_protocol.consumer import Consumer
-from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, OffsetCommit
+from kraft.groups.consumer_protocol.messages import IN_GROUP, ClientState, Heartbeat, OffsetCommit, ServerState
 from kraft.groups.consumer_protocol.protocol import COORDINATOR, PROTOCOL
 from kraft.groups.consumer_protocol.world import ConsumerProtocolWorld
 from kraft.groups.consumer_protocol.sim import topic_sets
@@ -250,6 +254,28 @@ def make_subscription_machine(config: ProtocolConfig) -> type[RuleBasedStateMach
     return SubscriptionConsumerProtocolMachine
 
 
+def make_revocation_machine(config: ProtocolConfig) -> type[RuleBasedStateMachine]:
+    """The machine with the rule that moves the target while a revocation is pending (the
+    situation of the spec's ``liveconverge`` counterexample)."""
+    base = make_machine(config)
+
+    class RevocationConsumerProtocolMachine(base):  # type: ignore[misc, valid-type]
+        @rule(c=clients)
+        def move_target_before_ack(self, c: str) -> None:
+            """A fault-free stretch until another consumer has revoked what the coordinator holds
+            pending revocation for it and is about to acknowledge; then ``c`` joins (or leaves,
+            when in the group) and its heartbeat reaches the coordinator first, and the stretch
+            goes on until the acknowledgement is answered."""
+            w = self.world
+            if run_fair(w, 3 * HEARTBEAT, until=lambda: _about_to_acknowledge(w, c) is not None):
+                r = w.consumers[_about_to_acknowledge(w, c)]
+                _change_membership(w, c)
+                run_fair(w, HEARTBEAT, until=lambda: r.recon is None and not r.inflight)
+
+    RevocationConsumerProtocolMachine.__name__ = "Revocation" + base.__name__
+    return RevocationConsumerProtocolMachine
+
+
 def finish(world: ConsumerProtocolWorld) -> int:
     """The finishing phase (module docstring): restart every crashed consumer, then deliver in
     sending order, advancing the clock ``FINISH_STEP_MS`` at a time, until the group converges.
@@ -284,12 +310,46 @@ def _empty(world: ConsumerProtocolWorld) -> bool:
         all(c.state is ClientState.UNSUBSCRIBED for c in world.consumers.values())
 
 
-def run_fair(world: ConsumerProtocolWorld, ms: int) -> None:
-    """``ms`` of a fault-free network: deliver in sending order, advance ``FINISH_STEP_MS``, repeat."""
-    until = world.now + ms
-    while world.now < until and not world.found:
+def run_fair(world: ConsumerProtocolWorld, ms: int, until: Callable[[], bool] = lambda: False) -> bool:
+    """``ms`` of a fault-free network: deliver in sending order, advance ``FINISH_STEP_MS``, repeat;
+    stop early once ``until()`` holds after a delivery round (then True)."""
+    end = world.now + ms
+    while world.now < end and not world.found:
         _deliver_all(world)
+        if until():
+            return True
         world.advance(FINISH_STEP_MS)
+    return False
+
+
+def _about_to_acknowledge(world: ConsumerProtocolWorld, other_than: str) -> str | None:
+    """Some consumer but ``other_than`` has revoked what the coordinator holds pending revocation
+    for it and acknowledges within the next clock step, with no heartbeat of its own on the way."""
+    for r, cons in world.consumers.items():
+        mem = world.coordinator.members.get(cons.member_id)
+        if r == other_than or mem is None or mem.state is not ServerState.UNREVOKED_PARTITIONS:
+            continue
+        recon = cons.recon
+        if cons.up and recon is not None and recon.step == "assign" and recon.target == cons.target \
+                and not cons.owned & mem.pending and not cons.inflight and cons.listener_at <= world.now + FINISH_STEP_MS:
+            return r
+    return None
+
+
+def _change_membership(world: ConsumerProtocolWorld, c: str) -> None:
+    """``c`` joins (or leaves, when in the group) and its heartbeat is delivered at once."""
+    cons = world.consumers[c]
+    if not cons.up or cons.state not in (ClientState.UNSUBSCRIBED, *IN_GROUP):
+        return
+    if cons.state is ClientState.UNSUBSCRIBED:
+        world.join(c)
+    else:
+        world.leave(c)
+    world.tick(c)
+    mine = [k for k, m in enumerate(world.pending) if isinstance(m, Heartbeat) and m.member_id == cons.member_id]
+    if mine:
+        world.narrative.append(f"{c}'s heartbeat goes first")
+        world.deliver(mine[-1])
 
 
 def _deliver_all(world: ConsumerProtocolWorld, limit: int = 500) -> None:
