@@ -18,6 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from kraft.core.invariants import InvariantViolation, Violation
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.invariants import logs_agree
+from kraft.quorum.messages import VoteRequest, VoteResponse
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.world import QuorumWorld
 
@@ -169,10 +170,11 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
             first = logs[self.c.leader()]
             assert all(logs_agree(*log, *first) for log in logs.values()), f"logs differ after healing: {logs}"
 
+    _add_optional_rules(KRaftMachine, node_ids, weights or {})
     if observers:
         _add_voter_change_rules(KRaftMachine, node_ids)
     if disk_losses:
-        _add_disk_loss_rule(KRaftMachine, node_ids)
+        _add_disk_loss_rule(KRaftMachine, node_ids, weights or {})
     for name, weight in (weights or {}).items():
         original = getattr(KRaftMachine, name)
         if weight == 0:
@@ -181,6 +183,37 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
             setattr(KRaftMachine, f"{name}_{k}", original)
     KRaftMachine.__name__ = "KRaftMachine" + "".join(cfg.variant_names())
     return KRaftMachine
+
+
+def _in_round_of(n: int, m: object) -> bool:
+    """Is ``m`` a message of ``n``'s (pre-)vote round: its request or an answer to it?"""
+    return (isinstance(m, VoteRequest) and m.source == n) or (isinstance(m, VoteResponse) and m.dest == n)
+
+
+def _add_optional_rules(machine: type[RuleBasedStateMachine], node_ids: st.SearchStrategy[int],
+                        weights: dict[str, int]) -> None:
+    """Rules that exist only in the searches that weight them (the other searches, and the
+    machines of the correct protocol, take the steps they took before these rules existed)."""
+
+    @rule(n=node_ids)
+    def vote_round(self: RuleBasedStateMachine, n: int) -> None:
+        """Macro: ``n``'s (pre-)vote round runs while every other message waits: its requests in
+        flight and the answers to it are delivered, oldest first (on a cut link they are lost)."""
+        for _ in range(4 * len(self.c.ids)):
+            idx = next((k for k, m in enumerate(self.c.pending) if _in_round_of(n, m)), None)
+            if idx is None:
+                return
+            self.c.deliver(idx)
+
+    @rule(n=node_ids, m=node_ids)
+    def timeout_together(self: RuleBasedStateMachine, n: int, m: int) -> None:
+        """Two election timers fire at once (a split vote): ``n`` times out, then ``m``."""
+        self.c.timeout(n)
+        self.c.timeout(m)
+
+    for fn in (vote_round, timeout_together):
+        if weights.get(fn.__name__, 0) > 0:
+            setattr(machine, fn.__name__, fn)
 
 
 def _add_voter_change_rules(machine: type[RuleBasedStateMachine], node_ids: st.SearchStrategy[int]) -> None:
@@ -211,7 +244,8 @@ def _add_voter_change_rules(machine: type[RuleBasedStateMachine], node_ids: st.S
         setattr(machine, fn.__name__, fn)
 
 
-def _add_disk_loss_rule(machine: type[RuleBasedStateMachine], node_ids: st.SearchStrategy[int]) -> None:
+def _add_disk_loss_rule(machine: type[RuleBasedStateMachine], node_ids: st.SearchStrategy[int],
+                        weights: dict[str, int]) -> None:
     """RestartWithDiskLoss: a replica's disk is replaced (its connections reset), where the
     simulator's precondition allows it (``QuorumWorld.can_lose_disk``, the spec's DiskLossAllowed),
     while no other replica awaits a leader after its own disk loss: with a majority of voters
@@ -222,4 +256,14 @@ def _add_disk_loss_rule(machine: type[RuleBasedStateMachine], node_ids: st.Searc
         if self.c.can_lose_disk(n) and not any(node.awaiting_leader for node in self.c.nodes.values()):
             self.c.restart(n, disk_lost=True)
 
+    @rule(i=INDEX)
+    def lose_voter_disk(self: RuleBasedStateMachine, i: int) -> None:
+        """``lose_disk`` of the ``i``-th (modulo their number) voter that has granted its vote to
+        another in its current epoch."""
+        granted = [n.id for n in self.c.nodes.values() if n.voted_for not in (None, n.id)]
+        if granted:
+            lose_disk(self, granted[i % len(granted)])
+
     machine.lose_disk = lose_disk
+    if weights.get("lose_voter_disk", 0) > 0:
+        machine.lose_voter_disk = lose_voter_disk
