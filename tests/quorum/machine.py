@@ -205,13 +205,7 @@ def _add_optional_rules(machine: type[RuleBasedStateMachine], node_ids: st.Searc
                 return
             self.c.deliver(idx)
 
-    @rule(n=node_ids, m=node_ids)
-    def timeout_together(self: RuleBasedStateMachine, n: int, m: int) -> None:
-        """Two election timers fire at once (a split vote): ``n`` times out, then ``m``."""
-        self.c.timeout(n)
-        self.c.timeout(m)
-
-    for fn in (vote_round, timeout_together):
+    for fn in (vote_round,):
         if weights.get(fn.__name__, 0) > 0:
             setattr(machine, fn.__name__, fn)
 
