@@ -205,7 +205,12 @@ def _add_optional_rules(machine: type[RuleBasedStateMachine], node_ids: st.Searc
                 return
             self.c.deliver(idx)
 
-    for fn in (vote_round,):
+    _set_if_weighted(machine, weights, vote_round)
+
+
+def _set_if_weighted(machine: type[RuleBasedStateMachine], weights: dict[str, int], *fns: object) -> None:
+    """Give ``machine`` each of these rules that ``weights`` gives a positive weight."""
+    for fn in fns:
         if weights.get(fn.__name__, 0) > 0:
             setattr(machine, fn.__name__, fn)
 
@@ -259,5 +264,4 @@ def _add_disk_loss_rule(machine: type[RuleBasedStateMachine], node_ids: st.Searc
             lose_disk(self, granted[i % len(granted)])
 
     machine.lose_disk = lose_disk
-    if weights.get("lose_voter_disk", 0) > 0:
-        machine.lose_voter_disk = lose_voter_disk
+    _set_if_weighted(machine, weights, lose_voter_disk)
