@@ -15,11 +15,9 @@ Python loop, since a shared VM's host can slow every core with no load showing h
   4 producers/consumers, a final poll), one history of ``--per-file`` ops per file, written
   once as NDJSON and as EDN (Clojure-printed op maps, one per line) under ``--dir``.
   Spark starts as ``kraft audit`` starts it for history files (a SparkContext on a light local
-  driver JVM, ``session.get_context``). Under the NDJSON row, the same files through Spark's
-  text reader and ``from_json`` (the ingest the removed DataFrame engine used), in the same run, on that
-  same JVM. ``task CPU``
-  is the CPU time the tasks spent reading, per op, and what it comes to on idle cores: on a
-  shared machine that is the number that does not depend on the neighbours.
+  driver JVM, ``session.get_context``). ``task CPU`` is the CPU time the tasks spent reading,
+  per op, and what it comes to on idle cores: on a shared machine that is the number that does
+  not depend on the neighbours.
 * ``kraft audit DIR (N ops, ndjson)``: the command itself, end to end (Spark start included),
   ``kraft audit DIR --out OUT`` in a subprocess, on a corpus no audit has seen (no stored rows);
   its stage times from ``summary.json``. One row per size in ``--ops`` (default 1M and 10M). With
@@ -214,19 +212,6 @@ def spark_ingest(sc, files: list[Path]) -> tuple[int, float, float]:
     return n, times[0], times[1], cpu
 
 
-def spark_reader_ingest(spark, files: list[Path]) -> tuple[int, float]:
-    """The NDJSON ingest of the removed DataFrame engine: Spark's text reader + from_json, real line
-    numbers, malformed lines; timed to a materialised op table."""
-    from spark_validation.ingest import spark as ingest
-
-    t = time.perf_counter()
-    metas = [ingest.ndjson_meta(str(p), None)[:3] for p in files]
-    ops, bad = ingest.read_ndjson(spark, metas)
-    n = ops.count()
-    bad.count()
-    return n, time.perf_counter() - t
-
-
 def e2e(root: Path, out: Path, cores: int, src: str | None = None) -> tuple[float, dict]:
     """``kraft audit ROOT --out OUT`` in a subprocess; ``src``: run the kraft of another checkout
     (its directory first on PYTHONPATH, e.g. a ``git worktree`` of an older commit)."""
@@ -410,7 +395,7 @@ def main() -> None:
                     help="rounds of ours then Porcupine's on the etcd corpus (the best of all is kept)")
     ap.add_argument("--lin-histories", type=int, default=200)
     ap.add_argument("--lin-ops", type=int, default=500)
-    ap.add_argument("--skip", default="", help="comma-separated: ingest, before, e2e, lin, etcd")
+    ap.add_argument("--skip", default="", help="comma-separated: ingest, e2e, lin, etcd")
     ap.add_argument("--baseline-src", default=None,
                     help="a checkout of an earlier kraft (e.g. `git worktree add /tmp/before COMMIT`): its "
                          "`kraft audit` runs on the same corpora in the same run, for before/after ratios")
@@ -426,7 +411,7 @@ def main() -> None:
     if "ingest" not in skip:
         nd = corpus(d, args.ingest_ops, args.per_file, "ndjson")
         ed = corpus(d, args.ingest_ops, args.per_file, "edn")
-        from spark_validation.session import get_context, get_session, stop_session
+        from spark_validation.session import get_context, stop_session
 
         # the Spark start `kraft audit` makes for history files: a context, a light driver JVM
         master = f"local[{args.cores}]"
@@ -439,10 +424,6 @@ def main() -> None:
             row(name, n, second, f"{mb / second:.0f} MB/s; first run (workers starting) {first:.1f}s; "
                 f"task CPU {cpu * 1e6 / n:.2f} us/op = {n / cpu * args.cores:,.0f} ops/s on {args.cores} idle cores; "
                 f"{load()}")
-            if fmt == "ndjson" and "before" not in skip:
-                n2, secs2 = spark_reader_ingest(get_session(master, light_jvm=True), files)
-                row("  the same, Spark's text reader + from_json", n2, secs2,
-                    f"{second / secs2:.3f}x the time; {load()}")
         stop_session()
     if "e2e" not in skip:
         for n_ops in sizes:

@@ -38,7 +38,7 @@ def run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tra
         for name in ("ops.parquet", KAFKA_ROWS):
             shutil.rmtree(ops_out / name, ignore_errors=True)
     if tables:
-        traces = sorted(set(traces) | set(check_tables(opts, spark, tables, ops_out, progress, got)))
+        check_tables(opts, spark, tables, ops_out, progress, got)
     if histories:
         tables_engine = got.kafka_engine
         traces = sorted(set(traces) | set(_spark_files(opts, sc, histories, ops_out, progress, got)))

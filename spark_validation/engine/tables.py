@@ -38,12 +38,10 @@ LIN_DDL = "history string, valid string, ops long, seconds double, anomalies str
 @attrs.define
 class _Ingested:
     """The op table of the tables read: ``ops`` (all), ``good`` (the histories that pair up),
-    one summary row per history, the histories that do not pair up (why), each history's
-    (sidecar, initial value)."""
+    one summary row per history, the histories that do not pair up (why)."""
 
     ops: Any
     summary: list[Any]
-    meta: dict[str, tuple]
     good: Any = None
     structure: dict[str, str] = attrs.field(factory=dict)
 
@@ -58,9 +56,9 @@ class _KafkaFound:
 
 
 def check_tables(opts: AuditOptions, spark: Any, tables: list[Path], ops_out: Path | None, progress: Progress,
-                 got: Collected) -> list[Path]:
-    """Every history of the Parquet op ``tables`` checked into ``got``; returns the traces found."""
-    ing, extra_traces = _ingest(opts, spark, tables, got, progress)
+                 got: Collected) -> None:
+    """Every history of the Parquet op ``tables`` checked into ``got``."""
+    ing = _ingest(opts, spark, tables, got, progress)
     if ops_out is not None:
         _write_ops(opts, spark, ing.ops, ops_out, got.stage_seconds, progress)
     _pairing(spark, ing, got)
@@ -77,28 +75,22 @@ def check_tables(opts: AuditOptions, spark: Any, tables: list[Path], ops_out: Pa
                            lin_by_h.get(hid), opts.checks, kafka_empty=not r["kafka_data"],
                            allowed_kinds=opts.allowed_kinds)
         got.add_result(res, None)
-    return extra_traces
 
 
-def _ingest(opts: AuditOptions, spark: Any, tables: list[Path], got: Collected,
-            progress: Progress) -> tuple[_Ingested, list[Path]]:
-    """The op table (materialised once), one summary row per history, the unreadable files and
-    lines into ``got``; also the traces found among the inputs."""
+def _ingest(opts: AuditOptions, spark: Any, tables: list[Path], got: Collected, progress: Progress) -> _Ingested:
+    """The op table (materialised once) and one summary row per history."""
     t = time.perf_counter()
-    ops, bad, meta, extra_traces, skipped = ingest.load(spark, [], tables, opts.model)
+    ops = ingest.load(spark, tables, opts.model)
     ops = ops.localCheckpoint()  # materialised once; later plans start from this leaf
-    malformed: list[dict] = [{"scope": "file", **m.to_json()} for m in skipped]
-    malformed.extend({"scope": "line", **m.to_json()} for m in ingest.malformed_rows(bad))
     summary = (ops.groupBy("history").agg(
         F.count("*").alias("n"), F.max("model").alias("model"),
         F.max(F.col("f").isin(*KAFKA_FS).cast("int")).alias("kafka"),
         F.max(kafka_rules.has_data_column(F).cast("int")).alias("kafka_data")).collect())
     got.ops_total += sum(r["n"] for r in summary)
-    got.malformed.extend(ingest.unreadable_files(malformed, meta, {r["history"] for r in summary}))
     got.stage_seconds["ingest"] = time.perf_counter() - t
     progress(f"ingest: {len(summary)} histories, {got.ops_total} ops, {len(got.malformed)} malformed "
              f"({got.stage_seconds['ingest']:.1f}s)")
-    return _Ingested(ops, summary, meta), extra_traces
+    return _Ingested(ops, summary)
 
 
 def _write_ops(opts: AuditOptions, spark: Any, ops: Any, ops_out: Path, stage: dict[str, float],
@@ -177,11 +169,10 @@ def _lin(opts: AuditOptions, spark: Any, ing: _Ingested, stage: dict[str, float]
         return {}
     t = time.perf_counter()
     init_json = json.dumps(to_jsonable(opts.initial)) if opts.initial is not None else None
-    per_init = {h: ing.meta.get(h, (None, None))[1] for h in lin_hist}
     lops = ing.good.where(F.col("model").isin(list(models)))
     n_parts = max(2, min(len(lin_hist), spark.sparkContext.defaultParallelism * 4))
     lin_rows = (lops.repartition(n_parts, "history").groupBy("history")
-                .applyInPandas(lin_udf(models, init_json, opts.budget, per_init, opts.nil_reads), LIN_DDL)
+                .applyInPandas(lin_udf(models, init_json, opts.budget, opts.nil_reads), LIN_DDL)
                 .collect())
     out = {}
     for r in lin_rows:
@@ -194,9 +185,9 @@ def _lin(opts: AuditOptions, spark: Any, ing: _Ingested, stage: dict[str, float]
     return out
 
 
-def lin_udf(models: frozenset[str], initial_json: str | None, budget: float | None,
-            per_history_initial: dict[str, str | None], nil_reads: str = "auto"):
-    """The function applied to each history's rows in the executors."""
+def lin_udf(models: frozenset[str], initial_json: str | None, budget: float | None, nil_reads: str = "auto"):
+    """The function applied to each history's rows in the executors; ``initial_json``: the
+    ``--initial`` value (an op table carries none of its own)."""
 
     def run_one(pdf):
         rows = pdf.astype(object).where(pdf.notna(), None).to_dict("records")
@@ -206,8 +197,7 @@ def lin_udf(models: frozenset[str], initial_json: str | None, budget: float | No
                     r[c] = int(r[c])
         hid = rows[0]["history"]
         model = next((r["model"] for r in rows if r["model"]), None)
-        init_text = initial_json if initial_json is not None else per_history_initial.get(hid)
-        init = normalize(json.loads(init_text)) if init_text is not None else None
+        init = normalize(json.loads(initial_json)) if initial_json is not None else None
         t = time.perf_counter()
         try:
             res = check_history(rows_to_ops(rows), model, initial=init, budget_seconds=budget, nil_reads=nil_reads,

@@ -9,7 +9,7 @@
   discovery of a corpus's files;
 * :mod:`.pairing` -- Jepsen's invoke/complete pairing rule, the one place it is written: every
   reader, the checks and the Spark path pair through it;
-* :mod:`.spark` -- the same inputs (and Parquet op tables) read by Spark.
+* :mod:`.spark` -- Parquet op tables read by Spark, and the pairing rule as a Spark job.
 
 Nothing here imports the checks, the engines or the report above it (an import-linter contract
 in pyproject.toml).

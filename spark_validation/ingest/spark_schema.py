@@ -16,10 +16,3 @@ OPS_SCHEMA = StructType([
     StructField("time", LongType(), True),
     StructField("model", StringType(), True),
 ])
-
-MALFORMED_SCHEMA = StructType([
-    StructField("path", StringType(), False),
-    StructField("line", LongType(), True),
-    StructField("reason", StringType(), False),
-    StructField("text", StringType(), True),
-])

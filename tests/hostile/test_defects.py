@@ -212,13 +212,6 @@ def test_empty_file_is_a_skipped_file_not_a_zero_op_history(tmp_path, name):
                           "reason": "no operation in the file (empty)"}]
 
 
-def test_empty_ndjson_is_skipped_by_the_spark_ingest_metadata_too(tmp_path):
-    from spark_validation.ingest.spark import ndjson_meta
-
-    (tmp_path / "e.ndjson").write_text("\n")
-    assert ndjson_meta(str(tmp_path / "e.ndjson"), None)[-1] == "no operation in the file (empty)"
-
-
 def test_structure_error_is_unknown_and_the_summary_says_why(tmp_path):
     p = tmp_path / "s.ndjson"
     p.write_text('{"v": 1, "kind": "history", "model": "cas-register"}\n'
