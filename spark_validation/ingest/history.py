@@ -509,9 +509,9 @@ def _parse_json_array(text: str, path: str, col: _Collector, start: int) -> None
 
 # Lines end as Spark's text reader (Hadoop's LineRecordReader) ends them: at \n, \r\n or \r, and
 # nowhere else (str.splitlines would also split at \v, \f, \x1c-\x1e, \x85, U+2028 and U+2029,
-# which may sit inside a JSON string), so both engines number the lines of a file the same way.
+# which may sit inside a JSON string).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-# The reason for a line holding bytes that are not UTF-8 (Spark: is_valid_utf8 is false).
+# The reason for a line holding bytes that are not UTF-8.
 NOT_UTF8 = "not UTF-8 text"
 _ESCAPED = re.compile("[\udc80-\udcff]")
 _JSON_SPACE = " \t\r\n"

@@ -303,7 +303,7 @@ def sidecar_model(path: Path) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# NDJSON reading in plain Python (the --no-spark path; the Spark path reads NDJSON itself)
+# NDJSON lines in plain Python (the in-process metadata check reads traces with them)
 
 
 def ndjson_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None, str]]:
@@ -313,7 +313,7 @@ def ndjson_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None
     object"``; else ``None``) and the stripped text. Undecodable bytes are replaced, not fatal."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         for n, text in enumerate(fh, start=1):
-            s = text.strip(" \t\r\n")  # JSON white space, as the history reader and Spark test it
+            s = text.strip(" \t\r\n")  # JSON white space, as the history reader tests it
             if not s:
                 continue
             try:
@@ -331,8 +331,8 @@ def ndjson_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None
 
 
 def history_rows(h: Any) -> list[dict]:
-    """Op rows of a :class:`spark_validation.ingest.history.History` (line = the op's file line, as the
-    Spark reader numbers it; its 1-based position when it was not read from a file)."""
+    """Op rows of a :class:`spark_validation.ingest.history.History` (line = the op's file line; its
+    1-based position when it was not read from a file)."""
     lines = h.lines if len(h.lines) == len(h.ops) else range(1, len(h.ops) + 1)
     return [
         op_row(h.id, lines[i], index=op.index, process=op.process, type=op.type, f=op.f, key=op.key,
