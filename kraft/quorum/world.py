@@ -24,6 +24,7 @@ from kraft.quorum.statemachine import RecordListStateMachine, replay
 from kraft.quorum.storage import MemoryFS
 
 _RESTARTS = (PROTOCOL.spec_name(QuorumNode.restart), PROTOCOL.spec_name(QuorumNode.restart_with_disk_loss))
+_BECOME_LEADER = PROTOCOL.spec_name(QuorumNode.become_leader)
 
 
 class QuorumWorld(World):
@@ -54,6 +55,11 @@ class QuorumWorld(World):
         self.next_value = 1
         # fault point: these voters crash and restart right after their next granted (real) vote
         self.crash_after_vote: set[int] = set()
+        # fault point: the next leaders elected each get RemoveRaftVoter of one of their other
+        # voters (the index for ``remove_other_voter``) right after they win, as the simulator's
+        # change-after-election fault (an AddRaftVoter then is refused whatever the protocol: no
+        # fetch offset of the new voter is known to a leader this young)
+        self.change_after_election: list[int] = []
 
     # ------------------------------------------------------------------ the protocol's part
     def node_ids(self) -> Sequence[int]:
@@ -139,6 +145,8 @@ class QuorumWorld(World):
                 getattr(m, "granted", False) and not m.preVote for m in ready.messages):
             self.crash_after_vote.discard(node_id)
             self.restart(node_id)
+        if self.change_after_election and any(s.action == _BECOME_LEADER for s in ready.steps):
+            self.remove_other_voter(node_id, self.change_after_election.pop(0))
         return ready
 
     def restart(self, n: int, disk_lost: bool = False) -> Ready:
@@ -175,6 +183,12 @@ class QuorumWorld(World):
         self.trigger(n, QuorumNode.add_voter if add else QuorumNode.remove_voter, x=x)
         self.fire_timers(n)
         return None
+
+    def remove_other_voter(self, n: int, i: int) -> str | None:
+        """RemoveRaftVoter at ``n`` of the ``i``-th (modulo their number) voter of its set other
+        than itself; None when appended, else the error (VOTER_NOT_FOUND when it is alone)."""
+        others = [v for v in sorted(self.nodes[n].voters) if v != n]
+        return self.change_voters(n, others[i % len(others)], False) if others else "VOTER_NOT_FOUND"
 
     def append(self, n: int | None = None) -> int | None:
         """Client append at ``n`` (default: the leader of the highest epoch); the offset or None."""

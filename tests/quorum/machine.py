@@ -12,6 +12,8 @@ builds the class for a config (bug variants too).
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -205,7 +207,30 @@ def _add_optional_rules(machine: type[RuleBasedStateMachine], node_ids: st.Searc
                 return
             self.c.deliver(idx)
 
-    _set_if_weighted(machine, weights, vote_round)
+    @rule(n=node_ids, i=INDEX)
+    def elect_and_remove(self: RuleBasedStateMachine, n: int, i: int) -> None:
+        """Macro: ``n``'s election timer fires now and its vote round runs (``vote_round``), with
+        the change-after-election fault armed for it: if ``n`` wins, it is asked at once for
+        RemoveRaftVoter of the ``i``-th of its other voters (``QuorumWorld.change_after_election``)."""
+        self.c.change_after_election.append(i)
+        self.c.timeout(n)
+        vote_round(self, n)
+        self.c.change_after_election.clear()
+
+    @rule()
+    def run_briefly(self: RuleBasedStateMachine) -> None:
+        """``run`` for its shortest time (50 ms): a few rounds of the fault-free network."""
+        self.c.run(50)
+
+    @rule(i=INDEX)
+    def split(self: RuleBasedStateMachine, i: int) -> None:
+        """A network partition of the bootstrap voters into two halves (the ``i``-th way, modulo
+        their number; the other replicas stay with the second half), replacing any other cut."""
+        halves = list(itertools.combinations(self.c.bootstrap, len(self.c.bootstrap) // 2))
+        self.c.heal()
+        self.c.partition(halves[i % len(halves)])
+
+    _set_if_weighted(machine, weights, vote_round, elect_and_remove, split, run_briefly)
 
 
 def _set_if_weighted(machine: type[RuleBasedStateMachine], weights: dict[str, int], *fns: object) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from kraft.quorum.config import QuorumConfig
+from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.sim import KRaftPlugin
+from kraft.quorum.world import QuorumWorld
 from kraft.sim.core import Faults, Simulator
 
 
@@ -28,3 +29,27 @@ def test_a_leader_with_the_bug_changes_the_voters_right_after_its_election() -> 
     assert sim.fault_counts.get("change-after-election", 0) >= 1
     assert plugin.stats["voters_removed"] >= 1
     assert any(len(n.voters) < 3 for n in plugin.nodes.values())
+
+
+def _elect_with_removal_armed(variant: str | None) -> QuorumWorld:
+    """Four voters, cold start: the fault point armed once (the 2nd of the winner's other voters),
+    then voter 1's election timer fires and every message is delivered until it leads."""
+    world = QuorumWorld(4, QuorumConfig(PreVote=False).with_variant(variant))
+    world.change_after_election.append(1)
+    world.timeout(1)
+    while world.nodes[1].role is not Role.LEADER:
+        world.deliver(0)
+    return world
+
+
+def test_the_hand_stepped_fault_point_is_refused_by_the_correct_leader() -> None:
+    world = _elect_with_removal_armed(None)
+    assert world.change_after_election == []   # spent on this election
+    assert world.nodes[1].voters == (1, 2, 3, 4)
+
+
+def test_the_hand_stepped_fault_point_removes_a_voter_with_the_bug() -> None:
+    world = _elect_with_removal_armed("VoterChangeBeforeEpochCommit")
+    assert world.change_after_election == []
+    assert world.nodes[1].voters == (1, 2, 4)   # others (2, 3, 4), index 1
+    assert world.nodes[1].high_watermark == 0   # nothing of its epoch committed when it changed
