@@ -4,10 +4,26 @@ Imports nothing from the project, so any package can use it."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
-from typing import Any
+from typing import Any, Iterator
 
 MAX_DEPTH = 100  # deeper JSON/EDN nesting is a malformed line, not a RecursionError
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a reader builds a large acyclic value: every
+    full collection walks every container allocated so far, so reading a long file with it on
+    costs time quadratic in the file; reference counting still frees everything."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def nesting(value: Any) -> int:

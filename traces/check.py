@@ -29,6 +29,7 @@ from typing import Any, Iterable
 
 import attrs
 
+from kraft.inputs import collector_paused
 from traces.generate import MODULE_PREFIX, Micro, model_values_in, render_cfg, render_module
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction, complete_constants, get_glue
 from traces.schema import Event, Trace, read_trace
@@ -112,6 +113,11 @@ def _event_fields(r: TraceResult, ev: Event) -> None:
 
 def prepare(trace: Trace, glue: Glue | None = None) -> Prepared | TraceResult:
     """Translate a read trace for TLC, or return the final verdict if nothing can be checked."""
+    with collector_paused():  # the read trace is large and acyclic: see collector_paused
+        return _prepare(trace, glue)
+
+
+def _prepare(trace: Trace, glue: Glue | None) -> Prepared | TraceResult:
     if trace.problem is not None and trace.problem.kind in ("bad_header", "empty") or not trace.header:
         r = _base(trace)
         p = trace.problem

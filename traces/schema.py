@@ -12,7 +12,8 @@ an extension of contract 5, checked against the spec's ``Init`` when present).
 
 Step: ``{"i": k, "action": A, "node": n, "spec": true|false, "args": {...}, "state": {var: v}}``.
 Steps with ``"spec": false`` have no spec counterpart; they are counted and skipped, never dropped
-silently.
+silently.  Such a step whose ``state`` is null (or absent) left the state as it was: it gets the
+previous line's.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from kraft.inputs import MAX_DEPTH, text_nesting
+from kraft.inputs import MAX_DEPTH, collector_paused, text_nesting
 
 SUPPORTED_VERSIONS = (1,)
 
@@ -90,6 +91,11 @@ def read_trace(path: str | Path) -> Trace:
 
 
 def parse_trace(data: bytes, name: str = "<trace>") -> Trace:
+    with collector_paused():
+        return _parse_trace(data, name)
+
+
+def _parse_trace(data: bytes, name: str) -> Trace:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -142,6 +148,8 @@ def parse_trace(data: bytes, name: str = "<trace>") -> Trace:
         if err or ev is None:
             return Trace(name, header, tuple(events), Problem("bad_step", lineno, f"{name}:{lineno}: {err}"),
                          tuple(warnings))
+        if not ev.spec and obj.get("state") is None and events:  # unchanged: the previous line's state
+            ev = attrs.evolve(ev, state=events[-1].state)
         if ev.i is not None:
             if last_i is not None and ev.i != last_i + 1:
                 warnings.append(f"{name}:{lineno}: step index jumps from {last_i} to {ev.i}")
