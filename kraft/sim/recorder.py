@@ -27,7 +27,11 @@ def _jsonable(value: Any) -> Any:
 class Recorder:
     """Collects trace steps and history operations in memory; ``write(dir)`` saves both files.
 
-    ``states=False`` records steps without the projected post-state (cheaper; not replayable)."""
+    ``states=False`` records steps without the projected post-state (cheaper; not replayable).
+    A ``"spec": false`` step that changed nothing projected holds the previous step's state
+    object in memory and is written with ``"state": null`` (contract 5: its post-state is the
+    previous line's): such steps are most of a long run, and writing the whole state on each made
+    the file grow with steps x state size."""
 
     def __init__(self, trace_header: dict[str, Any], history_header: dict[str, Any], *, states: bool = True,
                  trace: bool = True) -> None:
@@ -36,6 +40,7 @@ class Recorder:
         self.states = states
         self.enabled = trace
         self.steps: list[dict[str, Any]] = []
+        self._last_state: dict[str, Any] | None = None
         self.ops: list[dict[str, Any]] = []
 
     def step(self, action: str, node: Any, args: dict[str, Any], spec: bool, state: dict[str, Any] | None) -> None:
@@ -43,7 +48,9 @@ class Recorder:
             return
         line: dict[str, Any] = {"i": len(self.steps), "action": action, "node": node, "spec": spec, "args": args}
         if state is not None:
-            line["state"] = state
+            if not spec and state == self._last_state:
+                state = self._last_state  # unchanged: the same object, written once (see write)
+            line["state"] = self._last_state = state
         self.steps.append(line)
 
     def op(self, process: int, type_: str, f: str, key: Any, value: Any, time_ms: int, **extra: Any) -> None:
@@ -58,8 +65,13 @@ class Recorder:
         tpath, hpath = d / "trace.ndjson", d / "history.ndjson"
         with writing(tpath) as fh:  # whole files only: a reader never takes a cut trace for a run
             fh.write(json.dumps(_jsonable(self.trace_header)) + "\n")
+            previous = None
             for s in self.steps:
+                state = s.get("state")
+                if state is not None and state is previous and not s["spec"]:
+                    s = {**s, "state": None}
                 fh.write(json.dumps(_jsonable(s), separators=(",", ":")) + "\n")
+                previous = state
         with writing(hpath) as fh:
             fh.write(json.dumps(_jsonable(self.history_header)) + "\n")
             for o in self.ops:

@@ -13,15 +13,20 @@ from spark_validation.ingest.spark import file_lines
 def check_traces_spark(spark: SparkSession, paths: list[str]) -> tuple[dict[str, int], dict[str, dict], list]:
     """({trace: steps}, {trace: anomaly}, [(path, line, reason)]) over all traces, as DataFrame ops."""
     lines = file_lines(spark, paths).where(F.trim("text") != "")
-    schema = ("struct<i:bigint,kind:string,_corrupt:string,"
+    schema = ("struct<i:bigint,kind:string,spec:string,_corrupt:string,"  # a header's spec is a name
               "state:struct<log:map<string,array<string>>,highWatermark:map<string,bigint>,"
               "logStartOffset:map<string,bigint>>>")
     p = lines.withColumn("j", F.from_json("text", schema, {"columnNameOfCorruptRecord": "_corrupt"})).persist()
     is_header = F.col("j.kind").isNotNull() & F.col("j.state").isNull()
-    bad = p.where(F.col("j").isNull() | F.col("j._corrupt").isNotNull() | (F.col("j.state").isNull() & ~is_header))
+    # a non-spec step without state left it unchanged (contract 5): a step, nothing new to check
+    unchanged = F.col("j.state").isNull() & (F.col("j.spec") == F.lit("false"))
+    bad = p.where(F.col("j").isNull() | F.col("j._corrupt").isNotNull()
+                  | (F.col("j.state").isNull() & ~is_header & ~F.coalesce(unchanged, F.lit(False))))
     bad_rows = [(r["path"], r["line"], "invalid JSON or step has no state") for r in bad.collect()]
     steps_df = p.where(F.col("j.state").isNotNull() & F.col("j._corrupt").isNull())
-    steps = {r["path"]: r["n"] for r in steps_df.groupBy("path").agg(F.count("*").alias("n")).collect()}
+    counted = p.where((F.col("j.state").isNotNull() | F.coalesce(unchanged, F.lit(False)))
+                      & F.col("j._corrupt").isNull())
+    steps = {r["path"]: r["n"] for r in counted.groupBy("path").agg(F.count("*").alias("n")).collect()}
     st = steps_df.select("path", "line", F.coalesce(F.col("j.i"), F.col("line")).alias("step"),
                          F.col("j.state.log").alias("log"), F.col("j.state.highWatermark").alias("hw"),
                          F.col("j.state.logStartOffset").alias("starts"))

@@ -26,6 +26,9 @@ def trace_lines(diverge: bool) -> list[str]:
     for i in range(0, len(steps), 2):
         out.append(json.dumps({"i": i // 2 + 1, "action": "HandleFetchResponse", "node": 2, "spec": True,
                                "args": {}, "state": {"log": steps[i], "highWatermark": steps[i + 1]}}))
+    if not diverge:  # a non-spec step that changed nothing: "state": null (contract 5)
+        out.insert(2, json.dumps({"i": 2, "action": "heartbeat", "node": 1, "spec": False, "args": {},
+                                  "state": None}))
     return out
 
 

@@ -96,6 +96,19 @@ def test_metadata_divergence_evidence(corpus) -> None:
     assert check_trace_file(exp["agree"])[1] == []
 
 
+def test_metadata_non_spec_step_without_state_is_a_step(corpus, tmp_path) -> None:
+    """A non-spec step without state left the state unchanged: counted, not malformed; a spec
+    step without state is still malformed."""
+    _, exp = corpus
+    info, an = check_trace_file(exp["agree"])
+    assert (info["steps"], info["malformed"], an) == (4, [], [])
+    lines = Path(exp["agree"]).read_text().splitlines()
+    lines.insert(3, json.dumps({"i": 9, "action": "HandleFetchResponse", "node": 2, "spec": True, "args": {}}))
+    (tmp_path / "trace.ndjson").write_text("\n".join(lines) + "\n")
+    info, _ = check_trace_file(str(tmp_path / "trace.ndjson"))
+    assert (info["steps"], info["malformed"]) == (4, [(4, "step has no state")])
+
+
 def test_metadata_catches_a_committed_entry_that_changes(tmp_path) -> None:
     """Same node, later step, different entry at a committed offset: a violation too."""
     lines = trace_lines(False)
