@@ -191,14 +191,15 @@ def spark_ingest(sc, files: list[Path]) -> tuple[int, float, float]:
     units = _units(files, sc.defaultParallelism * 3)
 
     def read(it):
-        from spark_validation.ingest.rows import no_cyclic_gc, read_rows
+        from kraft.inputs import collector_paused
+        from spark_validation.ingest.rows import read_rows
 
         for _, paths in it:
             for p in paths:
                 c = time.process_time()
                 # as engine.history.check_file reads a file: the collector stays off until its rows are
                 # freed (re-enabled while they live, its first pass walks every one of them)
-                with no_cyclic_gc():
+                with collector_paused():
                     n = len(read_rows(p)[0])
                 yield n, time.process_time() - c
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from kraft.inputs import collector_paused
 from spark_validation.checks import kafka as kafka_check
 from spark_validation.checks.elle import CycleOptions, check_rows_ref, check_table
 from spark_validation.checks.elle.explain import CycleAnomaly
@@ -30,7 +31,7 @@ from spark_validation.checks.linearizable import check_history
 from spark_validation.engine.result import HistoryResult, build_result, lin_models
 from spark_validation.ingest.history import HistoryFormatError, to_jsonable
 from spark_validation.ingest.records import Malformed, rows_to_ops
-from spark_validation.ingest.rows import no_cyclic_gc, read_rows, structure_problem
+from spark_validation.ingest.rows import read_rows, structure_problem
 from spark_validation.options import AuditOptions
 
 def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str = "ref",
@@ -92,7 +93,7 @@ def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str |
     "history_bad", "ops", "secs"}``. With ``ops_dir`` its op rows are written there as a Parquet
     file (``model=M/part-UNIT-...``), with ``krows_dir`` its Kafka kernel rows (one history per
     file, so the files are clustered by history as ``--store-kafka-rows`` promises)."""
-    with no_cyclic_gc():
+    with collector_paused():
         return _check_file(path, opts, kafka, ops_dir, krows_dir, unit, keep_rows)
 
 

@@ -40,17 +40,15 @@ check kernels' tables are built from the rows in :mod:`spark_validation.checks.k
 
 from __future__ import annotations
 
-import gc
 import re
-from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kraft.inputs import nesting
+from kraft.inputs import collector_paused, nesting
 from spark_validation.ingest import uniform
 from spark_validation.ingest.edn import EdnError, Reader
 from spark_validation.ingest.jsontext import SLOW as _SLOW
@@ -518,24 +516,10 @@ def read_rows(path: str | Path, model: str | None = None, hid: str | None = None
     what :func:`records.read_any` gives, as columns, without building ops. Raises
     :class:`HistoryFormatError` exactly when the history reader does. ``fast=False`` uses the
     history reader for everything (the reference the fast paths are tested against)."""
-    with no_cyclic_gc():
+    with collector_paused():  # a file's rows are large and acyclic: see collector_paused
         return _read_rows(path, model, hid, fast)
 
 
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector off for a while (then back as it was). The rows of a file
-    hold a decoded value per op (lists and dicts, no cycles): the collector, set off every few
-    hundred allocations and walking every live object, took a third of the time of reading and
-    checking a 10,000-op history (bench/audit_speed.py); reference counting frees them anyway,
-    and what cyclic garbage a check leaves is collected once the collector is back on."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def read_table(table: "pa.Table", path: str | Path, model: str | None) -> list[Rows]:
