@@ -46,19 +46,25 @@ ELECTIONS = {"timeout": 3, "crash_after_vote": 3, **NO_SNAPSHOTS}
 SNAPSHOTS = {"take_snapshot": 3, "delete_before_snapshot": 3, "run": 2}
 FAR_BEHIND = {"far_behind": 3, "heal": 0}
 VOTER_CHANGES = {"change_voters": 5, **NO_SNAPSHOTS}
+# the rules every machine has (a search that names its own rules switches these off)
+BASE_RULES = ("deliver", "deliver_oldest", "deliver_to", "deliver_duplicate", "drop", "deliver_all", "tick", "run",
+              "flush", "restart", "crash_after_vote", "timeout", "isolate", "heal", "resign", "client_append")
+
+
+def only(weights: dict[str, int], also_off: tuple[str, ...] = ()) -> dict[str, int]:
+    """A search of only these weighted rules: every base rule, snapshot rule and ``also_off`` is
+    switched off unless ``weights`` names it."""
+    off = {r: 0 for r in BASE_RULES + also_off if r not in weights}
+    return {**off, **NO_SNAPSHOTS, **weights}
+
+
 # elections and nothing else: timeouts, whole vote rounds, disk losses of voters that voted (any
 # other message stays in flight)
-DISK_LOSS_IN_ELECTION = {**{r: 0 for r in ("deliver", "deliver_oldest", "deliver_to", "deliver_duplicate", "drop",
-                                           "deliver_all", "tick", "run", "flush", "restart", "crash_after_vote",
-                                           "isolate", "heal", "resign", "client_append", "lose_disk")},
-                         **NO_SNAPSHOTS, "timeout": 2, "vote_round": 3, "lose_voter_disk": 3}
+DISK_LOSS_IN_ELECTION = only({"timeout": 2, "vote_round": 3, "lose_voter_disk": 3}, also_off=("lose_disk",))
 # elections whose winner is asked at once to remove one of its other voters (the correct leader
 # refuses: nothing of its epoch is committed yet), partitions of the voters into halves, and short
 # runs of the fault-free network (a vote round delivers its own messages only)
-ELECTION_CHANGES = {**{r: 0 for r in ("deliver", "deliver_oldest", "deliver_to", "deliver_duplicate", "drop",
-                                      "deliver_all", "tick", "run", "flush", "restart", "crash_after_vote",
-                                      "timeout", "isolate", "heal", "resign", "client_append")},
-                    **NO_SNAPSHOTS, "elect_and_remove": 3, "split": 1, "run_briefly": 1}
+ELECTION_CHANGES = only({"elect_and_remove": 3, "split": 1, "run_briefly": 1})
 # voter changes asked of the leader while a voter is cut off: the one that would have acked
 AT_LEADER = {**VOTER_CHANGES, "change_voters_at_leader": 5, "isolate": 3}
 
