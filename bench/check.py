@@ -3,7 +3,8 @@
     python bench/check.py [SPEC ...] [--sizes small,medium] [--variants] [--workers N] [--timeout S]
 
 Prints one row per run: spec, size, variant, mode, states, distinct, depth, seconds, verdict;
-the table goes to bench/results/check.md.
+the table goes to bench/results/check-SPEC.md for the specs named (check-SPEC1-SPEC2.md for
+several), bench/results/check.md when none is named.
 Works with whatever ``spec/*.toml`` manifests exist (or ``$KRAFT_SPEC_DIR``); a size a manifest
 does not define is skipped and listed as such.
 """
@@ -22,7 +23,7 @@ from kraft.outcome import EXIT_ERROR, Verdict  # noqa: E402
 from model_check import ManifestError, TLCError, load_manifests, run_spec, spec_dir  # noqa: E402
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("specs", nargs="*", help="manifest names (default: all)")
     ap.add_argument("--sizes", default="small,medium", help="comma-separated sizes (default small,medium)")
@@ -30,7 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=None, help="TLC workers (default: the manifest's)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per run (default: the manifest's)")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def table_name(specs: list[str]) -> str:
+    return "-".join(["check", *sorted(specs)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
 
     try:
         manifests = load_manifests()
@@ -90,4 +99,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(results.run("check", main))
+    sys.exit(results.run("check", main, table=table_name(parse().specs)))

@@ -104,8 +104,10 @@ def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set
         print(line(row))
 
 
-def run(name: str, main: Callable[[], int | None], argv: list[str] | None = None) -> int:
-    """Run ``main`` and write what it printed to ``bench/results/NAME.md``; return its exit code."""
+def run(name: str, main: Callable[[], int | None], argv: list[str] | None = None, table: str | None = None) -> int:
+    """Run ``main`` and write what it printed to ``bench/results/TABLE.md`` (``TABLE`` defaults to
+    ``NAME``: a bench whose runs cover different things names one table per thing); return its
+    exit code."""
     argv = list(sys.argv if argv is None else argv)
     started = datetime.now(timezone.utc)
     commit = git_commit()
@@ -115,7 +117,7 @@ def run(name: str, main: Callable[[], int | None], argv: list[str] | None = None
         rc = main()
     text = header(name, started, commit, load_start, os.getloadavg(), argv)
     text += "\n```text\n" + tee.copy.getvalue().rstrip("\n") + "\n```\n"
-    out = results_dir() / f"{name}.md"
+    out = results_dir() / f"{table or name}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     print(f"table written to {out}", file=sys.stderr)
