@@ -34,10 +34,6 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def table_name(specs: list[str]) -> str:
-    return "-".join(["check", *sorted(specs)])
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
 
@@ -99,4 +95,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(results.run("check", main, table=table_name(parse().specs)))
+    sys.exit(results.run("check", main, table=results.per_spec("check", parse().specs)))

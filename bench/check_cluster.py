@@ -8,7 +8,8 @@ Each variant runs once per master (``--one``, ``--two``: any Spark master URLs; 
 mode with one and with two cores), with as many seeds as the master's cores, through the same
 code as ``kraft check SPEC --size medium --variant V --master URL``. ``seconds`` is the search's
 wall time (waves until a replayed counterexample, Spark's start and the replay excluded); ratio
-is one worker's over two workers'. The table goes to bench/results/check_cluster.md.
+is one worker's over two workers'. The table goes to bench/results/check_cluster-SPEC.md for the
+specs named, bench/results/check_cluster.md when none is named.
 """
 
 from __future__ import annotations
@@ -40,14 +41,18 @@ def _search(m, variant: str, master: str, timeout: float) -> tuple[str, float | 
     return f"{r.outcome} in {r.seconds:.0f}s", None, r.states
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("specs", nargs="*", help="manifest names (default: all with a medium size)")
     ap.add_argument("--variant", action="append", default=[], help="only these variants (repeatable)")
     ap.add_argument("--timeout", type=float, default=120.0, help="budget per search in seconds (default 120)")
     ap.add_argument("--one", default="local[1]", help="the one-worker master (default local[1])")
     ap.add_argument("--two", default="local[2]", help="the two-worker master (default local[2])")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
     try:
         manifests = load_manifests()
     except ManifestError as exc:
@@ -78,4 +83,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(results.run("check_cluster", main))
+    sys.exit(results.run("check_cluster", main, table=results.per_spec("check_cluster", parse().specs)))

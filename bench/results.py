@@ -36,6 +36,12 @@ def not_run(why: str) -> str:
     return f"not run: {why}"
 
 
+def per_spec(name: str, specs: list[str]) -> str:
+    """The table of a bench run over these specs: ``NAME-SPEC1-SPEC2`` (``NAME`` for all), so a
+    run of one spec does not overwrite another's rows."""
+    return "-".join([name, *sorted(specs)])
+
+
 def git_commit(root: Path = ROOT) -> str:
     """The short hash of HEAD, ``+dirty`` when the tree has changes outside ``bench/results/``
     (the tables themselves do not change what is measured); ``unknown`` outside a git checkout."""
