@@ -72,3 +72,14 @@ def test_a_run_that_raises_writes_nothing(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(SystemExit):
         results.run("demo", main, ["bench/demo.py"])
     assert not (tmp_path / "demo.md").exists()
+
+
+def test_a_per_spec_run_writes_its_own_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KRAFT_BENCH_RESULTS", str(tmp_path))
+    assert results.per_spec("check", []) == "check"
+    table = results.per_spec("check", ["PartitionReplication", "KRaft"])
+    assert table == "check-KRaft-PartitionReplication"
+    argv = [str(results.ROOT / "bench" / "check.py"), "PartitionReplication", "KRaft"]
+    assert results.run("check", lambda: 0, argv, table=table) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["check-KRaft-PartitionReplication.md"]
+    assert (tmp_path / f"{table}.md").read_text().startswith("# bench/check.py\n")
