@@ -252,7 +252,7 @@ def ndjson_ingest(spark, d: Path, table: Path) -> tuple[int, float]:
     def run_unit(it):
         for u, files in it:
             for f in files:
-                yield check_file(f, opts, "kernel", str(table), None, u)["ops"]
+                yield check_file(f, opts, "kernel", str(table), None, u).ops
 
     t = time.perf_counter()
     read = sum(sc.parallelize(groups, len(groups)).mapPartitions(run_unit).collect())

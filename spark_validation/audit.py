@@ -35,7 +35,7 @@ from pathlib import Path
 from kraft.outcome import clear_documents
 from spark_validation.engine.collected import Progress
 from spark_validation.engine.local import run_local
-from spark_validation.ingest.records import command_summaries, discover, ignored_files
+from spark_validation.ingest.records import Malformed, command_summaries, discover, ignored_files
 from spark_validation.ingest.rows import unreadable_parquet
 from spark_validation.options import AuditOptions
 from spark_validation.report import DOCUMENTS, AuditReport, mark_lost_lines, write_outputs
@@ -70,7 +70,7 @@ def run(opts: AuditOptions, progress: Progress = _stderr) -> AuditReport:
         engine = run_spark
     report = AuditReport.of(engine(opts, histories, tables, traces, out if write_ops else None, progress),
                             ignored, summaries)
-    report.malformed[:0] = [{"scope": "file", "path": str(t), "line": None, "reason": why} for t, why in bad_tables]
+    report.malformed[:0] = [Malformed("file", str(t), None, why) for t, why in bad_tables]
     mark_lost_lines(report)
     write_outputs(report, out)
     return report

@@ -158,9 +158,9 @@ def print_summary(report: AuditReport, out: Path) -> None:
                 else "cycle(s) Jepsen's Kafka checker allows (evidence.allowed)")
         click.echo(f"{k} (not a violation): {n} {what}")
     for m in report.malformed[:10]:
-        where = f"{m['path']}:{m['line']}" if m.get("line") is not None else m["path"]
-        label = {"file": "skipped file", "history": "malformed history"}.get(m.get("scope"), "malformed")
-        click.echo(f"  {label} {where}: {m['reason']}")
+        where = f"{m.path}:{m.line}" if m.line is not None else m.path
+        label = {"file": "skipped file", "history": "malformed history"}.get(m.scope, "malformed")
+        click.echo(f"  {label} {where}: {m.reason}")
     if len(report.malformed) > 10:
         click.echo(f"  ... {len(report.malformed) - 10} more in {out / 'malformed.json'}")
     undecided = [r for r in report.results if r.valid == "unknown"]

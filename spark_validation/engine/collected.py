@@ -9,7 +9,8 @@ from typing import Any, Callable
 import attrs
 
 from spark_validation.checks.anomaly import Anomaly
-from spark_validation.engine.result import HistoryResult, metadata_results
+from spark_validation.engine.result import FileOutcome, HistoryResult, metadata_results
+from spark_validation.ingest.records import Malformed
 
 Progress = Callable[[str], None]
 """Where an engine reports how far it got (one line per stage)."""
@@ -19,32 +20,32 @@ Progress = Callable[[str], None]
 class Collected:
     results: list[HistoryResult] = attrs.field(factory=list)
     anomalies: list[tuple[str, Anomaly]] = attrs.field(factory=list)  # (history, anomaly)
-    malformed: list[dict] = attrs.field(factory=list)
+    malformed: list[Malformed] = attrs.field(factory=list)
     stage_seconds: dict[str, float] = attrs.field(factory=dict)
     ops_total: int = 0
     kafka_engine: dict[str, Any] = attrs.field(factory=dict)  # which path the Kafka check took (Spark)
     engine: str = "in-process"  # where the checks ran: "in-process" or "spark <master URL>"
 
-    def add_result(self, res: HistoryResult, history_bad: dict | None) -> None:
+    def add_result(self, res: HistoryResult, history_bad: Malformed | None) -> None:
         """One history's entry, and its malformed-history entry if it has one."""
         if history_bad:
             self.malformed.append(history_bad)
         self.results.append(res)
         self.anomalies.extend((res.history, a) for a in res.anomalies)
 
-    def add_file(self, r: dict, secs: defaultdict[str, float]) -> None:
+    def add_file(self, r: FileOutcome, secs: defaultdict[str, float]) -> None:
         """A history file :func:`engine.history.check_file` read and checked (not a trace, not
         skipped): its unreadable lines, its result; its stage times are added to ``secs``."""
-        self.malformed.extend(r["malformed"])
-        self.add_result(r["result"], r["history_bad"])
-        self.ops_total += r["ops"]
-        for k, v in r["secs"].items():
+        assert r.result is not None, r.path
+        self.malformed.extend(r.malformed)
+        self.add_result(r.result, r.history_bad)
+        self.ops_total += r.ops
+        for k, v in r.secs.items():
             secs[k] += v
 
     def add_metadata(self, steps: dict[str, int], anomalies: dict[str, dict], bad: list[tuple], seconds: float) -> None:
         """The metadata check's traces: their unreadable lines and one result per trace."""
-        self.malformed.extend({"scope": "line", "path": p, "line": ln, "reason": why, "text": ""}
-                              for p, ln, why in bad)
+        self.malformed.extend(Malformed("line", p, ln, why, "") for p, ln, why in bad)
         mres = metadata_results(steps, anomalies, seconds)
         self.results.extend(mres)
         self.anomalies.extend((r.history, a) for r in mres for a in r.anomalies)

@@ -28,14 +28,14 @@ from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from spark_validation.checks.kafka.fast import KERNEL_LIMITS
 from spark_validation.checks.kafka.rows import cycle_table, kernel_table
 from spark_validation.checks.linearizable import check_history
-from spark_validation.engine.result import HistoryResult, build_result, lin_models
-from spark_validation.ingest.history import HistoryFormatError, to_jsonable
+from spark_validation.engine.result import FileOutcome, HistoryResult, build_result, lin_models
+from spark_validation.ingest.history import HistoryFormatError
 from spark_validation.ingest.records import Malformed, rows_to_ops
 from spark_validation.ingest.rows import read_rows, structure_problem
 from spark_validation.options import AuditOptions
 
 def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str = "ref",
-               secs: dict[str, float] | None = None) -> tuple[HistoryResult, dict | None]:
+               secs: dict[str, float] | None = None) -> tuple[HistoryResult, Malformed | None]:
     """One history's result (``results.json`` entry) and its malformed-history entry (or None),
     from its op rows (:class:`ingest.rows.Rows`). Both engines call this, so they report the same;
     ``kafka``: ``"ref"`` or ``"kernel"`` (the module docstring)."""
@@ -46,7 +46,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     sp = structure_problem(rows)
     structure = sp[1] if sp else None
     if sp:  # the file line of the op that does not pair up
-        bad = {"scope": "history", "path": hid, "line": rows.line[sp[0]], "reason": f"malformed history: {structure}"}
+        bad = Malformed("history", hid, rows.line[sp[0]], f"malformed history: {structure}")
     fs = set(rows.f)
     has_kafka = any(f in fs for f in KAFKA_FS)
     kafka_found, k_secs, lin = None, 0.0, None
@@ -62,10 +62,8 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     if not structure and model in lin_models() and "lin" in opts.checks:
         t = time.perf_counter()
         init = opts.initial if opts.initial is not None else initial
-        r = check_history(rows_to_ops(rows.dicts()), model, initial=init, budget_seconds=opts.budget,
-                          nil_reads=opts.nil_reads, history_id=hid)
-        lin = {"valid": r.valid, "anomalies": r.anomalies, "seconds": r.seconds,
-               "info": to_jsonable(r.info)}
+        lin = check_history(rows_to_ops(rows.dicts()), model, initial=init, budget_seconds=opts.budget,
+                            nil_reads=opts.nil_reads, history_id=hid)
         secs["lin"] = secs.get("lin", 0.0) + time.perf_counter() - t
     res = build_result(hid, model, n, has_kafka, structure, kafka_found, k_secs, lin, opts.checks,
                        kafka_empty=kafka_empty, allowed_kinds=opts.allowed_kinds)
@@ -88,42 +86,35 @@ def _kafka_found(rows: Any, opts: AuditOptions, kafka: str) -> tuple[list[KafkaA
 
 
 def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str | None = None,
-               krows_dir: str | None = None, unit: int = 0, keep_rows: bool = False) -> dict:
-    """Read one history file and check it: ``{"path", "trace", "skip", "malformed", "result",
-    "history_bad", "ops", "secs"}``. With ``ops_dir`` its op rows are written there as a Parquet
-    file (``model=M/part-UNIT-...``), with ``krows_dir`` its Kafka kernel rows (one history per
-    file, so the files are clustered by history as ``--store-kafka-rows`` promises)."""
+               krows_dir: str | None = None, unit: int = 0, keep_rows: bool = False) -> FileOutcome:
+    """Read one history file and check it. With ``ops_dir`` its op rows are written there as a
+    Parquet file (``model=M/part-UNIT-...``), with ``krows_dir`` its Kafka kernel rows (one
+    history per file, so the files are clustered by history as ``--store-kafka-rows``
+    promises); with ``keep_rows`` the outcome carries its op rows."""
     with collector_paused():
         return _check_file(path, opts, kafka, ops_dir, krows_dir, unit, keep_rows)
 
 
 def _check_file(path: str, opts: AuditOptions, kafka: str, ops_dir: str | None, krows_dir: str | None, unit: int,
-                keep_rows: bool) -> dict:
-    out: dict[str, Any] = {"path": path, "trace": False, "skip": None, "malformed": [], "result": None,
-                           "history_bad": None, "ops": 0, "secs": {}}
+                keep_rows: bool) -> FileOutcome:
     cpu = time.process_time()
     t = time.perf_counter()
     try:
         rows, bad, _, initial = read_rows(path, opts.model)
     except HistoryFormatError as exc:
         if exc.reason.endswith("header kind is 'trace'"):  # a trace by its header: the metadata check
-            out["trace"] = True
-        else:
-            out["skip"] = {"scope": "file", "path": str(path), "line": exc.line, "reason": exc.reason}
-        return out
-    out["secs"]["read"] = time.perf_counter() - t
-    out["malformed"] = [{"scope": "line", **Malformed(str(b.path), b.line, b.reason, str(b.text)).to_json()}
-                        for b in bad]
-    out["ops"] = len(rows)
-    if keep_rows:
-        out["rows"] = rows.arrow()
+            return FileOutcome(path, trace=True)
+        return FileOutcome(path, skip=Malformed("file", str(path), exc.line, exc.reason))
+    secs = {"read": time.perf_counter() - t}
+    table = rows.arrow() if keep_rows else None
     if ops_dir is not None or krows_dir is not None:
         t = time.perf_counter()
         _write_unit_tables(rows, ops_dir, krows_dir, unit, "kafka" in opts.checks)
-        out["secs"]["write"] = time.perf_counter() - t
-    out["result"], out["history_bad"] = check_rows(rows.history, rows, initial, opts, kafka, out["secs"])
-    out["secs"]["cpu"] = time.process_time() - cpu  # this process's CPU time for the whole file
-    return out
+        secs["write"] = time.perf_counter() - t
+    result, history_bad = check_rows(rows.history, rows, initial, opts, kafka, secs)
+    secs["cpu"] = time.process_time() - cpu  # this process's CPU time for the whole file
+    return FileOutcome(path, malformed=tuple(Malformed.of_line(b.path, b.line, b.reason, b.text) for b in bad),
+                       result=result, history_bad=history_bad, ops=len(rows), secs=secs, rows=table)
 
 
 def _write_unit_tables(rows: Any, ops_dir: str | None, krows_dir: str | None, unit: int, kafka: bool) -> None:

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 
 from spark_validation.engine.collected import Collected, Progress
 from spark_validation.engine.history import check_file, check_rows
+from spark_validation.ingest.records import Malformed
 from spark_validation.ingest.rows import read_table
 from spark_validation.checks.agreement import check_traces_local
 from spark_validation.options import AuditOptions
@@ -29,15 +30,15 @@ def run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tra
     t0 = time.perf_counter()
     for i, path in enumerate(histories, 1):
         r = check_file(str(path), opts, "ref", keep_rows=ops_out is not None)
-        if r["trace"]:
+        if r.trace:
             traces = sorted({*traces, Path(path)})
             continue
-        if r["skip"]:
-            got.malformed.append(r["skip"])
+        if r.skip:
+            got.malformed.append(r.skip)
             continue
         got.add_file(r, stage)
         if ops_out is not None:
-            ops_tables.append(r["rows"])
+            ops_tables.append(r.rows)
         if i % 1000 == 0:
             progress(f"check: {i}/{len(histories)} files")
     for t in tables:
@@ -62,8 +63,8 @@ def _check_table(opts: AuditOptions, path: Path, got: Collected, stage: defaultd
     try:
         tbl = pq.read_table(path)
     except Exception as exc:  # footers were fine (unreadable_parquet) but a data page is not
-        got.malformed.append({"scope": "file", "path": str(path), "line": None,
-                              "reason": f"unreadable Parquet table: {str(exc).splitlines()[0] if str(exc) else exc!r}"})
+        got.malformed.append(Malformed("file", str(path), None,
+                                       f"unreadable Parquet table: {str(exc).splitlines()[0] if str(exc) else exc!r}"))
         return []
     out = []
     for rows in read_table(tbl, path, opts.model):

@@ -4,7 +4,8 @@ The entry is ``history, model, valid, ops, seconds, anomalies, checks`` (+ ``mal
 ``info`` when relevant). A history's verdict combines its checks' verdicts as Jepsen's
 ``checker/compose`` merges ``:valid?``: any ``false`` wins, then ``unknown``, then ``true``.
 The entry is a :class:`HistoryResult`, which the engines hand to the report and the report
-writes as JSON (report/outputs.py). Its anomalies stay typed
+writes as JSON (report/outputs.py); a history file read and checked is a :class:`FileOutcome`
+(what a Spark task sends back to the driver). Its anomalies stay typed
 (:class:`spark_validation.checks.anomaly.Anomaly`: the Kafka anomalies, Elle's cycles, the
 linearizability anomalies, the metadata divergences) until then.
 """
@@ -20,7 +21,10 @@ from spark_validation.checks.agreement import MODEL, Divergence
 from spark_validation.checks.anomaly import Anomaly
 from spark_validation.checks.elle.explain import CycleAnomaly
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
+from spark_validation.checks.linearizable import LinResult
 from spark_validation.checks.linearizable.models import MODELS
+from spark_validation.ingest.history import to_jsonable
+from spark_validation.ingest.records import Malformed
 
 
 Valid = Any
@@ -50,6 +54,25 @@ class HistoryResult:
         self.info = {**(self.info or {}), **kv}
 
 
+@attrs.frozen
+class FileOutcome:
+    """One history file read and checked (:func:`engine.history.check_file`): a trace by its
+    header (``trace``: the metadata check takes it), a file that is not a history (``skip``), or
+    a history: its unreadable lines (``malformed``), its entry (``result``), its
+    malformed-history entry when its ops do not pair up (``history_bad``), its op count, the
+    seconds of each stage (``secs``) and, when asked for, its op rows as an Arrow table."""
+
+    path: str
+    trace: bool = False
+    skip: Malformed | None = None
+    malformed: tuple[Malformed, ...] = ()
+    result: HistoryResult | None = None
+    history_bad: Malformed | None = None
+    ops: int = 0
+    secs: dict[str, float] = attrs.field(factory=dict)
+    rows: Any = None  # a pyarrow.Table with keep_rows, else None
+
+
 def combine(verdicts: list[Any]) -> Any:
     """The verdicts of a history's checks combined: any ``False``, then ``unknown`` (or no
     verdict at all), then ``True``."""
@@ -75,12 +98,12 @@ def kafka_found(found: list[KafkaAnomaly], cycles: list[CycleAnomaly],
 
 def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, structure: str | None,
                  kafka_anoms: tuple[list[KafkaAnomaly], list[CycleAnomaly]] | None, kafka_seconds: float,
-                 lin: dict | None,
+                 lin: LinResult | None,
                  checks: frozenset[str], kafka_empty: bool = False,
                  allowed_kinds: frozenset[str] = frozenset()) -> HistoryResult:
     """One history's entry; ``kafka_anoms``: its Kafka anomalies and cycles, ``None`` where the
-    Kafka check did not run; ``lin``: the linearizability check's ``valid``, ``anomalies``,
-    ``seconds`` and ``info``, ``None`` where it did not run."""
+    Kafka check did not run; ``lin``: the linearizability check's result, ``None`` where it did
+    not run."""
     res = HistoryResult(hid, model, "unknown", n_ops)
     if structure:
         res.malformed = structure
@@ -100,11 +123,11 @@ def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, struc
         res.seconds += kafka_seconds
     if lin is not None:
         res.checks.append("lin")
-        verdicts.append(lin["valid"])
-        res.anomalies.extend(lin["anomalies"])
-        res.seconds += lin["seconds"]
-        if lin.get("info"):
-            res.add_info(**lin["info"])
+        verdicts.append(lin.valid)
+        res.anomalies.extend(lin.anomalies)
+        res.seconds += lin.seconds
+        if lin.info:
+            res.add_info(**to_jsonable(lin.info))
     if not verdicts:
         wanted = "lin" in checks and model is not None
         res.info = {"error": (f"unknown model {model!r} (known: {', '.join(sorted(lin_models()))})"

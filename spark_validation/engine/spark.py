@@ -85,15 +85,15 @@ def _spark_files(opts: AuditOptions, sc: Any, files: list[Path], ops_out: Path |
             for path in paths:
                 yield check_file(path, opts, "kernel", ops_dir, krows_dir, u)
 
-    outs = sorted(sc.parallelize(groups, len(groups)).mapPartitions(run_unit).collect(), key=lambda r: r["path"])
+    outs = sorted(sc.parallelize(groups, len(groups)).mapPartitions(run_unit).collect(), key=lambda r: r.path)
     n_results, n_malformed, n_ops = len(got.results), len(got.malformed), got.ops_total
     traces: list[Path] = []
     secs: defaultdict[str, float] = defaultdict(float)
     for r in outs:
-        if r["trace"]:
-            traces.append(Path(r["path"]))
-        elif r["skip"]:
-            got.malformed.append(r["skip"])
+        if r.trace:
+            traces.append(Path(r.path))
+        elif r.skip:
+            got.malformed.append(r.skip)
         else:
             got.add_file(r, secs)
     got.stage_seconds["files"] = time.perf_counter() - t

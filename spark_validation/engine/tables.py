@@ -22,14 +22,14 @@ from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.checks.kafka import spark as kafka_spark
 from spark_validation.checks.kafka import spark_rows as kafka_spark_rows
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
-from spark_validation.checks.linearizable import check_history
+from spark_validation.checks.linearizable import LinResult, check_history
 from spark_validation.checks.linearizable.evidence import LinAnomaly
 from spark_validation.engine.collected import Collected, Progress
 from spark_validation.engine.result import build_result, lin_models
 from spark_validation.engine.stored import KAFKA_ROWS, store_kafka_rows, stored_kafka_rows
 from spark_validation.ingest import spark as ingest
 from spark_validation.ingest.history import normalize, to_jsonable
-from spark_validation.ingest.records import rows_to_ops
+from spark_validation.ingest.records import Malformed, rows_to_ops
 from spark_validation.options import AuditOptions
 
 LIN_DDL = "history string, valid string, ops long, seconds double, anomalies string, info string"
@@ -113,7 +113,7 @@ def _pairing(spark: Any, ing: _Ingested, got: Collected) -> None:
     probs = {r["history"]: (r["line"], r["reason"]) for r in ingest.pairing_problems(ing.ops).collect()}
     ing.structure = {h: why for h, (_, why) in probs.items()}
     for hid, (line, why) in sorted(probs.items()):
-        got.malformed.append({"scope": "history", "path": hid, "line": line, "reason": f"malformed history: {why}"})
+        got.malformed.append(Malformed("history", hid, line, f"malformed history: {why}"))
     got.stage_seconds["pairing"] = time.perf_counter() - t
     ing.good = ing.ops
     if ing.structure:
@@ -161,7 +161,8 @@ def _kernel(spark: Any, kops: Any, tables: list[Path], histories: set[str]) -> t
     return [a for a in anoms if a.history in histories], {**engine, "stored": str(stored)}
 
 
-def _lin(opts: AuditOptions, spark: Any, ing: _Ingested, stage: dict[str, float], progress: Progress) -> dict[str, dict]:
+def _lin(opts: AuditOptions, spark: Any, ing: _Ingested, stage: dict[str, float],
+         progress: Progress) -> dict[str, LinResult]:
     """The linearizability check of every history with a known model, one per Spark group."""
     models = lin_models()
     lin_hist = [r["history"] for r in ing.summary if r["model"] in models and r["history"] not in ing.structure]
@@ -177,9 +178,9 @@ def _lin(opts: AuditOptions, spark: Any, ing: _Ingested, stage: dict[str, float]
     out = {}
     for r in lin_rows:
         v = {"true": True, "false": False}.get(r["valid"], "unknown")
-        out[r["history"]] = {"valid": v, "anomalies": [LinAnomaly.from_json(a) for a in json.loads(r["anomalies"])],
-                             "seconds": r["seconds"],
-                             "info": json.loads(r["info"])}
+        out[r["history"]] = LinResult(v, r["ops"], r["seconds"],
+                                      [LinAnomaly.from_json(a) for a in json.loads(r["anomalies"])],
+                                      json.loads(r["info"]))
     stage["lin"] = time.perf_counter() - t
     progress(f"lin: {len(lin_rows)} histories ({stage['lin']:.1f}s)")
     return out

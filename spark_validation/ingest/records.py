@@ -31,7 +31,7 @@ import json
 import os
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Literal
 
 import attrs
 
@@ -120,17 +120,27 @@ def require_op_columns(path: Any, columns: Iterable[str]) -> None:
         raise InputError(f"{path}: Parquet table lacks column(s) {sorted(missing)} (needs the op columns)")
 
 
+MALFORMED_TEXT = 200
+"""How much of an unreadable line a :class:`Malformed` entry keeps."""
+
+
 @attrs.frozen
 class Malformed:
-    """One line (or one history) the audit could not use, with where and why."""
+    """Something the audit could not use, with where and why (a ``malformed.json`` entry): a
+    line of a history file or trace (``scope="line"``, with the first :data:`MALFORMED_TEXT`
+    characters of its text), a history whose ops do not pair up (``"history"``, at the line of
+    the op that does not) or a whole file (``"file"``; ``line`` where the reader stopped)."""
 
+    scope: Literal["line", "history", "file"]
     path: str
     line: int | None
     reason: str
-    text: str = ""
+    text: str | None = None  # set for "line" entries only
 
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "reason": self.reason, "text": self.text[:200]}
+    @classmethod
+    def of_line(cls, path: Any, line: int | None, reason: str, text: Any) -> "Malformed":
+        """An unreadable line, its text cut to :data:`MALFORMED_TEXT` characters."""
+        return cls("line", str(path), line, reason, str(text)[:MALFORMED_TEXT])
 
 
 def op_row(
@@ -370,5 +380,5 @@ def read_any(path: Path, model: str | None = None, hid: str | None = None) -> tu
     """Op rows, malformed lines and the History of one file, via the history reader
     (contract section 6). A file that is not a history at all raises HistoryFormatError."""
     h = read_history(str(path), default_model=model, id=hid)
-    bad = [Malformed(str(m.path), m.line, m.reason, str(m.text)) for m in h.malformed]
+    bad = [Malformed.of_line(m.path, m.line, m.reason, m.text) for m in h.malformed]
     return history_rows(h), bad, h

@@ -1,7 +1,7 @@
 """The audit's outputs under ``--out``: ``results.json``, ``malformed.json``, ``results.parquet``,
 ``anomalies.parquet``, and ``summary.json`` (the shared header of every kraft command, written
 last, when every history is decided). The typed results become JSON here and nowhere else
-(:func:`result_json`, :func:`anomaly_rows`)."""
+(:func:`result_json`, :func:`malformed_json`, :func:`anomaly_rows`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 from kraft.outcome import write_document
 from spark_validation.checks.anomaly import entry_json
 from spark_validation.engine.result import HistoryResult
+from spark_validation.ingest.records import Malformed
 from spark_validation.report.report import AuditReport
 
 DOCUMENTS = ("results.json", "malformed.json", "summary.json")  # summary.json, with the header, last
@@ -35,6 +36,14 @@ def result_json(r: HistoryResult) -> dict[str, Any]:
     return out
 
 
+def malformed_json(m: Malformed) -> dict[str, Any]:
+    """One ``malformed.json`` entry: ``scope, path, line, reason`` and, for a line, its ``text``."""
+    out: dict[str, Any] = {"scope": m.scope, "path": m.path, "line": m.line, "reason": m.reason}
+    if m.text is not None:
+        out["text"] = m.text
+    return out
+
+
 def anomaly_rows(report: AuditReport) -> list[dict[str, Any]]:
     """Every anomaly of the report as an ``anomalies.parquet`` row: ``history, kind, key,
     evidence`` (the evidence as JSON text)."""
@@ -50,7 +59,7 @@ def write_outputs(report: AuditReport, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     results = [result_json(r) for r in report.results]
     write_document(out / "results.json", json.dumps(results, indent=1, default=str) + "\n")
-    write_document(out / "malformed.json", json.dumps(report.malformed, indent=1, default=str) + "\n")
+    write_document(out / "malformed.json", json.dumps([malformed_json(m) for m in report.malformed], indent=1, default=str) + "\n")
     res_tbl = pa.Table.from_pylist(
         [{"history": r["history"], "model": r["model"], "valid": str(r["valid"]).lower(), "ops": r["ops"],
           "seconds": float(r["seconds"]), "anomalies": json.dumps(r["anomalies"], default=str),

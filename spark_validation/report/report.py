@@ -18,6 +18,7 @@ from spark_validation.checks import kafka as kafka_check
 from spark_validation.checks.anomaly import Anomaly
 from spark_validation.engine.collected import Collected
 from spark_validation.engine.result import HistoryResult
+from spark_validation.ingest.records import Malformed
 
 IGNORED_SAMPLE = 20
 
@@ -26,7 +27,7 @@ IGNORED_SAMPLE = 20
 class AuditReport:
     results: list[HistoryResult]
     anomalies: list[tuple[str, Anomaly]]  # (history, anomaly) of every result
-    malformed: list[dict]
+    malformed: list[Malformed]
     stage_seconds: dict[str, float]
     ops_total: int = 0
     ignored: list[str] = attrs.field(factory=list)  # files that are not histories, tables or traces
@@ -85,11 +86,11 @@ class AuditReport:
             "unknown": valid.get("unknown", 0),
             "violations": dict(sorted(self.violations.items())),
             "informational": dict(Counter(a.kind for _, a in self.anomalies if not kafka_check.is_violation(a))),
-            "malformed_lines": sum(1 for m in self.malformed if m.get("scope") == "line"),
+            "malformed_lines": sum(1 for m in self.malformed if m.scope == "line"),
             # valid histories that lost lines: valid for the ops read only (mark_lost_lines)
             "valid_with_lost_lines": sum(1 for r in self.results if r.valid is True and r.malformed_lines),
-            "malformed_histories": sum(1 for m in self.malformed if m.get("scope") == "history"),
-            "skipped_files": sum(1 for m in self.malformed if m.get("scope") == "file"),
+            "malformed_histories": sum(1 for m in self.malformed if m.scope == "history"),
+            "skipped_files": sum(1 for m in self.malformed if m.scope == "file"),
             "ignored_files": len(self.ignored),
             # not histories: summary.json files of kraft commands (kraft simulate writes one per run)
             "command_summaries": dict(sorted(Counter(c for _, c in self.summaries).items())),
@@ -106,7 +107,7 @@ def mark_lost_lines(report: AuditReport) -> None:
     """A history that lost lines says so (both engines, after the check): its result gets
     ``malformed_lines`` (top level and ``info``) and ``info["scope"]``; a ``true`` verdict then
     holds for the ops that were read, not for the file."""
-    lost = Counter(m["path"] for m in report.malformed if m.get("scope") == "line")
+    lost = Counter(m.path for m in report.malformed if m.scope == "line")
     for r in report.results:
         n = lost.get(r.history, 0)
         if not n:

@@ -137,11 +137,11 @@ def test_spark_malformed_lines_by_file_and_line(both_runs, corpus) -> None:
     _, exp = corpus
     s, lo, _ = both_runs
     for rep in (s, lo):
-        assert {(m["path"], m["line"]) for m in rep.malformed if m["scope"] == "line"} == exp["malformed_lines"]
-        assert [m["path"] for m in rep.malformed if m["scope"] == "history"] == [exp["unpaired"]]
-        skipped = [m for m in rep.malformed if m["scope"] == "file"]
-        assert [m["path"] for m in skipped] == exp["skipped"]
-        assert skipped[0]["line"] == 1 and skipped[0]["reason"].startswith("not a history: one JSON object")
+        assert {(m.path, m.line) for m in rep.malformed if m.scope == "line"} == exp["malformed_lines"]
+        assert [m.path for m in rep.malformed if m.scope == "history"] == [exp["unpaired"]]
+        skipped = [m for m in rep.malformed if m.scope == "file"]
+        assert [m.path for m in skipped] == exp["skipped"]
+        assert skipped[0].line == 1 and skipped[0].reason.startswith("not a history: one JSON object")
 
 
 def test_spark_parquet_round_trip(spark, both_runs, tmp_path) -> None:
