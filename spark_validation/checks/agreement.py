@@ -27,7 +27,7 @@ from typing import Any, Iterable
 import attrs
 
 from spark_validation.checks.anomaly import OneKind
-from spark_validation.ingest.records import ndjson_lines, to_text
+from spark_validation.ingest.records import Malformed, ndjson_lines, to_text
 
 KIND = "metadata-divergence"
 MODEL = "kraft-metadata"
@@ -114,13 +114,28 @@ def divergence_evidence(path: str, offset: int, entries: list[tuple[tuple[int, i
     }
 
 
-def check_traces_local(paths: Iterable[str]) -> tuple[dict[str, int], dict[str, dict], list]:
-    """The same result shape as :func:`.agreement_spark.check_traces_spark`, in plain Python."""
-    steps, anomalies, bad = {}, {}, []
+@attrs.frozen
+class TraceChecks:
+    """The metadata check of a set of traces: each trace's step count, the divergence of each
+    trace that has one, and the lines that could not be read (``scope="line"``, no text)."""
+
+    steps: dict[str, int]
+    divergences: dict[str, Divergence]
+    malformed: list[Malformed]
+
+
+def unreadable_step(path: str, line: int, reason: str) -> Malformed:
+    """A trace line that is not a step (its text is not kept)."""
+    return Malformed("line", path, line, reason, "")
+
+
+def check_traces_local(paths: Iterable[str]) -> TraceChecks:
+    """What :func:`.agreement_spark.check_traces_spark` finds, in plain Python."""
+    found = TraceChecks({}, {}, [])
     for p in paths:
         info, an = check_trace_file(p)
-        steps[p] = info["steps"]
-        bad.extend((p, ln, why) for ln, why in info["malformed"])
+        found.steps[p] = info["steps"]
+        found.malformed.extend(unreadable_step(p, ln, why) for ln, why in info["malformed"])
         if an:
-            anomalies[p] = an[0]
-    return steps, anomalies, bad
+            found.divergences[p] = Divergence(an[0]["evidence"])
+    return found

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from spark_validation.checks.agreement import divergence_evidence
+from spark_validation.checks.agreement import Divergence, TraceChecks, divergence_evidence, unreadable_step
 from spark_validation.ingest.spark import file_lines
 
 
-def check_traces_spark(spark: SparkSession, paths: list[str]) -> tuple[dict[str, int], dict[str, dict], list]:
-    """({trace: steps}, {trace: anomaly}, [(path, line, reason)]) over all traces, as DataFrame ops."""
+def check_traces_spark(spark: SparkSession, paths: list[str]) -> TraceChecks:
+    """The metadata check of every trace, as DataFrame operations."""
     lines = file_lines(spark, paths).where(F.trim("text") != "")
     schema = ("struct<i:bigint,kind:string,spec:string,_corrupt:string,"  # a header's spec is a name
               "state:struct<log:map<string,array<string>>,highWatermark:map<string,bigint>,"
@@ -22,7 +22,7 @@ def check_traces_spark(spark: SparkSession, paths: list[str]) -> tuple[dict[str,
     unchanged = F.col("j.state").isNull() & (F.col("j.spec") == F.lit("false"))
     bad = p.where(F.col("j").isNull() | F.col("j._corrupt").isNotNull()
                   | (F.col("j.state").isNull() & ~is_header & ~F.coalesce(unchanged, F.lit(False))))
-    bad_rows = [(r["path"], r["line"], "invalid JSON or step has no state") for r in bad.collect()]
+    bad_rows = [unreadable_step(r["path"], r["line"], "invalid JSON or step has no state") for r in bad.collect()]
     steps_df = p.where(F.col("j.state").isNotNull() & F.col("j._corrupt").isNull())
     counted = p.where((F.col("j.state").isNotNull() | F.coalesce(unchanged, F.lit(False)))
                       & F.col("j._corrupt").isNull())
@@ -47,5 +47,6 @@ def check_traces_spark(spark: SparkSession, paths: list[str]) -> tuple[dict[str,
     anomalies = {}
     for r in rows:
         entries = [((e["w"]["step"], e["w"]["line"], e["w"]["node"]), e["entry"]) for e in r["es"]]
-        anomalies[r["path"]] = divergence_evidence(r["path"], int(r["offset"]), entries, int(r["nbad"]))
-    return steps, anomalies, bad_rows
+        ev = divergence_evidence(r["path"], int(r["offset"]), entries, int(r["nbad"]))
+        anomalies[r["path"]] = Divergence(ev["evidence"])
+    return TraceChecks(steps, anomalies, bad_rows)

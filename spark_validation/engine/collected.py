@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import attrs
 
+from spark_validation.checks.agreement import TraceChecks
 from spark_validation.checks.anomaly import Anomaly
 from spark_validation.engine.result import FileOutcome, HistoryResult, metadata_results
 from spark_validation.ingest.records import Malformed
@@ -43,10 +44,10 @@ class Collected:
         for k, v in r.secs.items():
             secs[k] += v
 
-    def add_metadata(self, steps: dict[str, int], anomalies: dict[str, dict], bad: list[tuple], seconds: float) -> None:
+    def add_metadata(self, found: TraceChecks, seconds: float) -> None:
         """The metadata check's traces: their unreadable lines and one result per trace."""
-        self.malformed.extend(Malformed("line", p, ln, why, "") for p, ln, why in bad)
-        mres = metadata_results(steps, anomalies, seconds)
+        self.malformed.extend(found.malformed)
+        mres = metadata_results(found, seconds)
         self.results.extend(mres)
         self.anomalies.extend((r.history, a) for r in mres for a in r.anomalies)
-        self.ops_total += sum(steps.values())
+        self.ops_total += sum(found.steps.values())

@@ -49,9 +49,9 @@ def run_local(opts: AuditOptions, histories: list[Path], tables: list[Path], tra
         _write_ops_local(ops_tables, ops_out / "ops.parquet")
     if traces and "metadata" in opts.checks:
         t = time.perf_counter()
-        steps, an, bad = check_traces_local([str(p) for p in traces])
+        found = check_traces_local([str(p) for p in traces])
         stage["metadata"] = time.perf_counter() - t
-        got.add_metadata(steps, an, bad, stage["metadata"])
+        got.add_metadata(found, stage["metadata"])
     got.stage_seconds = dict(stage)
     return got
 

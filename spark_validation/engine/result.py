@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from spark_validation.checks import kafka as kafka_check
-from spark_validation.checks.agreement import MODEL, Divergence
+from spark_validation.checks.agreement import MODEL, TraceChecks
 from spark_validation.checks.anomaly import Anomaly
 from spark_validation.checks.elle.explain import CycleAnomaly
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
@@ -137,13 +137,13 @@ def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, struc
     return res
 
 
-def metadata_results(steps: dict[str, int], anomalies: dict[str, dict], seconds: float) -> list[HistoryResult]:
+def metadata_results(found: TraceChecks, seconds: float) -> list[HistoryResult]:
     """The entries of the metadata check: one per trace, its steps as ops and its share of the
-    check's time; ``anomalies``: each trace's divergence as :mod:`.checks.agreement` gives it."""
+    check's time."""
     out = []
-    total = max(1, sum(steps.values()))
-    for path, n in sorted(steps.items()):
-        an = anomalies.get(path)
-        found: list[Anomaly] = [Divergence(an["evidence"])] if an else []
-        out.append(HistoryResult(path, MODEL, an is None, n, round(seconds * n / total, 6), found, ["metadata"]))
+    total = max(1, sum(found.steps.values()))
+    for path, n in sorted(found.steps.items()):
+        div = found.divergences.get(path)
+        anomalies: list[Anomaly] = [div] if div else []
+        out.append(HistoryResult(path, MODEL, div is None, n, round(seconds * n / total, 6), anomalies, ["metadata"]))
     return out

@@ -48,10 +48,10 @@ def run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tra
         write_manifest(ops_out)
     if traces and "metadata" in opts.checks:
         t = time.perf_counter()
-        steps, an, bad_t = check_traces_spark(get_session(opts.master, light_jvm=light), [str(p) for p in traces])
+        found = check_traces_spark(get_session(opts.master, light_jvm=light), [str(p) for p in traces])
         stage["metadata"] = time.perf_counter() - t
-        got.add_metadata(steps, an, bad_t, stage["metadata"])
-        progress(f"metadata: {len(steps)} traces ({stage['metadata']:.1f}s)")
+        got.add_metadata(found, stage["metadata"])
+        progress(f"metadata: {len(found.steps)} traces ({stage['metadata']:.1f}s)")
     return got
 
 
