@@ -1378,6 +1378,57 @@ CatchUpFairness ==
                                       /\ n \in {m.msource, m.mdest}
                                       /\ Receive(m) /\ m \notin messages')
 CatchUpLiveSpec == LiveSpec /\ CatchUpFairness
+
+\* The states right after the first election of the liveness models (one
+\* round, MaxElections = 1): the voter `FirstLeader` has just become Leader
+\* of epoch 1 (its LeaderChange record appended, unflushed) with a majority
+\* of the voters' votes; every vote response has been delivered; a voter that
+\* has not voted yet has the leader's VoteRequest in flight (fault-free: it
+\* is not lost). Every such state is reachable from Init, so every behaviour
+\* from it is the suffix of a behaviour of Spec. The voters are
+\* interchangeable, so which one leads does not matter. A voter change
+\* needs a leader that has committed in its epoch (VoterChangeAllowed), so
+\* starting here drops only the election, which EventuallyLeader covers from
+\* Init (KRaft_liveness.cfg); the election's interleavings are most of that
+\* model's state space.
+FirstLeader == CHOOSE l \in Voters : TRUE
+ElectedInit ==
+    \E voted \in SUBSET (Voters \ {FirstLeader}) :
+       LET inEpoch == voted \cup {FirstLeader}
+       IN /\ IsQuorumOf(inEpoch, Voters)
+          /\ currentEpoch = [n \in Replicas |-> IF n \in inEpoch THEN 1 ELSE 0]
+          /\ votedFor = [n \in Replicas |-> IF n \in inEpoch THEN FirstLeader ELSE Nil]
+          /\ leader = [n \in Replicas |-> IF n = FirstLeader THEN FirstLeader ELSE Nil]
+          /\ role = [n \in Replicas |-> IF n = FirstLeader THEN "Leader" ELSE "Unattached"]
+          /\ log = [n \in Replicas |-> IF n = FirstLeader THEN <<Rec(1, LeaderChange)>> ELSE <<>>]
+          /\ logStartOffset = [n \in Replicas |-> 0]
+          /\ snapshots = [n \in Replicas |-> {}]
+          /\ flushedOffset = [n \in Replicas |-> 0]
+          /\ highWatermark = [n \in Replicas |-> 0]
+          /\ endOffsets = [n \in Replicas |-> ZeroOffsets]
+          /\ epochStartOffset = [n \in Replicas |-> 0]
+          /\ votesGranted = [n \in Replicas |-> {}]
+          /\ messages = {r \in VoteRequestsFrom(FirstLeader, 1, 0, 0, FALSE) : r.mdest \notin inEpoch}
+          /\ committed = <<>>
+          /\ elected = {<<1, FirstLeader>>}
+          /\ coverage = {}
+          /\ restarts = 0
+          /\ faults = 0
+          /\ elections = 1
+          /\ awaitingLeader = [n \in Replicas |-> FALSE]
+          /\ diskLosses = 0
+          /\ snapshotCount = 0
+          /\ voterChanges = 0
+
+\* ReconfigurationNotStuck is checked from the end of the first election,
+\* under the fairness of FollowersCatchUp: the new voter set's majority is
+\* particular voters, each of which must fetch. A voter change itself is not
+\* fair (it is the admin client's request).
+ReconfigLiveSpec == ElectedInit /\ [][Next]_vars /\ Fairness /\ CatchUpFairness
+\* The same without per-voter fetch fairness: a removed voter can keep
+\* fetching while a voter of the new set never does (the broken spec that
+\* tests/quorum/spec shows failing ReconfigurationNotStuck).
+ReconfigLiveSpecCoarse == ElectedInit /\ [][Next]_vars /\ Fairness
 LiveSpecNoBQE == Spec /\ FairnessNoBQE
 
 \* Some leader is eventually elected.
@@ -1391,6 +1442,22 @@ EventuallyCommitted ==
 \* however far behind the leader's log start it was (through a snapshot).
 FollowersCatchUp ==
     <>[](\A n \in Replicas : EndOffset(n) >= Len(committed))
+
+\* A voter change the leader accepted is eventually answered (the property of
+\* the KIP-853 spec, Vanlightly/kafka-tlaplus kraft/kip_853
+\* kraft_kip_853_properties.tla, ReconfigurationNotStuck). A refused
+\* AddRaftVoter/RemoveRaftVoter changes nothing (VoterChangeAllowed), so the
+\* requests to follow are the accepted ones: a leader holding a VotersRecord
+\* above its high watermark. Kafka answers once its high watermark passes the
+\* record, i.e. the new voter set committed it (AddVoterHandler and
+\* RemoveVoterHandler.highWatermarkUpdated), or fails the request when the
+\* leader stops leading (LeaderState.close: NOT_LEADER_OR_FOLLOWER). The
+\* REQUEST_TIMED_OUT answer of an operation that outlives its timer
+\* (LeaderState.maybeExpirePendingOperation) is not progress here: the
+\* record stays in the leader's log, and it must still be committed.
+VoterChangePending(n) == role[n] = "Leader" /\ ~VotersCommitted(n)
+ReconfigurationNotStuck ==
+    \A n \in Replicas : VoterChangePending(n) ~> ~VoterChangePending(n)
 
 ----------------------------------------------------------------------------
 (* Safety properties                                                       *)

@@ -201,7 +201,8 @@ def test_simulated_model(size):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size,floor", [("liveness", 50_000), ("snapliveness", 20_000)])
+@pytest.mark.parametrize("size,floor", [("liveness", 50_000), ("snapliveness", 20_000),
+                                        ("reconfigliveness", 25_000)])
 def test_liveness_model(size, floor):
     """The liveness properties hold under their fairness (slow here; model-checked by every
     `kraft review`)."""
@@ -226,11 +227,14 @@ def _liveness_cfg(spec: str, prop: str, base: str) -> str:
     # without per-voter fetch fairness one follower's stale answer can stay in flight forever
     # (slow, like the snapliveness model it shows is not vacuous)
     pytest.param("LiveSpec", "FollowersCatchUp", "KRaft_snapliveness.cfg", marks=pytest.mark.slow),
+    # without it a removed voter keeps fetching while the voter the new set needs never does
+    pytest.param("ReconfigLiveSpecCoarse", "ReconfigurationNotStuck", "KRaft_reconfigliveness.cfg",
+                 marks=pytest.mark.slow),
 ])
 def test_liveness_fails_without_fairness(tmp_path, spec, prop, base):
     cfg = tmp_path / "KRaft_broken_liveness.cfg"
     cfg.write_text(_liveness_cfg(spec, prop, base))
-    r = run_tlc(SPEC_DIR / "KRaft.tla", cfg, workers=2, timeout=600, check_deadlock=False)
+    r = run_tlc(SPEC_DIR / "KRaft.tla", cfg, workers=2, timeout=1200, check_deadlock=False)
     assert r.outcome == "property", (r.outcome, r.errors, r.output[-2000:])
     assert r.violated == prop
     last = r.counterexample[-1]  # a lasso: ends stuttering or loops back to an earlier state
