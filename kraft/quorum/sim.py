@@ -240,8 +240,12 @@ class KRaftPlugin(SimPlugin):
         return self.nodes[lid].high_watermark == end and all(n.storage.end_offset == end for n in self.nodes.values())
 
     def liveness(self, sim: Sim) -> list[Violation]:
-        """FollowersCatchUp: once faults stop, within the quiet period every voter's log reaches
-        the end of the committed prefix (through a snapshot when it is behind a leader's log start)."""
+        """The spec's liveness properties, once faults stop and the quiet period is over."""
+        return self._followers_behind(sim) + self._voter_changes_stuck(sim)
+
+    def _followers_behind(self, sim: Sim) -> list[Violation]:
+        """FollowersCatchUp: every voter's log reaches the end of the committed prefix (through a
+        snapshot when it is behind a leader's log start)."""
         committed = len(self.world.monitor.committed)
         behind = {i: n.storage.end_offset for i, n in self.nodes.items() if n.storage.end_offset < committed}
         if not behind:
@@ -249,6 +253,18 @@ class KRaftPlugin(SimPlugin):
         return [Violation("FollowersCatchUp",
                           f"faults stopped {sim.now - sim.final_phase['calm_at_ms']}ms ago, and voters {behind} "
                           f"(log ends) are still behind the {committed} committed records")]
+
+    def _voter_changes_stuck(self, sim: Sim) -> list[Violation]:
+        """ReconfigurationNotStuck: no leader still holds a VotersRecord above its high watermark
+        (the spec's ``VoterChangePending``): an accepted change is answered by its commit or by the
+        leader stepping down."""
+        stuck = {i: (n.storage.voter_offsets, n.high_watermark) for i, n in sorted(self.nodes.items())
+                 if i not in sim.down and n.role is Role.LEADER and not n.voters_committed()}
+        if not stuck:
+            return []
+        return [Violation("ReconfigurationNotStuck",
+                          f"faults stopped {sim.now - sim.final_phase['calm_at_ms']}ms ago, and leaders "
+                          f"{stuck} (VotersRecord offsets, high watermark) still have a voter change uncommitted")]
 
     def final_reads(self, sim: Sim) -> dict[str, Any]:
         """Jepsen's final reads: every reader process and a fresh one poll the leader from their
