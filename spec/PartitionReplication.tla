@@ -403,9 +403,11 @@ UnfenceBroker(b) ==
     /\ UNCHANGED <<brokerEpoch, running, cleanShutdown, replayedOffset, log, highWatermark>>
     /\ UNCHANGED <<localVars, messages, clientVars, countVars>>
 
-\* handleBrokerInControlledShutdown: the broker asks to shut down.
+\* handleBrokerInControlledShutdown: the broker asks to shut down. With
+\* NetworkFaults the broker may have stopped since (as for UnfenceBroker): the
+\* record appended on its request committed only after it crashed.
 ControlledShutdown(b) ==
-    /\ running[b]
+    /\ running[b] \/ NetworkFaults
     /\ brokerState[b] = "Unfenced"
     /\ controlledShutdowns < MaxControlledShutdowns
     /\ LET p == IF b \in isr THEN Build(Img, isr \ {b}, Active \ {b}, {}, leaderRecoveryState) ELSE Img

@@ -73,6 +73,42 @@ def test_a_registration_committing_while_its_broker_is_stopped_conforms(tmp_path
     assert r.verdict == "accepted" and r.events == r.checked, r.message[:1500]
 
 
+# a seed whose run (3,000 events) has a controlled shutdown committing after its broker crashed
+CONTROLLED_SHUTDOWN_STOPPED_SEED = 39
+
+
+def _shutdowns_of_stopped_brokers(events: list[dict]) -> list[int]:
+    """The trace lines (header = 1) of ControlledShutdown steps whose broker the previous logged
+    state or an earlier part of the same line has stopped."""
+    stop = {PROTOCOL.spec_name(Broker.unclean_shutdown), PROTOCOL.spec_name(Broker.clean_shutdown)}
+    start = {PROTOCOL.spec_name(Broker.restart_broker), PROTOCOL.spec_name(Broker.restart_broker_with_disk_loss)}
+    running: dict[str, bool] = {}
+    out = []
+    for n, ev in enumerate(events, 2):
+        if not ev.get("spec", True):
+            continue
+        now = dict(running)
+        for action, node, args in [(ev["action"], ev["node"], ev["args"]),
+                                   *((t["action"], t.get("node"), t) for t in ev["args"].get("then", []))]:
+            if action == "ControlledShutdown" and now.get(str(args["b"])) is False:
+                out.append(n)
+            if action in stop | start:
+                now[str(node)] = action in start
+        running = ev["state"].get("running", running)
+    return out
+
+
+def test_a_controlled_shutdown_committing_after_its_broker_crashed_conforms(tmp_path):
+    """A broker asks for a controlled shutdown, the controller appends the record, the broker
+    crashes, then the record commits: the spec's ControlledShutdown of a stopped broker
+    (NetworkFaults), accepted; the spec without it rejected the trace there (not enabled)."""
+    seed = CONTROLLED_SHUTDOWN_STOPPED_SEED
+    lines = simulate(tmp_path / f"s{seed}", seed, 3000)
+    assert _shutdowns_of_stopped_brokers([json.loads(x) for x in lines[1:]])
+    (r,) = check_paths([write(tmp_path / f"s{seed}.ndjson", lines)], OPTS)
+    assert r.verdict == "accepted" and r.events == r.checked, r.message[:1500]
+
+
 @pytest.mark.slow
 def test_all_fault_traces_of_many_seeds_are_accepted(tmp_path):
     """Seeds 0-19 and every seed that once showed a difference, 1,000 events, every fault on: each

@@ -238,9 +238,10 @@ for _a in PROTOCOL.actions:
         _GUARDS_BY_HANDLER[PROTOCOL.handler(_a)] = {"message in network": "p[1] \\in messages"}
 _GUARDS_BY_HANDLER.update({
     C.fence_broker: {"not fenced": "brokerState[p[1]] \\notin FencedStates"},
-    C.unfence_broker: {"running": "running[p[1]]", "fenced": f'brokerState[p[1]] = "{FENCED}"',
+    # with NetworkFaults (always on here) these two also take a stopped broker: running is no guard
+    C.unfence_broker: {"fenced": f'brokerState[p[1]] = "{FENCED}"',
                        "replayed its registration": "replayedOffset[p[1]] >= brokerEpoch[p[1]]"},
-    C.controlled_shutdown: {"running": "running[p[1]]", "unfenced": f'brokerState[p[1]] = "{UNFENCED}"'},
+    C.controlled_shutdown: {"unfenced": f'brokerState[p[1]] = "{UNFENCED}"'},
     B.clean_shutdown: {"running": "running[p[1]]",
                        "fenced, or in controlled shutdown and not the leader":
                            f'brokerState[p[1]] \\in FencedStates \\/ (brokerState[p[1]] = "{CONTROLLED_SHUTDOWN}" /\\ leader # p[1])'},
