@@ -167,22 +167,7 @@ def _prepare(trace: Trace, glue: Glue | None) -> Prepared | TraceResult:
                 if st.op not in glue.templates:
                     raise GlueError(f"glue maps {ev.action} to unknown spec operator {st.op}")
             n = len(steps)
-            check: dict[str, str] = {}
-            same: list[str] = []
-            for k, v in ev.state.items():
-                t = glue.variables.get(k)
-                if t is None:
-                    raise GlueError(f"{trace.path}:{ev.line} state: {k!r} is not a variable of spec "
-                                    f"{glue.module} (known: {', '.join(sorted(glue.variables))})")
-                where = f"{trace.path}:{ev.line} state.{k}"
-                if n == 1 and prev is not None and k in prev:
-                    d = render_delta(t, prev[k], v, where)
-                    if d is None:
-                        same.append(k)
-                    else:
-                        check[k] = d
-                else:  # first step, or after the unchecked first half of a composed step
-                    check[k] = f'<<"set", {t.render(v, where)}>>'
+            check, same, saved = _post_state(glue, trace.path, ev, prev, composed=n > 1)
         except UnknownAction:
             stop = _base(trace)
             stop.verdict, stop.kind = "rejected", "unknown_action"
@@ -199,9 +184,9 @@ def _prepare(trace: Trace, glue: Glue | None) -> Prepared | TraceResult:
             break
         for j, st in enumerate(steps, 1):
             if j < n:
-                micros.append(Micro(st.op, st.params, None, (), ev.line, j, n))
+                micros.append(Micro(st.op, st.params, None, (), ev.line, j, n, save=saved if j == 1 else ()))
             else:
-                micros.append(Micro(st.op, st.params, check, tuple(same), ev.line, j, n))
+                micros.append(Micro(st.op, st.params, check, tuple(same), ev.line, j, n, base=bool(saved)))
         prev = ev.state
         events.append(ev)
     if stop is None and trace.problem is not None:
@@ -210,6 +195,37 @@ def _prepare(trace: Trace, glue: Glue | None) -> Prepared | TraceResult:
         stop.verdict, stop.kind, stop.line = "rejected", p.kind, p.line
         stop.message = p.message
     return Prepared(trace, glue, micros, init, constants, stop, events)
+
+
+def _post_state(glue: Glue, path: str, ev: Event, prev: dict[str, Any] | None, composed: bool
+                ) -> tuple[dict[str, str], list[str], tuple[str, ...]]:
+    """The logged post-state of one step as TLA+: ``check`` (variable -> delta of its previous
+    logged value), ``same`` (variables checked as unchanged) and, for a composed step, ``saved``
+    (the variables its first part snapshots, the base of the last part's deltas).  A variable
+    the previous step did not log is written in full (``<<"set", v>>``).  In a composed step the
+    deltas are taken against the snapshot, and an unchanged variable is checked against it too
+    (``<<"same">>``): the spec's state before the last part is an unchecked intermediate one."""
+    check: dict[str, str] = {}
+    same: list[str] = []
+    saved: list[str] = []
+    for k, v in ev.state.items():
+        t = glue.variables.get(k)
+        if t is None:
+            raise GlueError(f"{path}:{ev.line} state: {k!r} is not a variable of spec "
+                            f"{glue.module} (known: {', '.join(sorted(glue.variables))})")
+        where = f"{path}:{ev.line} state.{k}"
+        if prev is None or k not in prev:  # the first step, or a variable not logged before
+            check[k] = f'<<"set", {t.render(v, where)}>>'
+            continue
+        d = render_delta(t, prev[k], v, where)
+        if composed:
+            saved.append(k)
+            check[k] = '<<"same">>' if d is None else d
+        elif d is None:
+            same.append(k)
+        else:
+            check[k] = d
+    return check, same, tuple(saved)
 
 
 # ---- running ----------------------------------------------------------------------------------

@@ -281,6 +281,7 @@ def parse_printed(text: str, start: int = 0) -> tuple[Any, int]:
 # generated operator ``TrApply(old, d)`` turns back into the full value:
 #
 #   <<"set", v>>            the value v
+#   <<"same">>              old                            (a composed step: unchanged since the last logged value)
 #   <<"app", s>>            old \o s                       (sequences: records appended)
 #   <<"cut", k>>            SubSeq(old, 1, k)              (truncated)
 #   <<"cutapp", k, s>>      SubSeq(old, 1, k) \o s         (truncated, then appended)
@@ -293,6 +294,7 @@ def parse_printed(text: str, start: int = 0) -> tuple[Any, int]:
 TLA_APPLY = r"""RECURSIVE TrApply(_, _)
 TrApply(old, d) ==
   CASE d[1] = "set" -> d[2]
+    [] d[1] = "same" -> old
     [] d[1] = "app" -> old \o d[2]
     [] d[1] = "cut" -> SubSeq(old, 1, d[2])
     [] d[1] = "cutapp" -> SubSeq(old, 1, d[2]) \o d[3]

@@ -200,3 +200,24 @@ def test_batch_single_parallel_and_witness_modes_agree(relay, tmp_path):
     for opts in (Options(batch=64), Options(batch=2, jobs=2), Options(batch=1, jobs=2, witness="invariant")):
         got = [(r.verdict, r.line) for r in check_paths(paths, opts)]
         assert got == want, opts
+
+
+def test_a_wrong_value_in_a_composed_step_is_named(relay, tmp_path):
+    """A composed step's post-state is checked as deltas of the previous logged state (snapshotted
+    by its first part): a value it changed and a value it left alone, each logged wrong, are
+    rejected at that line, in the composed step's last part, naming only that variable."""
+    base = lines_of(relay, 11, 150)
+    spec = spec_line_numbers(base)
+    n = next(n for n in spec[1:] if json.loads(base[n - 1])["action"] == "BumpAndSend")
+    paths = []
+    for var in ("val", "saved"):
+        ls = list(base)
+        r = json.loads(ls[n - 1])
+        r["state"][var][str(r["node"])] += 7
+        ls[n - 1] = json.dumps(r)
+        paths.append(write(tmp_path / f"{var}.ndjson", ls))
+    res = check_paths(paths, FAST)
+    for var, r in zip(("val", "saved"), res):
+        assert r.verdict == "rejected" and r.kind == "state_mismatch" and r.line == n, (var, r.message)
+        assert r.disagree == [var], (var, r.disagree, r.message)
+        assert r.part.startswith("Send") and "2 of 2" in r.part, r.part
