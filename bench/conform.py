@@ -166,7 +166,8 @@ def breakdown_one(path: Path, heap: str = "1g") -> dict[str, float]:
         t0 = time.monotonic()
         _setup(run, p.glue)
         name = f"{MODULE_PREFIX}_{p.glue.module}"
-        text = render_module(p.glue, name, [p.micros], [p.init], "single", witness="exit", diagnose=False)
+        text = render_module(p.glue, name, [p.micros], [p.init], "single", witness="exit", diagnose=False,
+                             names=p.names)
         (run / f"{name}.tla").write_text(text)
         mvs = model_values_in([ln for ln in text.splitlines()[:12] if ln.startswith("CONSTANTS TrMV_")])
         (run / f"{name}.cfg").write_text(render_cfg(p.constants, "single", "exit", mvs))

@@ -33,7 +33,7 @@ from kraft.inputs import collector_paused
 from traces.generate import MODULE_PREFIX, Micro, model_values_in, render_cfg, render_module
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction, complete_constants, get_glue
 from traces.schema import Event, Trace, read_trace
-from traces.tla import RenderError, parse_printed, render_delta
+from traces.tla import RenderError, naming, parse_printed, render_delta, unname
 from traces import tlcrun
 
 
@@ -93,6 +93,7 @@ class Prepared:
     constants: dict[str, str]
     stop: TraceResult | None  # the verdict if the TLC-checked prefix is accepted (bad line), else None
     events: list[Event]  # the spec events that became micro-steps (index = event order)
+    names: dict[str, str] = attrs.field(factory=dict)  # named values of the micro-steps (traces.tla.Named)
 
     @property
     def key(self) -> str:
@@ -113,8 +114,11 @@ def _event_fields(r: TraceResult, ev: Event) -> None:
 
 def prepare(trace: Trace, glue: Glue | None = None) -> Prepared | TraceResult:
     """Translate a read trace for TLC, or return the final verdict if nothing can be checked."""
-    with collector_paused():  # the read trace is large and acyclic: see collector_paused
-        return _prepare(trace, glue)
+    with collector_paused(), naming() as names:  # the read trace is large and acyclic: see collector_paused
+        p = _prepare(trace, glue)
+    if isinstance(p, Prepared):
+        p.names = names
+    return p
 
 
 def _prepare(trace: Trace, glue: Glue | None) -> Prepared | TraceResult:
@@ -252,12 +256,14 @@ def _setup(run: Path, glue: Glue) -> None:
         shutil.copy(f, run / f.name)
 
 
-def _run(glue: Glue, traces: list[list[Micro]], inits: list[dict[str, str]], constants: dict[str, str],
-         mode: str, opts: Options, **kw: Any) -> tlcrun.RunResult:
+def _run(batch: list[Prepared], mode: str, opts: Options) -> tlcrun.RunResult:
+    glue, constants = batch[0].glue, batch[0].constants
+    names = {k: v for p in batch for k, v in p.names.items()}
     with _RunDir(opts, mode) as run:
         _setup(run, glue)
         name = f"{MODULE_PREFIX}_{glue.module}"
-        text = render_module(glue, name, traces, inits, mode, witness=opts.witness, diagnose=opts.diagnose)
+        text = render_module(glue, name, [p.micros for p in batch], [p.init for p in batch], mode,
+                             witness=opts.witness, diagnose=opts.diagnose, names=names)
         (run / f"{name}.tla").write_text(text)
         mvs = model_values_in([ln for ln in text.splitlines()[:12] if ln.startswith("CONSTANTS TrMV_")])
         (run / f"{name}.cfg").write_text(render_cfg(constants, mode, opts.witness, mvs))
@@ -280,12 +286,11 @@ def check_batch(batch: list[Prepared], opts: Options) -> list[TraceResult]:
     if not batch:
         return []
     t0 = time.monotonic()
-    glue, constants = batch[0].glue, batch[0].constants
     results: list[TraceResult] = []
     if len(batch) == 1:
         results.append(localise(batch[0], opts))
     else:
-        res = _run(glue, [p.micros for p in batch], [p.init for p in batch], constants, "batch", opts)
+        res = _run(batch, "batch", opts)
         share = res.seconds / len(batch)
         if res.outcome != "ok":  # e.g. out of memory on a huge batch: check each trace alone
             why = "; ".join(res.errors)[:300] or res.outcome
@@ -357,10 +362,10 @@ def localise(p: Prepared, opts: Options, rejected: bool = False) -> TraceResult:
     runs = 0
     res = None
     if not (rejected and opts.diagnose):
-        res = _run(p.glue, [p.micros], [p.init], p.constants, "single", attrs.evolve(opts, diagnose=False))
+        res = _run([p], "single", attrs.evolve(opts, diagnose=False))
         runs += 1
     if res is None or (res.outcome == "ok" and not _accepted(res) and opts.diagnose):
-        res = _run(p.glue, [p.micros], [p.init], p.constants, "single", opts)
+        res = _run([p], "single", opts)
         runs += 1
     if _accepted(res):
         r = _accept(p)
@@ -406,7 +411,7 @@ def _explain(p: Prepared, k: int, m: Micro, ev: Event, res: tlcrun.RunResult, r:
     pre = [row for row in _all_markers(res.printed, "TRPRE") if row and row[0] == k]
     succ = [row for row in _all_markers(res.printed, "TRDIAG") if row and row[0] == k]
     where = f"{p.trace.path}:{m.line}"
-    call = f"{m.op}({', '.join(m.params)})"
+    call = f"{m.op}({', '.join(unname(x, p.names) for x in m.params)})"
     comp = f" (part {m.part} of {m.parts} of {ev.action})" if m.parts > 1 else ""
     r.spec_states = len(pre)
     r.successors = len(succ)

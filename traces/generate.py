@@ -123,9 +123,10 @@ def _snapshot_ops(variables: list[str]) -> list[str]:
 
 def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[dict[str, str]],
                   mode: str, *,
-                  witness: str = "exit", diagnose: bool = True) -> str:
+                  witness: str = "exit", diagnose: bool = True, names: dict[str, str] | None = None) -> str:
     """The trace-spec module text. ``traces``: micro-steps per trace; ``inits``: the logged
-    initial state per trace (may be empty dicts)."""
+    initial state per trace (may be empty dicts); ``names``: the definitions of the named values
+    the micro-steps use (``traces.tla.Named``), stated once each."""
     assert mode in ("single", "batch")
     used_ops = sorted({m.op for tr in traces for m in tr})
     snap = any(m.save for tr in traces for m in tr)
@@ -136,8 +137,10 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
            "VARIABLES trL, trT" + (", trP" if snap else ""),
            ""]
     unchanged = _unchanged_sets(traces)
-    for names, ident in unchanged.items():
-        out.append(f"{ident} == {{{', '.join(tla_string(v) for v in names)}}}")
+    for vs, ident in unchanged.items():
+        out.append(f"{ident} == {{{', '.join(tla_string(v) for v in vs)}}}")
+    for ident, text in sorted((names or {}).items()):
+        out.append(f"{ident} == {text}")
     for t, tr in enumerate(traces, 1):
         out.append(f"TrE{t} == <<")
         last = len(tr) - 1

@@ -15,8 +15,12 @@ Rendering is deterministic (sets and functions are sorted) so equal JSON gives e
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
 import json
-from typing import Any
+import re
+from typing import Any, Iterator
 
 import attrs
 
@@ -203,6 +207,49 @@ class Const(T):
 
     def render(self, v: Any, where: str) -> str:
         return self.text
+
+
+# ---- naming repeated values once --------------------------------------------------------------
+#
+# A message appears in a trace module several times: when it is sent (a set delta of the network),
+# in the arguments of the step that handles it, and when it leaves the network.  Inside
+# ``naming()`` a ``Named`` type renders as a name derived from the value's text (``TrM_<hash>``:
+# equal values get equal names, in every trace of a batch) and records the definition
+# ``TrM_<hash> == <text>``, which the module states once; TLC evaluates such a constant definition
+# once, before the search.  Outside ``naming()`` it renders the text itself.
+
+_NAMES: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("tla_names", default=None)
+NAME_RE = re.compile(r"\bTrM_[0-9a-f]{16}\b")
+
+
+@contextlib.contextmanager
+def naming() -> Iterator[dict[str, str]]:
+    """Collect the definitions of the values ``Named`` types render inside the block."""
+    table: dict[str, str] = {}
+    token = _NAMES.set(table)
+    try:
+        yield table
+    finally:
+        _NAMES.reset(token)
+
+
+@attrs.frozen
+class Named(T):
+    inner: T
+
+    def render(self, v: Any, where: str) -> str:
+        text = self.inner.render(v, where)
+        table = _NAMES.get()
+        if table is None:
+            return text
+        name = "TrM_" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        table.setdefault(name, text)
+        return name
+
+
+def unname(text: str, names: dict[str, str]) -> str:
+    """``text`` with every name of ``names`` replaced by its value's text (for reports)."""
+    return NAME_RE.sub(lambda m: names.get(m.group(), m.group()), text)
 
 
 # ---- reading back what the generated modules print -------------------------------------------

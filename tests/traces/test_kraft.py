@@ -321,3 +321,15 @@ def test_corrupt_kraft_traces_are_rejected_precisely(tmp_path):
         if "why" in exp:
             assert exp["why"] in r.message, (name, r.message[:800])
     assert "step index jumps" in " ".join(res["skipped_step"].warnings)
+
+
+def test_a_rejection_states_the_message_in_full(tmp_path):
+    """The module names each message once (traces.tla.Named); the report of a rejected step
+    still writes the message itself."""
+    base = CORRUPT_BASE.read_text().splitlines()
+    n = _line_of(base, lambda d: d["action"] == "SendFetchRequest")
+    swapped = list(base)
+    swapped[n - 1], swapped[n] = swapped[n], swapped[n - 1]
+    (r,) = check_paths([write(tmp_path / "swapped.ndjson", swapped)], OPTS)
+    assert (r.verdict, r.kind, r.line) == ("rejected", "not_enabled", n), r.message[:800]
+    assert 'mtype |-> "FetchRequest"' in r.message and "TrM_" not in r.message, r.message[:800]

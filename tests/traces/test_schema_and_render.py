@@ -121,3 +121,23 @@ def test_prepare_unknown_variable_and_bad_args(glue):
 def test_prepare_without_glue():
     p = prepare(parse_trace(_lines({**HDR, "protocol": "nope"}), "x"))
     assert isinstance(p, TraceResult) and p.verdict == "error" and p.kind == "no_glue"
+
+
+def test_each_message_is_stated_once_in_the_module():
+    """A message is sent, handled (a parameter) and removed from the network: the module states it
+    once, as a definition the records name (traces.tla.Named)."""
+    from pathlib import Path
+
+    from traces.generate import render_module
+    from traces.protocols.kraft import MESSAGE
+    from traces.schema import read_trace
+
+    path = Path(__file__).parent / "fixtures" / "kraft_fetch_resent_while_outstanding.ndjson"
+    p = prepare(read_trace(path))
+    assert not isinstance(p, TraceResult) and p.names
+    text = render_module(p.glue, "M", [p.micros], [p.init], "single", names=p.names)
+    handled = [ev.args["m"] for ev in p.events if "m" in ev.args]
+    assert len(handled) > 10
+    for m in handled:
+        assert text.count(MESSAGE.inner.render(m, "m")) == 1, m
+    assert all(text.count(f"{name} == ") == 1 for name in p.names)

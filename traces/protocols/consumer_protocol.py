@@ -42,7 +42,7 @@ from kraft.groups.consumer_protocol.coordinator import GroupCoordinator as G
 from kraft.groups.consumer_protocol.protocol import CONSUMER, PROTOCOL
 from traces.protocols import Glue, GlueError, SpecStep, Tagged, composed, declared_step
 from traces.schema import Event
-from traces.tla import BOOL, INT, STR, Fun, Nullable, Rec, RenderError, Set, T
+from traces.tla import BOOL, INT, STR, Fun, Named, Nullable, Rec, RenderError, Set, T
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
 VARIANTS = PROTOCOL.variant_names
@@ -83,12 +83,12 @@ RECON = Nullable(Rec({"target": PARTS, "step": STR, "stale": BOOL}), "Nil")
 
 # the fields of each message type (spec/ConsumerGroupProtocol.tla: HbResponse, SendHeartbeat,
 # SendLeaveHeartbeat, ReconcileCommit, Leave)
-MESSAGE = Tagged("type", {
+MESSAGE = Named(Tagged("type", {
     "Heartbeat": {"src": CLIENT, "inc": INT, "conn": INT, "epoch": INT, "owned": PARTS_OR_NIL,
                   "sub": Nullable(TOPICS, "Nil")},
     "HeartbeatResponse": {"dst": CLIENT, "conn": INT, "err": STR, "epoch": INT, "assignment": PARTS_OR_NIL},
     "OffsetCommit": {"src": CLIENT, "inc": INT, "epoch": INT, "parts": PARTS},
-})
+}))  # stated once per module: traces.tla.Named
 
 
 def _per_client(t: T) -> Fun:

@@ -45,7 +45,7 @@ from kraft.groups.coordinator import GroupCoordinator as G
 from kraft.groups.protocol import CONSUMER, NETWORK, PROTOCOL
 from traces.protocols import Glue, GlueError, SpecStep, composed, declared_step
 from traces.schema import Event
-from traces.tla import BOOL, INT, STR, Fun, Nullable, Rec, RenderError, Set, T
+from traces.tla import BOOL, INT, STR, Fun, Named, Nullable, Rec, RenderError, Set, T
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
 VARIANTS = PROTOCOL.variant_names
@@ -90,7 +90,7 @@ class _Message(T):
         return "[" + ", ".join(parts) + "]"
 
 
-MESSAGE = _Message()
+MESSAGE = Named(_Message())  # stated once per module: traces.tla.Named
 
 VARIABLES: dict[str, T] = {
     "groupState": STR,

@@ -37,7 +37,7 @@ from kraft.quorum.node import QuorumNode as N
 from kraft.quorum.protocol import PROTOCOL
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
 from traces.schema import Event
-from traces.tla import BOOL, INT, STR, Fun, Nullable, RenderError, Rec, Seq, Set, T, tla_string
+from traces.tla import BOOL, INT, STR, Fun, Named, Nullable, RenderError, Rec, Seq, Set, T, tla_string
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
 BIG = 1_000_000
@@ -85,7 +85,7 @@ class _Message(T):
         return "[" + ", ".join(parts) + "]"
 
 
-MESSAGE = _Message()
+MESSAGE = Named(_Message())  # stated once per module: traces.tla.Named
 
 VARIABLES: dict[str, T] = {
     "currentEpoch": Fun(NODE, INT),

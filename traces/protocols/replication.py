@@ -65,7 +65,7 @@ from kraft.controller.protocol import (
 from kraft.replication.protocol import PROTOCOL
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
 from traces.schema import Event
-from traces.tla import BOOL, INT, STR, Fun, Rec, RenderError, Seq, Set, T
+from traces.tla import BOOL, INT, STR, Fun, Named, Rec, RenderError, Seq, Set, T
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "spec"
 VARIANTS = PROTOCOL.variant_names
@@ -146,7 +146,7 @@ class _Message(T):
         return "[" + ", ".join(sorted(parts)) + "]"
 
 
-MESSAGE = _Message()
+MESSAGE = Named(_Message())  # stated once per module: traces.tla.Named
 
 # the metadata records of spec/PartitionReplication.tla (contract 9): by type, exactly these fields
 _RECORD_TYPES: dict[str, dict[str, T]] = {
