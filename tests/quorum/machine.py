@@ -12,6 +12,7 @@ builds the class for a config (bug variants too).
 
 from __future__ import annotations
 
+import copy
 import itertools
 
 from hypothesis import strategies as st
@@ -43,17 +44,31 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
     cfg = config or QuorumConfig()
     node_ids = st.integers(min_value=1, max_value=voters + observers)
 
+    started: list[QuorumWorld] = []
+
+    def first_world() -> QuorumWorld:
+        """The world every example starts from, warm or cold and checked (with ``every_step``, at
+        every step of the warm start too).  The nodes are seeded, so it is the same world each
+        time: it is built once and each example gets a deep copy of it."""
+        if not started:
+            w = QuorumWorld(voters, cfg, observers=observers)
+            if every_step:
+                w.observer = lambda _node, _ready: w.check()
+            if warm_start:
+                w.run(3000)
+            w.check()
+            started.append(w)
+        return copy.deepcopy(started[0])
+
     class KRaftMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.c = QuorumWorld(voters, cfg, observers=observers)
+            self.c = first_world()
             if every_step:
                 self.c.observer = lambda _node, _ready: self.c.check()
 
         @initialize()
         def start(self) -> None:
-            if warm_start:
-                self.c.run(3000)
             self.c.check()
 
         @precondition(lambda self: self.c.pending)
