@@ -48,6 +48,8 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
@@ -312,7 +314,7 @@ def child(args: argparse.Namespace) -> None:
             an, info = kafka_spark.collect_stored(spark, str(kp))
             out["a_files_s"] = time.perf_counter() - t
             out["a_files_first_s"] = out.get("a_files_first_s", out["a_files_s"])
-        out["a_info"] = info
+        out["a_info"] = attrs.asdict(info)
         agree(an, "arrow (files)")
         t = time.perf_counter()
         an, info = kafka_spark.collect(m=spark.read.parquet(str(kp)))
@@ -322,7 +324,7 @@ def child(args: argparse.Namespace) -> None:
             t = time.perf_counter()
             an, info = kafka_spark.collect(ops)
             out["a_ops_s"] = time.perf_counter() - t
-            out["a_ops_info"] = info
+            out["a_ops_info"] = attrs.asdict(info)
             agree(an, "arrow (from ops)")
 
     out["ingest_ops"], out["ingest_s"] = ndjson_ingest(spark, d, d / f"ndjson-ops-{args.child}.parquet")

@@ -192,7 +192,7 @@ def child(args: argparse.Namespace) -> None:
         total = time.perf_counter() - t
         anoms = [a for _, a in rep.anomalies]
         stages = dict(rep.stage_seconds)
-        for k, v in (rep.kafka_engine.get("task_seconds") or {}).items():
+        for k, v in (getattr(rep.kafka_engine, "task_seconds", None) or {}).items():
             stages[f"task:{k}"] = v
     else:
         t = time.perf_counter()
@@ -219,7 +219,7 @@ def child(args: argparse.Namespace) -> None:
             t = time.perf_counter()
             anoms, info = spark.collect(spark.cycle_input(ops), opts)
             total = stages["cycles"] = time.perf_counter() - t
-            stages.update({k: v for k, v in info.items()})
+            stages.update(histories=info.histories, clustered=info.clustered, shuffled=info.shuffled)
     workers["stop"] = True
     cyc = [a.to_json() for a in anoms if any(a.kind.startswith(k) for k in CYCLE)]
     kinds: dict[str, int] = {}

@@ -4,17 +4,52 @@ each, with its history, typed), the malformed entries, the op count and the stag
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable
+from typing import Callable, Union
 
 import attrs
 
 from spark_validation.checks.agreement import TraceChecks
 from spark_validation.checks.anomaly import Anomaly
+from spark_validation.ingest.chunks import ChunkPaths
 from spark_validation.engine.result import FileOutcome, HistoryResult, metadata_results
 from spark_validation.ingest.records import Malformed
 
 Progress = Callable[[str], None]
 """Where an engine reports how far it got (one line per stage)."""
+
+
+@attrs.frozen
+class FilesPath:
+    """The Kafka check of history files on Spark: each file read and checked by the kernel inside
+    one task (``tasks`` of them), every history whole (all ``clustered``, none ``shuffled``),
+    and the seconds the tasks spent in each stage."""
+
+    files: int
+    tasks: int
+    histories: int
+    task_seconds: dict[str, float]
+    engine: str = "arrow"
+    path: str = "files"
+
+    @property
+    def clustered(self) -> int:
+        return self.histories
+
+    @property
+    def shuffled(self) -> int:
+        return 0
+
+
+@attrs.frozen
+class BothPaths:
+    """The Kafka check's paths when a run read history files and Parquet op tables."""
+
+    files: FilesPath
+    tables: ChunkPaths
+
+
+KafkaPaths = Union[FilesPath, ChunkPaths, BothPaths]
+"""Which path the Kafka check took on Spark."""
 
 
 @attrs.define
@@ -24,7 +59,7 @@ class Collected:
     malformed: list[Malformed] = attrs.field(factory=list)
     stage_seconds: dict[str, float] = attrs.field(factory=dict)
     ops_total: int = 0
-    kafka_engine: dict[str, Any] = attrs.field(factory=dict)  # which path the Kafka check took (Spark)
+    kafka_engine: KafkaPaths | None = None  # which path the Kafka check took (Spark)
     engine: str = "in-process"  # where the checks ran: "in-process" or "spark <master URL>"
 
     def add_result(self, res: HistoryResult, history_bad: Malformed | None) -> None:

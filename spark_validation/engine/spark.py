@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from spark_validation.engine.collected import Collected, Progress
+from spark_validation.engine.collected import BothPaths, Collected, FilesPath, Progress
 from spark_validation.engine.history import check_file
 from spark_validation.engine.stored import KAFKA_ROWS, write_manifest
 from spark_validation.engine.tables import check_tables
@@ -42,8 +42,9 @@ def run_spark(opts: AuditOptions, histories: list[Path], tables: list[Path], tra
     if histories:
         tables_engine = got.kafka_engine
         traces = sorted(set(traces) | set(_spark_files(opts, sc, histories, ops_out, progress, got)))
-        if tables_engine:
-            got.kafka_engine = {"files": got.kafka_engine, "tables": tables_engine}
+        if tables_engine is not None:
+            assert isinstance(got.kafka_engine, FilesPath) and not isinstance(tables_engine, BothPaths)
+            got.kafka_engine = BothPaths(got.kafka_engine, tables_engine)
     if ops_out is not None and opts.store_kafka and (ops_out / KAFKA_ROWS).is_dir():
         write_manifest(ops_out)
     if traces and "metadata" in opts.checks:
@@ -98,9 +99,7 @@ def _spark_files(opts: AuditOptions, sc: Any, files: list[Path], ops_out: Path |
             got.add_file(r, secs)
     got.stage_seconds["files"] = time.perf_counter() - t
     kafka_h = sum(1 for r in got.results[n_results:] if "kafka" in r.checks)
-    got.kafka_engine = {"engine": "arrow", "path": "files", "files": len(files), "tasks": len(groups),
-                        "histories": kafka_h, "clustered": kafka_h, "shuffled": 0,
-                        "task_seconds": {k: round(v, 3) for k, v in sorted(secs.items())}}
+    got.kafka_engine = FilesPath(len(files), len(groups), kafka_h, {k: round(v, 3) for k, v in sorted(secs.items())})
     progress(f"files: {len(got.results) - n_results} histories, {got.ops_total - n_ops} ops, "
              f"{len(got.malformed) - n_malformed} malformed, read and checked in {len(groups)} tasks "
              f"({got.stage_seconds['files']:.1f}s)")

@@ -22,6 +22,7 @@ from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.checks.kafka import spark as kafka_spark
 from spark_validation.checks.kafka import spark_rows as kafka_spark_rows
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
+from spark_validation.ingest.chunks import ChunkPaths
 from spark_validation.checks.linearizable import LinResult, check_history
 from spark_validation.checks.linearizable.evidence import LinAnomaly
 from spark_validation.engine.collected import Collected, Progress
@@ -52,7 +53,7 @@ class _KafkaFound:
     cycles: defaultdict[str, list[CycleAnomaly]] = attrs.field(factory=lambda: defaultdict(list))
     histories: set[str] = attrs.field(factory=set)  # the Kafka histories that pair up
     seconds: float = 0.0
-    engine: dict[str, Any] = attrs.field(factory=dict)  # which path the kernel took (checks.kafka.spark)
+    engine: ChunkPaths | None = None  # which path the kernel took
 
 
 def check_tables(opts: AuditOptions, spark: Any, tables: list[Path], ops_out: Path | None, progress: Progress,
@@ -141,14 +142,13 @@ def _kafka(opts: AuditOptions, spark: Any, ing: _Ingested, tables: list[Path], s
         found.cycles[c.history].append(c)
     stage["cycles"] = time.perf_counter() - tc
     found.seconds = stage["kafka"] = time.perf_counter() - t
-    how = (f", {found.engine['clustered']} checked in place, {found.engine['shuffled']} after a shuffle"
-           if "clustered" in found.engine else "")
-    progress(f"kafka ({found.engine['engine']}): {len(found.histories)} histories, {len(anoms)} anomalies{how} "
+    how = f", {found.engine.clustered} checked in place, {found.engine.shuffled} after a shuffle"
+    progress(f"kafka ({found.engine.engine}): {len(found.histories)} histories, {len(anoms)} anomalies{how} "
              f"({found.seconds:.1f}s)")
     return found
 
 
-def _kernel(spark: Any, kops: Any, tables: list[Path], histories: set[str]) -> tuple[list[KafkaAnomaly], dict]:
+def _kernel(spark: Any, kops: Any, tables: list[Path], histories: set[str]) -> tuple[list[KafkaAnomaly], ChunkPaths]:
     """The Kafka kernel's anomalies of the histories ``histories`` and the path it took."""
     stored = stored_kafka_rows(tables, [])
     if stored is None:
@@ -158,7 +158,7 @@ def _kernel(spark: Any, kops: Any, tables: list[Path], histories: set[str]) -> t
     # kernel rows stored by an earlier audit of exactly this ops.parquet: one task per file, no
     # shuffle; only the histories this run checks are kept
     anoms, engine = kafka_spark.collect_stored(spark, str(stored))
-    return [a for a in anoms if a.history in histories], {**engine, "stored": str(stored)}
+    return [a for a in anoms if a.history in histories], attrs.evolve(engine, stored=str(stored))
 
 
 def _lin(opts: AuditOptions, spark: Any, ing: _Ingested, stage: dict[str, float],

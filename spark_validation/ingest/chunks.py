@@ -4,12 +4,17 @@ A Spark partition streams its rows as record batches; the checks that run per pa
 every history's rows in one table. ``history_chunks`` gathers batches until it holds at least
 ``chunk_rows`` rows, cuts before the first row of the last history it holds (rows of one history
 are contiguous in a partition), and carries that history over to the next chunk.
+
+Beside its anomaly rows, a task emits one count row per history and chunk (``kind`` null); from
+them :func:`chunk_paths` tells the driver which histories one chunk saw whole and which were split
+(checked again after a shuffle), as :class:`ChunkPaths`.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -38,3 +43,34 @@ def history_chunks(batches: Iterable[pa.RecordBatch], chunk_rows: int) -> Iterat
         buf, nbuf = rest.to_batches(), rest.num_rows
     if nbuf:
         yield pa.Table.from_batches(buf)
+
+
+@attrs.frozen
+class ChunkPaths:
+    """Which path the histories of a per-partition check took: the ``engine`` that ran, the
+    histories and rows the tasks saw, how many histories one chunk saw whole (``clustered``:
+    their results are kept) or several chunks saw in parts (``shuffled``: checked again after a
+    shuffle), the chunks cut, and the stored rows read, if any."""
+
+    engine: str
+    histories: int
+    rows: int
+    clustered: int
+    shuffled: int
+    chunks: int
+    stored: str | None = None
+
+
+def chunk_paths(rows: list[Any], engine: str) -> tuple[list[str], ChunkPaths]:
+    """The histories split over several chunks (sorted) and the paths taken, from the count rows
+    (``kind`` null: ``history, chunk, n``) among a check's output ``rows``."""
+    chunks_of: dict[str, set[int]] = {}
+    total = 0
+    for r in rows:
+        if r["kind"] is None:
+            chunks_of.setdefault(r["history"], set()).add(r["chunk"])
+            total += r["n"]
+    split = sorted(h for h, cs in chunks_of.items() if len(cs) > 1)
+    n = len(chunks_of)
+    chunks = len({c for cs in chunks_of.values() for c in cs})
+    return split, ChunkPaths(engine, n, total, n - len(split), len(split), chunks)

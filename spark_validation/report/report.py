@@ -16,7 +16,8 @@ import attrs
 from kraft.outcome import Verdict, header, plural
 from spark_validation.checks import kafka as kafka_check
 from spark_validation.checks.anomaly import Anomaly
-from spark_validation.engine.collected import Collected
+from spark_validation.ingest.chunks import ChunkPaths
+from spark_validation.engine.collected import BothPaths, Collected, FilesPath, KafkaPaths
 from spark_validation.engine.result import HistoryResult
 from spark_validation.ingest.records import Malformed
 
@@ -31,7 +32,7 @@ class AuditReport:
     stage_seconds: dict[str, float]
     ops_total: int = 0
     ignored: list[str] = attrs.field(factory=list)  # files that are not histories, tables or traces
-    kafka_engine: dict[str, Any] = attrs.field(factory=dict)  # which engine/path the Kafka check took
+    kafka_engine: KafkaPaths | None = None  # which engine/path the Kafka check took
     summaries: list[tuple[str, str]] = attrs.field(factory=list)  # (path, command): kraft summary.json files
     engine: str = "in-process"  # where the checks ran: "in-process" or the Spark master URL
 
@@ -97,8 +98,19 @@ class AuditReport:
             "ignored": self.ignored[:IGNORED_SAMPLE],
             "engine": self.engine,
             "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
-            **({"kafka_engine": self.kafka_engine} if self.kafka_engine else {}),
+            **({"kafka_engine": paths_json(self.kafka_engine)} if self.kafka_engine is not None else {}),
         }
+
+
+def paths_json(p: KafkaPaths) -> dict[str, Any]:
+    """``summary.json``'s ``kafka_engine``: which path the Kafka check took on Spark."""
+    if isinstance(p, BothPaths):
+        return {"files": paths_json(p.files), "tables": paths_json(p.tables)}
+    if isinstance(p, FilesPath):
+        return {"engine": p.engine, "path": p.path, "files": p.files, "tasks": p.tasks, "histories": p.histories,
+                "clustered": p.clustered, "shuffled": p.shuffled, "task_seconds": p.task_seconds}
+    assert isinstance(p, ChunkPaths)
+    return attrs.asdict(p, filter=lambda a, v: a.name != "stored" or v is not None)
 
 
 

@@ -61,17 +61,17 @@ def test_labelled_cases_arrow_every_layout(spark) -> None:
     n = len({r["history"] for r in case_rows()})
     got, info = arrow_anomalies(spark, case_rows(), lambda df: df.repartition(2, "history").sortWithinPartitions("history", "line"))
     assert got == exp
-    assert (info["clustered"], info["shuffled"], info["histories"]) == (n, 0, n)
+    assert (info.clustered, info.shuffled, info.histories) == (n, 0, n)
     got, info = arrow_anomalies(spark, case_rows(), lambda df: df.repartition(3))
     assert got == exp
-    assert info["shuffled"] > 0 and info["clustered"] + info["shuffled"] == n
+    assert info.shuffled > 0 and info.clustered + info.shuffled == n
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "5")
     try:  # one partition in batches of 5 rows, cut into chunks of at least 4 at history boundaries
         got, info = arrow_anomalies(spark, case_rows(), lambda df: df.coalesce(1), chunk_rows=4)
     finally:
         spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
     assert got == exp
-    assert info["chunks"] > 3 and info["shuffled"] == 0
+    assert info.chunks > 3 and info.shuffled == 0
 
 
 @examples.SPARK()
@@ -80,7 +80,7 @@ def test_arrow_matches_reference(spark, rows: list[dict]) -> None:
     """Random corpora, as created (histories spread over partitions: in place or re-checked)."""
     got, info = arrow_anomalies(spark, rows, chunk_rows=50)
     assert got == rules.check_rows(rows)
-    assert info["clustered"] + info["shuffled"] == info["histories"]
+    assert info.clustered + info.shuffled == info.histories
 
 
 def test_arrow_stored_kernel_rows(spark, tmp_path) -> None:
@@ -93,11 +93,11 @@ def test_arrow_stored_kernel_rows(spark, tmp_path) -> None:
     kspark.store(df, str(tmp_path / "clustered"), 3)
     got, info = kspark.collect_stored(spark, str(tmp_path / "clustered"))
     assert _decoded(got) == exp
-    assert info["engine"] == "arrow-files" and info["shuffled"] == 0 and info["clustered"] == info["histories"]
+    assert info.engine == "arrow-files" and info.shuffled == 0 and info.clustered == info.histories
     kspark.kernel_input(df).repartition(3).write.parquet(str(tmp_path / "scattered"))
     got, info = kspark.collect_stored(spark, str(tmp_path / "scattered"))
     assert _decoded(got) == exp
-    assert info["shuffled"] > 0
+    assert info.shuffled > 0
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +129,8 @@ def test_spark_audit_equals_local(both_runs, corpus) -> None:
     assert {r.history: r.valid for r in s.results} == expected_verdicts(root)
     assert _norm(s.results) == _norm(lo.results)
     assert s.exit_code == lo.exit_code == 1
-    assert s.kafka_engine["engine"] == "arrow"
-    assert s.kafka_engine["clustered"] + s.kafka_engine["shuffled"] == s.kafka_engine["histories"] > 0
+    assert s.kafka_engine.engine == "arrow"
+    assert s.kafka_engine.clustered + s.kafka_engine.shuffled == s.kafka_engine.histories > 0
 
 
 def test_spark_malformed_lines_by_file_and_line(both_runs, corpus) -> None:
@@ -171,9 +171,9 @@ def test_stored_kafka_rows_are_used_only_while_they_match(spark, both_runs, corp
 
     again = run(AuditOptions(paths=(str(first_out / "ops.parquet"),), out=tmp_path / "again"),
                 progress=lambda m: None)
-    assert again.kafka_engine["engine"] == "arrow-files"
-    assert again.kafka_engine["stored"] == str(first_out / "kafka_rows.parquet")
-    assert again.kafka_engine["shuffled"] == 0
+    assert again.kafka_engine.engine == "arrow-files"
+    assert again.kafka_engine.stored == str(first_out / "kafka_rows.parquet")
+    assert again.kafka_engine.shuffled == 0
     assert _norm(again.results) == expect
 
     # a rewritten op table (here: the manifest no longer names its files) is not trusted
@@ -182,7 +182,7 @@ def test_stored_kafka_rows_are_used_only_while_they_match(spark, both_runs, corp
     (first_out / "kafka_rows.json").write_text(json.dumps(doc))
     stale = run(AuditOptions(paths=(str(first_out / "ops.parquet"),), out=tmp_path / "stale"),
                 progress=lambda m: None)
-    assert stale.kafka_engine["engine"] == "arrow" and "stored" not in stale.kafka_engine
+    assert stale.kafka_engine.engine == "arrow" and stale.kafka_engine.stored is None
     assert _norm(stale.results) == expect
 
 
@@ -238,7 +238,7 @@ def test_elle_cycles_on_spark_equal_reference(spark) -> None:
         assert sorted((a.to_json() for a in check_spark(None, opts, ops)), key=key) == want, (ww, rw)
         # histories spread over partitions: found split, checked again after a shuffle, same answer
         got, info = elle.collect(ops.repartition(3), opts)
-        assert sorted((a.to_json() for a in got), key=key) == want and info["shuffled"] > 0, (ww, rw, info)
+        assert sorted((a.to_json() for a in got), key=key) == want and info.shuffled > 0, (ww, rw, info)
         assert {a["kind"] for a in want} >= ({"G1c"} | ({"G0", "G1c-process", "G1c-realtime", "G-single-item",
                                                          "G-nonadjacent-item", "G2-item", "G-single-item-realtime"}
                                                         if ww else set()))

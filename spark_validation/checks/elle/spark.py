@@ -20,7 +20,7 @@ from spark_validation.checks.elle.explain import CycleAnomaly
 from spark_validation.checks.elle.graph import graph_of_table
 from spark_validation.checks.elle.reference import EDGE_COLUMNS, CycleOptions
 from spark_validation.checks.elle.rows import OP_IN, rows_of_ops
-from spark_validation.ingest.chunks import history_chunks
+from spark_validation.ingest.chunks import ChunkPaths, chunk_paths, history_chunks
 
 EDGE_DDL = ("history string, src long, sp string, dst long, dp string, kind string, key string, "
             "value string, value2 string")
@@ -73,7 +73,7 @@ def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = C
     return rows
 
 
-def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[CycleAnomaly], dict[str, Any]]:
+def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[CycleAnomaly], ChunkPaths]:
     """Cycle anomalies of the op table ``ops`` and a report of which path each history took."""
     def per_partition(it: Iterable[Any]) -> Iterator[Any]:
         ctx = TaskContext.get()
@@ -85,12 +85,7 @@ def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple
     c = cycle_input(ops)
     rows = c.mapInArrow(per_partition, OUT_DDL).collect()
     anoms = [r for r in rows if r["kind"] is not None]
-    chunks_of: dict[str, set[int]] = {}
-    for r in rows:
-        if r["kind"] is None:
-            chunks_of.setdefault(r["history"], set()).add(r["chunk"])
-    split = sorted(h for h, cs in chunks_of.items() if len(cs) > 1)
-    info = {"histories": len(chunks_of), "clustered": len(chunks_of) - len(split), "shuffled": len(split)}
+    split, info = chunk_paths(rows, "cycles")
     if split:
         bad = c.sparkSession.createDataFrame([(h,) for h in split], "history string")
         again = (c.join(F.broadcast(bad), "history", "left_semi").groupBy("history")

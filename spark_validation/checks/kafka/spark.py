@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,11 +36,13 @@ from pyspark.sql import functions as F
 from spark_validation.checks.kafka import spark_rows
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
 from spark_validation.checks.kafka.kernel import ROW_COLUMNS, check_table
-from spark_validation.ingest.chunks import history_chunks
+from spark_validation.ingest.chunks import ChunkPaths, chunk_paths, history_chunks
 
 OUT_DDL = "history string, kind string, key string, evidence string, chunk bigint, n bigint"
 CHUNK_ROWS = 1 << 20  # rows a task gathers before it checks the whole histories among them
 _CHUNK_STRIDE = 1 << 24  # chunk id = partition * stride + chunk number within the task
+
+
 
 # ------------------------------------------------------------------------------------------
 # Spark: per-partition check, verification of the layout, shuffle fallback
@@ -111,9 +113,8 @@ def check(m: "DataFrame", chunk_rows: int = CHUNK_ROWS) -> "DataFrame":
 
 
 def collect(ops: "DataFrame | None" = None, m: "DataFrame | None" = None,
-            chunk_rows: int = CHUNK_ROWS) -> tuple[list[KafkaAnomaly], dict[str, Any]]:
-    """All Kafka anomalies (read back from the anomaly rows' JSON evidence) and a report
-    ``{"engine", "histories", "rows", "clustered", "shuffled", "chunks"}`` saying which path each
+            chunk_rows: int = CHUNK_ROWS) -> tuple[list[KafkaAnomaly], ChunkPaths]:
+    """All Kafka anomalies (read back from the anomaly rows' JSON evidence) and which path each
     history took. ``m``: kernel rows stored at ingest (:func:`store`); else from ``ops``."""
     if m is None:
         m = kernel_input(ops)
@@ -144,14 +145,14 @@ def check_files(units: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS)
             yield from _chunks(batches, unit * _CHUNK_STRIDE, chunk_rows)
 
 
-def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list[KafkaAnomaly], dict[str, Any]]:
+def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list[KafkaAnomaly], ChunkPaths]:
     """All Kafka anomalies of kernel rows stored by :func:`store`: one Spark task per file, the
     file read by the Python worker (no row passes through the JVM). Verified and, where a
     history spans files or chunks, re-checked after a shuffle, as in :func:`collect`. The files
     must be readable at the same path on every executor (a shared or local file system)."""
     files = stored_files(path)
     if not files:
-        return [], {"engine": "arrow-files", "histories": 0, "rows": 0, "clustered": 0, "shuffled": 0, "chunks": 0}
+        return [], ChunkPaths("arrow-files", 0, 0, 0, 0, 0)
     # one partition per file: spark.range puts id i alone in partition i
     units = spark.range(len(files), numPartitions=len(files)).select(
         "id", F.element_at(F.array(*[F.lit(f) for f in files]), F.col("id").cast("int") + 1).alias("path"))
@@ -159,19 +160,10 @@ def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list
     return _verify(rows, lambda: spark.read.parquet(*files), "arrow-files")
 
 
-def _verify(rows: list, source, engine: str) -> tuple[list[KafkaAnomaly], dict[str, Any]]:
+def _verify(rows: list, source, engine: str) -> tuple[list[KafkaAnomaly], ChunkPaths]:
     """Accept each history seen by exactly one chunk; re-check the others after a shuffle."""
     anoms = [r for r in rows if r["kind"] is not None]
-    chunks_of: dict[str, set[int]] = {}
-    total = 0
-    for r in rows:
-        if r["kind"] is None:
-            chunks_of.setdefault(r["history"], set()).add(r["chunk"])
-            total += r["n"]
-    split = sorted(h for h, cs in chunks_of.items() if len(cs) > 1)
-    info: dict[str, Any] = {"engine": engine, "histories": len(chunks_of), "rows": total,
-                            "clustered": len(chunks_of) - len(split), "shuffled": len(split),
-                            "chunks": len({c for cs in chunks_of.values() for c in cs})}
+    split, info = chunk_paths(rows, engine)
     if split:
         m = source()
         bad = m.sparkSession.createDataFrame([(h,) for h in split], "history string")
