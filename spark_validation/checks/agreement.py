@@ -37,12 +37,87 @@ def _entry_text(e: Any) -> str:
     return to_text(e)  # compact JSON in key order, as Spark keeps raw JSON text
 
 
-def check_trace_file(path: str) -> tuple[dict, list[dict]]:
-    """(result-ish dict with steps, anomalies) of one trace file, in plain Python.
+@attrs.frozen
+class Committed:
+    """One entry committed at the divergent offset: the entry (a JSON value, or its text) and the
+    step, trace line and node that first committed it."""
 
-    Malformed lines are returned in ``result["malformed"]`` as (line, reason).
-    """
-    first: dict[tuple[int, str], tuple[int, int, str]] = {}  # (offset, entry) -> (step, line, node)
+    entry: Any
+    step: int
+    line: int
+    node: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entry": self.entry, "step": self.step, "line": self.line, "node": self.node}
+
+
+@attrs.frozen
+class DivergenceEvidence:
+    """Where a trace's committed logs first diverge: the first divergent ``offset``, the step and
+    the two nodes of its second committed entry, every entry committed there
+    (:class:`Committed`, earliest first), and how many offsets diverge."""
+
+    trace: str
+    offset: int
+    step: int
+    nodes: tuple[str, str]
+    entries: tuple[Committed, ...]
+    divergent_offsets: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"trace": self.trace, "offset": self.offset, "step": self.step, "nodes": list(self.nodes),
+                "entries": [e.to_json() for e in self.entries], "divergent_offsets": self.divergent_offsets}
+
+
+@attrs.frozen
+class Divergence(OneKind):
+    """A metadata divergence of one trace (an :class:`~spark_validation.checks.anomaly.Anomaly`;
+    its key is none)."""
+
+    KIND = KIND
+    evidence: DivergenceEvidence
+
+    @property
+    def key(self) -> None:
+        return None
+
+
+@attrs.frozen
+class TraceFile:
+    """One trace checked in plain Python: its step count, the lines that are not steps (line,
+    reason), and its divergence if it has one."""
+
+    steps: int
+    malformed: tuple[tuple[int, str], ...]
+    divergence: Divergence | None
+
+
+Where = tuple[int, int, str]
+"""(step, line, node) that committed an entry: the earliest is the smallest."""
+
+
+def _committed(state: dict[str, Any], step: int, n: int, first: dict[tuple[int, str], Where]) -> None:
+    """Every entry ``state`` holds committed, into ``first`` ((offset, entry text) -> where first
+    committed)."""
+    logs, hws = state.get("log"), state.get("highWatermark")
+    starts = state.get("logStartOffset")
+    if not isinstance(logs, dict) or not isinstance(hws, dict):
+        return
+    for node, entries in logs.items():
+        hw = hws.get(node)
+        start = starts.get(node, 0) if isinstance(starts, dict) else 0
+        if not isinstance(entries, list) or not isinstance(hw, int) or not isinstance(start, int):
+            continue
+        for i, e in enumerate(entries[: max(hw - start, 0)]):
+            k = (start + i, _entry_text(e))
+            cand = (step, n, str(node))
+            if k not in first or cand < first[k]:
+                first[k] = cand
+
+
+def check_trace_file(path: str) -> TraceFile:
+    """One trace file checked in plain Python."""
+    first: dict[tuple[int, str], Where] = {}  # (offset, entry) -> (step, line, node)
     steps = 0
     malformed: list[tuple[int, str]] = []
     for n, obj, problem, _ in ndjson_lines(path):
@@ -59,59 +134,22 @@ def check_trace_file(path: str) -> tuple[dict, list[dict]]:
             malformed.append((n, "step has no state"))
             continue
         steps += 1
-        step = obj.get("i") if isinstance(obj.get("i"), int) else n
-        logs, hws = state.get("log"), state.get("highWatermark")
-        starts = state.get("logStartOffset")
-        if not isinstance(logs, dict) or not isinstance(hws, dict):
-            continue
-        for node, entries in logs.items():
-            hw = hws.get(node)
-            start = starts.get(node, 0) if isinstance(starts, dict) else 0
-            if not isinstance(entries, list) or not isinstance(hw, int) or not isinstance(start, int):
-                continue
-            for i, e in enumerate(entries[: max(hw - start, 0)]):
-                k = (start + i, _entry_text(e))
-                cand = (step, n, str(node))
-                if k not in first or cand < first[k]:
-                    first[k] = cand
-    by_offset: dict[int, list[tuple[tuple[int, int, str], str]]] = {}
+        _committed(state, obj.get("i") if isinstance(obj.get("i"), int) else n, n, first)
+    by_offset: dict[int, list[tuple[Where, str]]] = {}
     for (off, e), where in first.items():
         by_offset.setdefault(off, []).append((where, e))
-    anomalies = []
     bad = sorted(o for o, es in by_offset.items() if len(es) > 1)
-    if bad:
-        anomalies.append(divergence_evidence(path, bad[0], by_offset[bad[0]], len(bad)))
-    return {"steps": steps, "malformed": malformed}, anomalies
+    div = Divergence(divergence_evidence(path, bad[0], by_offset[bad[0]], len(bad))) if bad else None
+    return TraceFile(steps, tuple(malformed), div)
 
 
-@attrs.frozen
-class Divergence(OneKind):
-    """A metadata divergence of one trace (an :class:`~spark_validation.checks.anomaly.Anomaly`;
-    its key is none): ``evidence`` is the JSON object :func:`check_trace_file` builds."""
-
-    KIND = KIND
-    evidence: dict[str, Any]
-
-    @property
-    def key(self) -> None:
-        return None
-
-
-def divergence_evidence(path: str, offset: int, entries: list[tuple[tuple[int, int, str], str]], n_bad: int) -> dict:
+def divergence_evidence(path: str, offset: int, entries: list[tuple[Where, str]], n_bad: int) -> DivergenceEvidence:
+    """The evidence of a divergence at ``offset`` from its entries (where first committed, entry
+    text)."""
     es = sorted(entries)
-    return {
-        "kind": KIND,
-        "key": None,
-        "evidence": {
-            "trace": path,
-            "offset": offset,
-            "step": es[1][0][0],
-            "nodes": [es[0][0][2], es[1][0][2]],
-            "entries": [{"entry": json.loads(e) if e[:1] in "[{" else e, "step": w[0], "line": w[1], "node": w[2]}
-                        for w, e in es],
-            "divergent_offsets": n_bad,
-        },
-    }
+    return DivergenceEvidence(
+        path, offset, es[1][0][0], (es[0][0][2], es[1][0][2]),
+        tuple(Committed(json.loads(e) if e[:1] in "[{" else e, *w) for w, e in es), n_bad)
 
 
 @attrs.frozen
@@ -133,9 +171,9 @@ def check_traces_local(paths: Iterable[str]) -> TraceChecks:
     """What :func:`.agreement_spark.check_traces_spark` finds, in plain Python."""
     found = TraceChecks({}, {}, [])
     for p in paths:
-        info, an = check_trace_file(p)
-        found.steps[p] = info["steps"]
-        found.malformed.extend(unreadable_step(p, ln, why) for ln, why in info["malformed"])
-        if an:
-            found.divergences[p] = Divergence(an[0]["evidence"])
+        t = check_trace_file(p)
+        found.steps[p] = t.steps
+        found.malformed.extend(unreadable_step(p, ln, why) for ln, why in t.malformed)
+        if t.divergence is not None:
+            found.divergences[p] = t.divergence
     return found

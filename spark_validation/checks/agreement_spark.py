@@ -47,6 +47,5 @@ def check_traces_spark(spark: SparkSession, paths: list[str]) -> TraceChecks:
     anomalies = {}
     for r in rows:
         entries = [((e["w"]["step"], e["w"]["line"], e["w"]["node"]), e["entry"]) for e in r["es"]]
-        ev = divergence_evidence(r["path"], int(r["offset"]), entries, int(r["nbad"]))
-        anomalies[r["path"]] = Divergence(ev["evidence"])
+        anomalies[r["path"]] = Divergence(divergence_evidence(r["path"], int(r["offset"]), entries, int(r["nbad"])))
     return TraceChecks(steps, anomalies, bad_rows)

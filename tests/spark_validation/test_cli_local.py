@@ -88,25 +88,25 @@ def test_malformed_counted_by_file_and_line(local_run, corpus) -> None:
 
 def test_metadata_divergence_evidence(corpus) -> None:
     _, exp = corpus
-    info, an = check_trace_file(exp["diverge"])
-    assert info["steps"] == 3
-    ev = an[0]["evidence"]
-    assert (ev["offset"], ev["step"], ev["nodes"]) == (1, 3, ["1", "3"])
-    assert [e["entry"] for e in ev["entries"]] == [{"epoch": 1, "value": "a"}, {"epoch": 1, "value": "b"}]
-    assert check_trace_file(exp["agree"])[1] == []
+    t = check_trace_file(exp["diverge"])
+    assert t.steps == 3
+    ev = t.divergence.evidence
+    assert (ev.offset, ev.step, ev.nodes) == (1, 3, ("1", "3"))
+    assert [e.entry for e in ev.entries] == [{"epoch": 1, "value": "a"}, {"epoch": 1, "value": "b"}]
+    assert check_trace_file(exp["agree"]).divergence is None
 
 
 def test_metadata_non_spec_step_without_state_is_a_step(corpus, tmp_path) -> None:
     """A non-spec step without state left the state unchanged: counted, not malformed; a spec
     step without state is still malformed."""
     _, exp = corpus
-    info, an = check_trace_file(exp["agree"])
-    assert (info["steps"], info["malformed"], an) == (4, [], [])
+    t = check_trace_file(exp["agree"])
+    assert (t.steps, t.malformed, t.divergence) == (4, (), None)
     lines = Path(exp["agree"]).read_text().splitlines()
     lines.insert(3, json.dumps({"i": 9, "action": "HandleFetchResponse", "node": 2, "spec": True, "args": {}}))
     (tmp_path / "trace.ndjson").write_text("\n".join(lines) + "\n")
-    info, _ = check_trace_file(str(tmp_path / "trace.ndjson"))
-    assert (info["steps"], info["malformed"]) == (4, [(4, "step has no state")])
+    t = check_trace_file(str(tmp_path / "trace.ndjson"))
+    assert (t.steps, t.malformed) == (4, ((4, "step has no state"),))
 
 
 def test_metadata_catches_a_committed_entry_that_changes(tmp_path) -> None:
@@ -117,8 +117,8 @@ def test_metadata_catches_a_committed_entry_that_changes(tmp_path) -> None:
     step["state"]["log"]["1"][1] = {"epoch": 2, "value": "z"}
     p = tmp_path / "trace.ndjson"
     p.write_text("\n".join(lines + [json.dumps(step)]) + "\n")
-    _, an = check_trace_file(str(p))
-    assert an and an[0]["evidence"]["offset"] == 1 and an[0]["evidence"]["step"] == 4
+    div = check_trace_file(str(p)).divergence
+    assert div and div.evidence.offset == 1 and div.evidence.step == 4
 
 
 def test_metadata_reads_a_log_from_its_start_offset(tmp_path) -> None:
@@ -133,10 +133,10 @@ def test_metadata_reads_a_log_from_its_start_offset(tmp_path) -> None:
     step["state"]["logStartOffset"] = {node: 1}
     p = tmp_path / "trace.ndjson"
     p.write_text("\n".join(lines + [json.dumps(step)]) + "\n")
-    assert check_trace_file(str(p))[1] == []
+    assert check_trace_file(str(p)).divergence is None
     del step["state"]["logStartOffset"]  # the same log read from 0: its entries move down one offset
     p.write_text("\n".join(lines + [json.dumps(step)]) + "\n")
-    assert check_trace_file(str(p))[1] != []
+    assert check_trace_file(str(p)).divergence is not None
 
 
 def test_parquet_round_trip(local_run, tmp_path) -> None:

@@ -92,5 +92,5 @@ def test_the_metadata_check_of_traces_is_typed(corpus, tmp_path) -> None:
     assert found.steps == {exp["agree"]: 4, exp["diverge"]: 3, str(bad): 4}
     assert list(found.divergences) == [exp["diverge"]]
     div = found.divergences[exp["diverge"]]
-    assert isinstance(div, Divergence) and div.kind == KIND and div.evidence["offset"] == 1
+    assert isinstance(div, Divergence) and div.kind == KIND and div.evidence.offset == 1
     assert [(m.scope, m.path, m.line, m.text) for m in found.malformed] == [("line", str(bad), 3, "")]
