@@ -157,7 +157,7 @@ def audit_table(partitions: int, changes: int) -> None:
     print(f"## audit-metadata in process: {n:,} records ({partitions:,} partitions, {changes:,} changes)\n")
     print("| verdict | seconds | records/s |")
     print("|---|---:|---:|")
-    print(f"| {result['verdict']} | {seconds:.2f} | {n / seconds:,.0f} |")
+    print(f"| {result.verdict.value} | {seconds:.2f} | {n / seconds:,.0f} |")
     print()
 
 

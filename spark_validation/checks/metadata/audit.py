@@ -2,22 +2,81 @@
 of them in this process or on Spark, one task per directory running the same function
 (:func:`audit_corpus`).
 
-A directory's result is a JSON-ready dict whose ``verdict`` follows kraft/outcome.py: ``violation``
-(some record breaks a rule), ``error`` (a file cannot be read: file and byte position), ``inconclusive``
-(nothing to check, or a log that does not start where its snapshot ends), ``clean``.
+A directory's result is a :class:`DirectoryAudit` whose ``verdict`` follows kraft/outcome.py:
+``violation`` (some record breaks a rule), ``error`` (a file cannot be read: file and byte
+position), ``inconclusive`` (nothing to check, or a log that does not start where its snapshot
+ends), ``clean``. The command writes it as JSON (:func:`.cli.directory_json`).
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any
+
+import attrs
 
 from kraft.outcome import Verdict, plural
 
 from .image import Image
 from .reader import Layout, Unreadable, batches, check_snapshot, layout, read_file, records
-from .replay import INTERPRETED, Replayer, Where
+from .replay import INTERPRETED, Replayer, UncleanElection, Violation, Where
+
+
+@attrs.frozen
+class SnapshotRead:
+    """The snapshot a directory's replay started from: its file, end offset and record count."""
+
+    file: str
+    end_offset: int
+    records: int
+
+
+@attrs.frozen
+class FileError:
+    """A file that could not be read: its name (or the directory), the byte position where
+    known, and why."""
+
+    file: str
+    position: int | None
+    why: str
+
+
+@attrs.frozen
+class ImageSize:
+    """The metadata image after the replay: its brokers, topics and partitions."""
+
+    brokers: int
+    topics: int
+    partitions: int
+
+
+@attrs.frozen
+class DirectoryAudit:
+    """One metadata log directory audited: its verdict, what was read (snapshot, segments, files
+    ignored, batches, records by type, control records, records not interpreted or in aborted
+    transactions), the image replayed, the unclean elections and the violations (the first
+    ``MAX_LISTED`` of each, all counted), and why a file could not be read (``error``) or nothing
+    could be decided (``reason``)."""
+
+    directory: str
+    verdict: Verdict
+    snapshot: SnapshotRead | None
+    segments: tuple[str, ...]
+    ignored_files: tuple[str, ...]
+    batches: int
+    records: int
+    control_records: dict[str, int]
+    record_types: dict[str, int]
+    not_interpreted: dict[str, int]
+    aborted_transaction_records: int
+    image: ImageSize
+    unclean_election_count: int
+    unclean_elections: tuple[UncleanElection, ...]
+    violation_count: int
+    violations_by_invariant: dict[str, int]
+    violations: tuple[Violation, ...]
+    error: FileError | None
+    reason: str | None
 
 
 class _Gap(Exception):
@@ -62,7 +121,7 @@ def _replay_segments(directory: str, lay: Layout, rep: Replayer, counts: Counter
                     rep.replay(record, Where(name, pos, offset))
 
 
-def _verdict(rep: Replayer, error: dict | None, reason: str | None, checked: int) -> Verdict:
+def _verdict(rep: Replayer, error: FileError | None, reason: str | None, checked: int) -> Verdict:
     parts = []
     if rep.violation_count:
         parts.append(Verdict.VIOLATION)
@@ -73,13 +132,13 @@ def _verdict(rep: Replayer, error: dict | None, reason: str | None, checked: int
     return Verdict.worst(parts, empty=Verdict.CLEAN)
 
 
-def audit_directory(directory: str, min_isr: int = 1, unclean_allowed: bool = False) -> dict[str, Any]:
+def audit_directory(directory: str, min_isr: int = 1, unclean_allowed: bool = False) -> DirectoryAudit:
     """Replay and check one metadata log directory (never changes it). ``min_isr`` and
     ``unclean_allowed`` stand for the static configuration, which the log does not hold."""
     rep = Replayer(Image(default_min_isr=min_isr, unclean_allowed=unclean_allowed))
     counts: Counter = Counter()
     controls: Counter = Counter()
-    error: dict[str, Any] | None = None
+    error: FileError | None = None
     reason: str | None = None
     lay = Layout(None, 0, (), ())
     try:
@@ -88,42 +147,40 @@ def audit_directory(directory: str, min_isr: int = 1, unclean_allowed: bool = Fa
             _replay_snapshot(directory, lay, rep, counts, controls)
         _replay_segments(directory, lay, rep, counts, controls)
     except Unreadable as exc:
-        error = {"file": exc.file, "position": exc.position, "why": exc.why}
+        error = FileError(exc.file, exc.position, exc.why)
     except _Gap as exc:
         reason = str(exc)
     except OSError as exc:
-        error = {"file": directory, "position": None, "why": exc.strerror or str(exc)}
+        error = FileError(directory, None, exc.strerror or str(exc))
     checked = sum(n for t, n in rep.record_types.items() if t in INTERPRETED)
     if not checked and not reason and not error:
         reason = "no broker, topic or partition record to check" if (lay.segments or lay.snapshot) \
             else "no segment (.log) or snapshot (.checkpoint) file"
-    verdict = _verdict(rep, error, reason, checked)
-    return {
-        "directory": directory, "verdict": verdict.value, "exit_code": verdict.exit_code,
-        "snapshot": ({"file": lay.snapshot, "end_offset": lay.snapshot_end, "records": counts["snapshot_records"]}
-                     if lay.snapshot else None),
-        "segments": [n for _, n in lay.segments], "ignored_files": list(lay.ignored),
-        "batches": counts["batches"], "records": counts["snapshot_records"] + counts["log_records"],
-        "control_records": dict(sorted(controls.items())),
-        "record_types": dict(sorted(rep.record_types.items())),
-        "not_interpreted": dict(sorted(rep.not_interpreted.items())),
-        "aborted_transaction_records": rep.aborted_records,
-        "image": {"brokers": len(rep.image.brokers), "topics": len(rep.image.topics),
-                  "partitions": sum(len(t.partitions) for t in rep.image.topics.values())},
-        "unclean_election_count": rep.unclean_elections, "unclean_elections": rep.unclean,
-        "violation_count": rep.violation_count,
-        "violations_by_invariant": dict(sorted(rep.by_invariant.items())),
-        "violations": [v.to_json() for v in rep.violations],
-        "error": error, "reason": reason,
-    }
+    return _result(directory, lay, rep, counts, controls, error, reason, _verdict(rep, error, reason, checked))
 
 
-def _audit_task(args: tuple[str, int, bool]) -> dict[str, Any]:
+def _result(directory: str, lay: Layout, rep: Replayer, counts: Counter, controls: Counter, error: FileError | None,
+            reason: str | None, verdict: Verdict) -> DirectoryAudit:
+    snap = SnapshotRead(lay.snapshot, lay.snapshot_end, counts["snapshot_records"]) if lay.snapshot else None
+    image = ImageSize(len(rep.image.brokers), len(rep.image.topics),
+                      sum(len(t.partitions) for t in rep.image.topics.values()))
+    return DirectoryAudit(
+        directory=directory, verdict=verdict, snapshot=snap, segments=tuple(n for _, n in lay.segments),
+        ignored_files=tuple(lay.ignored), batches=counts["batches"],
+        records=counts["snapshot_records"] + counts["log_records"], control_records=dict(sorted(controls.items())),
+        record_types=dict(sorted(rep.record_types.items())), not_interpreted=dict(sorted(rep.not_interpreted.items())),
+        aborted_transaction_records=rep.aborted_records, image=image, unclean_election_count=rep.unclean_elections,
+        unclean_elections=tuple(rep.unclean), violation_count=rep.violation_count,
+        violations_by_invariant=dict(sorted(rep.by_invariant.items())), violations=tuple(rep.violations),
+        error=error, reason=reason)
+
+
+def _audit_task(args: tuple[str, int, bool]) -> DirectoryAudit:
     return audit_directory(*args)
 
 
 def audit_corpus(directories: list[str], min_isr: int, master: str | None = None,
-                 unclean_allowed: bool = False) -> list[dict[str, Any]]:
+                 unclean_allowed: bool = False) -> list[DirectoryAudit]:
     """Every directory's result, in the order given: in this process, or with ``master`` one Spark
     task per directory (paths must be readable at the same place on every executor)."""
     if master is None:
@@ -133,9 +190,7 @@ def audit_corpus(directories: list[str], min_isr: int, master: str | None = None
     sc = get_context(master, light_jvm=True, app_name="kraft-audit-metadata")
     tasks = [(os.path.abspath(d), min_isr, unclean_allowed) for d in directories]
     results = sc.parallelize(tasks, max(1, len(tasks))).map(_audit_task).collect()
-    for d, r in zip(directories, results):
-        r["directory"] = d
-    return results
+    return [attrs.evolve(r, directory=d) for d, r in zip(directories, results)]
 
 
 def is_metadata_dir(path: str) -> bool:
@@ -161,18 +216,18 @@ def discover(paths: list[str]) -> list[str]:
     return found
 
 
-def summary(results: list[dict[str, Any]]) -> tuple[Verdict, str]:
+def summary(results: list[DirectoryAudit]) -> tuple[Verdict, str]:
     """The corpus verdict (worst of the directories; none is inconclusive) and its sentence."""
-    verdict = Verdict.worst(Verdict(r["verdict"]) for r in results)
-    by = Counter(r["verdict"] for r in results)
+    verdict = Verdict.worst(r.verdict for r in results)
+    by = Counter(r.verdict.value for r in results)
     if not results:
         return verdict, "no metadata log directory found: nothing checked"
-    violations = sum(r["violation_count"] for r in results)
+    violations = sum(r.violation_count for r in results)
     parts = [f"{n} {v}" for v, n in sorted(by.items())]
     text = f"{plural(len(results), 'metadata log')}: {', '.join(parts)}"
     if violations:
         kinds = Counter()
         for r in results:
-            kinds.update(r["violations_by_invariant"])
+            kinds.update(r.violations_by_invariant)
         text += f"; {plural(violations, 'violation')} ({', '.join(sorted(kinds))})"
     return verdict, text

@@ -14,13 +14,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 
 from kraft.cliutil import json_flag, set_document
 from kraft.outcome import EXIT_ERROR, clear_documents, header, write_document
 from spark_validation.unavailable import SparkUnavailable
 
-from .audit import audit_corpus, discover, summary
+from .audit import DirectoryAudit, audit_corpus, discover, summary
+from .replay import UncleanElection
 
 DOCUMENT = "audit-metadata.json"
 
@@ -29,33 +31,49 @@ def _counts(d: dict[str, int]) -> str:
     return ", ".join(f"{k} {n}" for k, n in d.items()) or "none"
 
 
-def _print_directory(r: dict[str, Any]) -> None:
-    snap = r["snapshot"]
-    click.echo(f"{r['directory']}: {r['verdict']}")
-    click.echo(f"  read           {'snapshot ' + snap['file'] + ' (' + str(snap['records']) + ' records), ' if snap else ''}"
-               f"{len(r['segments'])} segment(s), {r['records']} metadata records in {r['batches']} batches")
-    click.echo(f"  image          {r['image']['brokers']} brokers, {r['image']['topics']} topics, "
-               f"{r['image']['partitions']} partitions")
-    click.echo(f"  control        {_counts(r['control_records'])}")
-    click.echo(f"  not checked    {_counts(r['not_interpreted'])}"
-               + (f"; {r['aborted_transaction_records']} in aborted transactions" if r["aborted_transaction_records"] else ""))
-    if r["unclean_election_count"]:
-        first = r["unclean_elections"][0]
-        click.echo(f"  unclean        {r['unclean_election_count']} election(s) of a leader from outside the ISR "
+def _unclean_json(u: UncleanElection) -> dict[str, Any]:
+    return {"file": u.file, "offset": u.offset, "partition": u.partition, "from": u.before, "to": u.after,
+            "leaderEpoch": u.leader_epoch}
+
+
+def directory_json(r: DirectoryAudit) -> dict[str, Any]:
+    """One directory's entry of ``audit-metadata.json``: the result's fields in order, the exit
+    code after the verdict."""
+    d = attrs.asdict(r, recurse=False)
+    d.update(verdict=r.verdict.value, snapshot=r.snapshot and attrs.asdict(r.snapshot), segments=list(r.segments),
+             ignored_files=list(r.ignored_files), image=attrs.asdict(r.image), error=r.error and attrs.asdict(r.error),
+             unclean_elections=[_unclean_json(u) for u in r.unclean_elections],
+             violations=[v.to_json() for v in r.violations])
+    return {"directory": d.pop("directory"), "verdict": d.pop("verdict"), "exit_code": r.verdict.exit_code, **d}
+
+
+def _print_directory(r: DirectoryAudit) -> None:
+    snap = r.snapshot
+    click.echo(f"{r.directory}: {r.verdict.value}")
+    click.echo(f"  read           {'snapshot ' + snap.file + ' (' + str(snap.records) + ' records), ' if snap else ''}"
+               f"{len(r.segments)} segment(s), {r.records} metadata records in {r.batches} batches")
+    click.echo(f"  image          {r.image.brokers} brokers, {r.image.topics} topics, {r.image.partitions} partitions")
+    click.echo(f"  control        {_counts(r.control_records)}")
+    click.echo(f"  not checked    {_counts(r.not_interpreted)}"
+               + (f"; {r.aborted_transaction_records} in aborted transactions" if r.aborted_transaction_records else ""))
+    if r.unclean_election_count:
+        first = r.unclean_elections[0]
+        click.echo(f"  unclean        {r.unclean_election_count} election(s) of a leader from outside the ISR "
                    f"(lawful when unclean.leader.election.enable allowed it; records may be lost), first: "
-                   f"{first['partition']} {first['from']} -> {first['to']} at {first['file']} offset {first['offset']}")
-    for v in r["violations"][:10]:
-        part = f" {v['partition']}" if v["partition"] else ""
-        click.echo(f"  VIOLATION {v['invariant']}: {v['file']} offset {v['offset']} (batch at byte {v['position']}) "
-                   f"{v['record_type']}{part}: {v['message']}")
-    if r["violation_count"] > 10:
-        click.echo(f"  ... {r['violation_count'] - 10} more violations in the JSON document")
-    if r["error"]:
-        e = r["error"]
-        where = f" at byte position {e['position']}" if e["position"] is not None else ""
-        click.echo(f"  UNREADABLE {e['file']}{where}: {e['why']}")
-    if r["reason"]:
-        click.echo(f"  NOTHING CHECKED: {r['reason']}")
+                   f"{first.partition} {first.before} -> {first.after} at {first.file} offset {first.offset}")
+    for v in r.violations[:10]:
+        part = f" {v.partition}" if v.partition else ""
+        at = v.where
+        click.echo(f"  VIOLATION {v.invariant}: {at.file} offset {at.offset} (batch at byte {at.position}) "
+                   f"{v.record_type}{part}: {v.message}")
+    if r.violation_count > 10:
+        click.echo(f"  ... {r.violation_count - 10} more violations in the JSON document")
+    if r.error:
+        e = r.error
+        where = f" at byte position {e.position}" if e.position is not None else ""
+        click.echo(f"  UNREADABLE {e.file}{where}: {e.why}")
+    if r.reason:
+        click.echo(f"  NOTHING CHECKED: {r.reason}")
 
 
 @click.command(name="audit-metadata")
@@ -99,7 +117,7 @@ def audit_metadata(directories: tuple[str, ...], min_isr: int, unclean_allowed: 
     doc = header("audit-metadata", verdict, sentence,
                  {"engine": f"spark {master}" if master else "in-process", "min_isr_default": min_isr,
                   "unclean_allowed_default": unclean_allowed,
-                  "directories": results})
+                  "directories": [directory_json(r) for r in results]})
     try:
         write_document(out_dir / DOCUMENT, json.dumps(doc, indent=2) + "\n")
     except OSError as exc:

@@ -56,6 +56,19 @@ class Violation:
                 f"{self.record_type}{part}: {self.invariant}: {self.message}")
 
 
+@attrs.frozen
+class UncleanElection:
+    """A leader elected from outside the ISR: where its record sits, the partition, the leader
+    before and after, and the new leader epoch."""
+
+    file: str
+    offset: int
+    partition: str
+    before: int
+    after: int
+    leader_epoch: int
+
+
 INTERPRETED = ("RegisterBrokerRecord", "UnregisterBrokerRecord", "FenceBrokerRecord", "UnfenceBrokerRecord",
                "BrokerRegistrationChangeRecord", "TopicRecord", "PartitionRecord", "PartitionChangeRecord",
                "RemoveTopicRecord", "ConfigRecord", "BeginTransactionRecord", "EndTransactionRecord",
@@ -72,7 +85,7 @@ class Replayer:
     not_interpreted: Counter = attrs.Factory(Counter)
     aborted_records: int = 0
     unclean_elections: int = 0
-    unclean: list[dict[str, Any]] = attrs.Factory(list)
+    unclean: list[UncleanElection] = attrs.Factory(list)
     in_snapshot: bool = False
     _pending: list[tuple[Record, Where]] | None = None
     _at: Where | None = None  # the record being applied
@@ -187,8 +200,8 @@ class Replayer:
                 findings += invariants.unclean_allowed(before, after, self.image.unclean_enabled(t.id))
             self.unclean_elections += 1
             if len(self.unclean) < MAX_LISTED and self._at is not None:
-                self.unclean.append({"file": self._at.file, "offset": self._at.offset, "partition": name,
-                                     "from": before.leader, "to": after.leader, "leaderEpoch": after.leader_epoch})
+                self.unclean.append(UncleanElection(self._at.file, self._at.offset, name, before.leader, after.leader,
+                                                    after.leader_epoch))
         return findings, name
 
     def _config(self, f: dict[str, Any]) -> tuple[list[Finding], None]:

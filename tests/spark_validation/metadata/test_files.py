@@ -9,11 +9,17 @@ import pytest
 
 from kraft.log.metadata import encode_metadata
 from kraft.log.records import Record, RecordBatch
-from spark_validation.checks.metadata.audit import audit_directory
+from spark_validation.checks.metadata.audit import audit_directory as audit_typed
+from spark_validation.checks.metadata.cli import directory_json
 
 from .logs import Cluster, bootstrap, change, partition, register, topic, write_snapshot
 
 SEGMENT = "00000000000000000000.log"
+
+
+def audit_directory(directory: str, **static) -> dict:
+    """The directory's entry of ``audit-metadata.json``: the audit's result as the command writes it."""
+    return directory_json(audit_typed(directory, **static))
 
 
 def _flat(batches):

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kraft.log.metadata import MetadataRecord
-from spark_validation.checks.metadata.audit import audit_directory
+from spark_validation.checks.metadata.audit import audit_directory as audit_typed
+from spark_validation.checks.metadata.cli import directory_json
 from spark_validation.checks.metadata.invariants import INVARIANTS
 
 from .logs import (OTHER_TOPIC_ID, Cluster, change, config, fence, noop, partition, register, shutting_down,
@@ -21,6 +22,11 @@ MIN_ISR_3 = config("min.insync.replicas", "3")
 UNCLEAN_ON = config("unclean.leader.election.enable", "true")
 # the ISR shrinks to [1, 2], then broker 3 is elected from outside it, marked as unclean
 UNCLEAN = [[change(isr=[1, 2])], [change(leader=3, isr=[3], leaderRecoveryState=1)]]
+
+
+def audit_directory(directory: str, **static) -> dict:
+    """The directory's entry of ``audit-metadata.json``: the audit's result as the command writes it."""
+    return directory_json(audit_typed(directory, **static))
 
 # invariant -> (operations that break it with their last record, the lawful twin of those operations)
 CASES: dict[str, tuple[list[list[MetadataRecord]], list[list[MetadataRecord]]]] = {

@@ -25,4 +25,4 @@ def test_spark_gives_the_in_process_answers(tmp_path: Path) -> None:
     local = audit_corpus(dirs, 2)
     spark = audit_corpus(dirs, 2, master="local[2]")
     assert spark == local
-    assert [r["verdict"] for r in local] == ["clean", "violation", "error", "inconclusive"]
+    assert [r.verdict.value for r in local] == ["clean", "violation", "error", "inconclusive"]
