@@ -74,7 +74,6 @@ __all__ = [
 ]
 
 OP_TYPES = ("invoke", "ok", "fail", "info")
-COMPLETION_TYPES = frozenset(("ok", "fail", "info"))
 HISTORY_EXTENSIONS = (".edn", ".ndjson", ".jsonl", ".json")
 _KNOWN_KEYS = ("index", "process", "type", "f", "key", "value", "time")
 
@@ -235,10 +234,6 @@ class History:
     def nemesis_ops(self) -> int:
         """Number of ops from non-client processes (kept, ignored by the checkers)."""
         return sum(1 for op in self.ops if not op.is_client)
-
-    @property
-    def client_ops(self) -> list[Op]:
-        return [op for op in self.ops if op.is_client]
 
     def summary(self) -> dict[str, Any]:
         counts = {t: 0 for t in OP_TYPES}

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Iterator, Literal
 
 import attrs
 
-from spark_validation.ingest.history import Op, normalize, read_history
+from spark_validation.ingest.history import Op, normalize
 
 OP_COLUMNS = ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")
 COMPLETIONS = frozenset({"ok", "fail", "info"})
@@ -302,16 +302,6 @@ def ignored_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return sorted(set(out))
 
 
-def sidecar_model(path: Path) -> str | None:
-    """The model named by a sidecar: ``<file>.model`` or ``model.txt`` in the file's directory."""
-    for side in (path.with_name(path.name + MODEL_SIDECAR_SUFFIX), path.parent / "model.txt"):
-        if side.is_file():
-            text = side.read_text().strip()
-            if text:
-                return text.split()[0]
-    return None
-
-
 # ---------------------------------------------------------------------------------------------
 # NDJSON lines in plain Python (the in-process metadata check reads traces with them)
 
@@ -374,11 +364,3 @@ def rows_to_ops(rows: Iterable[dict]) -> list:
                       f=r["f"], key=normalize(value_from_text(r["key"])),
                       value=normalize(value_from_text(r["value"])), time=r.get("time")))
     return out
-
-
-def read_any(path: Path, model: str | None = None, hid: str | None = None) -> tuple[list[dict], list[Malformed], Any]:
-    """Op rows, malformed lines and the History of one file, via the history reader
-    (contract section 6). A file that is not a history at all raises HistoryFormatError."""
-    h = read_history(str(path), default_model=model, id=hid)
-    bad = [Malformed.of_line(m.path, m.line, m.reason, m.text) for m in h.malformed]
-    return history_rows(h), bad, h

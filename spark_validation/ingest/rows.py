@@ -513,7 +513,7 @@ def _edn(text: str, path: str, rows: Rows) -> list[MalformedLine] | None:
 def read_rows(path: str | Path, model: str | None = None, hid: str | None = None, *,
               fast: bool = True) -> tuple[Rows, list[MalformedLine], str | None, Any]:
     """The op rows of one history file, its malformed lines, its model and initial value:
-    what :func:`records.read_any` gives, as columns, without building ops. Raises
+    what the history reader gives, as columns, without building ops. Raises
     :class:`HistoryFormatError` exactly when the history reader does. ``fast=False`` uses the
     history reader for everything (the reference the fast paths are tested against)."""
     with collector_paused():  # a file's rows are large and acyclic: see collector_paused

@@ -441,8 +441,3 @@ def unseen(f: _Facts) -> Found:
 RULES = (inconsistent_offsets, duplicate, g1a, lost_write, internal, precommitted_read, cross_polls, cross_sends,
          unseen)
 """Every Kafka anomaly rule, each a function of one history's :class:`_Facts`."""
-
-
-def op_count(rows: list[dict]) -> int:
-    """Operations in a history: completions (an invoke/complete pair is one operation)."""
-    return sum(1 for r in rows if r["type"] in COMPLETIONS)

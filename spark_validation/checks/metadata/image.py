@@ -161,10 +161,6 @@ class Image:
                                         "which does not exist")
         return p
 
-    def is_active(self, broker_id: int) -> bool:
-        b = self.brokers.get(broker_id)
-        return b is not None and b.active
-
     def min_isr(self, topic_id: str) -> int:
         """``getTopicEffectiveMinIsr``: the configured value capped at the replication factor."""
         t = self.topics[topic_id]
