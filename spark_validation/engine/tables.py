@@ -20,7 +20,6 @@ from spark_validation.checks.elle.spark import check_spark
 from spark_validation.checks.kafka import KAFKA_FS
 from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.checks.kafka import spark as kafka_spark
-from spark_validation.checks.kafka import spark_rows as kafka_spark_rows
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from spark_validation.ingest.chunks import ChunkPaths
 from spark_validation.checks.linearizable import LinResult, check_history
@@ -136,8 +135,7 @@ def _kafka(opts: AuditOptions, spark: Any, ing: _Ingested, tables: list[Path], s
     for a in sorted_anomalies(anoms):
         found.anomalies[a.history].append(a)
     tc = time.perf_counter()
-    cyc = check_spark(kafka_spark_rows.micro_ops(kops),
-                      CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime), kops)
+    cyc = check_spark(kops, CycleOptions(opts.ww_deps, opts.rw_deps, opts.process_order, opts.realtime))
     for c in cyc:  # in the report's order
         found.cycles[c.history].append(c)
     stage["cycles"] = time.perf_counter() - tc

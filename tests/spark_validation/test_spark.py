@@ -235,7 +235,7 @@ def test_elle_cycles_on_spark_equal_reference(spark) -> None:
         opts = CycleOptions(ww, rw, process=ww, realtime=ww)
         key = lambda a: (a["history"], a["kind"], json.dumps(a["evidence"], sort_keys=True))  # noqa: E731
         want = sorted((a.to_json() for a in check_rows_ref(rows, opts)), key=key)
-        assert sorted((a.to_json() for a in check_spark(None, opts, ops)), key=key) == want, (ww, rw)
+        assert sorted((a.to_json() for a in check_spark(ops, opts)), key=key) == want, (ww, rw)
         # histories spread over partitions: found split, checked again after a shuffle, same answer
         got, info = elle.collect(ops.repartition(3), opts)
         assert sorted((a.to_json() for a in got), key=key) == want and info.shuffled > 0, (ww, rw, info)

@@ -65,12 +65,11 @@ def _chunks(batches: Iterable[Any], base: int, chunk_rows: int, opts: CycleOptio
         yield _check_chunk(t, base + k, opts)
 
 
-def check_spark(m: Any, opts: CycleOptions, ops: Any = None, chunk_rows: int = CHUNK_ROWS) -> list[CycleAnomaly]:
-    """Cycle anomalies of every history of the op table ``ops`` (``m``, the micro-ops of an older
-    interface, is ignored). The kernel runs per partition; the driver accepts a history only if
-    exactly one chunk saw it, and checks the others again after a shuffle."""
-    rows, _ = collect(ops if ops is not None else m, opts, chunk_rows)
-    return rows
+def check_spark(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> list[CycleAnomaly]:
+    """Cycle anomalies of every history of the op table ``ops``. The kernel runs per partition;
+    the driver accepts a history only if exactly one chunk saw it, and checks the others again
+    after a shuffle."""
+    return collect(ops, opts, chunk_rows)[0]
 
 
 def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple[list[CycleAnomaly], ChunkPaths]:
