@@ -20,6 +20,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
+OUT_DDL = "history string, kind string, key string, evidence string, chunk bigint, n bigint"
+"""A per-partition check's output rows: anomalies, and per chunk one count row per history."""
+CHUNK_STRIDE = 1 << 24  # chunk id = partition (or file) * stride + chunk number within the task
+
+
 def history_chunks(batches: Iterable[pa.RecordBatch], chunk_rows: int) -> Iterator[pa.Table]:
     """Tables of whole histories (by the ``history`` column), each cut once ``chunk_rows`` rows
     were gathered; every row once, in order; empty batches are skipped."""
@@ -43,6 +48,21 @@ def history_chunks(batches: Iterable[pa.RecordBatch], chunk_rows: int) -> Iterat
         buf, nbuf = rest.to_batches(), rest.num_rows
     if nbuf:
         yield pa.Table.from_batches(buf)
+
+
+def out_batch(anoms: list[Any], evidence: list[str], t: pa.Table, chunk: int) -> pa.RecordBatch:
+    """A chunk's output (:data:`OUT_DDL`): one row per anomaly (``history, kind, key`` and its
+    ``evidence`` as JSON text), then one count row per history of the chunk's table ``t``
+    (``kind`` null, ``n`` its rows)."""
+    vc = pc.value_counts(t.column("history"))
+    hists, counts = vc.field("values").to_pylist(), vc.field("counts").to_pylist()
+    m, none = len(anoms), [None] * len(counts)
+    return pa.RecordBatch.from_arrays(
+        [pa.array([a.history for a in anoms] + hists, pa.string()),
+         pa.array([a.kind for a in anoms] + none, pa.string()), pa.array([a.key for a in anoms] + none, pa.string()),
+         pa.array(evidence + none, pa.string()), pa.array([chunk] * (m + len(counts)), pa.int64()),
+         pa.array([None] * m + counts, pa.int64())],
+        names=["history", "kind", "key", "evidence", "chunk", "n"])
 
 
 @attrs.frozen

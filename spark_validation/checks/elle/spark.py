@@ -9,24 +9,22 @@ import json
 from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.sql import functions as F
 
 from spark_validation.checks.anomaly import in_report_order
 from spark_validation.checks.kafka import rules as kafka_rules
+from spark_validation.checks.kafka.spark import with_split_rechecked
 from spark_validation.checks.elle.check import check_rows_ref, check_table
 from spark_validation.checks.elle.explain import CycleAnomaly
 from spark_validation.checks.elle.graph import graph_of_table
 from spark_validation.checks.elle.reference import EDGE_COLUMNS, CycleOptions
 from spark_validation.checks.elle.rows import OP_IN, rows_of_ops
-from spark_validation.ingest.chunks import ChunkPaths, chunk_paths, history_chunks
+from spark_validation.ingest.chunks import CHUNK_STRIDE, OUT_DDL, ChunkPaths, history_chunks, out_batch
 
 EDGE_DDL = ("history string, src long, sp string, dst long, dp string, kind string, key string, "
             "value string, value2 string")
-OUT_DDL = "history string, kind string, key string, evidence string, chunk bigint, n bigint"
 CHUNK_ROWS = 1 << 19  # op rows a task gathers before it checks the whole histories among them
-_CHUNK_STRIDE = 1 << 24
 
 
 def cycle_input(ops: Any) -> Any:
@@ -37,26 +35,13 @@ def cycle_input(ops: Any) -> Any:
     return ops.where(F.col("f").isin(*kafka_rules.KAFKA_FS)).select(*OP_IN)
 
 
-def _out_batch(anoms: list[CycleAnomaly], hists: list, counts: list, chunk: int) -> Any:
-    m = len(anoms)
-    return pa.RecordBatch.from_arrays(
-        [pa.array([a.history for a in anoms] + hists, pa.string()),
-         pa.array([a.kind for a in anoms] + [None] * len(hists), pa.string()),
-         pa.array([a.key for a in anoms] + [None] * len(hists), pa.string()),
-         pa.array([json.dumps(a.evidence.to_json()) for a in anoms] + [None] * len(hists), pa.string()),
-         pa.array([chunk] * (m + len(hists)), pa.int64()),
-         pa.array([None] * m + counts, pa.int64())],
-        names=["history", "kind", "key", "evidence", "chunk", "n"])
-
-
 def _check_chunk(t: Any, chunk: int, opts: CycleOptions) -> Any:
     """Check a chunk of op rows (whole histories, as far as this task knows)."""
-    vc = pc.value_counts(t.column("history"))
     try:
         anoms = check_table(rows_of_ops(t), opts)
     except (OverflowError, ValueError, TypeError):  # as check_rows: the reference decides
         anoms = check_rows_ref(t.to_pylist(), opts)
-    return _out_batch(anoms, vc.field("values").to_pylist(), vc.field("counts").to_pylist(), chunk)
+    return out_batch(anoms, [json.dumps(a.evidence.to_json()) for a in anoms], t, chunk)
 
 
 def _chunks(batches: Iterable[Any], base: int, chunk_rows: int, opts: CycleOptions) -> Iterator[Any]:
@@ -76,21 +61,14 @@ def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple
     """Cycle anomalies of the op table ``ops`` and a report of which path each history took."""
     def per_partition(it: Iterable[Any]) -> Iterator[Any]:
         ctx = TaskContext.get()
-        yield from _chunks(it, (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE, chunk_rows, opts)
+        yield from _chunks(it, (ctx.partitionId() if ctx is not None else 0) * CHUNK_STRIDE, chunk_rows, opts)
 
     def per_history(t: Any) -> Any:
         return pa.Table.from_batches([_check_chunk(t, -1, opts)])
 
     c = cycle_input(ops)
-    rows = c.mapInArrow(per_partition, OUT_DDL).collect()
-    anoms = [r for r in rows if r["kind"] is not None]
-    split, info = chunk_paths(rows, "cycles")
-    if split:
-        bad = c.sparkSession.createDataFrame([(h,) for h in split], "history string")
-        again = (c.join(F.broadcast(bad), "history", "left_semi").groupBy("history")
-                 .applyInArrow(per_history, OUT_DDL).where(F.col("kind").isNotNull()).collect())
-        drop = set(split)
-        anoms = [r for r in anoms if r["history"] not in drop] + again
+    anoms, info = with_split_rechecked(c.mapInArrow(per_partition, OUT_DDL).collect(), "cycles", lambda: c,
+                                       per_history)
     out = [CycleAnomaly.from_json({"history": r["history"], "kind": r["kind"], "evidence": json.loads(r["evidence"])})
            for r in anoms]
     return in_report_order(out), info

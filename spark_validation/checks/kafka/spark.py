@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark import TaskContext
 from pyspark.sql import DataFrame
@@ -36,13 +35,9 @@ from pyspark.sql import functions as F
 from spark_validation.checks.kafka import spark_rows
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
 from spark_validation.checks.kafka.kernel import ROW_COLUMNS, check_table
-from spark_validation.ingest.chunks import ChunkPaths, chunk_paths, history_chunks
+from spark_validation.ingest.chunks import CHUNK_STRIDE, OUT_DDL, ChunkPaths, chunk_paths, history_chunks, out_batch
 
-OUT_DDL = "history string, kind string, key string, evidence string, chunk bigint, n bigint"
 CHUNK_ROWS = 1 << 20  # rows a task gathers before it checks the whole histories among them
-_CHUNK_STRIDE = 1 << 24  # chunk id = partition * stride + chunk number within the task
-
-
 
 # ------------------------------------------------------------------------------------------
 # Spark: per-partition check, verification of the layout, shuffle fallback
@@ -61,31 +56,9 @@ def store(ops: "DataFrame", path: str, parts: int) -> None:
      .write.mode("overwrite").parquet(path))
 
 
-def _out_batch(anoms: list[KafkaAnomaly], seen: "pa.Table | None", chunk: int) -> "pa.RecordBatch":
-    hs = [a.history for a in anoms]
-    kinds: list = [a.kind for a in anoms]
-    keys = [a.key for a in anoms]
-    evs: list = [json.dumps(a.to_json()["evidence"]) for a in anoms]
-    chunks = [chunk] * len(anoms)
-    ns: list = [None] * len(anoms)
-    if seen is not None:
-        vc = seen.column("history").value_counts() if isinstance(seen, pa.Table) else seen
-        hs += vc.field("values").to_pylist()
-        cnt = vc.field("counts").to_pylist()
-        kinds += [None] * len(cnt)
-        keys += [None] * len(cnt)
-        evs += [None] * len(cnt)
-        chunks += [chunk] * len(cnt)
-        ns += cnt
-    return pa.RecordBatch.from_arrays(
-        [pa.array(hs, pa.string()), pa.array(kinds, pa.string()), pa.array(keys, pa.string()),
-         pa.array(evs, pa.string()), pa.array(chunks, pa.int64()), pa.array(ns, pa.int64())],
-        names=["history", "kind", "key", "evidence", "chunk", "n"])
-
-
 def _check_chunk(t: "pa.Table", chunk: int) -> "pa.RecordBatch":
-    vc = pc.value_counts(t.column("history"))
-    return _out_batch(check_table(t), vc, chunk)
+    anoms = check_table(t)
+    return out_batch(anoms, [json.dumps(a.to_json()["evidence"]) for a in anoms], t, chunk)
 
 
 def _chunks(batches: Iterable["pa.RecordBatch"], base: int, chunk_rows: int) -> Iterator["pa.RecordBatch"]:
@@ -99,7 +72,7 @@ def check_partitions(batches: Iterable["pa.RecordBatch"], chunk_rows: int = CHUN
     """The ``mapInArrow`` function over kernel rows: anomaly rows and, per chunk, one
     ``(history, chunk, n)`` row per history it saw (``kind`` null)."""
     ctx = TaskContext.get()
-    yield from _chunks(batches, (ctx.partitionId() if ctx is not None else 0) * _CHUNK_STRIDE, chunk_rows)
+    yield from _chunks(batches, (ctx.partitionId() if ctx is not None else 0) * CHUNK_STRIDE, chunk_rows)
 
 
 def _check_group(t: "pa.Table") -> "pa.Table":
@@ -142,7 +115,7 @@ def check_files(units: Iterable["pa.RecordBatch"], chunk_rows: int = CHUNK_ROWS)
     for ub in units:
         for unit, path in zip(ub.column(0).to_pylist(), ub.column(1).to_pylist()):
             batches = pq.ParquetFile(path).iter_batches(batch_size=1 << 17, columns=list(ROW_COLUMNS))
-            yield from _chunks(batches, unit * _CHUNK_STRIDE, chunk_rows)
+            yield from _chunks(batches, unit * CHUNK_STRIDE, chunk_rows)
 
 
 def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list[KafkaAnomaly], ChunkPaths]:
@@ -160,16 +133,24 @@ def collect_stored(spark, path: str, chunk_rows: int = CHUNK_ROWS) -> tuple[list
     return _verify(rows, lambda: spark.read.parquet(*files), "arrow-files")
 
 
-def _verify(rows: list, source, engine: str) -> tuple[list[KafkaAnomaly], ChunkPaths]:
+def _verify(rows: list, source: Callable[[], "DataFrame"], engine: str) -> tuple[list[KafkaAnomaly], ChunkPaths]:
     """Accept each history seen by exactly one chunk; re-check the others after a shuffle."""
+    anoms, info = with_split_rechecked(rows, engine, lambda: source().select(*ROW_COLUMNS), _check_group)
+    return [KafkaAnomaly.from_json(r.asDict()) for r in anoms], info
+
+
+def with_split_rechecked(rows: list, engine: str, source: Callable[[], "DataFrame"],
+                         per_history: Callable[["pa.Table"], "pa.Table"]) -> tuple[list, ChunkPaths]:
+    """The anomaly rows of a per-partition check's output ``rows``: those of each history one
+    chunk saw whole, and for a history several chunks saw in parts, those of ``per_history`` on
+    the whole history from ``source()`` after a shuffle; with the paths the histories took."""
     anoms = [r for r in rows if r["kind"] is not None]
     split, info = chunk_paths(rows, engine)
     if split:
-        m = source()
-        bad = m.sparkSession.createDataFrame([(h,) for h in split], "history string")
-        again = (m.select(*ROW_COLUMNS).join(F.broadcast(bad), "history", "left_semi")
-                 .groupBy("history").applyInArrow(_check_group, OUT_DDL).where(F.col("kind").isNotNull())
-                 .collect())
+        df = source()
+        bad = df.sparkSession.createDataFrame([(h,) for h in split], "history string")
+        again = (df.join(F.broadcast(bad), "history", "left_semi").groupBy("history")
+                 .applyInArrow(per_history, OUT_DDL).where(F.col("kind").isNotNull()).collect())
         drop = set(split)
         anoms = [r for r in anoms if r["history"] not in drop] + again
-    return [KafkaAnomaly.from_json(r.asDict()) for r in anoms], info
+    return anoms, info
