@@ -114,18 +114,12 @@ def unknown_reason(r: HistoryResult) -> str:
     """Why a history's verdict is ``unknown``, from its result (its results.json entry)."""
     if r.malformed:
         return f"malformed history, not checked: {r.malformed}"
-    info = r.info or {}
-    stack, seen = [info], 0
-    while stack and seen < 200:  # the reason may sit in a partition's details
-        d = stack.pop(0)
-        seen += 1
-        if isinstance(d, dict):
-            for key in ("error", "reason", "kafka"):
-                if isinstance(d.get(key), str) and d[key]:
-                    return d[key]
-            stack.extend(v for v in d.values() if isinstance(v, (dict, list)))
-        elif isinstance(d, list):
-            stack.extend(v for v in d if isinstance(v, (dict, list)))
+    info, lin = r.info, r.info and r.info.lin
+    reasons = [info.error, lin and lin.error, info.kafka] if info else []
+    reasons += [u.reason for u in lin.unknown_partitions] if lin else []  # the reason may sit in a partition
+    for reason in reasons:
+        if reason:
+            return reason
     return "undecided (no reason recorded)"
 
 

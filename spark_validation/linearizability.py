@@ -30,18 +30,19 @@ def render(result: LinResult, history: History | None = None, *, context: int = 
     the tail of the linearized prefix, the op it got stuck on and the candidates."""
     name = history.id if history is not None else "<ops>"
     verdict = {True: "linearizable", False: "NOT linearizable"}.get(result.valid, "unknown")  # type: ignore[call-overload]
+    info = result.info
     lines = [
-        f"{name}: {verdict} ({result.info.get('model', '?')}, {result.ops} ops, "
-        f"{result.info.get('partitions', 0)} partition(s), {result.seconds * 1e3:.1f} ms)"
+        f"{name}: {verdict} ({info.model or '?'}, {result.ops} ops, "
+        f"{info.partitions or 0} partition(s), {result.seconds * 1e3:.1f} ms)"
     ]
-    if "error" in result.info:
-        lines.append(f"  error: {result.info['error']}")
-        for e in result.info.get("structure_errors", [])[:context]:
-            lines.append(f"    op index {e['index']} (process {e['process']}): {e['reason']}")
-    for u in result.info.get("unknown_partitions", []):
+    if info.error is not None:
+        lines.append(f"  error: {info.error}")
+        for e in info.structure_errors[:context]:
+            lines.append(f"    op index {e.index} (process {e.process}): {e.reason}")
+    for u in info.unknown_partitions:
         lines.append(
-            f"  key {u['key']!r}: undecided ({u['reason']}; {u['explored']} steps, deepest prefix "
-            f"{u['best_prefix']} of {u['calls']} calls)"
+            f"  key {u.key!r}: undecided ({u.reason}; {u.explored} steps, deepest prefix "
+            f"{u.best_prefix} of {u.calls} calls)"
         )
     for a in result.anomalies:
         ev = a.evidence

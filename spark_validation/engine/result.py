@@ -21,14 +21,39 @@ from spark_validation.checks.agreement import MODEL, TraceChecks
 from spark_validation.checks.anomaly import Anomaly
 from spark_validation.checks.elle.explain import CycleAnomaly
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
-from spark_validation.checks.linearizable import LinResult
+from spark_validation.checks.linearizable import LinInfo, LinResult
 from spark_validation.checks.linearizable.models import MODELS
-from spark_validation.ingest.history import to_jsonable
 from spark_validation.ingest.records import Malformed
 
 
 Valid = Any
 """A verdict as Jepsen's ``:valid?`` has it: ``True``, ``False`` or ``"unknown"``."""
+
+
+@attrs.frozen
+class HistoryInfo:
+    """A history's details (its ``info`` entry): why the Kafka check has no verdict (``kafka``),
+    the linearizability check's details (``lin``), why no check ran (``error``) and how many of
+    its lines could not be read (``malformed_lines``, ``scope``: what the verdict covers)."""
+
+    kafka: str | None = None
+    lin: LinInfo | None = None
+    error: str | None = None
+    malformed_lines: int | None = None
+    scope: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The details as JSON: ``kafka``, then the linearizability check's keys, then ``error``;
+        ``malformed_lines`` and ``scope`` replace the check's own values where it has them."""
+        out: dict[str, Any] = {}
+        if self.kafka is not None:
+            out["kafka"] = self.kafka
+        if self.lin is not None:
+            out.update(self.lin.to_json())
+        for k in ("error", "malformed_lines", "scope"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        return out
 
 
 @attrs.define
@@ -47,11 +72,14 @@ class HistoryResult:
     anomalies: list[Anomaly] = attrs.field(factory=list)
     checks: list[str] = attrs.field(factory=list)
     malformed: str | None = None
-    info: dict | None = None
+    info: HistoryInfo | None = None
     malformed_lines: int = 0
 
-    def add_info(self, **kv: Any) -> None:
-        self.info = {**(self.info or {}), **kv}
+    def mark_lost_lines(self, n: int) -> None:
+        """``n`` of the history's lines could not be read: its verdict covers the ops read."""
+        self.malformed_lines = n
+        scope = f"the {self.ops} op(s) read; {n} line(s) could not be read (malformed.json)"
+        self.info = attrs.evolve(self.info or HistoryInfo(), malformed_lines=n, scope=scope)
 
 
 @attrs.frozen
@@ -118,7 +146,7 @@ def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, struc
             # Elle's :empty-transaction-graph (elle.txn/cycles, one of unknown-anomaly-types):
             # nothing to check is inconclusive, never valid (Jepsen's Kafka checker calls it invalid)
             kv = "unknown"
-            res.info = {"kafka": kafka_check.EMPTY_GRAPH}
+            res.info = HistoryInfo(kafka=kafka_check.EMPTY_GRAPH)
         verdicts.append(kv)
         res.seconds += kafka_seconds
     if lin is not None:
@@ -126,12 +154,12 @@ def build_result(hid: str, model: str | None, n_ops: int, has_kafka: bool, struc
         verdicts.append(lin.valid)
         res.anomalies.extend(lin.anomalies)
         res.seconds += lin.seconds
-        if lin.info:
-            res.add_info(**to_jsonable(lin.info))
+        if lin.info != LinInfo():
+            res.info = attrs.evolve(res.info or HistoryInfo(), lin=lin.info)
     if not verdicts:
         wanted = "lin" in checks and model is not None
-        res.info = {"error": (f"unknown model {model!r} (known: {', '.join(sorted(lin_models()))})"
-                              if wanted else "no check applies: no Kafka ops and no model (use --model)")}
+        res.info = HistoryInfo(error=(f"unknown model {model!r} (known: {', '.join(sorted(lin_models()))})"
+                                      if wanted else "no check applies: no Kafka ops and no model (use --model)"))
     res.valid = combine(verdicts)
     res.seconds = round(res.seconds, 6)
     return res

@@ -22,7 +22,7 @@ from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.checks.kafka import spark as kafka_spark
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
 from spark_validation.ingest.chunks import ChunkPaths
-from spark_validation.checks.linearizable import LinResult, check_history
+from spark_validation.checks.linearizable import LinInfo, LinResult, check_history
 from spark_validation.checks.linearizable.evidence import LinAnomaly
 from spark_validation.engine.collected import Collected, Progress
 from spark_validation.engine.result import build_result, lin_models
@@ -178,7 +178,7 @@ def _lin(opts: AuditOptions, spark: Any, ing: _Ingested, stage: dict[str, float]
         v = {"true": True, "false": False}.get(r["valid"], "unknown")
         out[r["history"]] = LinResult(v, r["ops"], r["seconds"],
                                       [LinAnomaly.from_json(a) for a in json.loads(r["anomalies"])],
-                                      json.loads(r["info"]))
+                                      LinInfo.from_json(json.loads(r["info"])))
     stage["lin"] = time.perf_counter() - t
     progress(f"lin: {len(lin_rows)} histories ({stage['lin']:.1f}s)")
     return out
@@ -202,10 +202,10 @@ def lin_udf(models: frozenset[str], initial_json: str | None, budget: float | No
             res = check_history(rows_to_ops(rows), model, initial=init, budget_seconds=budget, nil_reads=nil_reads,
                                 history_id=hid)
             out = (str(res.valid).lower() if isinstance(res.valid, bool) else str(res.valid), len(rows),
-                   res.seconds, json.dumps([a.to_json() for a in res.anomalies]), json.dumps(to_jsonable(res.info)))
+                   res.seconds, json.dumps([a.to_json() for a in res.anomalies]), json.dumps(res.info.to_json()))
         except Exception as exc:  # noqa: BLE001 - one history's crash must not kill the corpus
             out = ("unknown", len(rows), time.perf_counter() - t, "[]",
-                   json.dumps({"error": f"checker raised {type(exc).__name__}: {exc}"}))
+                   json.dumps(LinInfo(error=f"checker raised {type(exc).__name__}: {exc}").to_json()))
         return pd.DataFrame([(hid, *out)], columns=["history", "valid", "ops", "seconds", "anomalies", "info"])
 
     return run_one

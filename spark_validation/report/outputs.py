@@ -30,7 +30,7 @@ def result_json(r: HistoryResult) -> dict[str, Any]:
     if r.malformed is not None:
         out["malformed"] = r.malformed
     if r.info is not None:
-        out["info"] = r.info
+        out["info"] = r.info.to_json()
     if r.malformed_lines:
         out["malformed_lines"] = r.malformed_lines
     return out

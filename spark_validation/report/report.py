@@ -117,12 +117,11 @@ def paths_json(p: KafkaPaths) -> dict[str, Any]:
 
 def mark_lost_lines(report: AuditReport) -> None:
     """A history that lost lines says so (both engines, after the check): its result gets
-    ``malformed_lines`` (top level and ``info``) and ``info["scope"]``; a ``true`` verdict then
+    ``malformed_lines`` (top level and ``info``) and ``info.scope``; a ``true`` verdict then
     holds for the ops that were read, not for the file."""
     lost = Counter(m.path for m in report.malformed if m.scope == "line")
     for r in report.results:
         n = lost.get(r.history, 0)
         if not n:
             continue
-        r.malformed_lines = n
-        r.add_info(malformed_lines=n, scope=f"the {r.ops} op(s) read; {n} line(s) could not be read (malformed.json)")
+        r.mark_lost_lines(n)

@@ -32,16 +32,16 @@ def explosive(n: int) -> list[Op]:
 def test_time_budget_gives_unknown_with_progress() -> None:
     r = check_history(explosive(20), "register", budget_seconds=0.2)
     assert r.valid == "unknown"
-    (u,) = r.info["unknown_partitions"]
-    assert u["reason"] == "time budget exhausted"
-    assert 0 < u["best_prefix"] <= 22 and u["explored"] > 1000
+    (u,) = r.info.unknown_partitions
+    assert u.reason == "time budget exhausted"
+    assert 0 < u.best_prefix <= 22 and u.explored > 1000
     assert r.seconds < 5
 
 
 def test_cache_cap_gives_unknown() -> None:
     r = check_history(explosive(20), "register", max_cache=5000)
     assert r.valid == "unknown"
-    assert "cache limit" in r.info["unknown_partitions"][0]["reason"]
+    assert "cache limit" in r.info.unknown_partitions[0].reason
 
 
 def test_small_explosive_history_is_decided() -> None:
@@ -57,7 +57,7 @@ def test_small_explosive_history_is_decided() -> None:
 def test_values_nobody_wrote_are_reported_without_search() -> None:
     ops = explosive(30)[:-4] + [op(60, 30, "invoke", "read"), op(61, 30, "ok", "read", 99)]
     r = check_history(ops, "register", budget_seconds=5)
-    assert r.valid is False and r.seconds < 1 and r.info["explored"] == 0
+    assert r.valid is False and r.seconds < 1 and r.info.explored == 0
     ev = r.anomalies[0].to_json()["evidence"]
     assert ev["stuck_op"]["index"] == 60
     assert "no write or cas ever wrote" in ev["impossible_ops"][0]["reason"]
@@ -72,13 +72,13 @@ def test_values_nobody_wrote_are_reported_without_search() -> None:
 
 def test_bad_input_never_raises() -> None:
     h = seq((0, "invoke", "write", 1), (0, "ok", "write", 1))
-    assert "unknown model" in check_history(h, "no-such-model").info["error"]
-    assert "no model" in check_history(h).info["error"]
+    assert "unknown model" in check_history(h, "no-such-model").info.error
+    assert "no model" in check_history(h).info.error
     bad = seq((0, "invoke", "frobnicate", 1), (0, "ok", "frobnicate", 1))
     r = check_history(bad, "register")
-    assert r.valid == "unknown" and "no operation 'frobnicate'" in r.info["error"]
+    assert r.valid == "unknown" and "no operation 'frobnicate'" in r.info.error
     bad_cas = seq((0, "invoke", "cas", 5), (0, "ok", "cas", 5))
-    assert "[old new]" in check_history(bad_cas, "cas-register").info["error"]
+    assert "[old new]" in check_history(bad_cas, "cas-register").info.error
 
 
 def test_every_failing_partition_is_reported() -> None:
@@ -98,7 +98,7 @@ def test_every_failing_partition_is_reported() -> None:
         r = check_history(h, model)
         assert r.valid is False
         assert [a.key for a in r.anomalies] == ["a", "b"]
-        assert r.info["partitions"] == 3
+        assert r.info.partitions == 3
 
 
 def test_kv_initial_per_key_and_model_instances() -> None:
@@ -142,7 +142,7 @@ def test_info_and_pending_reads_constrain_nothing() -> None:
         (2, "fail", "read"),
     )
     r = check_history(h, "register")
-    assert r.valid is True and r.info["calls"] == 0 and r.info["failed_ops_dropped"] == 1
+    assert r.valid is True and r.info.calls == 0 and r.info.failed_ops_dropped == 1
 
 
 # --- the Model interface, model by model ------------------------------------------------------
@@ -226,14 +226,14 @@ def test_append_log_multi_key_poll_is_split() -> None:
     r = check_history(ops, "append-log")
     assert r.valid is False
     assert [a.key for a in r.anomalies] == ["t-1"]
-    assert r.info["partitions"] == 2
+    assert r.info.partitions == 2
 
 
 def test_append_log_bad_shapes_are_errors() -> None:
     r = check_history(seq((0, "invoke", "send", "a"), (0, "ok", "send", "zero")), "append-log")
-    assert r.valid == "unknown" and "offset" in r.info["error"]
+    assert r.valid == "unknown" and "offset" in r.info.error
     r = check_history(seq((0, "invoke", "poll"), (0, "ok", "poll", ((0,),))), "append-log")
-    assert r.valid == "unknown" and "[[offset value]" in r.info["error"]
+    assert r.valid == "unknown" and "[[offset value]" in r.info.error
 
 
 def test_unknown_output_marker() -> None:
@@ -288,4 +288,4 @@ def test_model_failures_become_unknown_not_tracebacks() -> None:
 
     h = seq((0, "invoke", "write", 1), (0, "ok", "write", 1))
     r = check_history(h, Broken())
-    assert r.valid == "unknown" and "RuntimeError: boom" in r.info["error"]
+    assert r.valid == "unknown" and "RuntimeError: boom" in r.info.error

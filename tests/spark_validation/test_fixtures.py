@@ -65,8 +65,8 @@ def test_fixture_verdict_and_evidence(name: str, ext: str) -> None:
         assert a["evidence"]["prefix_length"] == len(a["evidence"]["linearized_prefix"])
         assert a["evidence"]["explanation"]
     if exp["valid"] == "unknown":
-        assert r.info["error"].startswith("malformed history")
-        assert len(r.info["structure_errors"]) == len(exp["structure_errors"])
+        assert r.info.error.startswith("malformed history")
+        assert len(r.info.structure_errors) == len(exp["structure_errors"])
 
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECTED if (FIXTURES / f"{n}.ndjson").exists()))
@@ -88,13 +88,13 @@ def test_reg_info_fixture_counts_nemesis_ops() -> None:
     assert h.nemesis_ops == 2
     assert h.ops[2].extra == {"error": "timeout"}
     r = check_history(h)
-    assert r.info["nemesis_ops"] == 2
+    assert r.info.nemesis_ops == 2
 
 
 def test_failed_cas_is_dropped_not_checked() -> None:
     r = check_history(read_history(FIXTURES / "cas_failed_valid.edn"))
     assert r.valid is True
-    assert r.info["failed_ops_dropped"] == 1
+    assert r.info.failed_ops_dropped == 1
 
 
 def test_corpus_walk_reads_every_fixture_and_reports_the_rest() -> None:

@@ -139,8 +139,8 @@ def test_ndjson_malformed_lines_are_counted_not_dropped(tmp_path: Path) -> None:
     ]
     r = check_history(h)
     assert r.valid is True
-    assert r.info["malformed_lines"] == 3
-    assert "readable ops only" in r.info["scope"]
+    assert r.info.malformed_lines == 3
+    assert "readable ops only" in r.info.scope
 
 
 def test_edn_vector_resynchronises_after_a_broken_op(tmp_path: Path) -> None:
@@ -251,8 +251,8 @@ def test_structure_errors_are_reported_and_block_the_verdict() -> None:
     assert [(e.position, e.index) for e in h.structure_errors] == [(1, 1), (3, 3), (5, 5)]
     r = check_history(h)
     assert r.valid == "unknown"
-    assert len(r.info["structure_errors"]) == 3
-    assert r.info["nemesis_ops"] == 1
+    assert len(r.info.structure_errors) == 3
+    assert r.info.nemesis_ops == 1
 
 
 def test_pairing_info_frees_the_process_and_pending_ops() -> None:

@@ -56,7 +56,7 @@ NIL_READ = [(0, "invoke", "write", 1), (0, "ok", "write", 1), (1, "invoke", "rea
 def test_nil_read_is_unknown_under_knossos_and_a_value_when_strict(model: str) -> None:
     ops = _ops(NIL_READ)
     k = check_history(ops, model, initial=0, nil_reads="knossos")
-    assert k.valid is True and k.info["nil_reads"] == "knossos"
+    assert k.valid is True and k.info.nil_reads == "knossos"
     s = check_history(ops, model, initial=0, nil_reads="strict")
     assert s.valid is False
     assert "None, which no write or cas ever wrote" in s.anomalies[0].to_json()["evidence"]["explanation"]
@@ -78,14 +78,14 @@ def test_auto_is_knossos_for_edn_and_strict_otherwise(tmp_path: Path) -> None:
     h = read_history(FIX / "reg_nil_read_knossos.edn")
     assert h.initial == 0 and len(h.ops) == 6  # a top-level list, read whole
     r = check_history(h)
-    assert r.valid is True and r.info["nil_reads"] == "knossos"
+    assert r.valid is True and r.info.nil_reads == "knossos"
     assert check_history(h, nil_reads="strict").valid is False
     # the same events as NDJSON: strict by default
     nd = tmp_path / "h.ndjson"
     nd.write_text('{"v": 1, "kind": "history", "model": "register", "initial": 0}\n'
                   + "\n".join(__import__("json").dumps(o.to_dict()) for o in h.ops) + "\n")
     r2 = check_history(read_history(nd))
-    assert r2.valid is False and r2.info["nil_reads"] == "strict"
+    assert r2.valid is False and r2.info.nil_reads == "strict"
     assert check_history(read_history(nd), nil_reads="knossos").valid is True
 
 
@@ -132,9 +132,9 @@ def test_multi_register_fixture_and_a_stale_read() -> None:
 def test_multi_register_rejects_bad_txns() -> None:
     bad = _ops([(0, "invoke", "txn", (("inc", "x", 1),)), (0, "ok", "txn", (("inc", "x", 1),))])
     r = check_history(bad, "multi-register")
-    assert r.valid == "unknown" and "read/write" in r.info["error"]
+    assert r.valid == "unknown" and "read/write" in r.info.error
     mismatch = _ops([(0, "invoke", "txn", (("write", "x", 1),)), (0, "ok", "txn", (("write", "x", 2),))])
-    assert "does not match" in check_history(mismatch, "multi-register").info["error"]
+    assert "does not match" in check_history(mismatch, "multi-register").info.error
 
 
 # -- EDN top-level forms -------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def test_long_sequential_history_fits_a_small_memo(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(search, "CACHE_BYTES", 16 << 20)
     r = check_history(ops, "register", max_cache=10**9)
     assert r.valid is True, r.info
-    assert r.info["calls"] == 30_000
+    assert r.info.calls == 30_000
 
 
 def test_long_history_violation_found_with_its_prefix(monkeypatch: pytest.MonkeyPatch) -> None:

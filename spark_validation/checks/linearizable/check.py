@@ -31,6 +31,7 @@ from spark_validation.checks.linearizable.evidence import (
     register_call_json,
     stuck_evidence,
 )
+from spark_validation.checks.linearizable.info import LinInfo, Undecided
 from spark_validation.checks.linearizable.models import (
     NIL_READS,
     CasRegisterModel,
@@ -47,7 +48,7 @@ from spark_validation.checks.linearizable.search import DEFAULT_MAX_CACHE, Stuck
 from spark_validation.ingest.history import History, Op, Operation, make_operation, pair_ops, pairing_of, to_jsonable
 from spark_validation.ingest.pairing import Pairing
 
-__all__ = ["LinResult", "check_history", "default_nil_reads"]
+__all__ = ["LinInfo", "LinResult", "Undecided", "check_history", "default_nil_reads"]
 
 
 @attrs.frozen
@@ -58,7 +59,7 @@ class LinResult:
     ops: int
     seconds: float
     anomalies: list[LinAnomaly] = attrs.field(factory=list)
-    info: dict = attrs.field(factory=dict)
+    info: LinInfo = attrs.field(factory=LinInfo)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,7 +67,7 @@ class LinResult:
             "ops": self.ops,
             "seconds": self.seconds,
             "anomalies": [a.to_json() for a in self.anomalies],
-            "info": to_jsonable(self.info),
+            "info": self.info.to_json(),
         }
 
 
@@ -106,7 +107,7 @@ def check_history(
     value (from its header or model file), else the model's default. ``budget_seconds`` bounds the
     whole check; ``max_cache`` bounds memoised configurations per partition. Never raises for bad
     input: a malformed history (ops that do not pair up), an unknown model or an op the model
-    cannot interpret give ``valid = "unknown"`` with ``info["error"]``.
+    cannot interpret give ``valid = "unknown"`` with ``info.error``.
 
     ``nil_reads`` is ``"knossos"``, ``"strict"`` or ``"auto"`` (:func:`default_nil_reads` of the
     history's path or ``history_id``: Knossos's semantics for ``.edn`` files).
@@ -116,7 +117,7 @@ def check_history(
     h = history_or_ops if isinstance(history_or_ops, History) else None
     raw: Sequence[Any] = h.ops if h is not None else (
         history_or_ops if isinstance(history_or_ops, list) else list(history_or_ops))
-    info = _history_info(h)
+    info = _history_info(h)  # the LinInfo fields, set as the check reaches them
     try:
         m = _model(h, model, nil_reads, history_id, info)
         initial = initial if initial is not None else (h.initial if h is not None else None)
@@ -125,7 +126,7 @@ def check_history(
             verdict = _check_general(raw, h, m, initial, deadline, max_cache, info)
     except _Verdict as v:
         verdict = v
-    return LinResult(verdict.valid, len(raw), time.perf_counter() - t0, verdict.anomalies, info)
+    return LinResult(verdict.valid, len(raw), time.perf_counter() - t0, verdict.anomalies, LinInfo(**info))
 
 
 def _history_info(h: History | None) -> dict[str, Any]:
@@ -191,7 +192,7 @@ def _check_register(
         return register_call_json(ops[inv_pos[cid]], ops[cp] if cp >= 0 else None)
 
     anomalies: list[LinAnomaly] = []
-    unknown: list[dict[str, Any]] = []
+    unknown: list[Undecided] = []
     for key, verdict, steps, _cache, n_part, payload in parts:
         if verdict == IMPOSSIBLE:
             impossible = [(c, m.impossible_reason(c)) for c in map(call_of, payload)]
@@ -206,12 +207,11 @@ def _check_register(
     return _verdict(anomalies, unknown, info)
 
 
-def _undecided(key: Any, reason: str, calls: int, best_prefix: int, explored: int) -> dict[str, Any]:
-    return {"key": to_jsonable(key), "reason": reason, "calls": calls, "best_prefix": best_prefix,
-            "explored": explored}
+def _undecided(key: Any, reason: str, calls: int, best_prefix: int, explored: int) -> Undecided:
+    return Undecided(to_jsonable(key), reason, calls, best_prefix, explored)
 
 
-def _verdict(anomalies: list[LinAnomaly], unknown: list, info: dict[str, Any]) -> _Verdict:
+def _verdict(anomalies: list[LinAnomaly], unknown: list[Undecided], info: dict[str, Any]) -> _Verdict:
     if unknown:
         info["unknown_partitions"] = unknown
     if anomalies:
@@ -227,7 +227,7 @@ def _check_general(
     parts = m.partition(_calls(raw, h, m, info))
     info["partitions"] = len(parts)
     anomalies: list[LinAnomaly] = []
-    unknown: list[dict[str, Any]] = []
+    unknown: list[Undecided] = []
     explored = 0
     for done, (key, part) in enumerate(parts, 1):
         try:
@@ -269,7 +269,7 @@ def _calls(raw: Sequence[Any], h: History | None, m: Model, info: dict[str, Any]
         info["nemesis_ops"] = pairing.nemesis
     if errors:
         info["error"] = "malformed history: operations do not pair up"
-        info["structure_errors"] = [e.to_dict() for e in errors]
+        info["structure_errors"] = errors
         raise _Verdict("unknown")
     live = [o for o in operations if o.complete is None or o.complete.type != "fail"]
     info["failed_ops_dropped"] = len(operations) - len(live)
