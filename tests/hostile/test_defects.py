@@ -16,7 +16,8 @@ from kraft.outcome import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_OK
 from kraft.review.page import report
 from kraft.sim.cli import simulate
 from spark_validation.cli import audit, unknown_reason
-from spark_validation.engine.result import HistoryResult
+from spark_validation.checks.linearizable import LinInfo, Undecided
+from spark_validation.engine.result import HistoryInfo, HistoryResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "spark_validation" / "fixtures"
 GOOD = FIXTURES / "reg_valid_concurrent.ndjson"  # a valid register history (6 ops)
@@ -227,10 +228,12 @@ def test_unknown_reason_reads_budget_and_kafka_reasons():
     def undecided(**kw):
         return HistoryResult("h", None, "unknown", 1, **kw)
 
-    budget = {"partitions": [{"reason": "time budget exhausted"}]}
+    budget = HistoryInfo(lin=LinInfo(unknown_partitions=[Undecided(None, "time budget exhausted", 2, 1, 9)]))
     assert unknown_reason(undecided(info=budget)) == "time budget exhausted"
-    assert unknown_reason(undecided(info={"error": "unknown model 'x'"})) == "unknown model 'x'"
-    assert unknown_reason(undecided(info={})) == "undecided (no reason recorded)"
+    assert unknown_reason(undecided(info=HistoryInfo(error="unknown model 'x'"))) == "unknown model 'x'"
+    assert unknown_reason(undecided(info=HistoryInfo(kafka="empty transaction graph"))) == "empty transaction graph"
+    assert unknown_reason(undecided(info=HistoryInfo(lin=LinInfo(error="malformed history")))) == "malformed history"
+    assert unknown_reason(undecided(info=HistoryInfo())) == "undecided (no reason recorded)"
     assert unknown_reason(undecided(malformed="op 3 never completes")).endswith("op 3 never completes")
 
 
