@@ -250,10 +250,10 @@ def long_histories(sizes: list[int], seed: int) -> None:
         r = check_history(ops, "register")
         dt = time.perf_counter() - t0
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        steps = r.info.get("explored", 0)
-        print(f"{name:<28}{n:>9}{str(r.valid):>9}{dt:>9.1f}{steps:>14}{r.info.get('calls', 0):>10}{rss:>14}", flush=True)
+        steps = r.info.explored or 0
+        print(f"{name:<28}{n:>9}{str(r.valid):>9}{dt:>9.1f}{steps:>14}{r.info.calls or 0:>10}{rss:>14}", flush=True)
         if r.valid is not True:
-            raise SystemExit(f"{name} {n}: a valid history judged {r.valid}: {r.info.get('unknown_partitions')}")
+            raise SystemExit(f"{name} {n}: a valid history judged {r.valid}: {[u.to_json() for u in r.info.unknown_partitions] or None}")
         del ops, r
 
 
