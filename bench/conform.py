@@ -120,8 +120,9 @@ PHASES = ("read", "module", "jvm", "parse", "search", "output")
 def _tlc_command(run: Path, name: str, heap: str) -> list[str]:
     """The command line :func:`model_check.run_tlc` builds for a conformance run."""
     from model_check.tlc import find_jar, find_java
+    from traces.tlcrun import JVM_ARGS
 
-    return [find_java(), "-XX:+UseParallelGC", f"-Djava.io.tmpdir={run / 'tmp'}", f"-Xmx{heap}", "-Xss16m",
+    return [find_java(), "-XX:+UseParallelGC", f"-Djava.io.tmpdir={run / 'tmp'}", f"-Xmx{heap}", *JVM_ARGS,
             "-cp", find_jar(), "tlc2.TLC", "-tool", "-workers", "1", "-metadir", str(run / "meta"),
             "-deadlock", "-config", f"{name}.cfg", f"{name}.tla"]
 
@@ -151,7 +152,7 @@ def breakdown_one(path: Path, heap: str = "1g") -> dict[str, float]:
     """Seconds per phase of checking the trace at ``path`` in one TLC run (single mode)."""
     from model_check.tlc import parse_tool_output
     from traces.check import _markers, _setup, prepare
-    from traces.generate import MODULE_PREFIX, model_values_in, render_cfg, render_module
+    from traces.generate import MODULE_PREFIX, declared_model_values, render_cfg, render_module
     from traces.schema import read_trace
     from traces.tlcrun import classify
 
@@ -169,7 +170,7 @@ def breakdown_one(path: Path, heap: str = "1g") -> dict[str, float]:
         text = render_module(p.glue, name, [p.micros], [p.init], "single", witness="exit", diagnose=False,
                              names=p.names)
         (run / f"{name}.tla").write_text(text)
-        mvs = model_values_in([ln for ln in text.splitlines()[:12] if ln.startswith("CONSTANTS TrMV_")])
+        mvs = declared_model_values(text)
         (run / f"{name}.cfg").write_text(render_cfg(p.constants, "single", "exit", mvs))
         out["module"] = time.monotonic() - t0
         output, rc, first, started, end = _timed_tlc(run, name, heap)

@@ -30,7 +30,7 @@ from typing import Any, Iterable
 import attrs
 
 from kraft.inputs import collector_paused
-from traces.generate import MODULE_PREFIX, Micro, model_values_in, render_cfg, render_module
+from traces.generate import MODULE_PREFIX, Micro, declared_model_values, render_cfg, render_module
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction, complete_constants, get_glue
 from traces.schema import Event, Trace, read_trace
 from traces.tla import RenderError, naming, parse_printed, render_delta, unname
@@ -265,7 +265,7 @@ def _run(batch: list[Prepared], mode: str, opts: Options) -> tlcrun.RunResult:
         text = render_module(glue, name, [p.micros for p in batch], [p.init for p in batch], mode,
                              witness=opts.witness, diagnose=opts.diagnose, names=names)
         (run / f"{name}.tla").write_text(text)
-        mvs = model_values_in([ln for ln in text.splitlines()[:12] if ln.startswith("CONSTANTS TrMV_")])
+        mvs = declared_model_values(text)
         (run / f"{name}.cfg").write_text(render_cfg(constants, mode, opts.witness, mvs))
         return tlcrun.run_trace_module(run, name, f"{name}.cfg", timeout=opts.timeout, heap=opts.heap)
 

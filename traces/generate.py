@@ -250,7 +250,53 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
     mvs = model_values_in(out)
     if mvs:  # opaque values of the trace (glue renders them as TrMV_...): model values from the cfg
         out.insert(out.index("VARIABLES trL, trT") + 1, "CONSTANTS " + ", ".join(mvs))
-    return "\n".join(out) + "\n"
+    return "\n".join(x for line in out for x in (wrap(line) if line.startswith(_DATA) else (line,))) + "\n"
+
+
+# lines that hold only data (the trace's records, named values, declarations of model values): they
+# may be broken anywhere between list items, unlike a bulleted conjunction whose layout is syntax
+_DATA = ("[", "TrM_", "TrU", "CONSTANTS TrMV_")
+WIDTH = 400
+_ITEM_RE = re.compile(r'"(?:[^"\\]|\\.)*"|, ')
+
+
+def wrap(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` broken after list separators (``, `` outside string literals) into lines of about
+    ``width`` characters, the continuations indented.  TLC checks every module it parses for a
+    PlusCal algorithm (``pcal.Validator``, via ``SpecObj.loadSpec``), and TLC 2.15's check copies
+    each line character by character, a cost that grows with the square of the line's length: a
+    trace module with long lines (a snapshot of a few hundred values, a message carrying many log
+    records) spends most of its parse time there."""
+    if len(line) <= width:
+        return [line]
+    out: list[str] = []
+    start = prev = 0
+    for m in _ITEM_RE.finditer(line):
+        if m.group() != ", ":
+            continue
+        end = m.end()
+        if end - start > width and prev > start:
+            out.append(line[start:prev])
+            start = prev
+        prev = end
+    if len(line) - start > width and prev > start:
+        out.append(line[start:prev])
+        start = prev
+    out.append(line[start:])
+    return [out[0].rstrip()] + ["  " + x.rstrip() for x in out[1:]]
+
+
+def declared_model_values(text: str) -> list[str]:
+    """The model values a module from :func:`render_module` declares: its ``CONSTANTS TrMV_...``
+    line near the top and that line's continuations (``wrap``)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines[:12]):
+        if line.startswith("CONSTANTS TrMV_"):
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("  TrMV_"):
+                j += 1
+            return model_values_in(lines[i:j])
+    return []
 
 
 _MV_RE = re.compile(r"\bTrMV_[A-Za-z0-9_]+\b")

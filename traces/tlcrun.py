@@ -40,6 +40,9 @@ class RunResult:
         return strip_tool_messages(self.output)
 
 
+JVM_ARGS = ("-Xss16m", "-XX:TieredStopAtLevel=1")  # see run_trace_module
+
+
 def run_trace_module(run_dir: Path, module: str, cfg: str, *, timeout: float | None = None,
                      heap: str = "1g") -> RunResult:
     """Run TLC on ``run_dir/module.tla`` with ``run_dir/cfg`` (one worker, ``-deadlock``, a 16 MB
@@ -48,7 +51,7 @@ def run_trace_module(run_dir: Path, module: str, cfg: str, *, timeout: float | N
     The JIT stops at its first tier (C1): a trace run evaluates each trace line once, so little
     code gets hot enough for the optimizing compiler to pay back the CPU its threads take."""
     res = run_tlc(run_dir / f"{module}.tla", run_dir / cfg, workers=1, timeout=timeout,
-                  check_deadlock=False, heap=heap, jvm_args=("-Xss16m", "-XX:TieredStopAtLevel=1"))
+                  check_deadlock=False, heap=heap, jvm_args=JVM_ARGS)
     return classify(res)
 
 

@@ -141,3 +141,26 @@ def test_each_message_is_stated_once_in_the_module():
     for m in handled:
         assert text.count(MESSAGE.inner.render(m, "m")) == 1, m
     assert all(text.count(f"{name} == ") == 1 for name in p.names)
+
+
+def test_long_module_lines_are_wrapped_between_items():
+    """TLC's PlusCal check costs the square of a line's length, so data lines are broken after
+    list separators: never inside a string, and joining the pieces gives the line back."""
+    from traces.generate import wrap
+
+    line = "[a |-> \"x, y\", p |-> <<" + ", ".join(str(i) for i in range(400)) + ">>]"
+    parts = wrap(line, 100)
+    assert len(parts) > 10 and all(len(x) <= 102 for x in parts)
+    assert parts[0].startswith('[a |-> "x, y", ') and all(x.startswith("  ") for x in parts[1:])
+    assert " ".join([parts[0]] + [x[2:] for x in parts[1:]]) == line
+    assert wrap("<<1, 2>>", 100) == ["<<1, 2>>"]
+
+
+def test_wrapped_model_value_declarations_are_all_read(glue):
+    from traces.generate import Micro, declared_model_values, render_module
+
+    values = ", ".join(f"TrMV_v{i}" for i in range(300))
+    m = Micro("Send", ("1", f"<<{values}>>"), None, (), 2, 1, 1)
+    text = render_module(glue, "M", [[m]], [{}], "single")
+    assert max(len(x) for x in text.splitlines()) < 500
+    assert declared_model_values(text) == sorted(f"TrMV_v{i}" for i in range(300))
