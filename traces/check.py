@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -33,6 +34,7 @@ from kraft.inputs import collector_paused
 from traces.generate import MODULE_PREFIX, Micro, declared_model_values, render_cfg, render_module
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction, complete_constants, get_glue
 from traces.schema import Event, Trace, read_trace
+from traces.segment import segments
 from traces.tla import RenderError, naming, parse_printed, render_delta, unname
 from traces import tlcrun
 
@@ -82,6 +84,7 @@ class Options:
     keep: Path | None = None  # keep run directories here (debugging)
     diagnose: bool = True
     witness: str = "exit"  # single runs: "exit" (TLCSet exit, no trace printed) or "invariant"
+    segment: int = 4000  # cut traces of at least twice this many events into segments (0: never)
 
 
 @attrs.define
@@ -94,6 +97,7 @@ class Prepared:
     stop: TraceResult | None  # the verdict if the TLC-checked prefix is accepted (bad line), else None
     events: list[Event]  # the spec events that became micro-steps (index = event order)
     names: dict[str, str] = attrs.field(factory=dict)  # named values of the micro-steps (traces.tla.Named)
+    pinned: bool = False  # a segment of a cut trace: its initial state is ``init``, every variable given
 
     @property
     def key(self) -> str:
@@ -263,7 +267,8 @@ def _run(batch: list[Prepared], mode: str, opts: Options) -> tlcrun.RunResult:
         _setup(run, glue)
         name = f"{MODULE_PREFIX}_{glue.module}"
         text = render_module(glue, name, [p.micros for p in batch], [p.init for p in batch], mode,
-                             witness=opts.witness, diagnose=opts.diagnose, names=names)
+                             witness=opts.witness, diagnose=opts.diagnose, names=names,
+                             pinned=[p.pinned for p in batch])
         (run / f"{name}.tla").write_text(text)
         mvs = declared_model_values(text)
         (run / f"{name}.cfg").write_text(render_cfg(constants, mode, opts.witness, mvs))
@@ -509,26 +514,67 @@ def plan(paths: Iterable[str | Path], opts: Options, glue: Glue | None = None
 
 def check_paths(paths: Iterable[str | Path], opts: Options = Options(), glue: Glue | None = None,
                 progress: Any = None) -> list[TraceResult]:
-    """Check trace files; results in the order of ``paths``."""
+    """Check trace files; results in the order of ``paths``.  A long trace whose spec allows it is
+    cut into segments (``traces.segment``) that run as TLC processes of their own; ``opts.jobs``
+    0 means one process per core when some trace is cut, else one."""
     paths = [str(p) for p in paths]
     batches, done = plan(paths, opts, glue)
+    batches, cut = _cut_long(batches, opts)
     results = list(done)
-    if opts.jobs <= 1 or len(batches) <= 1:
-        for b in batches:
-            results.extend(check_batch(b, opts))
+    jobs = opts.jobs if opts.jobs > 0 else ((os.cpu_count() or 1) if cut else 1)
+    with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        futs = [ex.submit(check_batch, b, opts) for b in batches]
+        seg_futs = [(p, [ex.submit(_check_segment, s, opts) for s in segs]) for p, segs in cut]
+        for f in cf.as_completed(futs):
+            out = f.result()
+            results.extend(out)
             if progress:
-                progress(len(b))
-    else:
-        with cf.ThreadPoolExecutor(max_workers=opts.jobs) as ex:
-            futs = [ex.submit(check_batch, b, opts) for b in batches]
-            for f in cf.as_completed(futs):
-                out = f.result()
-                results.extend(out)
-                if progress:
-                    progress(len(out))
+                progress(len(out))
+        for p, fs in seg_futs:
+            results.append(_segmented_verdict(p, [f.result() for f in fs], opts))
+            if progress:
+                progress(1)
     order = {p: i for i, p in enumerate(paths)}
     results.sort(key=lambda r: order.get(r.trace, len(order)))
     return results
+
+
+def _cut_long(batches: list[list[Prepared]], opts: Options
+              ) -> tuple[list[list[Prepared]], list[tuple[Prepared, list[Prepared]]]]:
+    """Take the traces that are cut into segments out of their batches."""
+    kept: list[list[Prepared]] = []
+    cut: list[tuple[Prepared, list[Prepared]]] = []
+    for b in batches:
+        rest = []
+        for p in b:
+            segs = segments(p, opts.segment)
+            if segs:
+                cut.append((p, segs))
+            else:
+                rest.append(p)
+        if rest:
+            kept.append(rest)
+    return kept, cut
+
+
+def _check_segment(seg: Prepared, opts: Options) -> tuple[bool, float]:
+    """Does TLC accept this segment from its pinned initial state? (and the run's seconds)"""
+    res = _run([seg], "single", attrs.evolve(opts, diagnose=False))
+    return _accepted(res), res.seconds
+
+
+def _segmented_verdict(p: Prepared, runs: list[tuple[bool, float]], opts: Options) -> TraceResult:
+    """The verdict on a cut trace: accepted when every segment is; otherwise the trace is checked
+    and explained whole, exactly as an uncut trace (same line, kind and diagnosis)."""
+    seconds = sum(t for _, t in runs)
+    if all(ok for ok, _ in runs):
+        r = _accept(p)
+        r.seconds, r.tlc_runs = seconds, len(runs)
+        return r
+    r = localise(p, opts)
+    r.seconds += seconds
+    r.tlc_runs += len(runs)
+    return r
 
 
 def expand_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[tuple[Path, str]]]:

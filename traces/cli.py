@@ -141,7 +141,12 @@ def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
 
 @click.command(name="conform")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
-@click.option("--jobs", "-j", default=1, show_default=True, help="TLC processes in parallel.")
+@click.option("--jobs", "-j", default=0, type=click.IntRange(min=0),
+              help="TLC processes in parallel (default: one per core when a long trace is cut into "
+                   "segments, else 1).")
+@click.option("--segment", default=4000, show_default=True, type=click.IntRange(min=0),
+              help="Cut traces of at least twice this many spec steps into segments checked "
+                   "independently, where the spec allows it (0: never cut).")
 @click.option("--batch", "-b", default=64, show_default=True, help="Traces per TLC run.")
 @click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(),
               help="Directory for conform.json (and conform.parquet with --spark).")
@@ -157,7 +162,7 @@ def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
               help="How a single-trace run detects acceptance: TLCSet exit at the last record, or a "
                    "witness invariant violated once the whole trace is consumed (slower on TLC 2.15).")
 @json_flag("conform")
-def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark: bool, master: str,
+def conform(inputs: tuple[str, ...], jobs: int, segment: int, batch: int, out_dir: str, spark: bool, master: str,
             glues: tuple[str, ...], timeout: float | None, keep_runs: str | None, no_diagnose: bool,
             heap: str, witness: str) -> None:
     """Check implementation traces against their TLA+ spec with TLC."""
@@ -194,7 +199,7 @@ def conform(inputs: tuple[str, ...], jobs: int, batch: int, out_dir: str, spark:
     except TLCError as exc:
         click.echo(f"kraft conform: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    opts = Options(batch=max(1, batch), jobs=max(1, jobs), timeout=timeout, heap=heap,
+    opts = Options(batch=max(1, batch), jobs=jobs, segment=segment, timeout=timeout, heap=heap,
                    keep=Path(keep_runs) if keep_runs else None, diagnose=not no_diagnose, witness=witness)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

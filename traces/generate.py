@@ -121,12 +121,24 @@ def _snapshot_ops(variables: list[str]) -> list[str]:
     return out
 
 
+def _pin_ops(pinned: list[bool], variables: list[str]) -> list[str]:
+    """``TrPin(s)``: the initial state of a pinned trace is ``s`` itself, every spec variable
+    given (``TrPinned[t]`` says which traces of the module are pinned)."""
+    flags = ", ".join("TRUE" if x else "FALSE" for x in pinned)
+    out = [f"TrPinned == <<{flags}>>", "TrPin(s) =="]
+    out += [f"  /\\ {v} = s.{v}" for v in variables]
+    return out + [""]
+
+
 def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[dict[str, str]],
                   mode: str, *,
-                  witness: str = "exit", diagnose: bool = True, names: dict[str, str] | None = None) -> str:
+                  witness: str = "exit", diagnose: bool = True, names: dict[str, str] | None = None,
+                  pinned: list[bool] | None = None) -> str:
     """The trace-spec module text. ``traces``: micro-steps per trace; ``inits``: the logged
     initial state per trace (may be empty dicts); ``names``: the definitions of the named values
-    the micro-steps use (``traces.tla.Named``), stated once each."""
+    the micro-steps use (``traces.tla.Named``), stated once each; ``pinned``: per trace, whether
+    its initial state is ``inits`` itself (a segment of a cut trace: every spec variable given)
+    rather than a state of the spec's ``Init`` that agrees with ``inits``."""
     assert mode in ("single", "batch")
     used_ops = sorted({m.op for tr in traces for m in tr})
     snap = any(m.save for tr in traces for m in tr)
@@ -176,6 +188,8 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
     out.append("")
     if snap:
         out += _snapshot_ops(variables)
+    if pinned and any(pinned):
+        out += _pin_ops(pinned, list(inits[pinned.index(True)]))
     out.append("TrInitCheck(s) ==")
     for v in variables:
         out.append(f'  /\\ ("{v}" \\in DOMAIN s => {v} = s.{v})')
@@ -186,8 +200,12 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
     out.append("          /\\ trL = 1")
     if snap:
         out.append("          /\\ trP = <<>>")
-    out.append("          /\\ Init")
-    out.append("          /\\ TrInitCheck(TrInits[trT])")
+    if pinned and any(pinned):
+        out.append("          /\\ IF TrPinned[trT] THEN TrPin(TrInits[trT])")
+        out.append("             ELSE Init /\\ TrInitCheck(TrInits[trT])")
+    else:
+        out.append("          /\\ Init")
+        out.append("          /\\ TrInitCheck(TrInits[trT])")
     if mode == "batch" or (mode == "single" and witness == "exit"):
         out.append('          /\\ IF Len(TrTraces[trT]) = 0 THEN PrintT(<<"TRACCEPT", trT>>) ELSE TRUE')
     out.append("")
@@ -255,7 +273,7 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
 
 # lines that hold only data (the trace's records, named values, declarations of model values): they
 # may be broken anywhere between list items, unlike a bulleted conjunction whose layout is syntax
-_DATA = ("[", "TrM_", "TrU", "CONSTANTS TrMV_")
+_DATA = ("[", "TrM_", "TrU", "CONSTANTS TrMV_", "TrPinned")
 WIDTH = 400
 _ITEM_RE = re.compile(r'"(?:[^"\\]|\\.)*"|, ')
 

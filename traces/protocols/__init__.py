@@ -179,18 +179,36 @@ def known_protocols() -> list[str]:
 
 
 _DECLARED: dict[Path, tuple[str, ...]] = {}
+_TEXT: dict[Path, str] = {}
+
+
+def spec_text(glue: Glue) -> str:
+    """The spec module's source with its comments replaced by blanks."""
+    path = glue.spec_dir / f"{glue.module}.tla"
+    if path not in _TEXT:
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise GlueError(f"cannot read spec {path}: {exc}") from exc
+        text = re.sub(r"\(\*.*?\*\)", " ", text, flags=re.S)
+        _TEXT[path] = re.sub(r"\\\*[^\n]*", " ", text)
+    return _TEXT[path]
+
+
+def declared_variables(glue: Glue) -> tuple[str, ...]:
+    """The VARIABLES the spec module declares (parsed from its source, comments dropped)."""
+    text = spec_text(glue)
+    names: list[str] = []
+    for m in re.finditer(r"^VARIABLES?\b(.*?)(?=^\S)", text, flags=re.S | re.M):
+        names += [w.strip() for w in m.group(1).split(",") if re.fullmatch(r"\s*[A-Za-z_]\w*\s*", w)]
+    return tuple(names)
 
 
 def declared_constants(glue: Glue) -> tuple[str, ...]:
     """The CONSTANTS the spec module declares (parsed from its source, comments dropped)."""
     path = glue.spec_dir / f"{glue.module}.tla"
     if path not in _DECLARED:
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise GlueError(f"cannot read spec {path}: {exc}") from exc
-        text = re.sub(r"\(\*.*?\*\)", " ", text, flags=re.S)
-        text = re.sub(r"\\\*[^\n]*", " ", text)
+        text = spec_text(glue)
         names: list[str] = []
         for m in re.finditer(r"\bCONSTANTS?\b(.*?)(?=\bVARIABLES?\b|\bASSUME\b|^\S.*==|^-{4,})", text, flags=re.S | re.M):
             for part in m.group(1).split(","):

@@ -1,0 +1,103 @@
+"""Long traces cut into segments: each segment is checked by TLC from the logged full state at its
+cut, a cut trace gets the verdict the whole trace gets, and a spec is cut only when every variable
+the trace does not log is a counter that a cut may restart (traces.segment)."""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+import pytest
+
+from tests.traces.helpers import write
+from traces.check import Options, _check_segment, check_paths, plan
+from traces.protocols import complete_constants, get_glue
+from traces.segment import counter_problem, cut_counters, segments
+
+SEG = Options(batch=64, jobs=2, segment=40)
+
+
+def lines_of(relay, seed, steps, **kw):
+    return [json.dumps(r) for r in relay.simulate(seed, steps, **kw)]
+
+
+@pytest.mark.tlc
+def test_cut_traces_get_the_verdict_of_the_whole_trace(relay, tmp_path):
+    good = write(tmp_path / "good.ndjson", lines_of(relay, 1, 300, faults=True))
+    bad = lines_of(relay, 5, 300, variant="BuggyMax")
+    late = lines_of(relay, 3, 300, faults=True)
+    k = max(n for n, x in enumerate(late) if n > 1 and "state" in json.loads(x))  # in the last segment
+    rec = json.loads(late[k])
+    rec["state"]["saved"] = {n: v + 7 for n, v in rec["state"]["saved"].items()}
+    late[k] = json.dumps(rec)
+    paths = [good, write(tmp_path / "bad.ndjson", bad), write(tmp_path / "late.ndjson", late)]
+    (batch,), _ = plan(paths, SEG)
+    assert all(len(segments(p, SEG.segment)) >= 3 for p in batch)
+    cut = check_paths(paths, SEG)
+    whole = check_paths(paths, attrs.evolve(SEG, segment=0))
+    assert [r.verdict for r in cut] == ["accepted", "rejected", "rejected"], [r.message for r in cut]
+    assert cut[0].tlc_runs == len(segments(batch[0], SEG.segment)) and cut[0].checked == cut[0].events
+    assert cut[2].line == k + 1 and cut[2].disagree == ["saved"]
+    for a, b in zip(cut, whole):
+        assert (a.verdict, a.kind, a.line, a.action, a.disagree, a.message, a.checked) == \
+               (b.verdict, b.kind, b.line, b.action, b.disagree, b.message, b.checked)
+
+
+@pytest.mark.tlc
+def test_each_segment_is_judged_from_its_pinned_state(relay, tmp_path):
+    """A segment starts from the logged state at its cut and nothing else: the same steps from a
+    pinned state that differs in one logged value are rejected."""
+    (batch,), _ = plan([write(tmp_path / "t.ndjson", lines_of(relay, 2, 300, faults=True))], SEG)
+    segs = segments(batch[0], SEG.segment)
+    assert not segs[0].pinned and all(s.pinned for s in segs[1:])
+    assert set(segs[1].init) == {"val", "saved", "net", "sends"}  # every spec variable
+    assert all(_check_segment(s, SEG)[0] for s in segs)
+    val = segs[1].init["val"]
+    wrong = attrs.evolve(segs[1], init={**segs[1].init, "val": val.replace("<<", "<<1000 + ", 1)})
+    assert wrong.init["val"] != val
+    assert not _check_segment(wrong, SEG)[0]
+
+
+def test_no_cut_where_the_state_is_not_logged_completely(relay, tmp_path):
+    out = []
+    for x in lines_of(relay, 4, 300):
+        r = json.loads(x)
+        if "state" in r:
+            r["state"].pop("net")
+        out.append(json.dumps(r))
+    (batch,), _ = plan([write(tmp_path / "p.ndjson", out)], SEG)
+    assert segments(batch[0], SEG.segment) == []
+
+
+def test_which_specs_may_be_cut():
+    """Groups' only unlogged variable is a fault counter under a far bound; KRaft's `committed`
+    ghost is read by the guard of a disk loss and replication's `nextValue` is the produced value,
+    so their traces are checked whole."""
+    groups = get_glue("groups")
+    consts = complete_constants(groups, groups.constants({"constants": {"Clients": ["c1", "c2"]}}))
+    assert cut_counters(groups, consts) == ({"faults": "0"}, "")
+    for proto, var in (("kraft", "committed"), ("replication", "metadataBatchEnds")):
+        glue = get_glue(proto)
+        counters, why = cut_counters(glue, complete_constants(glue, glue.constants({})))
+        assert counters is None and var in why, why
+
+
+SPEC = """
+VARIABLES x, n
+vars == <<x, n>>
+Init == x = 0 /\\ n = 0
+Step == /\\ n < MaxN
+        /\\ x' = x + 1
+        /\\ n' = n + 1
+Other == /\\ x' = 0 /\\ UNCHANGED n
+"""
+
+
+def test_a_counter_is_only_bounded_and_counted():
+    big = {"MaxN": "1000000"}
+    assert counter_problem(SPEC, "n", big) is None
+    assert "not set far above" in counter_problem(SPEC, "n", {"MaxN": "3"})
+    assert "read outside a bound" in counter_problem(SPEC + "Guard == n = 2 /\\ x' = 1\n", "n", big)
+    assert "read outside a bound" in counter_problem(SPEC + "Leak == x' = n\n", "n", big)
+    assert "is read" in counter_problem(SPEC + "Next == x' = n' /\\ n' = n + 1\n", "n", big)
+    assert "not set to 0 in Init" in counter_problem(SPEC.replace("n = 0", "n = 1"), "n", big)
