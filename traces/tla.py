@@ -332,6 +332,7 @@ def parse_printed(text: str, start: int = 0) -> tuple[Any, int]:
 #   <<"app", s>>            old \o s                       (sequences: records appended)
 #   <<"cut", k>>            SubSeq(old, 1, k)              (truncated)
 #   <<"cutapp", k, s>>      SubSeq(old, 1, k) \o s         (truncated, then appended)
+#   <<"drop", k>>           SubSeq(old, k + 1, Len(old))   (its first k records removed)
 #   <<"sdiff", add, del>>   (old \ del) \cup add           (sets)
 #   <<"fn", (k :> d @@ ...)>>   old with old[k] replaced by TrApply(old[k], d) for the listed k
 #
@@ -345,6 +346,7 @@ TrApply(old, d) ==
     [] d[1] = "app" -> old \o d[2]
     [] d[1] = "cut" -> SubSeq(old, 1, d[2])
     [] d[1] = "cutapp" -> SubSeq(old, 1, d[2]) \o d[3]
+    [] d[1] = "drop" -> SubSeq(old, d[2] + 1, Len(old))
     [] d[1] = "sdiff" -> (old \ d[3]) \cup d[2]
     [] d[1] = "fn" -> [x \in DOMAIN old |-> IF x \in DOMAIN d[2] THEN TrApply(old[x], d[2][x]) ELSE old[x]]"""
 
@@ -376,7 +378,8 @@ def render_delta(t: T, old: Any, new: Any, where: str) -> str | None:
         if c == len(new):
             return f'<<"cut", {c}>>'
         if c == 0:
-            return full()
+            k = len(old) - len(new)  # a prefix removed (a log truncated at its front)
+            return f'<<"drop", {k}>>' if 0 < k and old[k:] == new else full()
         return f'<<"cutapp", {c}, {tail}>>'
     if isinstance(t, Set) and isinstance(old, list) and isinstance(new, list):
         o = {t.elem.render(x, where) for x in old} if old else set()

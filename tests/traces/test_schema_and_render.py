@@ -164,3 +164,16 @@ def test_wrapped_model_value_declarations_are_all_read(glue):
     text = render_module(glue, "M", [[m]], [{}], "single")
     assert max(len(x) for x in text.splitlines()) < 500
     assert declared_model_values(text) == sorted(f"TrMV_v{i}" for i in range(300))
+
+
+def test_sequence_deltas_name_what_changed():
+    """A log truncated at its front (after a snapshot) is written as the number of records
+    dropped, not in full; a sequence that changed otherwise from its start is written in full."""
+    from traces.tla import render_delta
+
+    log = Seq(INT)
+    assert render_delta(log, [1, 2, 3, 4], [3, 4], "w") == '<<"drop", 2>>'
+    assert render_delta(log, [1, 2, 3, 4], [1, 2, 3, 4, 5], "w") == '<<"app", <<5>>>>'
+    assert render_delta(log, [1, 2, 3, 4], [1, 2], "w") == '<<"cut", 2>>'
+    assert render_delta(log, [1, 2, 3, 4], [9, 3, 4], "w") == '<<"set", <<9, 3, 4>>>>'
+    assert render_delta(log, [1, 2, 3, 4], [4, 5], "w") == '<<"set", <<4, 5>>>>'
