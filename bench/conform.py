@@ -150,7 +150,7 @@ def _timed_tlc(run: Path, name: str, heap: str) -> tuple[str, int, float, float,
     return "".join(lines), proc.returncode, first or end, started or end, end
 
 
-def breakdown_one(path: Path, heap: str = "1g") -> dict[str, float]:
+def breakdown_one(path: Path, heap: str = "2g") -> dict[str, float]:
     """Seconds per phase of checking the trace at ``path`` in one TLC run (single mode)."""
     from model_check.tlc import parse_tool_output
     from traces.check import _markers, _setup, prepare

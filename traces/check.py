@@ -80,7 +80,7 @@ class Options:
     batch: int = 64  # traces per TLC run
     jobs: int = 1  # TLC processes in parallel
     timeout: float | None = None  # per TLC run
-    heap: str = "1g"
+    heap: str = "2g"
     keep: Path | None = None  # keep run directories here (debugging)
     diagnose: bool = True
     witness: str = "exit"  # single runs: "exit" (TLCSet exit, no trace printed) or "invariant"

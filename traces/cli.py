@@ -157,7 +157,7 @@ def print_table(results: list[TraceResult], summary: dict[str, Any]) -> None:
 @click.option("--timeout", default=None, type=float, help="Seconds per TLC run.")
 @click.option("--keep-runs", default=None, type=click.Path(), help="Keep generated TLA+ run directories here.")
 @click.option("--no-diagnose", is_flag=True, help="Do not print the diagnosis rows (localise only).")
-@click.option("--heap", default="1g", show_default=True, help="Java heap per TLC process (-Xmx).")
+@click.option("--heap", default="2g", show_default=True, help="Java heap per TLC process (-Xmx).")
 @click.option("--witness", type=click.Choice(["exit", "invariant"]), default="exit", show_default=True,
               help="How a single-trace run detects acceptance: TLCSet exit at the last record, or a "
                    "witness invariant violated once the whole trace is consumed (slower on TLC 2.15).")

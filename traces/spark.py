@@ -31,7 +31,7 @@ def _run_partition(items: Iterable[tuple[list[str], dict[str, Any], tuple[str, .
     for paths, opt, glues in items:
         for g in glues:
             load_glue(g)
-        opts = Options(batch=max(1, len(paths)), jobs=1, timeout=opt.get("timeout"), heap=opt.get("heap", "1g"),
+        opts = Options(batch=max(1, len(paths)), jobs=1, timeout=opt.get("timeout"), heap=opt.get("heap", "2g"),
                        diagnose=opt.get("diagnose", True), witness=opt.get("witness", "exit"))
         for r in check_paths(paths, opts):
             yield json.dumps(r.as_dict(), default=str)

@@ -40,13 +40,14 @@ class RunResult:
         return strip_tool_messages(self.output)
 
 
-JVM_ARGS = ("-Xss16m", "-XX:TieredStopAtLevel=1")  # see run_trace_module
+JVM_ARGS = ("-Xss256m", "-XX:TieredStopAtLevel=1")  # see run_trace_module
 
 
 def run_trace_module(run_dir: Path, module: str, cfg: str, *, timeout: float | None = None,
-                     heap: str = "1g") -> RunResult:
-    """Run TLC on ``run_dir/module.tla`` with ``run_dir/cfg`` (one worker, ``-deadlock``, a 16 MB
-    thread stack for the deeply nested trace literals) and read the result for conformance.
+                     heap: str = "2g") -> RunResult:
+    """Run TLC on ``run_dir/module.tla`` with ``run_dir/cfg`` (one worker, ``-deadlock``, a 256 MB
+    thread stack: the trace literals nest deeply, and the specs recurse over logs, e.g. KRaft's
+    ``ValuesOf`` over the records below a snapshot, as deep as a long trace's logs are long) and read the result for conformance.
 
     The JIT stops at its first tier (C1): a trace run evaluates each trace line once, so little
     code gets hot enough for the optimizing compiler to pay back the CPU its threads take."""
