@@ -202,7 +202,7 @@ def test_simulated_model(size):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("size,floor", [("liveness", 50_000), ("snapliveness", 20_000),
-                                        ("reconfigliveness", 25_000)])
+                                        ("reconfigliveness", 25_000), ("crashliveness", 60_000)])
 def test_liveness_model(size, floor):
     """The liveness properties hold under their fairness (slow here; model-checked by every
     `kraft review`)."""
@@ -229,6 +229,9 @@ def _liveness_cfg(spec: str, prop: str, base: str) -> str:
     pytest.param("LiveSpec", "FollowersCatchUp", "KRaft_snapliveness.cfg", marks=pytest.mark.slow),
     # without it a removed voter keeps fetching while the voter the new set needs never does
     pytest.param("ReconfigLiveSpecCoarse", "ReconfigurationNotStuck", "KRaft_reconfigliveness.cfg",
+                 marks=pytest.mark.slow),
+    # without per-voter election timeouts and pre-vote grants the failover after a crash can stall
+    pytest.param("CrashLiveSpecCoarse", "LeaderAfterCrash", "KRaft_crashliveness.cfg",
                  marks=pytest.mark.slow),
 ])
 def test_liveness_fails_without_fairness(tmp_path, spec, prop, base):
