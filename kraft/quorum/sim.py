@@ -240,8 +240,9 @@ class KRaftPlugin(SimPlugin):
         return self.nodes[lid].high_watermark == end and all(n.storage.end_offset == end for n in self.nodes.values())
 
     def liveness(self, sim: Sim) -> list[Violation]:
-        """The spec's liveness properties, once faults stop and the quiet period is over."""
-        return self._followers_behind(sim) + self._voter_changes_stuck(sim)
+        """The spec's liveness properties, once faults stop and the quiet period is over
+        (FollowersCatchUp, ReconfigurationNotStuck, LeaderAfterCrash, reported in that order)."""
+        return self._followers_behind(sim) + self._voter_changes_stuck(sim) + self._no_leader(sim)
 
     def _followers_behind(self, sim: Sim) -> list[Violation]:
         """FollowersCatchUp: every voter's log reaches the end of the committed prefix (through a
@@ -265,6 +266,18 @@ class KRaftPlugin(SimPlugin):
         return [Violation("ReconfigurationNotStuck",
                           f"faults stopped {sim.now - sim.final_phase['calm_at_ms']}ms ago, and leaders "
                           f"{stuck} (VotersRecord offsets, high watermark) still have a voter change uncommitted")]
+
+    def _no_leader(self, sim: Sim) -> list[Violation]:
+        """LeaderAfterCrash: once the faults (crashes and restarts among them) have stopped, some
+        replica that is up leads the newest epoch any replica knows."""
+        epoch = max(n.current_epoch for n in self.nodes.values())
+        if any(i not in sim.down and n.role is Role.LEADER and n.current_epoch == epoch
+               for i, n in self.nodes.items()):
+            return []
+        roles = {i: (n.role.value, n.current_epoch) for i, n in sorted(self.nodes.items())}
+        return [Violation("LeaderAfterCrash",
+                          f"faults stopped {sim.now - sim.final_phase['calm_at_ms']}ms ago, and no replica "
+                          f"leads epoch {epoch}: (role, epoch) {roles}")]
 
     def final_reads(self, sim: Sim) -> dict[str, Any]:
         """Jepsen's final reads: every reader process and a fresh one poll the leader from their

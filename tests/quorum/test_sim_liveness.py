@@ -52,3 +52,44 @@ def test_a_change_the_leader_never_commits_is_reported(monkeypatch) -> None:
             _simulate(seed)
     assert exc.value.violation.invariant == "ReconfigurationNotStuck", exc.value
     assert "still have a voter change uncommitted" in exc.value.violation.message
+
+
+def _simulate_crashes(seed: int) -> None:
+    """Three voters, crashes and restarts among every other fault, then the final phase."""
+    plugin = KRaftPlugin(3, QuorumConfig())
+    sim = Simulator(plugin, seed, Faults.parse("drop,dup,delay,reorder,crash,resign", plugin.nemeses()))
+    sim.run(1500)
+    sim.quiesce()
+
+
+def test_a_leader_is_elected_after_the_faults_stop() -> None:
+    for seed in (1, 2, 3, 4, 5):
+        _simulate_crashes(seed)   # no leader after the quiet period raises LeaderAfterCrash
+
+
+def test_no_election_after_the_faults_stop_is_reported(monkeypatch) -> None:
+    """Elections broken once the faults stop: a voter's election or fetch timer then starts no
+    round (its timers are cleared), so a cluster left without a leader by the faults stays so."""
+    calm = {"on": False}
+    calm_down, timeout = Simulator.calm_down, QuorumNode.timeout
+
+    def calm_down_and_break(self: Simulator, why: str) -> None:
+        calm["on"] = True
+        calm_down(self, why)
+
+    def timeout_unless_calm(self: QuorumNode, now: int) -> None:
+        if not calm["on"]:
+            timeout(self, now)
+            return
+        self.election_deadline = self.fetch_deadline = None
+
+    monkeypatch.setattr(Simulator, "calm_down", calm_down_and_break)
+    monkeypatch.setattr(QuorumNode, "timeout", timeout_unless_calm)
+    with pytest.raises(InvariantViolation) as exc:
+        for seed in range(1, 21):
+            calm["on"] = False
+            _simulate_crashes(seed)
+    # followers left behind the committed end by the lost leader are reported first
+    found = {v.invariant: v.message for v in exc.value.violations}
+    assert "LeaderAfterCrash" in found, exc.value
+    assert "no replica leads epoch" in found["LeaderAfterCrash"]
