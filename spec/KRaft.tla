@@ -1445,7 +1445,8 @@ LiveSpecNoBQE == Spec /\ FairnessNoBQE
 \* pre-vote round bumps no epoch, so the state space stays finite). Every
 \* behaviour of CrashLiveSpec is a suffix of one of Spec: every CrashNext step
 \* is a Next step (a LeaderCrash step is a Restart step).
-\* The epoch above the leader's is still free: no voter has reached it and
+\*
+\* SpareEpoch(n): the epoch above the leader's is still free: no voter has reached it and
 \* no round toward it is under way (a Prospective whose pre-votes predate
 \* the crash may hold a majority won on logs that the leader's fetches have
 \* since overtaken: as a Candidate of the last epoch it is refused and
