@@ -1484,30 +1484,16 @@ CrashNext ==
 \* fetch timer, KafkaRaftClient.pollFollowerAsVoter, then an Unattached or
 \* Resigned voter's election timer, pollUnattached/pollResigned; with pre-vote
 \* QuorumState.transitionToProspective, then transitionToCandidate on a
-\* majority of pre-votes). Two starvations the coarse Fairness allows are not
-\* Kafka's:
-\*  - the voter whose log is the most up to date never times out while the
-\*    others keep timing out and losing (their pre-votes refused by the log
-\*    check). Kafka randomizes each voter's election timeout
-\*    (QuorumState.randomElectionTimeoutMs: election.timeout.ms plus a
-\*    random jitter), so each voter's timer
-\*    eventually fires first: timeouts are fair per voter.
-\*  - a Follower refuses every pre-vote forever. FollowerState refuses one
-\*    only while it has fetched from its leader since it became Follower
-\*    (hasFetchedFromLeader); a crashed leader answers no fetch with data, and a
-\*    Prospective that loses comes back Follower with a fresh FollowerState
-\*    (prospectiveTransitionAfterElectionLoss), so the refusal ends. The spec
-\*    leaves it a free choice (that timing is not modelled); a pre-vote that
-\*    can keep being granted eventually is.
-PreVoteGranted(m) ==
-    /\ m.mtype = "VoteRequest"
-    /\ m.mpreVote
-    /\ HandleVoteRequest(m.mdest, m)
-    /\ \E r \in messages' : /\ r.mtype = "VoteResponse" /\ r.mpreVote /\ r.mgranted
-                            /\ r.msource = m.mdest /\ r.mdest = m.msource
-ElectionFairness ==
-    /\ \A n \in Replicas : SF_vars(NeededTimeout(n))
-    /\ SF_vars(\E m \in messages : PreVoteGranted(m))
+\* majority of pre-votes). The coarse Fairness lets the crashed leader
+\* campaign forever while the followers refuse its pre-votes (a Follower may:
+\* FollowerState.canGrantVote, hasFetchedFromLeader) and never time out
+\* themselves. Kafka randomizes each voter's election timeout
+\* (QuorumState.randomElectionTimeoutMs: election.timeout.ms plus a random
+\* jitter), so each voter's timer eventually fires first: a needed timeout is
+\* strongly fair per voter. That is enough: a voter with the most up-to-date
+\* log eventually campaigns, and no fairness on a Follower's pre-vote answer is
+\* needed (with it and the coarse timeouts, TLC still finds the starvation).
+ElectionFairness == \A n \in Replicas : SF_vars(NeededTimeout(n))
 
 CrashFairness == FairnessNoBQEWith(TRUE) /\ BQEFairness
 CrashLiveSpec == ElectedInit /\ [][CrashNext]_vars /\ CrashFairness /\ ElectionFairness

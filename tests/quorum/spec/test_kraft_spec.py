@@ -230,7 +230,8 @@ def _liveness_cfg(spec: str, prop: str, base: str) -> str:
     # without it a removed voter keeps fetching while the voter the new set needs never does
     pytest.param("ReconfigLiveSpecCoarse", "ReconfigurationNotStuck", "KRaft_reconfigliveness.cfg",
                  marks=pytest.mark.slow),
-    # without per-voter election timeouts and pre-vote grants the failover after a crash can stall
+    # without per-voter election timeouts the followers refuse the crashed leader's pre-votes and
+    # never campaign themselves
     pytest.param("CrashLiveSpecCoarse", "LeaderAfterCrash", "KRaft_crashliveness.cfg",
                  marks=pytest.mark.slow),
 ])
