@@ -69,3 +69,19 @@ def variant_pair(simulate: Callable[..., list[str]], base: Path, variant: str, s
     assert line is not None, f"{variant}: the bug never acted in seed {seed}"
     return [write(base / f"{variant}-good.ndjson", good[: line + tail]),
             write(base / f"{variant}-bad.ndjson", bad[: line + tail])], line
+
+
+def lines_of(relay, seed: int, steps: int, **kw) -> list[str]:
+    """The trace lines of a Relay toy run (the ``relay`` fixture's simulator)."""
+    return [json.dumps(r) for r in relay.simulate(seed, steps, **kw)]
+
+
+def without_variable(lines: list[str], var: str) -> list[str]:
+    """The trace with ``var`` left out of every logged state (a partial projection)."""
+    out = []
+    for x in lines:
+        r = json.loads(x)
+        if "state" in r:
+            r["state"].pop(var)
+        out.append(json.dumps(r))
+    return out

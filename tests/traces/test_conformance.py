@@ -8,17 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.traces.helpers import write
+from tests.traces.helpers import lines_of, without_variable, write
 from traces.check import Options, check_paths
 
 pytestmark = pytest.mark.tlc
 FAST = Options(batch=64, jobs=2)
-
-
-def lines_of(relay, seed, steps, **kw):
-    return [json.dumps(r) for r in relay.simulate(seed, steps, **kw)]
-
-
 
 
 def spec_line_numbers(lines: list[str]) -> list[int]:
@@ -54,12 +48,7 @@ def test_correct_traces_all_seeds_and_faults_are_accepted(relay, tmp_path):
 
 def test_partial_projection_is_explored(relay, tmp_path):
     """Without `net` in the logged state, TLC must explore the unlogged variable."""
-    out = []
-    for x in lines_of(relay, 4, 100):
-        r = json.loads(x)
-        if "state" in r:
-            r["state"].pop("net")
-        out.append(json.dumps(r))
+    out = without_variable(lines_of(relay, 4, 100), "net")
     (r,) = check_paths([write(tmp_path / "p.ndjson", out)], FAST)
     assert r.verdict == "accepted", r.message
 

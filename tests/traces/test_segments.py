@@ -9,16 +9,12 @@ import json
 import attrs
 import pytest
 
-from tests.traces.helpers import write
+from tests.traces.helpers import lines_of, without_variable, write
 from traces.check import Options, _check_segment, check_paths, plan
 from traces.protocols import complete_constants, get_glue
 from traces.segment import counter_problem, cut_counters, segments
 
 SEG = Options(batch=64, jobs=2, segment=40)
-
-
-def lines_of(relay, seed, steps, **kw):
-    return [json.dumps(r) for r in relay.simulate(seed, steps, **kw)]
 
 
 @pytest.mark.tlc
@@ -59,12 +55,7 @@ def test_each_segment_is_judged_from_its_pinned_state(relay, tmp_path):
 
 
 def test_no_cut_where_the_state_is_not_logged_completely(relay, tmp_path):
-    out = []
-    for x in lines_of(relay, 4, 300):
-        r = json.loads(x)
-        if "state" in r:
-            r["state"].pop("net")
-        out.append(json.dumps(r))
+    out = without_variable(lines_of(relay, 4, 300), "net")
     (batch,), _ = plan([write(tmp_path / "p.ndjson", out)], SEG)
     assert segments(batch[0], SEG.segment) == []
 
