@@ -1,7 +1,7 @@
 """``kraft zoo --master``: the cluster's tasks (one chain per row, each Hypothesis and TLC run) fill
 in every row's cells once, a task runs in a zoo of its own rows and its cells travel back to the
-driver; on ``local[2]`` the matrix equals the local run's (which keeps its budget), and on a
-standalone cluster the zoo runs."""
+driver; on a standalone cluster of two workers the matrix equals the local run's (which keeps its
+budget)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from kraft.review.zoo.remote import merge, payload, run_payload
 from kraft.review.zoo.run import fill_unreached
 from kraft.review.zoo.state import Zoo
 from kraft.review.zoo.verdict import CAUGHT, CLEAN, ERROR, INCONCLUSIVE, UNOBSERVABLE
+from tests.spark_cluster import client_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -160,11 +161,12 @@ def test_real_groups_run_with_a_short_budget(local_zoo: LocalRun) -> None:
 
 @pytest.mark.spark
 @pytest.mark.tlc
-def test_local2_zoo_has_the_local_zoos_matrix(tmp_path: Path, local_zoo: LocalRun) -> None:
-    """The same plan locally and as Spark tasks: every cell both runs decided is the same, with
-    the same size (the simulations are seeded, Hypothesis runs with a fixed hash seed, TLC with one
-    worker), and each run catches every variant."""
-    proc, spark = _zoo(tmp_path / "spark", "--master", "local[2]")
+def test_standalone_cluster_zoo_has_the_local_zoos_matrix(tmp_path: Path, standalone_cluster: str,
+                                                          local_zoo: LocalRun) -> None:
+    """The same plan locally and as tasks of a standalone cluster of two workers: every cell both
+    runs decided is the same, with the same size (the simulations are seeded, Hypothesis runs with
+    a fixed hash seed, TLC with one worker), and each run catches every variant."""
+    proc, spark = _zoo(tmp_path / "zoo", "--master", standalone_cluster, env=client_env())
     _assert_sound(spark)
     assert spark["exit_code"] == proc.returncode
     local = local_zoo.doc
@@ -174,15 +176,6 @@ def test_local2_zoo_has_the_local_zoos_matrix(tmp_path: Path, local_zoo: LocalRu
     assert {(v, "hypothesis") for v in [None, *by_name("groups").variant_names]} <= both
     assert len(both) >= 8, sorted(both, key=str)
     assert {k: _decided(spark)[k] for k in both} == {k: _decided(local)[k] for k in both}
-
-
-@pytest.mark.spark
-@pytest.mark.tlc
-def test_standalone_cluster_runs_the_zoo(tmp_path: Path, standalone_cluster: str) -> None:
-    from tests.spark_cluster import client_env
-
-    _, doc = _zoo(tmp_path / "zoo", "--master", standalone_cluster, env=client_env())
-    _assert_sound(doc)
 
 
 @pytest.mark.spark  # Spark's JVM starts before it rejects the master
