@@ -178,7 +178,7 @@ def _catch(variant: str, capsys: pytest.CaptureFixture[str], shrink_seconds: int
 # Shrinking a counterexample to its shortest form takes minutes, far longer than finding it: the
 # default suite bounds the shrinking; the slow test shrinks fully and holds the result to a short
 # story.
-SHRINK_SECONDS = 10
+SHRINK_SECONDS = 2
 SHORTEST_STEPS = 12
 
 
