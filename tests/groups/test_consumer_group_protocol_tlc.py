@@ -132,6 +132,7 @@ def _leave_rejoin_cfg() -> str:
     return re.sub(r"FaultKinds = .*", 'FaultKinds = {"leave"}', cfg)
 
 
+@pytest.mark.slow  # an exhaustive size beyond the default ones
 def test_a_leave_and_a_rejoin_keep_one_owner_per_partition() -> None:
     """The acknowledgement race (docs/consumer-protocol-spec.md, "Owned partitions are held back")
     needs a leave and a rejoin, beyond the default sizes' group epochs: the spec is safe there."""
