@@ -355,12 +355,12 @@ def kafka_per_history(d: Path, sample: int) -> tuple[list[float], list[float]]:
 
     from spark_validation.checks.kafka import kernel, rules
     from spark_validation.checks.kafka.anomaly import sorted_anomalies
+    from spark_validation.ingest.records import OpRow
 
     files = sorted((d / "kafka.parquet").glob("*.parquet"))
-    tbl = pq.read_table(files[0]).to_pylist()
-    by: dict[str, list[dict]] = {}
-    for r in tbl:
-        by.setdefault(r["history"], []).append(r)
+    by: dict[str, list[OpRow]] = {}
+    for r in pq.read_table(files[0]).to_pylist():
+        by.setdefault(r["history"], []).append(OpRow.of_mapping(r))
     ref, arrow = [], []
     for hid in sorted(by)[:sample]:
         t = time.perf_counter()

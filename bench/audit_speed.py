@@ -358,13 +358,12 @@ def lin_register(n: int, ops_per: int) -> None:
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     register_history = mod.register_history
     from spark_validation.checks.linearizable import check_history
-    from spark_validation.ingest.records import rows_to_ops
+    from spark_validation.ingest.records import OpRow, rows_to_ops
 
     rng = random.Random(3)
     hs = []
-    names = ("history", "line", "index", "process", "type", "f", "key", "value", "time", "model")
     for h in range(n):
-        rows = [dict(zip(names, r)) for r in register_history(f"reg-{h}", ops_per, rng)]
+        rows = [OpRow(*r) for r in register_history(f"reg-{h}", ops_per, rng)]
         hs.append(rows_to_ops(rows))
     t = time.perf_counter()
     per = []

@@ -139,16 +139,17 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _op_rows(path: str) -> list[dict]:
+def _op_rows(path: str) -> list:
     """The history's op rows (as the audit's op table has them: values as JSON text)."""
+    from spark_validation.ingest.records import OpRow
+
     rows = []
     with open(path) as f:
         next(f)  # header
         for line, text in enumerate(f, 2):
             o = json.loads(text)
-            rows.append({"history": path, "line": line, "index": o["index"], "process": str(o["process"]),
-                         "type": o["type"], "f": o["f"], "key": None, "value": json.dumps(o["value"]),
-                         "time": o.get("time"), "model": "kafka"})
+            rows.append(OpRow(path, line, o["index"], str(o["process"]), o["type"], o["f"], None,
+                              json.dumps(o["value"]), o.get("time"), "kafka"))
     return rows
 
 
@@ -203,6 +204,7 @@ def child(args: argparse.Namespace) -> None:
             anoms = fast.check_rows(rows, opts)
             total = stages["cycles"] = time.perf_counter() - t
         else:
+            import attrs
             import pyarrow as pa
             import pyarrow.parquet as pq
 
@@ -212,7 +214,7 @@ def child(args: argparse.Namespace) -> None:
             i64, st = pa.int64(), pa.string()
             schema = pa.schema([("history", st), ("line", i64), ("index", i64), ("process", st), ("type", st),
                                 ("f", st), ("key", st), ("value", st), ("time", i64), ("model", st)])
-            pq.write_table(pa.Table.from_pylist(rows, schema=schema), Path(args.out + ".parquet"))
+            pq.write_table(pa.Table.from_pylist([attrs.asdict(r) for r in rows], schema=schema), Path(args.out + ".parquet"))
             del rows
             ops = spark.read.schema(OPS_SCHEMA).parquet(args.out + ".parquet")
             stages["write parquet"] = time.perf_counter() - t

@@ -52,7 +52,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     kafka_found, k_secs, lin = None, 0.0, None
     kafka_empty = True
     if has_kafka:
-        kafka_empty = not any(kafka_check.has_data({"type": t, "f": f, "value": v})
+        kafka_empty = not any(kafka_check.has_data(t, f, v)
                               for t, f, v in zip(rows.type, rows.f, rows.value) if f in KAFKA_FS)
     if not structure and has_kafka and "kafka" in opts.checks:
         t = time.perf_counter()
@@ -62,7 +62,7 @@ def check_rows(hid: str, rows: Any, initial: Any, opts: AuditOptions, kafka: str
     if not structure and model in lin_models() and "lin" in opts.checks:
         t = time.perf_counter()
         init = opts.initial if opts.initial is not None else initial
-        lin = check_history(rows_to_ops(rows.dicts()), model, initial=init, budget_seconds=opts.budget,
+        lin = check_history(rows_to_ops(rows.ops()), model, initial=init, budget_seconds=opts.budget,
                             nil_reads=opts.nil_reads, history_id=hid)
         secs["lin"] = secs.get("lin", 0.0) + time.perf_counter() - t
     res = build_result(hid, model, n, has_kafka, structure, kafka_found, k_secs, lin, opts.checks,
@@ -79,10 +79,10 @@ def _kafka_found(rows: Any, opts: AuditOptions, kafka: str) -> tuple[list[KafkaA
             # Elle's cycle search over the same rows, vectorised (checks.elle.check_table)
             return sorted_anomalies(kafka_kernel.check_table(kt)), check_table(cycle_table(rows, kt), cycle_opts)
         except KERNEL_LIMITS:  # e.g. an offset beyond 64 bits: the reference decides
-            dicts = rows.dicts()
-            return kafka_rules.check_rows(dicts), check_rows_ref(dicts, cycle_opts)
-    dicts = rows.dicts()
-    return kafka_check.check_rows(dicts), check_rows_ref(dicts, cycle_opts)
+            ops = rows.ops()
+            return kafka_rules.check_rows(ops), check_rows_ref(ops, cycle_opts)
+    ops = rows.ops()
+    return kafka_check.check_rows(ops), check_rows_ref(ops, cycle_opts)
 
 
 def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str | None = None,

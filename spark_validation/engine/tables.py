@@ -29,7 +29,7 @@ from spark_validation.engine.result import build_result, lin_models
 from spark_validation.engine.stored import KAFKA_ROWS, store_kafka_rows, stored_kafka_rows
 from spark_validation.ingest import spark as ingest
 from spark_validation.ingest.history import normalize, to_jsonable
-from spark_validation.ingest.records import Malformed, rows_to_ops
+from spark_validation.ingest.records import Malformed, OpRow, rows_to_ops
 from spark_validation.options import AuditOptions
 
 LIN_DDL = "history string, valid string, ops long, seconds double, anomalies string, info string"
@@ -189,13 +189,14 @@ def lin_udf(models: frozenset[str], initial_json: str | None, budget: float | No
     ``--initial`` value (an op table carries none of its own)."""
 
     def run_one(pdf):
-        rows = pdf.astype(object).where(pdf.notna(), None).to_dict("records")
-        for r in rows:
+        records = pdf.astype(object).where(pdf.notna(), None).to_dict("records")
+        for r in records:
             for c in ("time", "line", "index"):
                 if r.get(c) is not None:
                     r[c] = int(r[c])
-        hid = rows[0]["history"]
-        model = next((r["model"] for r in rows if r["model"]), None)
+        rows = [OpRow.of_mapping(r) for r in records]
+        hid = rows[0].history
+        model = next((r.model for r in rows if r.model), None)
         init = normalize(json.loads(initial_json)) if initial_json is not None else None
         t = time.perf_counter()
         try:

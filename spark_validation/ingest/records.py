@@ -31,7 +31,7 @@ import json
 import os
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal
+from typing import Any, Iterable, Iterator, Literal, Mapping
 
 import attrs
 
@@ -143,6 +143,34 @@ class Malformed:
         return cls("line", str(path), line, reason, str(text)[:MALFORMED_TEXT])
 
 
+@attrs.frozen
+class OpRow:
+    """One op row (the module docstring's columns): the one shape every reference check reads.
+    Build it with :func:`op_row` from raw values, or with :meth:`of_mapping` from a table's
+    record; the fast paths read the same columns as a table (:class:`.rows.Rows`)."""
+
+    history: str
+    line: int
+    index: int
+    process: str | None
+    type: str | None
+    f: str | None
+    key: str | None = None
+    value: str | None = None
+    time: int | None = None
+    model: str | None = None
+
+    @classmethod
+    def of_mapping(cls, r: Mapping[str, Any], model: str | None = None) -> "OpRow":
+        """The op row of a record of an op table (a Parquet or Spark row as a mapping): a
+        missing ``line`` is the ``index`` and the other way round, a missing ``model`` is
+        ``model``."""
+        line, index, m = r.get("line"), r.get("index"), r.get("model")
+        return cls(r.get("history"), line if line is not None else index, index if index is not None else line,
+                   r.get("process"), r.get("type"), r.get("f"), r.get("key"), r.get("value"), r.get("time"),
+                   m if m is not None else model)
+
+
 def op_row(
     history: str,
     line: int,
@@ -155,22 +183,12 @@ def op_row(
     value: Any = None,
     time: Any = None,
     model: str | None = None,
-) -> dict[str, Any]:
-    """Build one op row (see the module docstring)."""
+) -> OpRow:
+    """One op row of raw values: texts by :func:`to_text`, ``index`` and ``time`` integers."""
     idx = to_int(index) if index is not None else None
     t = to_int(time) if time is not None and not isinstance(time, float) else (int(time) if time else None)
-    return {
-        "history": history,
-        "line": int(line),
-        "index": idx if idx is not None else int(line),
-        "process": to_text(process),
-        "type": to_text(type),
-        "f": to_text(f),
-        "key": to_text(key),
-        "value": to_text(value),
-        "time": t,
-        "model": model,
-    }
+    return OpRow(history, int(line), idx if idx is not None else int(line), to_text(process), to_text(type),
+                 to_text(f), to_text(key), to_text(value), t, model)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,7 +348,7 @@ def ndjson_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None
             yield n, obj, None, s
 
 
-def history_rows(h: Any) -> list[dict]:
+def history_rows(h: Any) -> list[OpRow]:
     """Op rows of a :class:`spark_validation.ingest.history.History` (line = the op's file line; its
     1-based position when it was not read from a file)."""
     lines = h.lines if len(h.lines) == len(h.ops) else range(1, len(h.ops) + 1)
@@ -354,13 +372,12 @@ def value_from_text(text: str | None) -> Any:
     return text
 
 
-def rows_to_ops(rows: Iterable[dict]) -> list:
+def rows_to_ops(rows: Iterable[OpRow]) -> list:
     """Op rows back to :class:`spark_validation.ingest.history.Op` values (for the lin checker)."""
     out = []
-    for r in sorted(rows, key=lambda r: r["line"]):
-        p = r["process"]
-        pi = to_int(p)
-        out.append(Op(index=int(r["index"]), process=pi if pi is not None else p, type=r["type"],
-                      f=r["f"], key=normalize(value_from_text(r["key"])),
-                      value=normalize(value_from_text(r["value"])), time=r.get("time")))
+    for r in sorted(rows, key=lambda r: r.line):
+        pi = to_int(r.process)
+        out.append(Op(index=int(r.index), process=pi if pi is not None else r.process, type=r.type,
+                      f=r.f, key=normalize(value_from_text(r.key)),
+                      value=normalize(value_from_text(r.value)), time=r.time))
     return out

@@ -70,7 +70,9 @@ from spark_validation.ingest.history import (
 )
 from spark_validation.ingest.native import extension
 from spark_validation.ingest.pairing import describe, pair
-from spark_validation.ingest.records import OP_COLUMNS, history_rows, op_row, parse_text, require_op_columns, to_int
+from spark_validation.ingest.records import (
+    OP_COLUMNS, OpRow, history_rows, op_row, parse_text, require_op_columns, to_int,
+)
 
 __all__ = ["Rows", "read_rows", "read_table", "structure_problem", "fast_parse_text"]
 
@@ -123,29 +125,29 @@ class Rows:
             a = self._arrow[name] = pa.array(getattr(self, name), pa.int64() if name in ("line", "index") else pa.string())
         return a
 
-    def add_row(self, r: dict) -> None:
+    def add_row(self, r: OpRow) -> None:
         self.parsed.append(_UNPARSED)
-        self.line.append(r["line"])
-        self.index.append(r["index"])
-        self.process.append(r["process"])
-        self.type.append(r["type"])
-        self.f.append(r["f"])
-        self.key.append(r["key"])
-        self.value.append(r["value"])
-        self.time.append(r["time"])
+        self.line.append(r.line)
+        self.index.append(r.index)
+        self.process.append(r.process)
+        self.type.append(r.type)
+        self.f.append(r.f)
+        self.key.append(r.key)
+        self.value.append(r.value)
+        self.time.append(r.time)
 
-    def dicts(self) -> list[dict]:
-        """The rows as ``records`` op-row dicts (what the reference checkers take)."""
+    def ops(self) -> list[OpRow]:
+        """The rows one :class:`records.OpRow` each (what the reference checks take)."""
         h, m = self.history, self.model
-        return [{"history": h, "line": ln, "index": i, "process": p, "type": t, "f": f, "key": k, "value": v,
-                 "time": tm, "model": m}
+        return [OpRow(h, ln, i, p, t, f, k, v, tm, m)
                 for ln, i, p, t, f, k, v, tm in zip(self.line, self.index, self.process, self.type, self.f,
                                                      self.key, self.value, self.time)]
 
     @classmethod
-    def from_dicts(cls, history: str, rows: list[dict]) -> "Rows":
-        out = cls(history, next((r["model"] for r in rows if r.get("model")), None))
-        for r in sorted(rows, key=lambda r: r["line"]):
+    def from_ops(cls, history: str, rows: list[OpRow]) -> "Rows":
+        """The columns of one history's op rows, in line order (the model: the first one set)."""
+        out = cls(history, next((r.model for r in rows if r.model), None))
+        for r in sorted(rows, key=lambda r: r.line):
             out.add_row(r)
         return out
 
@@ -528,15 +530,11 @@ def read_table(table: "pa.Table", path: str | Path, model: str | None) -> list[R
     ``line`` is the ``index`` and the other way round, a missing ``model`` is ``model``. Raises
     :class:`records.InputError` naming ``path`` when a required column is absent."""
     require_op_columns(path, table.column_names)
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[OpRow]] = {}
     for r in table.to_pylist():
-        row = {c: r.get(c) for c in OP_COLUMNS}
-        row["line"] = row["line"] if row["line"] is not None else row["index"]
-        row["index"] = row["index"] if row["index"] is not None else row["line"]
-        if row["model"] is None:
-            row["model"] = model
-        groups.setdefault(row["history"], []).append(row)
-    return [Rows.from_dicts(hid, hrows) for hid, hrows in groups.items()]
+        row = OpRow.of_mapping(r, model)
+        groups.setdefault(row.history, []).append(row)
+    return [Rows.from_ops(hid, hrows) for hid, hrows in groups.items()]
 
 
 def _read_rows(path: str | Path, model: str | None, hid: str | None,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
-from spark_validation.ingest.records import op_row
+from spark_validation.ingest.records import OpRow, op_row
 
 
 class H:
@@ -46,7 +46,7 @@ class H:
         self._op(process=p, type="invoke", f=f, value=keys)
         return self._op(process=p, type="ok", f=f, value=keys)
 
-    def rows(self, hid: str) -> list[dict]:
+    def rows(self, hid: str) -> list[OpRow]:
         return [op_row(hid, i + 1, index=o["index"], process=o["process"], type=o["type"], f=o["f"],
                        key=o.get("key"), value=o.get("value")) for i, o in enumerate(self.ops)]
 
@@ -231,7 +231,7 @@ def _cases() -> dict[str, tuple[H, list[tuple[str, str, dict]]]]:
 CASES = _cases()
 
 
-def case_rows() -> list[dict]:
+def case_rows() -> list[OpRow]:
     return [r for name, (h, _) in CASES.items() for r in h.rows(name)]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from spark_validation.ingest.records import op_row
+from spark_validation.ingest.records import OpRow, op_row
 
 KEYS = ["x", "y"]
 VALUES = st.integers(0, 6)
@@ -37,7 +37,7 @@ def _txn_mops(draw) -> list:
 
 
 @st.composite
-def kafka_history(draw, hid: str) -> list[dict]:
+def kafka_history(draw, hid: str) -> list[OpRow]:
     """Completions (and some invocations) with random offsets/values: most are anomalous."""
     rows = []
     n = draw(_LENGTH)
@@ -63,7 +63,7 @@ def kafka_history(draw, hid: str) -> list[dict]:
 
 
 @st.composite
-def kafka_corpus(draw, min_size: int = 1, max_size: int = 30) -> list[dict]:
+def kafka_corpus(draw, min_size: int = 1, max_size: int = 30) -> list[OpRow]:
     n = draw(st.integers(min_size, max_size))
     out = []
     for j in range(n):

@@ -15,6 +15,7 @@ from spark_validation.checks.elle import check as elle
 from spark_validation.checks.elle.check import check_rows, check_rows_ref, edges_rows
 from spark_validation.checks.elle.reference import CycleOptions, edges_ref, realtime_pairs
 from spark_validation.checks.elle.search import strongly_connected
+from spark_validation.ingest.records import OpRow
 from tests import examples
 from tests.spark_validation.strategies import kafka_corpus
 from tests.spark_validation.cases import H
@@ -265,7 +266,7 @@ def test_offset_beyond_64_bits_is_decided_by_the_reference() -> None:
 
 @examples.LARGE(deadline=None)
 @given(kafka_corpus(min_size=1, max_size=8))
-def test_kernel_edges_and_cycles_equal_reference(rows: list[dict]) -> None:
+def test_kernel_edges_and_cycles_equal_reference(rows: list[OpRow]) -> None:
     # the vectorised edges (elle.graph_of_table) are the reference's, and so are the cycles
     for opts in (CycleOptions(), CycleOptions(realtime=True), ALL_EDGES):
         assert edges_rows(rows, opts) == edges_ref(rows, opts), opts

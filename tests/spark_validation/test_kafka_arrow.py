@@ -13,7 +13,7 @@ from hypothesis import given
 from spark_validation.checks.kafka import fast, kernel, rules
 from spark_validation.checks.kafka import spark as kspark
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, sorted_anomalies
-from spark_validation.ingest.records import op_row
+from spark_validation.ingest.records import OpRow, op_row
 from tests import examples
 from tests.spark_validation.cases import CASES, H, case_rows, expected_anomalies
 from tests.spark_validation.strategies import kafka_corpus
@@ -31,7 +31,7 @@ def test_labelled_cases_one_at_a_time() -> None:
 
 @examples.CORPUS()
 @given(kafka_corpus(min_size=1, max_size=30))
-def test_kernel_matches_reference(rows: list[dict]) -> None:
+def test_kernel_matches_reference(rows: list[OpRow]) -> None:
     assert kernel.check_rows(rows) == rules.check_rows(rows)
 
 
@@ -91,10 +91,10 @@ def test_chunks_report_split_histories() -> None:
     random.Random(3).shuffle(perm)
     _, seen = _run_chunks(t.take(pa.array(perm)), 3, 4)
     assert any(len(cs) > 1 for cs in seen.values())
-    assert set(seen) == {r["history"] for r in case_rows()}
+    assert set(seen) == {r.history for r in case_rows()}
 
 
-def _huge_offset_rows() -> list[dict]:
+def _huge_offset_rows() -> list[OpRow]:
     """A history whose polls read offsets beyond 64 bits (the kernel's int64 columns cannot hold
     them), one poll skipping an offset another read."""
     h = H()

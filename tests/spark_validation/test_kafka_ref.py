@@ -10,7 +10,7 @@ from hypothesis import given
 from spark_validation.checks.kafka import rules
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly, Unseen
 from spark_validation.checks.kafka.rules import KINDS, micro_ops
-from spark_validation.ingest.records import op_row
+from spark_validation.ingest.records import OpRow, op_row
 from tests import examples
 from tests.spark_validation.cases import CASES, H, expected_anomalies
 from tests.spark_validation.strategies import kafka_corpus
@@ -39,7 +39,7 @@ def test_valid_cases_exist_and_are_clean() -> None:
 def test_both_encodings_give_the_same_micro_ops() -> None:
     flat = op_row("h", 1, index=0, process=0, type="ok", f="poll", key=1, value=[[0, 5], [1, 6]])
     jepsen = op_row("h", 1, index=0, process=0, type="ok", f="poll", value=[["poll", {"1": [[0, 5], [1, 6]]}]])
-    strip = lambda ms: [(m["key"], m["offset"], m["value"]) for m in ms]  # noqa: E731
+    strip = lambda ms: [(m.key, m.offset, m.value) for m in ms]  # noqa: E731
     assert strip(micro_ops(flat)) == strip(micro_ops(jepsen)) == [("1", 0, "5"), ("1", 1, "6")]
     s_flat = op_row("h", 1, index=0, process=0, type="ok", f="send", key="k", value=[3, "v"])
     s_jep = op_row("h", 1, index=0, process=0, type="ok", f="send", value=[["send", "k", [3, "v"]]])
@@ -77,7 +77,7 @@ def test_breaking_a_valid_history_is_caught() -> None:
 
 @examples.HEAVY()
 @given(kafka_corpus(max_size=4))
-def test_reference_is_total_and_deterministic(rows: list[dict]) -> None:
+def test_reference_is_total_and_deterministic(rows: list[OpRow]) -> None:
     a = rules.check_rows(rows)
     b = rules.check_rows(list(reversed(rows)))
     assert a == b

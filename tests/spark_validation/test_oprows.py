@@ -5,13 +5,15 @@ lines; the kernel rows and pairing errors computed from rows against their refer
 from __future__ import annotations
 
 import json
+
+import attrs
 from pathlib import Path
 
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from spark_validation.ingest.history import HistoryFormatError, pair_ops
-from spark_validation.ingest.records import rows_to_ops
+from spark_validation.ingest.records import OpRow, rows_to_ops
 from spark_validation.ingest.rows import Rows, _edn_to_json, read_rows, structure_problem
 from spark_validation.checks.kafka.rows import cycle_table, kernel_columns, kernel_table
 from tests import examples
@@ -26,7 +28,7 @@ def _read(path: Path, fast: bool):
         rows, bad, model, initial = read_rows(path, None, fast=fast)
     except HistoryFormatError as exc:
         return ("error", exc.line, exc.reason)
-    return rows.dicts(), [(b.path, b.line, b.reason, b.text) for b in bad], model, initial
+    return [attrs.asdict(r) for r in rows.ops()], [(b.path, b.line, b.reason, b.text) for b in bad], model, initial
 
 
 def _same(path: Path) -> None:
@@ -317,11 +319,11 @@ def test_kernel_rows_equal_input_table(data) -> None:
     from tests.spark_validation.strategies import kafka_corpus
 
     rows = data.draw(kafka_corpus(max_size=3))
-    by: dict[str, list[dict]] = {}
+    by: dict[str, list[OpRow]] = {}
     for r in rows:
-        by.setdefault(r["history"], []).append(r)
+        by.setdefault(r.history, []).append(r)
     for hid, hrows in by.items():
-        assert kernel_table(Rows.from_dicts(hid, hrows)).to_pylist() == kernel.input_table(hrows).to_pylist()
+        assert kernel_table(Rows.from_ops(hid, hrows)).to_pylist() == kernel.input_table(hrows).to_pylist()
 
 
 @examples.LARGE(deadline=None)
@@ -332,11 +334,11 @@ def test_cycle_rows_give_the_reference_cycles(data) -> None:
     from tests.spark_validation.strategies import kafka_corpus
 
     rows = data.draw(kafka_corpus(max_size=3))
-    by: dict[str, list[dict]] = {}
+    by: dict[str, list[OpRow]] = {}
     for r in rows:
-        by.setdefault(r["history"], []).append(r)
+        by.setdefault(r.history, []).append(r)
     for hid, hrows in by.items():
-        cols = kernel_columns(Rows.from_dicts(hid, hrows))
+        cols = kernel_columns(Rows.from_ops(hid, hrows))
         for opts in (CycleOptions(), CycleOptions(realtime=True), CycleOptions(True, True, True, True)):
             assert elle.check_table(cycle_table(cols), opts) == elle.check_rows_ref(hrows, opts)
 
@@ -346,8 +348,7 @@ def test_cycle_rows_give_the_reference_cycles(data) -> None:
                           st.sampled_from(["invoke", "ok", "fail", "info"]), st.sampled_from(["r", "w", None])),
                 max_size=12))
 def test_structure_problem_equals_pair_ops(ops) -> None:
-    rows = [{"history": "h", "line": n + 1, "index": n, "process": p, "type": t, "f": f, "key": None, "value": None,
-             "time": None, "model": None} for n, (p, t, f) in enumerate(ops)]
+    rows = [OpRow("h", n + 1, n, p, t, f) for n, (p, t, f) in enumerate(ops)]
     _, errors = pair_ops(rows_to_ops(rows))
-    got = structure_problem(Rows.from_dicts("h", rows))
+    got = structure_problem(Rows.from_ops("h", rows))
     assert got == ((errors[0].position, errors[0].reason) if errors else None)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from spark_validation.ingest.history import Op, pair_ops
 from spark_validation.ingest import pairing
 from spark_validation.ingest.pairing import F_MISMATCH, REINVOKED, UNOPENED, pair, pair_reference
+from spark_validation.ingest.records import OpRow
 from spark_validation.ingest.rows import Rows, structure_problem
 from spark_validation.ingest.spark import first_problem
 from tests import examples
@@ -124,8 +125,7 @@ def test_the_readers_report_the_rule(evs: list) -> None:
         list(zip(got.invokes, got.completions))
     rows = Rows("h")
     for n, (p, t, f) in enumerate(evs):
-        rows.add_row({"line": n + 1, "index": n, "process": str(p), "type": t, "f": f, "key": None, "value": None,
-                      "time": None})
+        rows.add_row(OpRow("h", n + 1, n, str(p), t, f))
     assert structure_problem(rows) == ((errors[0].position, errors[0].reason) if errors else None)
 
 
@@ -139,8 +139,7 @@ def test_the_spark_path_finds_the_row_readers_problem(evs: list, rng: random.Ran
     lines = sorted(rng.sample(range(1, 100), len(evs)))
     rows = Rows("h")
     for line, (p, t, f) in zip(lines, evs):
-        rows.add_row({"line": line, "index": line - 1, "process": p, "type": t, "f": f, "key": None, "value": None,
-                      "time": None})
+        rows.add_row(OpRow("h", line, line - 1, p, t, f))
     want = structure_problem(rows)
     order = list(range(len(evs)))
     rng.shuffle(order)

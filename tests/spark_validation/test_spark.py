@@ -18,7 +18,7 @@ from spark_validation.checks.anomaly import entry_json
 from spark_validation.checks.kafka import rules
 from spark_validation.checks.kafka import spark as kspark
 from spark_validation.checks.kafka.anomaly import sorted_anomalies
-from spark_validation.ingest.records import discover
+from spark_validation.ingest.records import OpRow, discover
 from spark_validation.engine.result import HistoryResult
 from tests import examples
 from tests.spark_validation.cases import case_rows, expected_anomalies
@@ -37,17 +37,17 @@ def spark():
     return get_session(None, shuffle_partitions=2)
 
 
-def _ops_df(spark, rows: list[dict]):
+def _ops_df(spark, rows: list[OpRow]):
     from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
-    return spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
+    return spark.createDataFrame([tuple(getattr(r, c) for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
 
 
 def _decoded(anoms: list[dict]) -> list[dict]:
     return sorted_anomalies(anoms)
 
 
-def arrow_anomalies(spark, rows: list[dict], layout=lambda df: df, chunk_rows: int | None = None):
+def arrow_anomalies(spark, rows: list[OpRow], layout=lambda df: df, chunk_rows: int | None = None):
     kw = {"chunk_rows": chunk_rows} if chunk_rows else {}
     got, info = kspark.collect(layout(_ops_df(spark, rows)), **kw)
     return _decoded(got), info
@@ -58,7 +58,7 @@ def test_labelled_cases_arrow_every_layout(spark) -> None:
     (round-robin: re-checked after a shuffle), and one partition cut into small chunks: the
     same anomalies and evidence, and the report says which path each history took."""
     exp = expected_anomalies()
-    n = len({r["history"] for r in case_rows()})
+    n = len({r.history for r in case_rows()})
     got, info = arrow_anomalies(spark, case_rows(), lambda df: df.repartition(2, "history").sortWithinPartitions("history", "line"))
     assert got == exp
     assert (info.clustered, info.shuffled, info.histories) == (n, 0, n)
@@ -76,7 +76,7 @@ def test_labelled_cases_arrow_every_layout(spark) -> None:
 
 @examples.SPARK()
 @given(kafka_corpus(min_size=25, max_size=40))
-def test_arrow_matches_reference(spark, rows: list[dict]) -> None:
+def test_arrow_matches_reference(spark, rows: list[OpRow]) -> None:
     """Random corpora, as created (histories spread over partitions: in place or re-checked)."""
     got, info = arrow_anomalies(spark, rows, chunk_rows=50)
     assert got == rules.check_rows(rows)
@@ -189,16 +189,16 @@ def test_stored_kafka_rows_are_used_only_while_they_match(spark, both_runs, corp
 # -- Elle-style cycles on Spark (spark_validation/checks/elle/) ----------------------------------------
 
 
-def _elle_df(spark, rows: list[dict]):
+def _elle_df(spark, rows: list[OpRow]):
     from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
-    return spark.createDataFrame([tuple(r[c] for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
+    return spark.createDataFrame([tuple(getattr(r, c) for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
 
 
 @pytest.mark.slow
 @examples.SPARK.long(deadline=None)
 @given(kafka_corpus(min_size=20, max_size=30))
-def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
+def test_elle_edges_spark_match_reference_long(spark, rows: list[OpRow]) -> None:
     from spark_validation.checks.elle.reference import CycleOptions, edges_ref
     from spark_validation.checks.elle.spark import edges_spark
 
@@ -211,7 +211,7 @@ def test_elle_edges_spark_match_reference_long(spark, rows: list[dict]) -> None:
 
 @examples.SPARK(deadline=None, derandomize=True)
 @given(kafka_corpus(min_size=30, max_size=30))
-def test_elle_edges_spark_match_reference(spark, rows: list[dict]) -> None:
+def test_elle_edges_spark_match_reference(spark, rows: list[OpRow]) -> None:
     from spark_validation.checks.elle.reference import CycleOptions, edges_ref
     from spark_validation.checks.elle.spark import edges_spark
 

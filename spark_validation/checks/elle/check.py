@@ -14,6 +14,7 @@ from spark_validation.checks.elle.explain import CycleAnomaly, anomalies
 from spark_validation.checks.elle.graph import graph_of_table, graph_of_tuples
 from spark_validation.checks.elle.reference import CycleOptions, edges_ref
 from spark_validation.checks.elle.rows import input_table
+from spark_validation.ingest.records import OpRow
 
 __all__ = ["find_cycles", "check_rows_ref", "check_table", "check_rows", "edges_rows", "is_allowed"]
 
@@ -23,7 +24,7 @@ def find_cycles(edges: Iterable[tuple], opts: CycleOptions, **budgets: int) -> l
     return in_report_order(anomalies(graph_of_tuples(edges), opts, **budgets))
 
 
-def check_rows_ref(rows: list[dict], opts: CycleOptions) -> list[CycleAnomaly]:
+def check_rows_ref(rows: list[OpRow], opts: CycleOptions) -> list[CycleAnomaly]:
     """Cycle anomalies of op rows with the reference edges (plain Python) and the search."""
     return find_cycles(edges_ref(rows, opts), opts)
 
@@ -35,7 +36,7 @@ def check_table(t: Any, opts: CycleOptions) -> list[CycleAnomaly]:
     return in_report_order(anomalies(graph_of_table(t, opts), opts))
 
 
-def check_rows(rows: list[dict], opts: CycleOptions) -> list[CycleAnomaly]:
+def check_rows(rows: list[OpRow], opts: CycleOptions) -> list[CycleAnomaly]:
     """Cycle anomalies of op rows in this process by the vectorised build; the reference decides
     a history the build's 64-bit columns cannot hold (an offset beyond 64 bits, a process that is
     not text)."""
@@ -45,7 +46,7 @@ def check_rows(rows: list[dict], opts: CycleOptions) -> list[CycleAnomaly]:
         return check_rows_ref(rows, opts)
 
 
-def edges_rows(rows: list[dict], opts: CycleOptions) -> list[tuple]:
+def edges_rows(rows: list[OpRow], opts: CycleOptions) -> list[tuple]:
     """The vectorised build's edges of op rows, as :func:`.reference.edges_ref` gives them."""
     t = input_table(rows)
     return graph_of_table(t, opts).tuples() if t.num_rows else []

@@ -18,7 +18,7 @@ and ``elle.core``, jepsen-io/elle ccdee6f; code our own):
 ``realtime`` (``elle.core/realtime-graph``, which Jepsen adds for ``:strict-serializable``)
         T1 completed ``ok`` before T2 was invoked, transitively reduced (:func:`realtime_pairs`).
 
-The version order is the Kafka checks' (``kafka_rules.micro_ops``): every polled ``(offset, value)``
+The version order is the Kafka checks' (:func:`.kafka.rules.micro_ops`): every polled ``(offset, value)``
 and every send with a known offset of an op that must have committed; an offset's value is the
 smallest value seen there.
 """
@@ -30,8 +30,10 @@ from typing import Any, Callable, Iterable
 
 import attrs
 
-from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.checks.elle.search import KIND_NAMES, enabled_types
+from spark_validation.checks.kafka import rules as kafka_rules
+from spark_validation.checks.kafka.rules import MicroOp
+from spark_validation.ingest.records import OpRow
 
 EDGE_COLUMNS = ("history", "src", "sp", "dst", "dp", "kind", "key", "value", "value2")
 KIND = {k: i for i, k in enumerate(KIND_NAMES)}
@@ -66,16 +68,16 @@ def edge_sort_key(e: tuple) -> tuple:
     return (e[0], e[1], e[3], e[5])
 
 
-def edges_ref(rows: Iterable[dict], opts: CycleOptions) -> list[tuple]:
+def edges_ref(rows: Iterable[OpRow], opts: CycleOptions) -> list[tuple]:
     """Dependency edges of the op rows (any number of histories), as tuples in
     :data:`EDGE_COLUMNS` order, one per (history, src, dst, kind) with the smallest
     (key, value, value2) as its example."""
-    by_history: dict[str, list[dict]] = defaultdict(list)
+    by_history: dict[str, list[OpRow]] = defaultdict(list)
     for r in rows:
-        by_history[r["history"]].append(r)
+        by_history[r.history].append(r)
     out: list[tuple] = []
     for hid, hrows in by_history.items():
-        out.extend(_edges_of(hid, sorted(hrows, key=lambda r: r["line"]), opts))
+        out.extend(_edges_of(hid, sorted(hrows, key=lambda r: r.line), opts))
     return sorted(out, key=edge_sort_key)
 
 
@@ -97,8 +99,8 @@ class _Edges:
         return [(hid, s, sp, d, dp, kind, *ex) for (s, d, kind), (_, sp, dp, ex) in self.best.items()]
 
 
-def _edges_of(hid: str, rows: list[dict], opts: CycleOptions) -> list[tuple]:
-    rows = [r for r in rows if r["f"] in kafka_rules.KAFKA_FS and client(r["process"])]
+def _edges_of(hid: str, rows: list[OpRow], opts: CycleOptions) -> list[tuple]:
+    rows = [r for r in rows if r.f in kafka_rules.KAFKA_FS and client(r.process)]
     mops = [m for r in rows for m in kafka_rules.micro_ops(r)]
     writer, readers = writers_and_readers(mops)
     edges = _Edges()
@@ -121,47 +123,47 @@ def _edges_of(hid: str, rows: list[dict], opts: CycleOptions) -> list[tuple]:
     return edges.tuples(hid)
 
 
-def writers_and_readers(mops: list[dict]) -> tuple[dict, dict]:
+def writers_and_readers(mops: list[MicroOp]) -> tuple[dict, dict]:
     """``jepsen.tests.kafka/writer-of`` (the last op in history order that sent (k, v), as
     ``(seq, op, process)``) and ``readers-of`` (the ``(op, process)`` that polled (k, v))."""
     writer: dict[tuple[str, str], tuple[int, int, str]] = {}
     readers: dict[tuple[str, str], set[Vertex]] = defaultdict(set)
     for m in mops:
-        kv = (m["key"], m["value"])
-        if m["mop"] == "send":
-            if kv not in writer or m["seq"] > writer[kv][0]:
-                writer[kv] = (m["seq"], m["op"], m["process"])
+        kv = (m.key, m.value)
+        if m.mop == "send":
+            if kv not in writer or m.seq > writer[kv][0]:
+                writer[kv] = (m.seq, m.op, m.process)
         else:
-            readers[kv].add((m["op"], m["process"]))
+            readers[kv].add((m.op, m.process))
     return writer, readers
 
 
-def _process_edges(rows: list[dict], edge: EdgeFn) -> None:
+def _process_edges(rows: list[OpRow], edge: EdgeFn) -> None:
     """``elle.core/process-graph``: each process's ok ops in history order."""
     last: dict[str, Vertex] = {}
     for r in rows:
-        if r["type"] == "ok":
-            cur = (int(r["index"]), r["process"])
-            if r["process"] in last:
-                edge(last[r["process"]], cur, "process", None, None, None)
-            last[r["process"]] = cur
+        if r.type == "ok":
+            cur = (int(r.index), r.process)
+            if r.process in last:
+                edge(last[r.process], cur, "process", None, None, None)
+            last[r.process] = cur
 
 
-def version_order(mops: list[dict]) -> tuple[dict[str, list[str]], dict[tuple[str, int], int]]:
+def version_order(mops: list[MicroOp]) -> tuple[dict[str, list[str]], dict[tuple[str, int], int]]:
     """Each key's values in offset order (``by-index``), and the index of each (key, offset).
     A value counts if it was polled, sent by an ok op, or sent by an info op that some ok poll
     proves committed; at an offset seen with several values, the smallest."""
-    ok_reads = {(m["key"], m["value"]) for m in mops if m["mop"] == "poll" and m["type"] == "ok"}
-    proven = {m["op"] for m in mops
-              if m["mop"] == "send" and m["type"] == "info" and (m["key"], m["value"]) in ok_reads}
+    ok_reads = {(m.key, m.value) for m in mops if m.mop == "poll" and m.type == "ok"}
+    proven = {m.op for m in mops
+              if m.mop == "send" and m.type == "info" and (m.key, m.value) in ok_reads}
     at: dict[tuple[str, int], str] = {}
     for m in mops:
-        if m["offset"] is None:
+        if m.offset is None:
             continue
-        if m["mop"] == "poll" or m["type"] == "ok" or (m["type"] == "info" and m["op"] in proven):
-            kk = (m["key"], m["offset"])
-            if kk not in at or m["value"] < at[kk]:
-                at[kk] = m["value"]
+        if m.mop == "poll" or m.type == "ok" or (m.type == "info" and m.op in proven):
+            kk = (m.key, m.offset)
+            if kk not in at or m.value < at[kk]:
+                at[kk] = m.value
     order: dict[str, list[str]] = defaultdict(list)
     idx: dict[tuple[str, int], int] = {}
     for (k, o) in sorted(at):
@@ -182,14 +184,14 @@ def _ww_edges(order: dict[str, list[str]], writer: dict, edge: EdgeFn) -> None:
                 edge((w1[1], w1[2]), (w2[1], w2[2]), "ww", k, vs[j - 1], v2)
 
 
-def _rw_edges(mops: list[dict], order: dict[str, list[str]], idx: dict[tuple[str, int], int], writer: dict,
+def _rw_edges(mops: list[MicroOp], order: dict[str, list[str]], idx: dict[tuple[str, int], int], writer: dict,
               edge: EdgeFn) -> None:
     """Anti-dependencies: an op's highest read of a key before the writer of the next value."""
     high: dict[tuple[int, str, str], int] = {}
     for m in mops:
-        if m["mop"] == "poll" and m["offset"] is not None:
-            t = (m["op"], m["process"], m["key"])
-            i = idx[(m["key"], m["offset"])]
+        if m.mop == "poll" and m.offset is not None:
+            t = (m.op, m.process, m.key)
+            i = idx[(m.key, m.offset)]
             high[t] = max(high.get(t, i), i)
     for (op, proc, k), i in high.items():
         vs = order[k]
@@ -199,31 +201,31 @@ def _rw_edges(mops: list[dict], order: dict[str, list[str]], idx: dict[tuple[str
                 edge((op, proc), (w[1], w[2]), "rw", k, vs[i], vs[i + 1])
 
 
-def realtime_pairs(rows: Iterable[dict]) -> list[tuple[int, str, int, str]]:
+def realtime_pairs(rows: Iterable[OpRow]) -> list[tuple[int, str, int, str]]:
     """Elle's realtime graph (``elle.core/realtime-graph``), as a transitive reduction: rows are
     one history's op rows in history order; Kafka client ops only. At each invocation, every op in
     the buffer of ok completions is linked to that invocation's completion (any type); at an ok
     completion, the buffered ops already linked to it leave the buffer and it enters.
     Returns ``(src op, src process, dst op, dst process)``."""
-    ops = [r for r in rows if r["f"] in kafka_rules.KAFKA_FS and client(r["process"])]
-    completion: dict[int, dict] = {}
+    ops = [r for r in rows if r.f in kafka_rules.KAFKA_FS and client(r.process)]
+    completion: dict[int, OpRow] = {}
     open_: dict[Any, int] = {}
     for i, o in enumerate(ops):
-        if o["type"] == "invoke":
-            open_[o["process"]] = i
-        elif o["process"] in open_:
-            completion[open_.pop(o["process"])] = o
+        if o.type == "invoke":
+            open_[o.process] = i
+        elif o.process in open_:
+            completion[open_.pop(o.process)] = o
     oks: set[Vertex] = set()
     into: dict[int, set[Vertex]] = defaultdict(set)
     out: list[tuple[int, str, int, str]] = []
     for i, o in enumerate(ops):
-        if o["type"] == "invoke":
+        if o.type == "invoke":
             c = completion.get(i)
             if c is not None:
                 for a in sorted(oks):
-                    out.append((a[0], a[1], int(c["index"]), c["process"]))
-                    into[int(c["index"])].add(a)
-        elif o["type"] == "ok":
-            oks -= into.pop(int(o["index"]), set())
-            oks.add((int(o["index"]), o["process"]))
+                    out.append((a[0], a[1], int(c.index), c.process))
+                    into[int(c.index)].add(a)
+        elif o.type == "ok":
+            oks -= into.pop(int(o.index), set())
+            oks.add((int(o.index), o.process))
     return out

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from spark_validation.checks.kafka import rules as kafka_rules
-from spark_validation.ingest.records import COMPLETIONS, parse_text, to_int, to_text
+from spark_validation.ingest.records import COMPLETIONS, OpRow, parse_text, to_int, to_text
 
 ROW_COLUMNS = ("history", "seq", "op", "process", "type", "mop", "key", "offset", "value", "pos")
 OP_IN = ("history", "line", "index", "process", "type", "f", "key", "value")  # the op columns the rows need
@@ -29,12 +29,11 @@ def _int(x: Any) -> Any:
     return x if type(x) is int else to_int(x)
 
 
-def input_table(rows: list[dict]) -> Any:
+def input_table(rows: list[OpRow]) -> Any:
     """Cycle rows of op rows, in-process: per send/poll/txn op row one ``op`` row, then its
     micro-ops (those of :func:`kafka_rules.micro_ops`, written out column by column here; the
     tests compare the two)."""
-    cols = {c: [r[c] for r in rows] for c in OP_IN}
-    return _cycle_rows(*(cols[c] for c in OP_IN))
+    return _cycle_rows(*([getattr(r, c) for r in rows] for c in OP_IN))
 
 
 def _cycle_rows(hs: list, lines: list, idxs: list, procs: list, types: list, fs: list, keys: list,

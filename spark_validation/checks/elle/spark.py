@@ -21,6 +21,7 @@ from spark_validation.checks.elle.graph import graph_of_table
 from spark_validation.checks.elle.reference import EDGE_COLUMNS, CycleOptions
 from spark_validation.checks.elle.rows import OP_IN, rows_of_ops
 from spark_validation.ingest.chunks import CHUNK_STRIDE, OUT_DDL, ChunkPaths, history_chunks, out_batch
+from spark_validation.ingest.records import OpRow
 
 EDGE_DDL = ("history string, src long, sp string, dst long, dp string, kind string, key string, "
             "value string, value2 string")
@@ -40,7 +41,7 @@ def _check_chunk(t: Any, chunk: int, opts: CycleOptions) -> Any:
     try:
         anoms = check_table(rows_of_ops(t), opts)
     except (OverflowError, ValueError, TypeError):  # as check_rows: the reference decides
-        anoms = check_rows_ref(t.to_pylist(), opts)
+        anoms = check_rows_ref([OpRow.of_mapping(r) for r in t.to_pylist()], opts)
     return out_batch(anoms, [json.dumps(a.evidence.to_json()) for a in anoms], t, chunk)
 
 

@@ -14,6 +14,7 @@ from typing import Callable
 from spark_validation.checks.kafka import kernel, rules
 from spark_validation.checks.kafka.anomaly import KafkaAnomaly
 from spark_validation.ingest.native import compiled_off
+from spark_validation.ingest.records import OpRow
 
 __all__ = ["check_rows", "KERNEL_LIMITS"]
 
@@ -23,11 +24,11 @@ KERNEL_LIMITS = (OverflowError, ValueError, TypeError)
 OFF = compiled_off()
 
 
-def _kernel_check_rows(rows: list[dict]) -> list[KafkaAnomaly]:
+def _kernel_check_rows(rows: list[OpRow]) -> list[KafkaAnomaly]:
     try:
         return kernel.check_rows(rows)
     except KERNEL_LIMITS:
         return rules.check_rows(rows)
 
 
-check_rows: Callable[[list[dict]], list[KafkaAnomaly]] = rules.check_rows if OFF else _kernel_check_rows
+check_rows: Callable[[list[OpRow]], list[KafkaAnomaly]] = rules.check_rows if OFF else _kernel_check_rows

@@ -30,6 +30,7 @@ from spark_validation.checks.kafka.anomaly import (
 )
 from spark_validation.checks.kafka.rows import int_values, row_schema, string_codes
 from spark_validation.checks.kafka.rules import UNSEEN_SAMPLE
+from spark_validation.ingest.records import OpRow
 
 ROW_COLUMNS = ("history", "seq", "op", "process", "type", "mop", "key", "offset", "value", "pos")
 
@@ -425,16 +426,16 @@ def _reset(ci, a, b, h, p, k, sq, hist, proc, key, seq, a_rows, n_hk) -> np.ndar
 # kernel rows without Spark (tests, the in-process per-history bench row)
 
 
-def input_table(rows: list[dict]) -> "pa.Table":
+def input_table(rows: list[OpRow]) -> "pa.Table":
     """Kernel rows of op rows, built with the reference's micro-op extraction."""
     out = []
-    for r in sorted(rows, key=lambda r: (r["history"], r["line"])):
-        base = {"history": r["history"], "seq": r["line"], "op": r["index"], "process": r["process"], "type": r["type"]}
+    for r in sorted(rows, key=lambda r: (r.history, r.line)):
+        base = {"history": r.history, "seq": r.line, "op": r.index, "process": r.process, "type": r.type}
         out.extend({**base, "mop": mop, "key": k, "offset": o, "value": v, "pos": p}
                    for mop, k, o, v, p in rules.kernel_mops(r))
     return pa.Table.from_pylist(out, schema=row_schema())
 
 
-def check_rows(rows: list[dict]) -> list[KafkaAnomaly]:
+def check_rows(rows: list[OpRow]) -> list[KafkaAnomaly]:
     """The kernel over op rows in this process (sorted like :func:`.rules.check_rows`)."""
     return sorted_anomalies(check_table(input_table(rows)))

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_validation.checks.kafka.rules import KAFKA_FS, kernel_mops
-from spark_validation.ingest.records import to_text
+from spark_validation.ingest.records import OpRow, to_text
 from spark_validation.ingest.jsontext import UNPARSED as _UNPARSED
 from spark_validation.ingest.rows import Rows, _const
 
@@ -51,12 +51,11 @@ def columns_at(rows: Rows, positions: Any) -> dict[str, list]:
 def _row_mops(rows: Rows, n: int, decoded: Any) -> list[tuple]:
     """The reference's kernel rows (:func:`.rules.kernel_mops`) of op row ``n``, whose value is the
     decoded one where the row holds it (``Rows.parsed``: the structure the value text encodes)."""
-    row = {"history": rows.history, "line": rows.line[n], "index": rows.index[n], "process": rows.process[n],
-           "type": rows.type[n], "f": rows.f[n], "key": rows.key[n], "value": rows.value[n], "time": rows.time[n],
-           "model": rows.model}
+    value = rows.value[n]
     if n < len(decoded) and decoded[n] is not _UNPARSED:
-        row["value"] = to_text(decoded[n])
-    return kernel_mops(row)
+        value = to_text(decoded[n])
+    return kernel_mops(OpRow(rows.history, rows.line[n], rows.index[n], rows.process[n], rows.type[n], rows.f[n],
+                             rows.key[n], value, rows.time[n], rows.model))
 
 
 def row_schema() -> pa.Schema:

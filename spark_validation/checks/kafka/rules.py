@@ -5,7 +5,8 @@ This is the definition the numpy kernel (:mod:`.kernel`) is held to: differentia
 evidence. The rules follow the analysis of Jepsen's Kafka workload (``jepsen.tests.kafka``; each
 rule names the function it follows; facts only, the code here is our own):
 
-Accepted encodings (after :mod:`spark_validation.ingest.records` turned a history into op rows):
+Accepted encodings (of the op rows, :class:`~spark_validation.ingest.records.OpRow`, that
+:mod:`spark_validation.ingest` reads a history into):
 
 * Jepsen micro-ops: ``{"f": "send"|"poll"|"txn", "value": [mop, ...]}`` with ``["send", k, v]``
   (invocation) / ``["send", k, [offset, v]]`` (completion; offset may be null) and ``["poll"]`` /
@@ -14,7 +15,7 @@ Accepted encodings (after :mod:`spark_validation.ingest.records` turned a histor
   ``{"f": "poll", "key": k, "value": [[offset, v], ...]}``.
 * ``{"f": "assign"|"subscribe", "value": [k, ...]}`` change what a consumer reads.
 
-Only completions (``ok``/``info``/``fail``) carry micro-ops. Each micro-op becomes a row
+Only completions (``ok``/``info``/``fail``) carry micro-ops. Each micro-op becomes a :class:`MicroOp`
 ``(history, seq, op, process, type, mop, key, offset, value, pos)``; ``seq`` is the op's line,
 ``op`` its index, ``pos`` the position inside the op (``mop * 1_000_000 + pair``).
 
@@ -53,12 +54,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
+import attrs
+
 from spark_validation.checks.anomaly import Anomaly
 from spark_validation.checks.kafka.anomaly import (
     Duplicate, FailedRead, InnerStep, KafkaAnomaly, LostWrite, MaxRead, OffsetConflict, OwnRead, ProcessStep, Unseen,
     sorted_anomalies,
 )
-from spark_validation.ingest.records import COMPLETIONS, parse_text, to_int, to_text
+from spark_validation.ingest.records import COMPLETIONS, OpRow, parse_text, to_int, to_text
 
 VIOLATIONS = (
     "inconsistent-offsets",
@@ -98,10 +101,11 @@ EMPTY_GRAPH = ("empty transaction graph: no completed send, poll or txn op carri
 _NO_DATA = (None, "[]", "null", "{}")
 
 
-def has_data(row: dict) -> bool:
-    """Does this op row give the Kafka checks anything to look at? (A completed send/poll/txn
-    whose value is not empty.) A history with none has an empty transaction graph."""
-    return row["type"] in COMPLETIONS and row["f"] in KAFKA_FS and row["value"] not in _NO_DATA
+def has_data(type: str | None, f: str | None, value: str | None) -> bool:
+    """Does an op row of this ``type``, ``f`` and ``value`` give the Kafka checks anything to look
+    at? (A completed send/poll/txn whose value is not empty.) A history with none has an empty
+    transaction graph."""
+    return type in COMPLETIONS and f in KAFKA_FS and value not in _NO_DATA
 
 
 def has_data_column(F: Any) -> Any:
@@ -118,35 +122,59 @@ def _send_parts(x: Any) -> tuple[int | None, str | None]:
     return None, to_text(x)
 
 
-def micro_ops(row: dict) -> list[dict]:
-    """The micro-op rows of one op row (empty for invocations and non-Kafka ops)."""
-    if row["type"] not in COMPLETIONS or row["f"] not in KAFKA_FS:
+@attrs.frozen
+class MicroOp:
+    """One send or poll of a (key, offset, value) inside a completed op row: what every rule
+    reads. ``seq``, ``op``, ``process``, ``type`` are the op row's (``seq`` its line, ``op`` its
+    index); ``pos`` orders the micro-ops of one op (``mop index * POS_STRIDE + pair``)."""
+
+    history: str
+    seq: int
+    op: int
+    process: str | None
+    type: str
+    mop: str  # "send" | "poll"
+    key: str
+    offset: int | None
+    value: str
+    pos: int
+
+
+@attrs.frozen
+class Assignment:
+    """An ``ok``/``info`` assign or subscribe op: the keys ``process`` reads from line ``seq`` on."""
+
+    history: str
+    seq: int
+    process: str | None
+    keys: list[str | None]
+
+
+def micro_ops(row: OpRow) -> list[MicroOp]:
+    """The micro-ops of one op row (empty for invocations and non-Kafka ops)."""
+    if row.type not in COMPLETIONS or row.f not in KAFKA_FS:
         return []
-    base = {
-        "history": row["history"], "seq": row["line"], "op": row["index"],
-        "process": row["process"], "type": row["type"],
-    }
-    out: list[dict] = []
+    out: list[MicroOp] = []
 
     def add(mop: str, key: str | None, offset: int | None, value: str | None, pos: int) -> None:
         if key is None or value is None:
             return
-        out.append({**base, "mop": mop, "key": key, "offset": offset, "value": value, "pos": pos})
+        out.append(MicroOp(row.history, row.line, row.index, row.process, row.type, mop, key, offset, value, pos))
 
-    if row["key"] is not None and row["f"] in ("send", "poll"):
-        if row["f"] == "send":
-            if row["value"] is not None:
-                off, v = _send_parts(parse_text(row["value"]))
-                add("send", row["key"], off, v, 0)
+    if row.key is not None and row.f in ("send", "poll"):
+        if row.f == "send":
+            if row.value is not None:
+                off, v = _send_parts(parse_text(row.value))
+                add("send", row.key, off, v, 0)
         else:
-            pairs = parse_text(row["value"])
+            pairs = parse_text(row.value)
             if isinstance(pairs, list):
                 for j, pair in enumerate(pairs):
                     if isinstance(pair, list) and len(pair) >= 2:
-                        add("poll", row["key"], to_int(pair[0]), to_text(pair[1]), j)
+                        add("poll", row.key, to_int(pair[0]), to_text(pair[1]), j)
         return out
 
-    mops = parse_text(row["value"])
+    mops = parse_text(row.value)
     if not isinstance(mops, list):
         return out
     for i, mop in enumerate(mops):
@@ -166,34 +194,34 @@ def micro_ops(row: dict) -> list[dict]:
     return out
 
 
-def kernel_mops(row: dict) -> list[tuple[str, str | None, int | None, str | None, int]]:
+def kernel_mops(row: OpRow) -> list[tuple[str, str | None, int | None, str | None, int]]:
     """What the kernel reads of one op row, as ``(mop, key, offset, value, pos)``: its micro-ops
     (:func:`micro_ops`), or for an assignment one ``assign`` row with no key (the consumer's
     previous keys end) and one per key it names (:func:`assignments`)."""
-    out = [(m["mop"], m["key"], m["offset"], m["value"], m["pos"]) for m in micro_ops(row)]
+    out = [(m.mop, m.key, m.offset, m.value, m.pos) for m in micro_ops(row)]
     for a in assignments([row]):
         out.append(("assign", None, None, None, 0))
-        out.extend(("assign", k, None, None, 0) for k in a["keys"] if k is not None)
+        out.extend(("assign", k, None, None, 0) for k in a.keys if k is not None)
     return out
 
 
-def assignments(rows: Iterable[dict]) -> list[dict]:
-    """``ok``/``info`` assign/subscribe ops: ``(history, seq, process, keys)``."""
+def assignments(rows: Iterable[OpRow]) -> list[Assignment]:
+    """The ``ok``/``info`` assign/subscribe ops among ``rows``."""
     out = []
     for r in rows:
-        if r["f"] in ("assign", "subscribe") and r["type"] in ("ok", "info"):
-            ks = parse_text(r["value"])
+        if r.f in ("assign", "subscribe") and r.type in ("ok", "info"):
+            ks = parse_text(r.value)
             keys = [to_text(k) for k in ks] if isinstance(ks, list) else []
-            out.append({"history": r["history"], "seq": r["line"], "process": r["process"], "keys": keys})
+            out.append(Assignment(r.history, r.line, r.process, keys))
     return out
 
 
-def check_rows(rows: list[dict]) -> list[KafkaAnomaly]:
+def check_rows(rows: list[OpRow]) -> list[KafkaAnomaly]:
     """All Kafka anomalies of the op rows (any number of histories), sorted by (history, kind,
     key, evidence) for stable output."""
-    by_history: dict[str, list[dict]] = defaultdict(list)
+    by_history: dict[str, list[OpRow]] = defaultdict(list)
     for r in rows:
-        by_history[r["history"]].append(r)
+        by_history[r.history].append(r)
     out: list[KafkaAnomaly] = []
     for hid, hrows in by_history.items():
         out.extend(_check_history(hid, hrows))
@@ -204,20 +232,20 @@ class _Facts:
     """What every rule reads from one history's micro-ops: the sends and reads, which sends must
     have committed, and the version order of each key (an offset's index, a value's index)."""
 
-    def __init__(self, rows: list[dict]) -> None:
+    def __init__(self, rows: list[OpRow]) -> None:
         self.rows = rows
         M = [m for r in rows for m in micro_ops(r)]
-        self.sends = [m for m in M if m["mop"] == "send"]
-        self.reads = [m for m in M if m["mop"] == "poll"]
-        self.ok_reads = [m for m in self.reads if m["type"] == "ok"]
-        self.ok_read_kv = {(m["key"], m["value"]) for m in self.ok_reads}
+        self.sends = [m for m in M if m.mop == "send"]
+        self.reads = [m for m in M if m.mop == "poll"]
+        self.ok_reads = [m for m in self.reads if m.type == "ok"]
+        self.ok_read_kv = {(m.key, m.value) for m in self.ok_reads}
         # ops that must have committed: ok, or info with a send read by an ok poll
-        proven = {m["op"] for m in self.sends if m["type"] == "info" and (m["key"], m["value"]) in self.ok_read_kv}
+        proven = {m.op for m in self.sends if m.type == "info" and (m.key, m.value) in self.ok_read_kv}
         self.committed = [m for m in self.sends
-                          if m["type"] == "ok" or (m["type"] == "info" and m["op"] in proven)]
+                          if m.type == "ok" or (m.type == "info" and m.op in proven)]
         # version order observations
-        self.vo = ([m for m in self.reads if m["offset"] is not None]
-                   + [m for m in self.committed if m["offset"] is not None])
+        self.vo = ([m for m in self.reads if m.offset is not None]
+                   + [m for m in self.committed if m.offset is not None])
         self._rank_offsets()
         self.reads_g = _per_op_key(self.reads)
         self.sends_g = _per_op_key(self.sends)
@@ -225,7 +253,7 @@ class _Facts:
     def _rank_offsets(self) -> None:
         offsets_of_key: dict[str, set[int]] = defaultdict(set)
         for m in self.vo:
-            offsets_of_key[m["key"]].add(m["offset"])
+            offsets_of_key[m.key].add(m.offset)
         self.index: dict[tuple[str, int], int] = {}
         self.offset_at: dict[tuple[str, int], int] = {}
         for k, offs in offsets_of_key.items():
@@ -236,34 +264,34 @@ class _Facts:
         # several offsets, as the by-value map of jepsen.tests.kafka/version-orders keeps the last)
         self.value_idx: dict[tuple[str, str], int] = {}
         for m in self.vo:
-            i = self.index[(m["key"], m["offset"])]
-            kv = (m["key"], m["value"])
+            i = self.index[(m.key, m.offset)]
+            kv = (m.key, m.value)
             self.value_idx[kv] = max(self.value_idx.get(kv, i), i)
 
-    def idx(self, m: dict) -> int | None:
+    def idx(self, m: MicroOp) -> int | None:
         """A micro-op's index in its key's version order, or None where it has none."""
-        if m["offset"] is not None:
-            return self.index.get((m["key"], m["offset"]))
-        if m["mop"] == "send":
+        if m.offset is not None:
+            return self.index.get((m.key, m.offset))
+        if m.mop == "send":
             # a send whose completion carries no offset takes the index where reads saw its value
             # (Jepsen looks sends up by value in int-send-skip+nonmonotonic-cases and
             # nonmonotonic-send-cases), so an internal send skip can be proven from reads
-            return self.value_idx.get((m["key"], m["value"]))
+            return self.value_idx.get((m.key, m.value))
         return None
 
 
-def _per_op_key(ms: list[dict]) -> dict[tuple[int, str], list[dict]]:
+def _per_op_key(ms: list[MicroOp]) -> dict[tuple[int, str], list[MicroOp]]:
     """Micro-ops grouped by (op line, key), each group in the op's order (``pos``)."""
-    g: dict[tuple[int, str], list[dict]] = defaultdict(list)
+    g: dict[tuple[int, str], list[MicroOp]] = defaultdict(list)
     for m in ms:
-        g[(m["seq"], m["key"])].append(m)
+        g[(m.seq, m.key)].append(m)
     for v in g.values():
-        v.sort(key=lambda m: m["pos"])
+        v.sort(key=lambda m: m.pos)
     return g
 
 
-def _check_history(hid: str, rows: list[dict]) -> list[KafkaAnomaly]:
-    facts = _Facts(sorted(rows, key=lambda r: r["line"]))
+def _check_history(hid: str, rows: list[OpRow]) -> list[KafkaAnomaly]:
+    facts = _Facts(sorted(rows, key=lambda r: r.line))
     out: list[KafkaAnomaly] = []
     for rule in RULES:
         out.extend(KafkaAnomaly(hid, kind, key, ev) for kind, key, ev in rule(facts))
@@ -277,20 +305,20 @@ Found = Iterable[tuple[str, str, Any]]
 def inconsistent_offsets(f: _Facts) -> Found:
     """One offset of a key bears several values (the :inconsistent-offsets errors of
     jepsen.tests.kafka/version-orders)."""
-    at_offset: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    at_offset: dict[tuple[str, int], list[MicroOp]] = defaultdict(list)
     for m in f.vo:
-        at_offset[(m["key"], m["offset"])].append(m)
+        at_offset[(m.key, m.offset)].append(m)
     for (k, o), ms in at_offset.items():
-        vals = sorted({m["value"] for m in ms})
+        vals = sorted({m.value for m in ms})
         if len(vals) > 1:
-            yield "inconsistent-offsets", k, OffsetConflict(o, vals, sorted({m["op"] for m in ms}))
+            yield "inconsistent-offsets", k, OffsetConflict(o, vals, sorted({m.op for m in ms}))
 
 
 def duplicate(f: _Facts) -> Found:
     """One value sits at several offsets of a key (jepsen.tests.kafka/duplicate-cases)."""
     offs_of_value: dict[tuple[str, str], set[int]] = defaultdict(set)
     for m in f.vo:
-        offs_of_value[(m["key"], m["value"])].add(m["offset"])
+        offs_of_value[(m.key, m.value)].add(m.offset)
     for (k, v), offs in offs_of_value.items():
         if len(offs) > 1:
             yield "duplicate", k, Duplicate(v, sorted(offs))
@@ -300,15 +328,15 @@ def g1a(f: _Facts) -> Found:
     """An ``ok`` poll read a value whose send failed (jepsen.tests.kafka/g1a-cases)."""
     failed: dict[tuple[str, str], set[int]] = defaultdict(set)
     for m in f.sends:
-        if m["type"] == "fail":
-            failed[(m["key"], m["value"])].add(m["op"])
+        if m.type == "fail":
+            failed[(m.key, m.value)].add(m.op)
     seen = set()
     for m in f.ok_reads:
-        for w in sorted(failed.get((m["key"], m["value"]), ())):
-            t = (m["key"], m["value"], m["offset"], w, m["op"])
+        for w in sorted(failed.get((m.key, m.value), ())):
+            t = (m.key, m.value, m.offset, w, m.op)
             if t not in seen:
                 seen.add(t)
-                yield "G1a", m["key"], FailedRead(m["value"], m["offset"], w, m["op"])
+                yield "G1a", m.key, FailedRead(m.value, m.offset, w, m.op)
 
 
 def lost_write(f: _Facts) -> Found:
@@ -318,8 +346,8 @@ def lost_write(f: _Facts) -> Found:
     first_idx: dict[tuple[str, str], int] = {}
     last_idx: dict[tuple[str, str], int] = {}
     for m in f.vo:
-        i = f.index[(m["key"], m["offset"])]
-        kv = (m["key"], m["value"])
+        i = f.index[(m.key, m.offset)]
+        kv = (m.key, m.value)
         first_idx[kv] = min(first_idx.get(kv, i), i)
         last_idx[kv] = max(last_idx.get(kv, i), i)
     bound: dict[str, int] = {}
@@ -341,12 +369,12 @@ def lost_write(f: _Facts) -> Found:
                                              MaxRead(mv, f.offset_at[(k, bound[k])], mop))
 
 
-def _first_op(ms: list[dict]) -> dict[tuple[str, str], int]:
+def _first_op(ms: list[MicroOp]) -> dict[tuple[str, str], int]:
     """Per (key, value), the lowest op index among ``ms``."""
     first: dict[tuple[str, str], int] = {}
     for m in ms:
-        kv = (m["key"], m["value"])
-        first[kv] = min(first.get(kv, m["op"]), m["op"])
+        kv = (m.key, m.value)
+        first[kv] = min(first.get(kv, m.op), m.op)
     return first
 
 
@@ -363,7 +391,7 @@ def internal(f: _Facts) -> Found:
                 d = ib - ia
                 kind = skip_kind if d > 1 else nm_kind if d < 1 else None
                 if kind:
-                    yield kind, k, InnerStep((a["value"], b["value"]), (a["offset"], b["offset"]), d, a["op"])
+                    yield kind, k, InnerStep((a.value, b.value), (a.offset, b.offset), d, a.op)
 
 
 def precommitted_read(f: _Facts) -> Found:
@@ -371,9 +399,9 @@ def precommitted_read(f: _Facts) -> Found:
     (jepsen.tests.kafka/precommitted-read-cases)."""
     for (seq, k), ss in f.sends_g.items():
         rs = f.reads_g.get((seq, k), [])
-        bad = sorted({m["value"] for m in ss} & {m["value"] for m in rs})
+        bad = sorted({m.value for m in ss} & {m.value for m in rs})
         if bad:
-            yield "precommitted-read", k, OwnRead(bad, ss[0]["op"])
+            yield "precommitted-read", k, OwnRead(bad, ss[0].op)
 
 
 def cross_polls(f: _Facts) -> Found:
@@ -405,35 +433,35 @@ def _cross(f: _Facts, g: dict, types: tuple[str, ...], skip_kind: str | None, nm
                     d = ib - ia
                     kind = skip_kind if (d > 1 and skip_kind) else nm_kind if d < 1 else None
                     if kind:
-                        yield kind, k, ProcessStep(p, (a["value"], b["value"]), (a["offset"], b["offset"]), d,
-                                                   (a["op"], b["op"]))
-            if m2[0]["type"] in types:
+                        yield kind, k, ProcessStep(p, (a.value, b.value), (a.offset, b.offset), d,
+                                                   (a.op, b.op))
+            if m2[0].type in types:
                 last = (s2, m2)
 
 
-def _ops_per_process_key(g: dict, types: tuple[str, ...]) -> dict[tuple[str, str], list[tuple[int, list[dict]]]]:
+def _ops_per_process_key(g: dict, types: tuple[str, ...]) -> dict[tuple[str, str], list[tuple[int, list[MicroOp]]]]:
     """The op groups of ``g`` whose op type is in ``types``, per (process, key), in op order."""
-    seqs: dict[tuple[str, str], list[tuple[int, list[dict]]]] = defaultdict(list)
+    seqs: dict[tuple[str, str], list[tuple[int, list[MicroOp]]]] = defaultdict(list)
     for (seq, k), ms in g.items():
-        if ms[0]["type"] in types:
-            seqs[(ms[0]["process"], k)].append((seq, ms))
+        if ms[0].type in types:
+            seqs[(ms[0].process, k)].append((seq, ms))
     for lst in seqs.values():
         lst.sort(key=lambda t: t[0])
     return seqs
 
 
-def _reset_between(assigns: list[dict], process: str, key: str, lo: int, hi: int) -> bool:
+def _reset_between(assigns: list[Assignment], process: str, key: str, lo: int, hi: int) -> bool:
     """Did an ``ok``/``info`` assign or subscribe by ``process`` strictly between the op lines
     ``lo`` and ``hi`` leave ``key`` out?"""
-    return any(a["process"] == process and lo < a["seq"] < hi and key not in a["keys"] for a in assigns)
+    return any(a.process == process and lo < a.seq < hi and key not in a.keys for a in assigns)
 
 
 def unseen(f: _Facts) -> Found:
     """``ok`` sends never read by an ``ok`` poll, per key (the :unseen of jepsen.tests.kafka/analysis)."""
     vals: dict[str, set[str]] = defaultdict(set)
     for m in f.sends:
-        if m["type"] == "ok" and (m["key"], m["value"]) not in f.ok_read_kv:
-            vals[m["key"]].add(m["value"])
+        if m.type == "ok" and (m.key, m.value) not in f.ok_read_kv:
+            vals[m.key].add(m.value)
     for k, vs in vals.items():
         yield "unseen", k, Unseen(len(vs), sorted(vs)[:UNSEEN_SAMPLE])
 
