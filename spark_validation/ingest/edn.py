@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterator
+from typing import Any
 
 from kraft.inputs import MAX_DEPTH  # deepest collection nesting a reader accepts (see Reader._read_seq)
 
@@ -53,7 +53,6 @@ __all__ = [
     "Tagged",
     "Reader",
     "loads",
-    "loads_all",
 ]
 
 
@@ -508,10 +507,3 @@ def loads(text: str, source: str = "<string>") -> Any:
     if not reader.at_end():
         raise reader.error("unexpected data after the value")
     return value
-
-
-def loads_all(text: str, source: str = "<string>") -> Iterator[Any]:
-    """Parse every top-level EDN value in ``text`` in order."""
-    reader = Reader(text, source)
-    while not reader.at_end():
-        yield reader.read()

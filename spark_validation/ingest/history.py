@@ -709,14 +709,6 @@ def read_history(
     )
 
 
-def history_from_ops(ops: Iterable[Op], *, id: str = "<ops>", model: str | None = None, initial: Any = None) -> History:
-    """Wrap ops built in memory (tests, generators) as a History, with structure checking."""
-    ops = list(ops)
-    pairing = pairing_of(ops)
-    return History(id=id, ops=ops, model=model, structure_errors=structure_errors(ops, pairing), initial=initial,
-                   pairing=pairing)
-
-
 @attrs.frozen
 class SkippedFile:
     path: str

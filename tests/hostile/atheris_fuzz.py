@@ -17,7 +17,8 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from spark_validation.ingest.edn import EdnError, loads_all
+    from spark_validation.ingest.edn import EdnError
+    from tests.spark_validation.readers import loads_all
     from spark_validation.ingest.history import HistoryFormatError, parse_history_text
     from traces.schema import parse_trace
 

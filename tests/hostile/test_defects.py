@@ -348,7 +348,8 @@ def test_edn_long_blank_run_before_a_bad_token_is_linear(blank):
     over a run of blanks before a token the fast path does not take (62 tabs: seconds)."""
     import time
 
-    from spark_validation.ingest.edn import EdnError, loads_all
+    from spark_validation.ingest.edn import EdnError
+    from tests.spark_validation.readers import loads_all
 
     text = "[:a" + blank * 5000 + "#{}" + blank * 5000 + "(" + blank * 5000 + "]"
     t = time.perf_counter()

@@ -120,7 +120,8 @@ def test_history_reader_long(tmp_path_factory, suffix, seeds, data):
 @FAST
 @given(data=st.data())
 def test_edn_loads(data):
-    from spark_validation.ingest.edn import EdnError, loads_all
+    from spark_validation.ingest.edn import EdnError
+    from tests.spark_validation.readers import loads_all
 
     text = data.draw(hostile(EDN_SEEDS)).decode("utf-8", "replace")
     try:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 
-from spark_validation.ingest.history import Op, history_from_ops, pair_ops
+from spark_validation.ingest.history import Op, pair_ops
+from tests.spark_validation.readers import history_from_ops
 from spark_validation.linearizability import LinResult, check_history
 from spark_validation.checks.linearizable.models import MODELS, UNKNOWN, AppendLogModel, Call, Model
 

@@ -15,8 +15,8 @@ from spark_validation.ingest.edn import (
     Symbol,
     Tagged,
     loads,
-    loads_all,
 )
+from tests.spark_validation.readers import loads_all
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ checker, the kernel's edges and cycles against the reference (Hypothesis), and a
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hypothesis import given
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from spark_validation.checks.elle import check as elle
 from spark_validation.checks.elle.check import check_rows, check_rows_ref, edges_rows
 from spark_validation.checks.elle.reference import CycleOptions, edges_ref, realtime_pairs
-from spark_validation.checks.elle.search import strongly_connected
+from spark_validation.checks.elle.search import scc_labels
 from spark_validation.ingest.records import OpRow
 from tests import examples
 from tests.spark_validation.strategies import kafka_corpus
@@ -245,6 +246,16 @@ def test_shortest_cycle_is_reported() -> None:
     edges.append(("h", 3, "p", 2, "p", "wr", "k", "c", None))
     (a,) = elle.find_cycles(edges, CycleOptions())
     assert a.evidence.to_json()["cycle"] == [2, 3, 2] and a.evidence.to_json()["scc_size"] == n
+
+
+def strongly_connected(n: int, adj: list[list[int]]) -> list[list[int]]:
+    """The components with two or more vertices of an adjacency-list graph, by ``scc_labels``."""
+    src = np.array([u for u, nb in enumerate(adj) for _ in nb], np.int64)
+    dst = np.array([w for nb in adj for w in nb], np.int64)
+    groups: dict[int, list[int]] = {}
+    for v, c in enumerate(scc_labels(n, src, dst).tolist()):
+        groups.setdefault(c, []).append(v)
+    return [g for g in groups.values() if len(g) > 1]
 
 
 def test_components() -> None:

@@ -12,13 +12,13 @@ from spark_validation.ingest.history import (
     History,
     HistoryFormatError,
     Op,
-    history_from_ops,
     iter_corpus,
     pair_ops,
     read_history,
     to_jsonable,
 )
 from spark_validation.linearizability import check_history
+from tests.spark_validation.readers import history_from_ops
 
 JEPSEN_LINES = """\
 {:type :invoke, :f :read, :value nil, :process 0, :time 5, :index 0}

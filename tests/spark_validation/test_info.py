@@ -7,7 +7,8 @@ import json
 
 from spark_validation.checks.linearizable import LinInfo, LinResult, Undecided, check_history
 from spark_validation.engine.result import HistoryInfo, HistoryResult, build_result
-from spark_validation.ingest.history import Op, history_from_ops
+from spark_validation.ingest.history import Op
+from tests.spark_validation.readers import history_from_ops
 
 
 def _op(index: int, process, type_: str, f: str, value=None) -> Op:

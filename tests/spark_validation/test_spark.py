@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 
 from spark_validation.checks.anomaly import entry_json
+from spark_validation.checks.elle.graph import graph_of_table
+from spark_validation.checks.elle.reference import EDGE_COLUMNS, CycleOptions, edges_ref
+from spark_validation.checks.elle.rows import rows_of_ops
+from spark_validation.checks.elle.spark import cycle_input
 from spark_validation.checks.kafka import rules
 from spark_validation.checks.kafka import spark as kspark
 from spark_validation.checks.kafka.anomaly import sorted_anomalies
@@ -189,20 +194,30 @@ def test_stored_kafka_rows_are_used_only_while_they_match(spark, both_runs, corp
 # -- Elle-style cycles on Spark (spark_validation/checks/elle/) ----------------------------------------
 
 
-def _elle_df(spark, rows: list[OpRow]):
-    from spark_validation.ingest.spark_schema import OPS_SCHEMA
+EDGE_DDL = ("history string, src long, sp string, dst long, dp string, kind string, key string, "
+            "value string, value2 string")
 
-    return spark.createDataFrame([tuple(getattr(r, c) for c in OPS_SCHEMA.fieldNames()) for r in rows], OPS_SCHEMA)
+
+def edges_spark(ops, opts: CycleOptions):
+    """The dependency edges of every history of the op table by the vectorised build, as a
+    DataFrame with ``EDGE_COLUMNS`` (one executor task per history, after a shuffle by history)."""
+
+    def per_history(t):
+        t = rows_of_ops(t)
+        tuples = graph_of_table(t, opts).tuples() if t.num_rows else []
+        cols = list(zip(*tuples)) if tuples else [[] for _ in EDGE_COLUMNS]
+        types = [pa.string(), pa.int64(), pa.string(), pa.int64(), pa.string(), pa.string(), pa.string(),
+                 pa.string(), pa.string()]
+        return pa.table({c: pa.array(list(x), ty) for c, x, ty in zip(EDGE_COLUMNS, cols, types)})
+
+    return cycle_input(ops).groupBy("history").applyInArrow(per_history, EDGE_DDL)
 
 
 @pytest.mark.slow
 @examples.SPARK.long(deadline=None)
 @given(kafka_corpus(min_size=20, max_size=30))
 def test_elle_edges_spark_match_reference_long(spark, rows: list[OpRow]) -> None:
-    from spark_validation.checks.elle.reference import CycleOptions, edges_ref
-    from spark_validation.checks.elle.spark import edges_spark
-
-    ops = _elle_df(spark, rows).cache()
+    ops = _ops_df(spark, rows).cache()
     for ww, rw in [(False, False), (True, False), (False, True), (True, True)]:
         opts = CycleOptions(ww, rw, process=rw, realtime=ww)
         assert sorted(tuple(r) for r in edges_spark(ops, opts).collect()) == sorted(edges_ref(rows, opts)), (ww, rw)
@@ -212,10 +227,7 @@ def test_elle_edges_spark_match_reference_long(spark, rows: list[OpRow]) -> None
 @examples.SPARK(deadline=None, derandomize=True)
 @given(kafka_corpus(min_size=30, max_size=30))
 def test_elle_edges_spark_match_reference(spark, rows: list[OpRow]) -> None:
-    from spark_validation.checks.elle.reference import CycleOptions, edges_ref
-    from spark_validation.checks.elle.spark import edges_spark
-
-    ops = _elle_df(spark, rows)
+    ops = _ops_df(spark, rows)
     opts = CycleOptions(True, True, process=True, realtime=True)  # every edge kind
     assert sorted(tuple(r) for r in edges_spark(ops, opts).collect()) == sorted(edges_ref(rows, opts))
 
@@ -223,14 +235,13 @@ def test_elle_edges_spark_match_reference(spark, rows: list[OpRow]) -> None:
 def test_elle_cycles_on_spark_equal_reference(spark) -> None:
     from spark_validation.checks.elle import spark as elle
     from spark_validation.checks.elle.check import check_rows_ref
-    from spark_validation.checks.elle.reference import CycleOptions
     from spark_validation.checks.elle.spark import check_spark
     from tests.spark_validation import test_elle as T
 
     rows = [r for name, h in (("g1c", T.g1c()), ("g0", T.g0()), ("gs", T.g_single()), ("g2", T.g2_item()),
                               ("gn", T.g_nonadjacent()), ("g1cp", T.g1c_process()), ("g1cr", T.g1c_realtime()),
                               ("stale", T.stale_read())) for r in h.rows(name)]
-    ops = _elle_df(spark, rows).cache()
+    ops = _ops_df(spark, rows).cache()
     for ww, rw in [(False, False), (True, True)]:
         opts = CycleOptions(ww, rw, process=ww, realtime=ww)
         key = lambda a: (a["history"], a["kind"], json.dumps(a["evidence"], sort_keys=True))  # noqa: E731

@@ -160,17 +160,6 @@ def scc_labels(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return lab.astype(np.int64, copy=False)
 
 
-def strongly_connected(n: int, adj: list[list[int]]) -> list[list[int]]:
-    """The components with two or more vertices of an adjacency-list graph."""
-    src = np.array([u for u, nb in enumerate(adj) for _ in nb], np.int64)
-    dst = np.array([w for nb in adj for w in nb], np.int64)
-    lab = scc_labels(n, src, dst)
-    groups: dict[int, list[int]] = {}
-    for v, c in enumerate(lab.tolist()):
-        groups.setdefault(c, []).append(v)
-    return [g for g in groups.values() if len(g) > 1]
-
-
 # ------------------------------------------------------------------------------------------
 # one component: local graphs and searches
 

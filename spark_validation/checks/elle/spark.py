@@ -17,14 +17,11 @@ from spark_validation.checks.kafka import rules as kafka_rules
 from spark_validation.checks.kafka.spark import with_split_rechecked
 from spark_validation.checks.elle.check import check_rows_ref, check_table
 from spark_validation.checks.elle.explain import CycleAnomaly
-from spark_validation.checks.elle.graph import graph_of_table
-from spark_validation.checks.elle.reference import EDGE_COLUMNS, CycleOptions
+from spark_validation.checks.elle.reference import CycleOptions
 from spark_validation.checks.elle.rows import OP_IN, rows_of_ops
 from spark_validation.ingest.chunks import CHUNK_STRIDE, OUT_DDL, ChunkPaths, history_chunks, out_batch
 from spark_validation.ingest.records import OpRow
 
-EDGE_DDL = ("history string, src long, sp string, dst long, dp string, kind string, key string, "
-            "value string, value2 string")
 CHUNK_ROWS = 1 << 19  # op rows a task gathers before it checks the whole histories among them
 
 
@@ -74,17 +71,3 @@ def collect(ops: Any, opts: CycleOptions, chunk_rows: int = CHUNK_ROWS) -> tuple
            for r in anoms]
     return in_report_order(out), info
 
-
-def edges_spark(ops: Any, opts: CycleOptions) -> Any:
-    """The dependency edges of every history of the op table, as a DataFrame with
-    :data:`EDGE_COLUMNS` (one executor task per history, after a shuffle by history)."""
-
-    def per_history(t: Any) -> Any:
-        t = rows_of_ops(t)
-        tuples = graph_of_table(t, opts).tuples() if t.num_rows else []
-        cols = list(zip(*tuples)) if tuples else [[] for _ in EDGE_COLUMNS]
-        types = [pa.string(), pa.int64(), pa.string(), pa.int64(), pa.string(), pa.string(), pa.string(),
-                 pa.string(), pa.string()]
-        return pa.table({c: pa.array(list(x), ty) for c, x, ty in zip(EDGE_COLUMNS, cols, types)})
-
-    return cycle_input(ops).groupBy("history").applyInArrow(per_history, EDGE_DDL)
