@@ -270,7 +270,7 @@ def child(args: argparse.Namespace) -> None:
 
     from spark_validation.checks.kafka import spark as kafka_spark
     from spark_validation.engine.tables import lin_udf as _lin_udf
-    from spark_validation.models import MODELS
+    from spark_validation.checks.linearizable.models import MODELS
     from spark_validation.session import get_session
 
     d = Path(args.dir)
