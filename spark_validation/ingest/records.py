@@ -1,8 +1,8 @@
 """The flat operation row both audit paths (Spark and ``--no-spark``) work on.
 
-A history, whatever its file format, becomes a list of *op rows*: one per Jepsen operation,
-with the value kept as *text* so that a Parquet column, a Spark ``from_json`` string field and
-a Python parser all agree on it:
+A history, whatever its file format, becomes a list of *op rows* (:class:`OpRow`): one per Jepsen
+operation, with the value kept as *text* so that a Parquet column, a Spark ``from_json`` string
+field and a Python parser all agree on it:
 
 ========  =====================================================================================
 column    meaning
