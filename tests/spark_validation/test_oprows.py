@@ -5,16 +5,16 @@ lines; the kernel rows and pairing errors computed from rows against their refer
 from __future__ import annotations
 
 import json
-
-import attrs
 from pathlib import Path
 
+import attrs
+import pyarrow as pa
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from spark_validation.ingest.history import HistoryFormatError, pair_ops
 from spark_validation.ingest.records import OpRow, rows_to_ops
-from spark_validation.ingest.rows import Rows, _edn_to_json, read_rows, structure_problem
+from spark_validation.ingest.rows import Rows, _edn_to_json, read_rows, read_table, structure_problem
 from spark_validation.checks.kafka.rows import cycle_table, kernel_columns, kernel_table
 from tests import examples
 
@@ -352,3 +352,15 @@ def test_structure_problem_equals_pair_ops(ops) -> None:
     _, errors = pair_ops(rows_to_ops(rows))
     got = structure_problem(Rows.from_ops("h", rows))
     assert got == ((errors[0].position, errors[0].reason) if errors else None)
+
+
+def test_a_parquet_table_fills_line_index_and_model() -> None:
+    """An op table without ``line`` takes each op's ``index`` as its line, one without ``index``
+    its line; a history with no model of its own takes the command's (``OpRow.of_mapping``)."""
+    t = pa.table({"history": ["h", "h", "g"], "index": [4, 5, 0], "process": ["0", "0", "1"],
+                  "type": ["invoke", "ok", "invoke"], "f": ["read"] * 3, "value": [None, "1", None]})
+    h, g = read_table(t, "t.parquet", "register")
+    assert (h.history, h.line, h.index, h.model, g.line) == ("h", [4, 5], [4, 5], "register", [0])
+    t = pa.table({"history": ["h"], "line": [7], "type": ["invoke"], "f": ["read"], "model": ["cas-register"]})
+    (r,) = read_table(t, "t.parquet", "register")
+    assert (r.line, r.index, r.model) == ([7], [7], "cas-register")
