@@ -209,7 +209,6 @@ _NAMED_CHARS = {
     "backspace": "\b",
     "formfeed": "\f",
 }
-_CLOSERS = {"(": ")", "[": "]", "{": "}"}
 # Atoms (numbers, keywords, symbols, nil/true/false) parse to immutable values, and a history
 # repeats the same few (:type, :invoke, :f, small integers) on every line: memoise them.
 _ATOMS: dict[str, Any] = {}
