@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from kraft.inputs import collector_paused
+from spark_validation.checks import elle as cycle_check
 from spark_validation.checks import kafka as kafka_check
 from spark_validation.checks.elle import CycleOptions, check_rows_ref, check_table
 from spark_validation.checks.elle.explain import CycleAnomaly
@@ -82,7 +83,7 @@ def _kafka_found(rows: Any, opts: AuditOptions, kafka: str) -> tuple[list[KafkaA
             ops = rows.ops()
             return kafka_rules.check_rows(ops), check_rows_ref(ops, cycle_opts)
     ops = rows.ops()
-    return kafka_check.check_rows(ops), check_rows_ref(ops, cycle_opts)
+    return kafka_check.check_rows(ops), cycle_check.check_rows(ops, cycle_opts)
 
 
 def check_file(path: str, opts: AuditOptions, kafka: str = "ref", ops_dir: str | None = None,

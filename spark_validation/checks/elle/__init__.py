@@ -8,12 +8,14 @@ history to ``elle.txn/cycles!`` with ``:consistency-models [:strict-serializable
   (G0, G1c, G-single-item, G-nonadjacent-item, G2-item and their -process/-realtime variants);
 * :mod:`.explain` -- the cycles as typed anomalies with Elle's explanation;
 * :mod:`.check` -- op rows to anomalies; :mod:`.fast` picks the vectorised build or the reference
-  once; :mod:`.spark` runs the vectorised check per Spark partition.
+  once (:func:`check_rows` here is its choice); :mod:`.spark` runs the vectorised check per Spark
+  partition.
 
 Nothing here imports the audit above it (an import-linter contract in pyproject.toml).
 """
 
-from spark_validation.checks.elle.check import check_rows, check_rows_ref, check_table, find_cycles, is_allowed
+from spark_validation.checks.elle.check import check_rows_ref, check_table, find_cycles, is_allowed
+from spark_validation.checks.elle.fast import check_rows
 from spark_validation.checks.elle.reference import CycleOptions, edges_ref
 
 __all__ = ["CycleOptions", "check_rows", "check_rows_ref", "check_table", "edges_ref", "find_cycles", "is_allowed"]
