@@ -11,6 +11,8 @@ from typing import Any, Sequence, Union
 
 import attrs
 
+from kraft.quorum.voters import VoterNode
+
 LEADER_CHANGE = "LeaderChange"
 VOTERS = "Voters"  # a VotersRecord (KIP-853): the entry's ``voters`` is the new voter set
 
@@ -32,6 +34,9 @@ class Entry:
     value: int | str | bytes
     last_in_batch: bool = True
     voters: tuple[int, ...] = ()
+    # a VotersRecord's voters in full (keys, endpoints, kraft.version ranges), as its bytes hold
+    # them; the spec's voter set is membership only, so ``to_spec`` and ``as_tuple`` leave them out
+    nodes: tuple[VoterNode, ...] = ()
     # (epoch, value, voters): the form the invariants read, built once per entry
     as_tuple: tuple[int, Any, tuple[int, ...]] = attrs.field(init=False, eq=False, repr=False)
 
@@ -67,6 +72,7 @@ class QuorumSnapshot:
     epoch: int
     records: tuple[SnapshotRecord, ...]
     voters: tuple[int, ...]
+    nodes: tuple[VoterNode, ...] = ()  # ``voters`` in full, as the snapshot's VotersRecord holds them
 
     @property
     def values(self) -> tuple[int | bytes, ...]:
@@ -204,7 +210,30 @@ class FetchSnapshotResponse:
     snapshotEpoch: int
     values: tuple[SnapshotRecord, ...]
     voters: tuple[int, ...] = ()
+    nodes: tuple[VoterNode, ...] = attrs.field(default=(), metadata={"spec": False})  # ``voters`` in full
     mtype = "FetchSnapshotResponse"
+
+
+@attrs.frozen
+class UpdateRaftVoterRequest:
+    """UpdateRaftVoter (KIP-853, API key 82) from a voter to the leader: ``payload`` is the
+    request v0 as Kafka encodes it (``kraft.quorum.update_voter.update_voter_request``).  The spec
+    abstracts this RPC (its ``UpdateVoter`` is a leader action), so it has no spec form."""
+
+    source: int
+    dest: int
+    payload: bytes
+    mtype = "UpdateRaftVoterRequest"
+
+
+@attrs.frozen
+class UpdateRaftVoterResponse:
+    """The leader's answer, the response v0 as Kafka encodes it."""
+
+    source: int
+    dest: int
+    payload: bytes
+    mtype = "UpdateRaftVoterResponse"
 
 
 Message = Union[
@@ -213,10 +242,21 @@ Message = Union[
 ]
 
 
+# the RPCs the spec abstracts (its ``UpdateVoter`` is a leader action): not in its ``messages``
+NOT_IN_SPEC = (UpdateRaftVoterRequest, UpdateRaftVoterResponse)
+
+
+def in_spec(msg: Any) -> bool:
+    """Does the spec's ``messages`` variable hold ``msg``?"""
+    return not isinstance(msg, NOT_IN_SPEC)
+
+
 def to_spec(msg: Message) -> dict[str, Any]:
     """The spec's message record: ``{"mtype": ..., "msource": ..., ...}``."""
     out: dict[str, Any] = {"mtype": msg.mtype}
     for field in attrs.fields(type(msg)):
+        if field.metadata.get("spec") is False:
+            continue
         value = getattr(msg, field.name)
         if field.name in ("entries", "values"):
             value = [e.to_spec() for e in value]

@@ -44,6 +44,8 @@ from kraft.quorum.messages import (
     FetchSnapshotRequest,
     FetchSnapshotResponse,
     QuorumSnapshot,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
     whole_batches,
@@ -51,8 +53,23 @@ from kraft.quorum.messages import (
 from kraft.core.majority import majority_value
 from kraft.core.node import Node, Pick, requires
 from kraft.core.step import ReadyBuilder
+from kraft.log.codec import decode, encode
 from kraft.quorum.protocol import PROTOCOL
-from kraft.quorum.storage import QuorumStorage
+from kraft.quorum.storage import QuorumStorage, voter_nodes_of
+from kraft.quorum.update_voter import ERROR_CODES, LeaderView, needs_update, serve, update_voter_request
+from kraft.quorum.voters import (
+    CONTROLLER_LISTENER,
+    KRAFT_VERSION_0,
+    KRAFT_VERSION_1,
+    Endpoint,
+    ReplicaKey,
+    VoterNode,
+    VoterSet,
+    default_voter_node,
+    directory_id_of,
+)
+
+ERROR_NAMES = {code: name for name, code in ERROR_CODES.items()}
 
 
 def _leads(node: "QuorumNode") -> bool:
@@ -87,7 +104,8 @@ def _resigns_after_removal(node: "QuorumNode") -> bool:
 
 class QuorumNode(Node, declaration=PROTOCOL):
     """One replica.  Create with ``QuorumNode(node_id, voters, config, fs, rng=..., now_ms=...,
-    observers=...)``: ``voters`` is the bootstrap voter set, ``observers`` the other replicas."""
+    observers=..., endpoints=...)``: ``voters`` is the bootstrap voter set, ``observers`` the other
+    replicas, ``endpoints`` this replica's listeners (default: ``default_voter_node``'s)."""
 
     def __init__(
         self,
@@ -101,8 +119,12 @@ class QuorumNode(Node, declaration=PROTOCOL):
         directory: str | None = None,
         disk_lost: bool = False,
         observers: tuple[int, ...] | list[int] = (),
+        endpoints: tuple[Endpoint, ...] | None = None,
     ) -> None:
         self.id = node_id
+        # its listeners (controller.listener.names / listeners): configuration, kept over restarts
+        self.endpoints: tuple[Endpoint, ...] = default_voter_node(node_id).endpoints if endpoints is None \
+            else tuple(endpoints)
         self.bootstrap_voters: tuple[int, ...] = tuple(sorted(voters))
         self.replicas: tuple[int, ...] = tuple(sorted(set(voters) | set(observers)))
         if node_id not in self.replicas:
@@ -133,6 +155,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.next_fetch_at: int | None = None
         self.check_quorum_deadline: int | None = None
         self.flush_deadline: int | None = None
+        self.update_voter_at: int | None = None  # FollowerState.updateVoterPeriodTimer
         # bug ObserverSkipsFsync: the log holds an append left unflushed by a non-voter
         self.skipped_fsync = False
         self.has_fetched_from_leader = False
@@ -187,6 +210,28 @@ class QuorumNode(Node, declaration=PROTOCOL):
         base = storage.snapshots.get(storage.log_start_offset)
         return base.voters if base is not None else self.bootstrap_voters
 
+    def voter_nodes_at(self, offset: int | None = None) -> tuple[VoterNode, ...]:
+        """``voter_set_at`` in full: the voters' keys, endpoints and kraft.version ranges."""
+        storage = self.storage
+        entry = storage.voters_entry_at(storage.end_offset if offset is None else offset)
+        if entry is not None:
+            return voter_nodes_of(entry.voters, entry.nodes)
+        base = storage.snapshots.get(storage.log_start_offset)
+        if base is not None:
+            return voter_nodes_of(base.voters, base.nodes)
+        return voter_nodes_of(self.bootstrap_voters)
+
+    @property
+    def local_voter_node(self) -> VoterNode:
+        """This replica as a voter set should list it (``QuorumState.localVoterNodeOrThrow``)."""
+        return VoterNode(ReplicaKey(self.id, directory_id_of(self.id)), self.endpoints, KRAFT_VERSION_0,
+                         KRAFT_VERSION_1)
+
+    def needs_voter_update(self) -> bool:
+        """``pollFollowerAsVoter``'s test: reconfiguration supported and the latest voter set lists
+        this voter other than it is (``VoterSet.voterNodeNeedsUpdate``)."""
+        return needs_update(VoterSet(self.voter_nodes_at()), self.local_voter_node, self.config.kraft_version)
+
     @property
     def voters(self) -> tuple[int, ...]:
         """The spec's ``VoterSet(n)``: the latest voter set of this node's log."""
@@ -224,6 +269,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
 
     def _reset_follower_timers(self, now: int) -> None:
         self.fetch_deadline = now + self.config.fetch_timeout_ms
+        self.update_voter_at = now + self._update_voter_period()
         self.next_fetch_at = now
         self.election_deadline = None
         self.has_fetched_from_leader = False
@@ -244,7 +290,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         self.role = Role.UNATTACHED
         self.votes_granted = set()
         self._clear_leader_state()
-        self.fetch_deadline = self.next_fetch_at = None
+        self.fetch_deadline = self.next_fetch_at = self.update_voter_at = None
         self._unattached_timers(now)
         self._persist()
 
@@ -387,6 +433,8 @@ class QuorumNode(Node, declaration=PROTOCOL):
                     other = self._pick_voter(exclude=self.leader_id)
                     if other is not None:
                         return (cls.send_any_voter_fetch, {"d": other})
+            if self._update_voter_due(now):
+                return (cls.send_update_raft_voter, {})
             if self.next_fetch_at is not None and now >= self.next_fetch_at:
                 return (cls.send_fetch_request, {})
             return None
@@ -419,6 +467,8 @@ class QuorumNode(Node, declaration=PROTOCOL):
         times = [self.election_deadline, self.check_quorum_deadline, self.flush_deadline]
         if self.role is Role.FOLLOWER:
             times += [self.fetch_deadline, self.next_fetch_at]
+            if self.is_voter and self.update_voter_at is not None and self.needs_voter_update():
+                times.append(self.update_voter_at)
             if self.storage.flushed_offset < self.storage.end_offset and not self.skipped_fsync:
                 return 0
         if self.role is Role.UNATTACHED and self.leader_id is None:
@@ -740,7 +790,8 @@ class QuorumNode(Node, declaration=PROTOCOL):
                                             m.snapshotEnd, m.snapshotEpoch, ()))
             return
         self.send(FetchSnapshotResponse(self.id, m.source, self.current_epoch, FETCH_OK,
-                                        snapshot.end, snapshot.epoch, snapshot.records, snapshot.voters))
+                                        snapshot.end, snapshot.epoch, snapshot.records, snapshot.voters,
+                                        snapshot.nodes))
 
     def handle_fetch_snapshot_response(self, m: FetchSnapshotResponse, now: int) -> None:
         """Spec action HandleFetchSnapshotResponse(n, m) (KafkaRaftClient.handleFetchSnapshotResponse):
@@ -755,7 +806,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         if m.result != FETCH_OK:
             return  # SnapshotNotFound: fetch again
         self.fetch_deadline = now + self.config.fetch_timeout_ms
-        snapshot = QuorumSnapshot(m.snapshotEnd, m.snapshotEpoch, m.values, m.voters)
+        snapshot = QuorumSnapshot(m.snapshotEnd, m.snapshotEpoch, m.values, m.voters, m.nodes)
         storage = self.storage
         last_epoch = storage.last_epoch
         if not (snapshot.epoch > last_epoch or (snapshot.epoch == last_epoch and snapshot.end > storage.end_offset)):
@@ -778,7 +829,8 @@ class QuorumNode(Node, declaration=PROTOCOL):
         if not self.may_snapshot(k):
             return False
         storage = self.storage
-        snapshot = QuorumSnapshot(k, storage.epoch_before(k), storage.snapshot_records(k), self.voter_set_at(k))
+        snapshot = QuorumSnapshot(k, storage.epoch_before(k), storage.snapshot_records(k), self.voter_set_at(k),
+                                  self.voter_nodes_at(k))
         storage.add_snapshot(snapshot, now)
         self._rb.wrote("snapshot", end=snapshot.end, epoch=snapshot.epoch)
 
@@ -894,7 +946,7 @@ class QuorumNode(Node, declaration=PROTOCOL):
         of the voter set with ``x``; it takes effect at once.  No step (False) when refused."""
         if self.add_voter_refusal(x) is not None:
             return False
-        self._append_voters(tuple(sorted(set(self.voters) | {x})), now)
+        self._append_voters(self.voter_nodes_at() + (default_voter_node(x),), now)
 
     @requires(_leads, "not the leader")
     def remove_voter(self, x: int, now: int) -> bool | None:
@@ -902,14 +954,89 @@ class QuorumNode(Node, declaration=PROTOCOL):
         VotersRecord of the voter set without ``x``.  No step (False) when refused."""
         if self.remove_voter_refusal(x) is not None:
             return False
-        self._append_voters(tuple(v for v in self.voters if v != x), now)
+        self._append_voters(tuple(n for n in self.voter_nodes_at() if n.key.id != x), now)
 
-    def _append_voters(self, voters: tuple[int, ...], now: int) -> None:
+    def _append_voters(self, nodes: tuple[VoterNode, ...], now: int) -> None:
         """``LeaderState.appendVotersRecord``: unflushed, like a client append."""
-        offset = self.storage.append_voters(self.current_epoch, voters, now)
+        voters = tuple(sorted(n.key.id for n in nodes))
+        offset = self.storage.append_voters(self.current_epoch, voters, now, nodes)
         self._rb.wrote("append", offset=offset, epoch=self.current_epoch, value=VOTERS, voters=list(voters))
         if self.flush_deadline is None:
             self.flush_deadline = now + self.config.flush_delay_ms
+
+    # ------------------------------------------------------------------ UpdateRaftVoter (KIP-853)
+    def _update_voter_period(self) -> int:
+        """``FollowerState.updateVoterPeriodMs``: three fetch timeouts."""
+        return 3 * self.config.fetch_timeout_ms
+
+    def _update_voter_due(self, now: int) -> bool:
+        """``pollFollowerAsVoter``: once the update-voter period has expired the timer restarts,
+        and a voter the latest voter set lists other than it is sends UpdateRaftVoter in place of
+        this poll's fetch."""
+        if not self.is_voter or self.update_voter_at is None or now < self.update_voter_at:
+            return False
+        self.update_voter_at = now + self._update_voter_period()
+        return self.needs_voter_update()
+
+    @requires(lambda n: n.role is Role.FOLLOWER and n.leader_id is not None, "not a Follower of a known leader")
+    def send_update_raft_voter(self, now: int) -> None:
+        """``maybeSendUpdateVoterRequest`` / ``buildUpdateVoterRequest``: this voter's key,
+        endpoints and kraft.version range to the leader (no spec step: the spec's ``UpdateVoter``
+        is the leader's append)."""
+        request = update_voter_request(None, self.current_epoch, self.local_voter_node)
+        self.send(UpdateRaftVoterRequest(self.id, self.leader_id, encode("UpdateRaftVoterRequest", request, 0)))
+        self.noted("SendUpdateRaftVoter", d=self.leader_id)
+
+    def _leader_view(self) -> LeaderView:
+        """What ``UpdateVoterHandler`` reads of this replica.  The high watermark is known once a
+        record of this epoch is committed; the last VotersRecord is the log's (-1: the bootstrap
+        or snapshot voter set, committed).  No AddRaftVoter/RemoveRaftVoter stays pending here (the
+        reply to the admin is not modelled), so ``isOperationPending`` is an uncommitted VotersRecord
+        (the same REQUEST_TIMED_OUT).  The bug variants of ``voter_change_refusal`` apply."""
+        leads = self.role is Role.LEADER
+        hwm_known = leads and (self.high_watermark > self.epoch_start_offset or self.config.VoterChangeBeforeEpochCommit)
+        offsets = self.storage.voter_offsets
+        last = offsets[-1] if offsets and not self.config.ConcurrentVoterChange else -1
+        return LeaderView(cluster_id="", local_id=self.id, epoch=self.current_epoch, is_leader=leads,
+                          listener=CONTROLLER_LISTENER,
+                          high_watermark=self.high_watermark if hwm_known else None,
+                          kraft_version=self.config.kraft_version, voters=VoterSet(self.voter_nodes_at()),
+                          last_voters_offset=last)
+
+    def handle_update_raft_voter_request(self, m: UpdateRaftVoterRequest, now: int) -> None:
+        """``KafkaRaftClient.handleUpdateVoterRequest`` then ``UpdateVoterHandler``: on success the
+        leader takes the spec step ``UpdateVoter(n, x)``; the answer goes back at once."""
+        response, updated = serve(self._leader_view(), m.payload)
+        self.send(UpdateRaftVoterResponse(self.id, m.source, response))
+        if updated is None:
+            error, _ = decode("UpdateRaftVoterResponse", 0, response)
+            self.noted("HandleUpdateRaftVoterRequest", source=m.source, error=ERROR_NAMES[error["errorCode"]])
+            return
+        self._append_voters(updated.nodes, now)
+        self.took(QuorumNode.update_voter, x=m.source)
+
+    @requires(_leads, "not the leader")
+    def update_voter(self, x: int, now: int) -> bool | None:
+        """Spec action UpdateVoter(n, x): the VotersRecord of an accepted UpdateRaftVoter request
+        from voter ``x`` (``handle_update_raft_voter_request`` appends it).  Without a request there
+        is nothing to write: no step (False)."""
+        return False
+
+    def handle_update_raft_voter_response(self, m: UpdateRaftVoterResponse, now: int) -> None:
+        """``handleUpdateVoterResponse``: the answer changes nothing here; an unchanged voter set is
+        asked again at the next period (the epoch changes it reports reach this voter by Fetch)."""
+        response, _ = decode("UpdateRaftVoterResponse", 0, m.payload)
+        self.noted("HandleUpdateRaftVoterResponse", source=m.source, error=ERROR_NAMES[response["errorCode"]])
+
+    def route(self, message: Any, now: int) -> Pick | None:
+        """UpdateRaftVoter has no spec message (the spec's ``UpdateVoter`` is the leader's
+        append); the others go to the action consuming their type."""
+        cls = type(self)
+        if isinstance(message, UpdateRaftVoterRequest):
+            return (cls.handle_update_raft_voter_request, {"m": message})
+        if isinstance(message, UpdateRaftVoterResponse):
+            return (cls.handle_update_raft_voter_response, {"m": message})
+        return super().route(message, now)
 
     @requires(_resigns_after_removal, "not a leader whose own removal is committed")
     def resign_after_removal(self, now: int) -> None:

@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any, Iterable, Mapping, Protocol
 
 from kraft.quorum.config import Role
-from kraft.quorum.messages import to_spec
+from kraft.quorum.messages import in_spec, to_spec
 
 _AS_TUPLE = attrgetter("as_tuple")
 
@@ -96,7 +96,7 @@ def awaitingLeader(node: Voter) -> bool:
 
 def messages(in_flight: Iterable[Any]) -> list[dict[str, Any]]:
     """The network variable: every message sent and not yet delivered or dropped."""
-    return [to_spec(m) for m in in_flight]
+    return [to_spec(m) for m in in_flight if in_spec(m)]
 
 
 PER_NODE = {

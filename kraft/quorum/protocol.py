@@ -59,6 +59,9 @@ ACTIONS = (
            doc="an observer, or an Unattached voter, fetches from a voter to learn the leader"),
     Action("AddVoter", args=("x",), doc="AddRaftVoter at the leader: append the VotersRecord with x"),
     Action("RemoveVoter", args=("x",), doc="RemoveRaftVoter at the leader: append the VotersRecord without x"),
+    Action("UpdateVoter", args=("x",),
+           doc="UpdateRaftVoter at the leader: append the VotersRecord of an unchanged membership with x's "
+               "new endpoints"),
     Action("ResignAfterRemoval", doc="a leader whose own removal is committed resigns"),
     Action("Restart", doc="crash and recover (the driver crashes the file system first)"),
     Action("RestartWithDiskLoss", doc="restart with an empty disk"),

@@ -16,7 +16,9 @@ Snapshots (the ``snapshot`` fault): a random voter snapshots its committed prefi
 moves its log start up to its latest snapshot; a follower cut off meanwhile comes back below the
 leader's log start and catches up through FetchSnapshot.  The targeted fault ``far-behind`` cuts
 one follower off for a long while, during which the snapshot events clean the leader's log.
-The targeted fault ``change-after-election`` arms one admin voter change that the next leader
+The targeted fault ``reendpoint`` restarts a replica on a new port: as a voter that follows a
+leader it sends UpdateRaftVoter once the update-voter period expires, and the leader writes its new
+endpoints into the voter set.  The targeted fault ``change-after-election`` arms one admin voter change that the next leader
 elected gets right after it wins, before anything of its epoch can have committed: the correct
 leader refuses it (REQUEST_TIMED_OUT, no high watermark in its epoch yet), a leader with
 ``VoterChangeBeforeEpochCommit`` appends it.
@@ -40,7 +42,7 @@ from kraft.core.plugin import Nemesis, Sim, SimPlugin
 from kraft.core.step import Ready, Trigger
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.invariants import holds, is_quorum_of, last_voters, show_entry
-from kraft.quorum.messages import LEADER_CHANGE, VOTERS, to_spec
+from kraft.quorum.messages import LEADER_CHANGE, VOTERS, in_spec, to_spec
 from kraft.quorum.node import QuorumNode
 from kraft.quorum.protocol import PROTOCOL
 from kraft.quorum.world import QuorumWorld
@@ -369,7 +371,21 @@ class KRaftPlugin(SimPlugin):
                                                         "snapshot fault: snapshots and cleans its log)"),
                 "change-after-election": Nemesis(self._arm_change, "the next leader elected gets an admin "
                                                                    "voter change (add or remove) right "
-                                                                   "after it wins")}
+                                                                   "after it wins"),
+                "reendpoint": Nemesis(self._reendpoint, "a replica crashes and comes back listening on a new "
+                                                        "port, which its voter set lists only after "
+                                                        "UpdateRaftVoter")}
+
+    def _reendpoint(self, sim: Sim) -> None:
+        """Crash a random replica that is up; it restarts 0.2-1 s later on a new port."""
+        up = [i for i in self.world.ids if i not in sim.down]
+        if not up:
+            return
+        victim = sim.rng.choice(up)
+        port = sim.rng.randint(10000, 60000)
+        sim.count("reendpoint")
+        sim.crash(victim, sim.rng.randint(200, 1000))
+        self.world.move_endpoints(victim, port)
 
     def _arm_change(self, sim: Sim) -> None:
         """Arm one voter change for the next election (``observe`` spends it); strikes add up."""
@@ -393,6 +409,10 @@ class KRaftPlugin(SimPlugin):
         sim.step_node(lid, Trigger(QuorumNode.resign))
         sim.run_due(lid)
         sim.reschedule(lid)
+
+    def drop_is_spec_step(self, sim: Sim, msg: Any) -> bool:
+        """UpdateRaftVoter is not in the spec's network: its loss is no spec step."""
+        return in_spec(msg)
 
     # -- checking ----------------------------------------------------------------------------
     def project(self, sim: Sim) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from typing import Any, Sequence
 import attrs
 
 from kraft.quorum.messages import LEADER_CHANGE, VOTERS, Entry, QuorumSnapshot, SnapshotRecord
-from kraft.quorum.voters import ReplicaKey, VoterNode, VoterSet, voters_batch
+from kraft.quorum.voters import VoterNode, VoterSet, default_voter_node, voters_batch
 
 from kraft.log import Log, MemoryFS, Record, RecordBatch, leader_change_batch, write_atomically
 from kraft.log.control import ControlType, decode_control
@@ -70,19 +70,29 @@ def _control_type(record: Any) -> int:
     return int.from_bytes((record.key or b"\0\0\0\0")[2:4], "big", signed=True)
 
 
-def _voter_ids(record: Any) -> tuple[int, ...]:
-    """The voter ids of a VotersRecord control record."""
+def _voter_nodes(record: Any) -> tuple[VoterNode, ...]:
+    """The voters of a VotersRecord control record (``VoterSet.fromVotersRecord``)."""
     _, _, fields = decode_control(record.key, record.value)
-    return tuple(sorted(v["voterId"] for v in fields["voters"]))
+    return VoterSet.from_voters_record(fields).nodes
+
+
+def _ids(nodes: tuple[VoterNode, ...]) -> tuple[int, ...]:
+    return tuple(n.key.id for n in nodes)
 
 
 def batch_to_entries(batch: Any) -> list[Entry]:
     """The entries of one batch, one per record (a control batch: its LeaderChange, or its
-    VotersRecord with the voter ids it sets)."""
+    VotersRecord with the voters it sets)."""
     if batch.is_control:
         epoch = batch.partition_leader_epoch
-        return [Entry(epoch, VOTERS, voters=_voter_ids(r)) if _control_type(r) == ControlType.KRAFT_VOTERS
-                else Entry(epoch, LEADER_CHANGE) for r in batch.records]
+        out = []
+        for r in batch.records:
+            if _control_type(r) == ControlType.KRAFT_VOTERS:
+                nodes = _voter_nodes(r)
+                out.append(Entry(epoch, VOTERS, voters=_ids(nodes), nodes=nodes))
+            else:
+                out.append(Entry(epoch, LEADER_CHANGE))
+        return out
     last = len(batch.records) - 1
     return [Entry(batch.partition_leader_epoch, _value(r.value or b""), i == last)
             for i, r in enumerate(batch.records)]
@@ -92,15 +102,19 @@ def _encode_value(v: int | bytes) -> bytes:
     return v if isinstance(v, bytes) else str(v).encode()
 
 
-def _voter_set(voters: tuple[int, ...]) -> VoterSet:
-    """The voter set ``voters`` as these logs record it (``VoterSet.toVotersRecord``): zero
-    directory ids, no endpoints, each voter supporting kraft.version 0 up to ``KRAFT_VERSION``."""
-    return VoterSet(tuple(VoterNode(ReplicaKey(v), max_kraft_version=KRAFT_VERSION) for v in voters))
+def voter_nodes_of(voters: tuple[int, ...], nodes: tuple[VoterNode, ...] = ()) -> tuple[VoterNode, ...]:
+    """The voter set ``voters`` in full: ``nodes`` when given, else each voter as
+    ``default_voter_node`` lists it."""
+    if nodes:
+        if sorted(_ids(nodes)) != sorted(voters):
+            raise ValueError(f"voter nodes {sorted(_ids(nodes))} are not the voters {sorted(voters)}")
+        return VoterSet(nodes).nodes
+    return tuple(default_voter_node(v) for v in sorted(voters))
 
 
-def _voters_batch(offset: int, epoch: int, voters: tuple[int, ...], timestamp: int) -> RecordBatch:
-    """The control batch of one voter change (``LeaderState.appendVotersRecord``)."""
-    return voters_batch(offset, epoch, _voter_set(voters), timestamp)
+def _voter_set(voters: tuple[int, ...], nodes: tuple[VoterNode, ...] = ()) -> VoterSet:
+    """The voter set as these logs record it (``VoterSet.toVotersRecord``)."""
+    return VoterSet(voter_nodes_of(voters, nodes))
 
 
 def _data_batch(offset: int, epoch: int, values: tuple[int | bytes, ...], timestamp: int) -> RecordBatch:
@@ -198,20 +212,27 @@ class QuorumStorage:
         self.entries.append(Entry(epoch, LEADER_CHANGE))
         return offset
 
-    def append_voters(self, epoch: int, voters: tuple[int, ...], timestamp: int = 0) -> int:
-        """Append the VotersRecord of the voter set ``voters``; returns its offset."""
+    def append_voters(self, epoch: int, voters: tuple[int, ...], timestamp: int = 0,
+                      nodes: tuple[VoterNode, ...] = ()) -> int:
+        """Append the VotersRecord of the voter set ``voters`` (in full: ``nodes``, else the
+        default node of each voter); returns its offset."""
         offset = self.end_offset
-        voters = tuple(sorted(voters))
-        self.log.append(_voters_batch(offset, epoch, voters, timestamp))
-        self.entries.append(Entry(epoch, VOTERS, voters=voters))
+        voter_set = _voter_set(voters, nodes)
+        self.log.append(voters_batch(offset, epoch, voter_set, timestamp))
+        self.entries.append(Entry(epoch, VOTERS, voters=_ids(voter_set.nodes), nodes=voter_set.nodes))
         self.voter_offsets.append(offset)
         return offset
 
     def voters_at(self, offset: int) -> tuple[int, ...] | None:
         """The voters of the last VotersRecord below ``offset`` in the log (None without one)."""
+        entry = self.voters_entry_at(offset)
+        return None if entry is None else entry.voters
+
+    def voters_entry_at(self, offset: int) -> Entry | None:
+        """The last VotersRecord entry below ``offset`` in the log (None without one)."""
         for o in reversed(self.voter_offsets):
             if o < offset:
-                return self.entry(o).voters
+                return self.entry(o)
         return None
 
     def append_value(self, epoch: int, value: int | tuple[bytes, ...], timestamp: int = 0) -> int:
@@ -238,7 +259,7 @@ class QuorumStorage:
             if entry.value == LEADER_CHANGE:
                 self.append_leader_change(entry.epoch, leader_id, voters, timestamp)
             elif entry.value == VOTERS:
-                self.append_voters(entry.epoch, entry.voters, timestamp)
+                self.append_voters(entry.epoch, entry.voters, timestamp, entry.nodes)
             else:
                 self._append_batch(entries[start:k + 1], timestamp)
             start = k + 1
@@ -465,17 +486,17 @@ def _snapshot_file_batches(snapshot: QuorumSnapshot, timestamp: int) -> list[Rec
     data = [[Record(k, 0, str(r.offset).encode(), _encode_value(r.value)) for k, r in enumerate(chunk)]
             for chunk in chunks]
     header = [(ControlType.KRAFT_VERSION, {"kRaftVersion": KRAFT_VERSION}),
-              (ControlType.KRAFT_VOTERS, _voter_set(snapshot.voters).to_voters_record())]
+              (ControlType.KRAFT_VOTERS, _voter_set(snapshot.voters, snapshot.nodes).to_voters_record())]
     return snapshot_batches(SnapshotId(snapshot.end, snapshot.epoch), data, timestamp=timestamp,
                             header_records=header)
 
 
-def _snapshot_voters(batches: Any, bootstrap: tuple[int, ...]) -> tuple[int, ...]:
-    """The voters of the VotersRecord in a snapshot's header batch, else ``bootstrap``."""
+def _snapshot_voters(batches: Any, bootstrap: tuple[int, ...]) -> tuple[VoterNode, ...]:
+    """The voters of the VotersRecord in a snapshot's header batch, else ``bootstrap``'s."""
     for r in batches[0].records:
         if _control_type(r) == ControlType.KRAFT_VOTERS:
-            return _voter_ids(r)
-    return bootstrap
+            return _voter_nodes(r)
+    return voter_nodes_of(bootstrap)
 
 
 def _recover_snapshots(fs: Any, directory: str, start: int, bootstrap: tuple[int, ...]) -> dict[int, QuorumSnapshot]:
@@ -494,8 +515,8 @@ def _recover_snapshots(fs: Any, directory: str, start: int, bootstrap: tuple[int
         snap = read_snapshot(fs, path)
         records = tuple(SnapshotRecord(int((r.key or b"0").decode()), _value(r.value or b""))
                         for r in snap.records)
-        out[sid.end_offset] = QuorumSnapshot(sid.end_offset, sid.epoch, records,
-                                             _snapshot_voters(snap.batches, bootstrap))
+        nodes = _snapshot_voters(snap.batches, bootstrap)
+        out[sid.end_offset] = QuorumSnapshot(sid.end_offset, sid.epoch, records, _ids(nodes), nodes)
     return out
 
 

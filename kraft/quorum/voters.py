@@ -35,7 +35,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from kraft.log import ControlType, RecordBatch, control_batch, decode_control
-from kraft.log.schema import ZERO_UUID
+from kraft.log.schema import ZERO_UUID, uuid_to_str
 from kraft.log.snapshot import Snapshot
 
 __all__ = [
@@ -47,12 +47,15 @@ __all__ = [
     "ReplicaKey",
     "VoterNode",
     "VoterSet",
+    "default_voter_node",
     "kraft_version_batch",
     "voters_batch",
 ]
 
 KRAFT_VERSION_0 = 0  # static voters (controller.quorum.voters)
 KRAFT_VERSION_1 = 1  # KIP-853: voters in the log
+CONTROLLER_LISTENER = "CONTROLLER"  # controller.listener.names' first entry (the default listener)
+CONTROLLER_PORT = 9093
 T = TypeVar("T")
 
 
@@ -161,6 +164,20 @@ class VoterSet:
         """``fromVotersRecord``: a later voter with the same id replaces an earlier one."""
         by_id = {v["voterId"]: voter_node(v) for v in fields["voters"]}
         return cls(tuple(by_id.values()))
+
+
+def directory_id_of(node_id: int) -> str:
+    """The directory id of replica ``node_id``'s metadata log: a fixed Uuid per id, never
+    ``ZERO_UUID`` (a replica that loses its disk keeps it here: docs/quorum.md)."""
+    return uuid_to_str((0x6B72616674 << 64 | node_id).to_bytes(16, "big"))
+
+
+def default_voter_node(node_id: int, port: int = CONTROLLER_PORT) -> VoterNode:
+    """Replica ``node_id`` as a voter set lists it: its directory id, one endpoint on the controller
+    listener (host ``controller-<id>``) and kraft.version 0 to 1 supported (what
+    ``kafka-storage format --initial-controllers`` and AddRaftVoter write for it)."""
+    return VoterNode(ReplicaKey(node_id, directory_id_of(node_id)),
+                     (Endpoint(CONTROLLER_LISTENER, f"controller-{node_id}", port),), KRAFT_VERSION_0, KRAFT_VERSION_1)
 
 
 def voter_fields(node: VoterNode, endpoints: str = "endpoints") -> dict[str, Any]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Sequence
 
+import attrs
+
 from kraft.core.invariants import Violation
 from kraft.core.node import Refused
 from kraft.core.step import Ready, Trigger
@@ -160,6 +162,17 @@ class QuorumWorld(World):
             for c in self.vote_resenders(n):
                 self.trigger(c, QuorumNode.resend_vote_request, d=n)
         return ready
+
+    def restart_with_new_port(self, n: int, port: int) -> Ready:
+        """Crash ``n`` and restart it listening on ``port`` (``move_endpoints``)."""
+        self.move_endpoints(n, port)
+        return self.restart(n)
+
+    def move_endpoints(self, n: int, port: int) -> None:
+        """``n``'s listeners move to ``port`` from its next start on: endpoints are configuration,
+        so a voter set still lists the old ones until UpdateRaftVoter replaces them."""
+        node = self.nodes[n]
+        node.endpoints = tuple(attrs.evolve(e, port=port) for e in node.endpoints)
 
     def timeout(self, n: int) -> None:
         """Fire ``n``'s election timer now (nothing if it may not campaign)."""
