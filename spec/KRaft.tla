@@ -66,7 +66,8 @@ CONSTANTS
     PreVote,         \* KIP-996 pre-vote on/off
     Duplication,     \* the network may deliver a message and keep a copy
     MaxSnapshots,    \* total snapshots taken (TakeSnapshot) in a behaviour
-    MaxVoterChanges, \* total voter changes (AddVoter, RemoveVoter) in a behaviour
+    MaxVoterChanges, \* total voter changes (AddVoter, RemoveVoter, UpdateVoter) in a behaviour
+    UpdateVoters,    \* voters may move their endpoints (UpdateVoter) within MaxVoterChanges
     KRaftVersion,    \* the finalized kraft.version: 0 static voters, 1 dynamic (KIP-853)
     \* ---- historical / classic bugs (all FALSE in every cfg) ----
     VoteWithoutLogCheck,     \* grant (pre-)votes without the last epoch/offset check
@@ -86,7 +87,7 @@ CONSTANTS
 ASSUME /\ MaxEpoch \in Nat /\ MaxLogLen \in Nat /\ MaxRestarts \in Nat /\ MaxDiskLosses \in Nat /\ MaxElections \in Int
        /\ MaxInFlight \in Nat /\ MaxFaults \in Int /\ MaxSnapshots \in Nat
        /\ MaxVoterChanges \in Nat /\ KRaftVersion \in {0, 1}
-       /\ \A b \in {PreVote, Duplication, CalmTimeouts, VoteWithoutLogCheck, HwmFromAnyEpoch,
+       /\ \A b \in {PreVote, Duplication, CalmTimeouts, UpdateVoters, VoteWithoutLogCheck, HwmFromAnyEpoch,
                     NoTruncateOnDivergence, ForgetVoteOnRestart, SnapshotBeyondHighWatermark,
                     KeepSuffixAfterSnapshotInstall, RetentionDeletesPastSnapshot,
                     NoSnapshotRedirectBelowLogStart, VoterChangeBeforeEpochCommit,
@@ -1121,6 +1122,24 @@ RemoveVoter(n, x) ==
     /\ VoterSet(n) # {x}
     /\ AppendVoters(n, VoterSet(n) \ {x})
 
+\* UpdateRaftVoter (KIP-853; KafkaRaftClient.pollFollowerAsVoter sends it,
+\* KafkaRaftClient.handleUpdateVoterRequest and UpdateVoterHandler
+\* .handleUpdateVoterRequest accept it): a follower x whose endpoints differ
+\* from those its latest voter set lists asks the leader, which appends the
+\* VotersRecord of VoterSet.updateVoter. The spec's voter set is membership
+\* only, and no guard or invariant reads endpoints, so the record appended is
+\* the unchanged membership: what the action adds is a VotersRecord that must
+\* commit before any other voter change (UpdateVoterHandler checks, in order:
+\* no operation pending, the HW known in this epoch, kraft.version >= 1, the
+\* last VotersRecord committed; the request's own checks only refuse). The
+\* RPC is abstracted: refusals change nothing, and the leader answers at once
+\* without waiting for the commit, so the reply is not modelled either.
+UpdateVoter(n, x) ==
+    /\ UpdateVoters
+    /\ VoterChangeAllowed(n)
+    /\ x \in Others(n)
+    /\ AppendVoters(n, VoterSet(n))
+
 \* A leader whose own removal is committed resigns and tells the voters
 \* (RemoveVoterHandler.highWatermarkUpdated, LeaderState.requestResign,
 \* KafkaRaftClient.pollLeader).
@@ -1308,6 +1327,7 @@ Next ==
           \/ \E o \in 1..MaxLogLen : DeleteBeforeSnapshot(n, o)
           \/ \E x \in Replicas : AddVoter(n, x)
           \/ \E x \in Replicas : RemoveVoter(n, x)
+          \/ \E x \in Replicas : UpdateVoter(n, x)
           \/ ResignAfterRemoval(n)
           \/ \E d \in Replicas : SendAnyVoterFetch(n, d)
     \/ \E m \in messages : HandleVoteRequest(m.mdest, m)

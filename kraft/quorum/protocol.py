@@ -203,6 +203,6 @@ PROTOCOL = Protocol(
     invariants=INVARIANTS,
     constants=("Voters", "Values", "Nil", "MaxEpoch", "MaxLogLen", "MaxRestarts", "MaxDiskLosses",
                "MaxElections", "MaxInFlight", "MaxFaults", "CalmTimeouts", "PreVote", "Duplication",
-               "MaxSnapshots", "Observers", "MaxVoterChanges", "KRaftVersion"),
+               "MaxSnapshots", "Observers", "MaxVoterChanges", "UpdateVoters", "KRaftVersion"),
     history_model="append-log",
 )

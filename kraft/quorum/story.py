@@ -27,6 +27,7 @@ Commands (N, M: node ids; A->B: a link, ``*`` for any node):
   stabilize              deliver-all until nothing is in flight (no time passes)
   tick MS                advance the clock; every node takes the timer actions that came due
   timeout N | flush N | resign N | restart N | lose-disk N      force that action at N
+  restart N port=P       N restarts listening on port P (its voter set still lists the old one)
   append N VALUE         a client append at N
   add-voter N X | remove-voter N X    AddRaftVoter / RemoveRaftVoter of X at N (KIP-853)
   snapshot N [K]         N snapshots the prefix below K (default: its high watermark)
@@ -36,6 +37,7 @@ Commands (N, M: node ids; A->B: a link, ``*`` for any node):
                          the net change of every node, not every step
   settle                 coarse: heal and run until one leader's log is committed everywhere
   status | raft-state | log [N]                                 views: network, nodes, logs
+  voter-set [N]          each node's latest voter set, with the endpoints it lists
 """
 
 from __future__ import annotations
@@ -63,10 +65,14 @@ from kraft.quorum.messages import (
     FetchSnapshotRequest,
     FetchSnapshotResponse,
     Message,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
 )
-from kraft.quorum.node import QuorumNode
+from kraft.log.codec import decode
+from kraft.quorum.node import ERROR_NAMES, QuorumNode
+from kraft.quorum.voters import VoterNode
 from kraft.quorum.protocol import PROTOCOL
 from kraft.quorum.world import QuorumWorld
 
@@ -102,7 +108,24 @@ def message_text(m: Message) -> str:
         return out
     if isinstance(m, (FetchSnapshotRequest, FetchSnapshotResponse)):
         return _fetch_snapshot_text(head, m)
+    if isinstance(m, (UpdateRaftVoterRequest, UpdateRaftVoterResponse)):
+        return _update_voter_text(head, m)
     return f"{head} epoch={m.epoch}"
+
+
+def _update_voter_text(head: str, m: UpdateRaftVoterRequest | UpdateRaftVoterResponse) -> str:
+    """The decoded UpdateRaftVoter request (epoch, voter, listeners) or response (error, leader)."""
+    fields, _ = decode(m.mtype, 0, m.payload)
+    if isinstance(m, UpdateRaftVoterResponse):
+        leader = fields["currentLeader"]
+        return f"{head} {ERROR_NAMES[fields['errorCode']]} leader={leader['leaderId']} epoch={leader['leaderEpoch']}"
+    listeners = ",".join(f"{e['name']}://{e['host']}:{e['port']}" for e in fields["listeners"])
+    return f"{head} epoch={fields['currentLeaderEpoch']} voter={fields['voterId']} listeners={listeners}"
+
+
+def voter_node_text(v: VoterNode) -> str:
+    """``id listener://host:port``: a voter as a voter set lists it."""
+    return f"{v.key.id} " + ",".join(f"{e.name}://{e.host}:{e.port}" for e in v.endpoints)
 
 
 def _fetch_snapshot_text(head: str, m: FetchSnapshotRequest | FetchSnapshotResponse) -> str:
@@ -295,8 +318,13 @@ def _forced(handler: Any) -> Any:
 
 
 def _restart(s: QuorumStory, args: list[str], disk_lost: bool = False) -> None:
+    """``restart N [port=P]`` (back listening on port P) / ``lose-disk N``."""
     n = s.node(args[0])
     w = s.world
+    for a in args[1:]:
+        if disk_lost or not re.fullmatch(r"port=\d+", a):
+            raise s.bad(f"unexpected argument {a!r}: expected `restart N [port=P]` or `lose-disk N`")
+        w.move_endpoints(n, int(a.split("=")[1]))
     if disk_lost:
         s.lines += [f"lost {message_text(m)} (connection gone)" for m in w.pending if n in (m.source, m.dest)]
     w.restart(n, disk_lost=disk_lost)
@@ -408,6 +436,12 @@ def _status(s: QuorumStory, args: list[str]) -> None:
     s.lines += ["  " + message_text(m) for m in w.pending]
 
 
+def _voter_set(s: QuorumStory, args: list[str]) -> None:
+    """``voter-set [N ...]``: each node's latest voter set with the endpoints it lists."""
+    for i in [s.node(a) for a in args] or list(s.world.ids):
+        s.lines.append(f"{i}: " + "; ".join(voter_node_text(v) for v in s.world.nodes[i].voter_nodes_at()))
+
+
 def _raft_state(s: QuorumStory, args: list[str]) -> None:
     s.lines += [node_text(s.world.nodes[i], s.world.now) for i in s.world.ids]
 
@@ -427,7 +461,7 @@ QuorumStory.commands = {
     "lose-disk": lambda s, a: _restart(s, a, disk_lost=True),
     "append": _append, "add-voter": _change_voters(True), "remove-voter": _change_voters(False),
     "snapshot": _snapshot_command, "clean": _clean, "isolate": _isolate, "heal": _heal, "run": _run, "settle": _settle,
-    "status": _status, "raft-state": _raft_state, "log": _log,
+    "status": _status, "raft-state": _raft_state, "log": _log, "voter-set": _voter_set,
 }
 
 

@@ -21,7 +21,7 @@ Translation choices (each is a fact about the spec, not a change to it):
   ``"Voters"`` entry sets, ``{}`` otherwise), a snapshot ``[end, epoch, values, voters]``; fetch
   answers carry ``mleader`` (``Nil`` for null) and snapshot answers ``mvoters``.  ``Voters`` is the
   bootstrap voter set of the header, ``Observers`` its ``Observers`` (default none),
-  ``KRaftVersion`` is 1 and ``MaxVoterChanges`` a ``Max*`` bound.
+  ``KRaftVersion`` is 1, ``UpdateVoters`` TRUE and ``MaxVoterChanges`` a ``Max*`` bound.
 * ``RestartWithDiskLoss`` is the spec action of that name (a disk loss under the simulator's
   precondition, ``KRaftPlugin.can_lose_disk``); ``MaxDiskLosses`` is a ``Max*`` bound and so is
   set far above any trace.
@@ -158,6 +158,8 @@ _GUARDS_BY_HANDLER.update({
                   "caught up to the leader's end": "endOffsets[p[1]][p[2]] >= EndOffset(p[1])"},
     N.remove_voter: {"voter change allowed (leader, HW in its epoch, last change committed)": "VoterChangeAllowed(p[1])",
                      "a voter": "p[2] \\in VoterSet(p[1])"},
+    N.update_voter: {"voter change allowed (leader, HW in its epoch, last change committed)": "VoterChangeAllowed(p[1])",
+                     "another voter": "p[2] \\in Others(p[1])"},
     N.resign_after_removal: {"role is Leader": 'role[p[1]] = "Leader"', "not a voter": "~IsVoter(p[1])",
                              "voter changes committed": "VotersCommitted(p[1])"},
 })
@@ -192,6 +194,7 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
         "Voters": "{" + ", ".join(str(v) for v in sorted(voters)) + "}",
         "Observers": "{" + ", ".join(str(v) for v in sorted(observers)) + "}",
         "MaxVoterChanges": str(BIG),
+        "UpdateVoters": "TRUE",
         "KRaftVersion": "1",
         "Values": "{}",
         "Nil": "Nil",
