@@ -30,7 +30,8 @@ INDEX = st.integers(min_value=0, max_value=63)
 
 def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, liveness: bool = True,
                  weights: dict[str, int] | None = None, warm_start: bool = False, observers: int = 0,
-                 disk_losses: bool = False, every_step: bool = False) -> type[RuleBasedStateMachine]:
+                 disk_losses: bool = False, every_step: bool = False,
+                 endpoint_moves: bool = False) -> type[RuleBasedStateMachine]:
     """``liveness=False`` skips the convergence check of the teardown (a bug variant may legitimately
     livelock; the variant tests look for safety violations only).  ``weights`` biases the search:
     rule ``r`` is registered ``weights[r]`` times (Hypothesis picks among rules uniformly; 0 switches
@@ -40,7 +41,10 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
     the voter-change rules exist only then (so the searches without observers take the steps they
     took before those rules existed); likewise the disk-loss rule exists only with ``disk_losses``.
     ``every_step`` checks the invariants after every step a node takes, not only after each rule
-    (a rule may take several: a delivery and the timers it makes due), as TLC checks every state."""
+    (a rule may take several: a delivery and the timers it makes due), as TLC checks every state.
+    ``endpoint_moves`` adds the macro of the simulator's ``reendpoint`` fault (a restart on a new
+    port, then long enough for UpdateRaftVoter), a rule of its own so the other searches keep
+    their steps."""
     cfg = config or QuorumConfig()
     node_ids = st.integers(min_value=1, max_value=voters + observers)
 
@@ -192,6 +196,8 @@ def make_machine(config: QuorumConfig | None = None, voters: int = 3, *, livenes
         _add_voter_change_rules(KRaftMachine, node_ids)
     if disk_losses:
         _add_disk_loss_rule(KRaftMachine, node_ids, weights or {})
+    if endpoint_moves:
+        _add_endpoint_move_rule(KRaftMachine, node_ids)
     for name, weight in (weights or {}).items():
         original = getattr(KRaftMachine, name)
         if weight == 0:
@@ -281,6 +287,18 @@ def _add_voter_change_rules(machine: type[RuleBasedStateMachine], node_ids: st.S
 
     for fn in (change_voters, change_voters_at_leader, send_any_voter_fetch, resign_after_removal):
         setattr(machine, fn.__name__, fn)
+
+
+def _add_endpoint_move_rule(machine: type[RuleBasedStateMachine], node_ids: st.SearchStrategy[int]) -> None:
+    """A replica restarts listening on a new port, then 6.5 s of fair running: a voter that
+    follows a leader meanwhile has its update-voter period expire and sends UpdateRaftVoter."""
+
+    @rule(n=node_ids, port=st.integers(min_value=10000, max_value=10003))
+    def restart_on_new_port(self: RuleBasedStateMachine, n: int, port: int) -> None:
+        self.c.restart_with_new_port(n, port)
+        self.c.run(6500)
+
+    machine.restart_on_new_port = restart_on_new_port
 
 
 def _add_disk_loss_rule(machine: type[RuleBasedStateMachine], node_ids: st.SearchStrategy[int],

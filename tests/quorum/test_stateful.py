@@ -34,8 +34,9 @@ TestKRaftNoPreVote.settings = examples.HEAVY(CORRECT)
 TestKRaftFiveVoters = make_machine(QuorumConfig(), voters=5).TestCase
 TestKRaftFiveVoters.settings = examples.LARGE(CORRECT)
 
-# dynamic voters (KIP-853): two observers that may be added, voters that may be removed
-TestKRaftObservers = make_machine(QuorumConfig(), observers=2).TestCase
+# dynamic voters (KIP-853): two observers that may be added, voters that may be removed, replicas
+# that restart on a new port and update their endpoints (UpdateRaftVoter)
+TestKRaftObservers = make_machine(QuorumConfig(), observers=2, endpoint_moves=True).TestCase
 TestKRaftObservers.settings = examples.STATEFUL(CORRECT)
 
 # the searches of the variants that do not involve snapshots leave the snapshot rules out: the
