@@ -1,13 +1,18 @@
 """UpdateRaftVoter: the voter's decision to send, the leader's checks one refusal at a time in
-Kafka's order (``KafkaRaftClient.handleUpdateVoterRequest``, ``UpdateVoterHandler``), and the
-request/response through the codec."""
+Kafka's order (``KafkaRaftClient.handleUpdateVoterRequest``, ``UpdateVoterHandler``), the
+request/response through the codec, and both in the node: the voter's update-voter period and the
+leader's one voter change at a time."""
 
 from __future__ import annotations
 
 import attrs
 import pytest
 
+from kraft.core.step import Ready
 from kraft.log.codec import decode, encode
+from kraft.quorum.config import Role
+from kraft.quorum.messages import UpdateRaftVoterRequest, UpdateRaftVoterResponse
+from kraft.quorum.node import ERROR_NAMES, QuorumNode
 from kraft.quorum.update_voter import (
     ERROR_CODES,
     LeaderView,
@@ -17,6 +22,7 @@ from kraft.quorum.update_voter import (
     update_voter_request,
 )
 from kraft.quorum.voters import Endpoint, ReplicaKey, VoterNode, VoterSet
+from kraft.quorum.world import QuorumWorld
 
 DIR_1 = "AAAAAAAAAAAAAAAAAAAAAQ"
 DIR_2 = "AAAAAAAAAAAAAAAAAAAAAg"
@@ -113,3 +119,67 @@ def test_request_and_response_go_through_the_codec() -> None:
 def test_the_updated_voter_set_round_trips_through_the_voters_record() -> None:
     _, updated = handle_update_voter(LEADER, _request())
     assert VoterSet.from_voters_record(updated.to_voters_record()) == updated
+
+
+# --- in the node: the voter's period, the leader's one change at a time ----------------------------
+
+def _elected_world_with_2_moved() -> QuorumWorld:
+    """Leader 1 of voters 1-3 with committed records; 2 restarted on port 19093 and following."""
+    w = QuorumWorld(3)
+    w.trigger(1, QuorumNode.timeout)
+    w.run(1000)
+    assert w.leader() == 1
+    w.restart_with_new_port(2, 19093)
+    w.run(200)
+    assert w.nodes[2].role is Role.FOLLOWER and w.nodes[2].needs_voter_update()
+    return w
+
+
+def _update_steps(w: QuorumWorld, ms: int) -> list[tuple[str, int, dict]]:
+    """Run ``ms``; the UpdateRaftVoter steps taken (spec or not), in order."""
+    seen: list[tuple[str, int, dict]] = []
+    w.observer = lambda node, ready: seen.extend(
+        (s.action, s.node, dict(s.args)) for s in (*ready.steps, *([ready.note] if ready.note else ()))
+        if "Update" in s.action)
+    w.run(ms)
+    return seen
+
+
+def test_a_moved_voter_asks_once_its_period_expires_and_the_leader_appends() -> None:
+    w = _elected_world_with_2_moved()
+    period = 3 * w.config.fetch_timeout_ms
+    assert _update_steps(w, period - 400) == []  # the period runs from the restart on
+    seen = _update_steps(w, 600)
+    assert seen[:2] == [("SendUpdateRaftVoter", 2, {"d": 1}), ("UpdateVoter", 1, {"x": 2})], seen
+    w.run(200)
+    assert all(n.voter_nodes_at() == w.nodes[2].voter_nodes_at() for n in w.nodes.values())
+    assert not w.nodes[2].needs_voter_update()
+    assert _update_steps(w, period + 200) == []  # nothing more to ask
+
+
+def _ask(w: QuorumWorld) -> tuple[str, Ready]:
+    """Voter 2's UpdateRaftVoter request, handed to leader 1 directly: the error it answers and
+    the leader's step."""
+    node = w.nodes[2]
+    request = encode("UpdateRaftVoterRequest", update_voter_request(None, node.current_epoch, node.local_voter_node), 0)
+    ready = w.step(1, UpdateRaftVoterRequest(2, 1, request))
+    [response] = [m for m in ready.messages if isinstance(m, UpdateRaftVoterResponse)]
+    fields, _ = decode("UpdateRaftVoterResponse", 0, response.payload)
+    return ERROR_NAMES[fields["errorCode"]], ready
+
+
+def test_the_leader_refuses_an_update_while_a_voter_change_is_uncommitted() -> None:
+    """One voter change at a time, whatever its kind: with the removal of 3 appended and not yet
+    committed, the update is REQUEST_TIMED_OUT and appends nothing; once it is committed, the same
+    request is the spec step UpdateVoter and a VotersRecord of the same voters with 2's new port."""
+    w = _elected_world_with_2_moved()
+    leader = w.nodes[1]
+    w.trigger(1, QuorumNode.remove_voter, x=3)
+    end = leader.storage.end_offset
+    error, ready = _ask(w)
+    assert (error, ready.steps, leader.storage.end_offset) == ("REQUEST_TIMED_OUT", (), end)
+    w.run(300)
+    assert leader.voters_committed() and leader.voters == (1, 2)
+    error, ready = _ask(w)
+    assert error == "NONE" and [(s.action, dict(s.args)) for s in ready.steps] == [("UpdateVoter", {"x": 2})]
+    assert [(n.key.id, n.endpoints[0].port) for n in leader.voter_nodes_at()] == [(1, 9093), (2, 19093)]

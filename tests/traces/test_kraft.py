@@ -78,6 +78,37 @@ def test_observer_skips_fsync_rejected_where_the_bug_acts(tmp_path):
     assert "flushedOffset" in rb.disagree and f"bad.ndjson:{line}:" in rb.message
 
 
+# --- UpdateRaftVoter (KIP-853) -----------------------------------------------------------------
+
+def _endpoint_update_run(tmp_path: Path) -> tuple[list[str], int]:
+    """A run where voters restart on new ports (the ``reendpoint`` fault) and one has its new
+    endpoint written into the voter set; its lines and the index of that UpdateVoter step."""
+    lines = simulate(tmp_path / "run", 1, 1700, "reendpoint:6000")
+    at = next((i for i, line in enumerate(lines) if json.loads(line).get("action") == "UpdateVoter"), None)
+    assert at is not None, "no UpdateVoter step in this run"
+    return lines, at
+
+
+def test_endpoint_update_run_is_accepted(tmp_path):
+    """The run, cut 20 lines past its UpdateVoter step (the leader's append of the VotersRecord a
+    voter's UpdateRaftVoter request asked for), conforms."""
+    lines, at = _endpoint_update_run(tmp_path)
+    [res] = check_paths([write(tmp_path / "good.ndjson", lines[: at + 20])], OPTS)
+    assert res.verdict == "accepted" and res.events == res.checked, res.message[:1000]
+
+
+@pytest.mark.slow
+def test_endpoint_update_from_the_leader_itself_is_rejected(tmp_path):
+    """The same prefix with the update credited to the leader's own request is rejected at that
+    line: the spec's ``x \\in Others(n)`` (a leader never sends UpdateRaftVoter)."""
+    lines, at = _endpoint_update_run(tmp_path)
+    step = json.loads(lines[at])
+    step["args"]["x"] = step["node"]
+    bad = write(tmp_path / "bad.ndjson", lines[:at] + [json.dumps(step)] + lines[at + 1: at + 20])
+    [res] = check_paths([bad], OPTS)
+    assert res.verdict == "rejected" and res.action == "UpdateVoter" and res.line == at + 1, res.message[:1000]
+
+
 # --- snapshots (KIP-630) ----------------------------------------------------------------------
 
 SNAPSHOT_FAULTS = "snapshot,far-behind:1500"
