@@ -1730,4 +1730,10 @@ NoObserverAdded == \A n \in Replicas : VoterSet(n) \cap Observers = {}
 NoVoterRemoved == \A n \in Replicas : Voters \subseteq VoterSet(n)
 NoRemovedLeaderResigned == \A n \in Replicas : ~(role[n] = "Resigned" /\ ~IsVoter(n))
 NoLeaderAfterRemoval == \A n \in Replicas : role[n] = "Leader" /\ currentEpoch[n] > 1 => Voters \subseteq VoterSet(n)
+\* an UpdateVoter record: a VotersRecord that keeps the membership before it
+UpdatedAt(n, i) == /\ log[n][i].value = VotersChange
+                   /\ log[n][i].voters = LastVoters(SubSeq(log[n], 1, i - 1), BaseVoters(n))
+NoVoterUpdated == \A n \in Replicas : \A i \in DOMAIN log[n] : ~UpdatedAt(n, i)
+NoChangeAfterVoterUpdate == \A n \in Replicas : \A i, j \in DOMAIN log[n] :
+    ~(i < j /\ UpdatedAt(n, i) /\ log[n][j].value = VotersChange /\ ~UpdatedAt(n, j))
 =============================================================================

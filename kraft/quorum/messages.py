@@ -11,10 +11,15 @@ from typing import Any, Sequence, Union
 
 import attrs
 
-from kraft.quorum.voters import VoterNode
+from kraft.quorum.voters import VoterNode, default_voter_node
 
 LEADER_CHANGE = "LeaderChange"
 VOTERS = "Voters"  # a VotersRecord (KIP-853): the entry's ``voters`` is the new voter set
+
+
+def default_voter_nodes(voters: Sequence[int]) -> tuple[VoterNode, ...]:
+    """The voter set ``voters`` with each voter as ``default_voter_node`` lists it, by id."""
+    return tuple(default_voter_node(v) for v in sorted(voters))
 
 
 @attrs.frozen
@@ -35,7 +40,8 @@ class Entry:
     last_in_batch: bool = True
     voters: tuple[int, ...] = ()
     # a VotersRecord's voters in full (keys, endpoints, kraft.version ranges), as its bytes hold
-    # them; the spec's voter set is membership only, so ``to_spec`` and ``as_tuple`` leave them out
+    # them (given none: each voter's ``default_voter_node``); the spec's voter set is membership
+    # only, so ``to_spec`` and ``as_tuple`` leave them out
     nodes: tuple[VoterNode, ...] = ()
     # (epoch, value, voters): the form the invariants read, built once per entry
     as_tuple: tuple[int, Any, tuple[int, ...]] = attrs.field(init=False, eq=False, repr=False)
@@ -43,6 +49,10 @@ class Entry:
     @as_tuple.default
     def _as_tuple(self) -> tuple[int, Any, tuple[int, ...]]:
         return (self.epoch, self.value, self.voters)
+
+    def __attrs_post_init__(self) -> None:
+        if self.value == VOTERS and not self.nodes:
+            object.__setattr__(self, "nodes", default_voter_nodes(self.voters))
 
     def to_spec(self) -> dict[str, Any]:
         return {"epoch": self.epoch, "value": self.value, "voters": list(self.voters)}
@@ -72,7 +82,11 @@ class QuorumSnapshot:
     epoch: int
     records: tuple[SnapshotRecord, ...]
     voters: tuple[int, ...]
-    nodes: tuple[VoterNode, ...] = ()  # ``voters`` in full, as the snapshot's VotersRecord holds them
+    nodes: tuple[VoterNode, ...] = ()  # ``voters`` in full, as its VotersRecord holds them (as Entry's)
+
+    def __attrs_post_init__(self) -> None:
+        if not self.nodes:
+            object.__setattr__(self, "nodes", default_voter_nodes(self.voters))
 
     @property
     def values(self) -> tuple[int | bytes, ...]:

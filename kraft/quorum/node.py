@@ -994,7 +994,8 @@ class QuorumNode(Node, declaration=PROTOCOL):
         reply to the admin is not modelled), so ``isOperationPending`` is an uncommitted VotersRecord
         (the same REQUEST_TIMED_OUT).  The bug variants of ``voter_change_refusal`` apply."""
         leads = self.role is Role.LEADER
-        hwm_known = leads and (self.high_watermark > self.epoch_start_offset or self.config.VoterChangeBeforeEpochCommit)
+        hwm_known = leads and (self.high_watermark > self.epoch_start_offset
+                               or self.config.VoterChangeBeforeEpochCommit)
         offsets = self.storage.voter_offsets
         last = offsets[-1] if offsets and not self.config.ConcurrentVoterChange else -1
         return LeaderView(cluster_id="", local_id=self.id, epoch=self.current_epoch, is_leader=leads,

@@ -16,12 +16,12 @@ Snapshots (the ``snapshot`` fault): a random voter snapshots its committed prefi
 moves its log start up to its latest snapshot; a follower cut off meanwhile comes back below the
 leader's log start and catches up through FetchSnapshot.  The targeted fault ``far-behind`` cuts
 one follower off for a long while, during which the snapshot events clean the leader's log.
-The targeted fault ``reendpoint`` restarts a replica on a new port: as a voter that follows a
-leader it sends UpdateRaftVoter once the update-voter period expires, and the leader writes its new
-endpoints into the voter set.  The targeted fault ``change-after-election`` arms one admin voter change that the next leader
+The targeted fault ``change-after-election`` arms one admin voter change that the next leader
 elected gets right after it wins, before anything of its epoch can have committed: the correct
 leader refuses it (REQUEST_TIMED_OUT, no high watermark in its epoch yet), a leader with
-``VoterChangeBeforeEpochCommit`` appends it.
+``VoterChangeBeforeEpochCommit`` appends it.  The targeted fault ``reendpoint`` restarts a replica
+on a new port: as a voter that follows a leader it sends UpdateRaftVoter once the update-voter
+period expires, and the leader writes its new endpoints into the voter set.
 
 Voter changes (KIP-853, with ``observers`` > 0): the replicas past the bootstrap voters start as
 observers; one client operation in ten is then an admin request to the leader instead of a send:

@@ -34,8 +34,8 @@ from typing import Any, Sequence
 
 import attrs
 
-from kraft.quorum.messages import LEADER_CHANGE, VOTERS, Entry, QuorumSnapshot, SnapshotRecord
-from kraft.quorum.voters import VoterNode, VoterSet, default_voter_node, voters_batch
+from kraft.quorum.messages import LEADER_CHANGE, VOTERS, Entry, QuorumSnapshot, SnapshotRecord, default_voter_nodes
+from kraft.quorum.voters import VoterNode, VoterSet, voters_batch
 
 from kraft.log import Log, MemoryFS, Record, RecordBatch, leader_change_batch, write_atomically
 from kraft.log.control import ControlType, decode_control
@@ -109,7 +109,7 @@ def voter_nodes_of(voters: tuple[int, ...], nodes: tuple[VoterNode, ...] = ()) -
         if sorted(_ids(nodes)) != sorted(voters):
             raise ValueError(f"voter nodes {sorted(_ids(nodes))} are not the voters {sorted(voters)}")
         return VoterSet(nodes).nodes
-    return tuple(default_voter_node(v) for v in sorted(voters))
+    return default_voter_nodes(voters)
 
 
 def _voter_set(voters: tuple[int, ...], nodes: tuple[VoterNode, ...] = ()) -> VoterSet:

@@ -90,6 +90,9 @@ WITHOUT_PREVOTE = {"KRaft_epochchange.cfg", "KRaft_snapstale.cfg"}
         # removed over two epochs. Minutes of TLC each: `kraft review` checks them every time
         pytest.param("reconfig", marks=pytest.mark.slow),
         pytest.param("removal", marks=pytest.mark.slow),
+        # UpdateRaftVoter and an add or removal, one at a time: half a minute; the two sanity
+        # checks of the size run in the default tier, `kraft review` checks the size every time
+        pytest.param("update", marks=pytest.mark.slow),
     ],
 )
 def test_ci_model_is_safe_and_not_vacuous(size):
@@ -173,6 +176,8 @@ SANITY = {
     "NoVoterRemoved": ("KRaft_reconfig.cfg", "a voter is removed"),
     "NoRemovedLeaderResigned": ("KRaft_removal.cfg", "a leader removes itself and resigns"),
     "NoLeaderAfterRemoval": ("KRaft_removal.cfg", "the remaining voters elect a leader after a removal"),
+    "NoVoterUpdated": ("KRaft_update.cfg", "a leader accepts an UpdateRaftVoter and appends its VotersRecord"),
+    "NoChangeAfterVoterUpdate": ("KRaft_update.cfg", "a voter is added or removed after an update"),
 }
 
 
