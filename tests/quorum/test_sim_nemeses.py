@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kraft.quorum.config import QuorumConfig, Role
 from kraft.quorum.sim import KRaftPlugin
+from kraft.quorum.voters import CONTROLLER_PORT
 from kraft.quorum.world import QuorumWorld
 from kraft.sim.core import Faults, Simulator
 
@@ -53,3 +54,16 @@ def test_the_hand_stepped_fault_point_removes_a_voter_with_the_bug() -> None:
     assert world.change_after_election == []
     assert world.nodes[1].voters == (1, 2, 4)   # others (2, 3, 4), index 1
     assert world.nodes[1].high_watermark == 0   # nothing of its epoch committed when it changed
+
+
+def test_a_replica_restarted_on_a_new_port_is_listed_there_after_its_update() -> None:
+    """``reendpoint``: replicas restart on new ports; a voter that then follows a leader for an
+    update-voter period has its new port written into the voter set, which every voter reads."""
+    plugin = KRaftPlugin(3, QuorumConfig())
+    sim = Simulator(plugin, 1, Faults.parse("reendpoint:6000", plugin.nemeses()))
+    sim.run(1700)
+    assert sim.fault_counts.get("reendpoint", 0) >= 1
+    listed = {v.key.id: v.endpoints for v in plugin.nodes[1].voter_nodes_at()}
+    updated = [i for i, n in plugin.nodes.items() if n.endpoints[0].port != CONTROLLER_PORT and listed[i] == n.endpoints]
+    assert updated, {i: (n.endpoints, listed[i]) for i, n in plugin.nodes.items()}
+    assert all(n.voter_nodes_at() == plugin.nodes[1].voter_nodes_at() for n in plugin.nodes.values())
