@@ -290,13 +290,14 @@ def _add_voter_change_rules(machine: type[RuleBasedStateMachine], node_ids: st.S
 
 
 def _add_endpoint_move_rule(machine: type[RuleBasedStateMachine], node_ids: st.SearchStrategy[int]) -> None:
-    """A replica restarts listening on a new port, then 6.5 s of fair running: a voter that
-    follows a leader meanwhile has its update-voter period expire and sends UpdateRaftVoter."""
+    """A replica restarts listening on a new port, then 6.5 s of fair running in 250 ms rounds
+    (coarse, so the macro stays cheap): a voter that follows a leader meanwhile has its
+    update-voter period expire and sends UpdateRaftVoter."""
 
     @rule(n=node_ids, port=st.integers(min_value=10000, max_value=10003))
     def restart_on_new_port(self: RuleBasedStateMachine, n: int, port: int) -> None:
         self.c.restart_with_new_port(n, port)
-        self.c.run(6500)
+        self.c.run(6500, step_ms=250, append_every_ms=500)
 
     machine.restart_on_new_port = restart_on_new_port
 
