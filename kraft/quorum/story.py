@@ -163,7 +163,7 @@ class QuorumStory(Story):
 
     start = "voters"
     usage = "voters N [Variant ...] [prevote=off] [seed=S] [observers=K]"
-    views = ("status", "raft-state", "log")
+    views = ("status", "raft-state", "log", "voter-set")
     world: QuorumWorld
 
     def begin(self, args: list[str]) -> QuorumWorld:
@@ -190,6 +190,17 @@ class QuorumStory(Story):
 
     def message_text(self, message: Any) -> str:
         return message_text(message)
+
+    def observe(self, node_id: Any, ready: Ready) -> None:
+        """A step with no spec counterpart (UpdateRaftVoter sent, refused, answered) prints as
+        ``N Name args (no spec step)`` with what it sent; every other step as the driver does."""
+        note = ready.note
+        if ready.steps or note is None or self.quiet:
+            super().observe(node_id, ready)
+            return
+        self.lines.append(f"{note.node} {note.action}" + "".join(f" {k}={show(v)}" for k, v in note.args.items())
+                          + " (no spec step)")
+        self.lines += ["  send " + self.message_text(m) for m in ready.messages]
 
     def effect_lines(self, node_id: Any, ready: Ready) -> list[str]:
         states = [w for w in ready.writes if w.kind == "state"]
