@@ -20,11 +20,13 @@ A node's ``log`` holds the entries from its ``logStartOffset`` on (0 when the st
 hold: what lies below a log start is in the node's snapshots, which ConsistentCommittedData checks
 (and ``Holds``, the spec's, compares with the values of the snapshot at the log start).
 
-One difference from the spec, in how the ghost grows: the spec extends ``committed`` when a
-leader's high watermark passes it; the Monitor extends it from every node's high watermark, since
-it observes after coarser steps than the spec's (a round of deliveries may raise a follower's high
-watermark and then let its leader resign): a follower's high watermark was its leader's, so the
-ghost is the same, and the spec's clause ``highWatermark[n] <= Len(committed)`` always holds here.
+How the ghost grows: the spec extends ``committed`` when a leader's high watermark passes it. The
+Monitor observes after coarser steps than the spec's (a round of deliveries may raise a follower's
+high watermark and then let its leader resign), so it extends the ghost from every node's high
+watermark (a follower's was its leader's), and the world also calls ``leader_committed`` after
+each step of a leader: a removed leader may commit its removal and resign, dropping its high
+watermark, before any follower learns it. The ghost is then the spec's, and the spec's clause
+``highWatermark[n] <= Len(committed)`` always holds here.
 
 Used by the simulator after every event, by the Hypothesis state machines as ``@invariant``s and by
 the trace checker on recorded post-states.
@@ -329,6 +331,13 @@ class Monitor:
         self.leader_of_epoch: dict[int, Any] = {}
         self.prev: dict[Any, tuple[str, int, int]] = {}   # node -> (role, epoch, hwm)
         self._last: tuple[dict[str, Any], list[Violation]] | None = None
+
+    def leader_committed(self, entries: list, start: int, hwm: int) -> None:
+        """CommitGhost at one leader's step: the ghost grows by the leader's records (from
+        ``start``; log entries with ``as_tuple``) up to its high watermark ``hwm``."""
+        n = len(self.committed)
+        if start <= n < hwm:
+            self.committed.extend(e.as_tuple for e in _window(entries, start, n, hwm))
 
     def observe(self, state: dict[str, Any], restarted: Iterable[Any] = ()) -> list[Violation]:
         restarted = set(restarted)

@@ -72,10 +72,15 @@ class QuorumWorld(World):
 
     def route(self, node_id: int, ready: Ready) -> Ready:
         """The voter's application state machine replays what became committed (a fresh one after
-        a restart)."""
+        a restart), and a leader's high watermark grows the ghost at once (the spec's
+        CommitGhost): the invariants run after whole events, and a removed leader may commit its
+        removal and resign, dropping its high watermark, within one."""
         if ready.steps and ready.steps[0].action in _RESTARTS:
             self.applied[node_id] = RecordListStateMachine()
         replay(self.applied[node_id], ready.committed)
+        node = self.nodes[node_id]
+        if ready.steps and node.role is Role.LEADER:
+            self.monitor.leader_committed(node.storage.entries, node.storage.log_start_offset, node.high_watermark)
         return ready
 
     def violations(self) -> list[Violation]:
