@@ -121,6 +121,12 @@ def _snapshot_ops(variables: list[str]) -> list[str]:
     return out
 
 
+def _claimed(glue: Glue, traces: list[list[Micro]]) -> list[str]:
+    """The spec variables the glue does not log that some micro-step checks: ghosts the glue
+    derived at a cut (``traces.segment``)."""
+    return sorted({v for tr in traces for m in tr if m.check for v in m.check} - set(glue.variables))
+
+
 def _pin_ops(pinned: list[bool], variables: list[str]) -> list[str]:
     """``TrPin(s)``: the initial state of a pinned trace is ``s`` itself, every spec variable
     given (``TrPinned[t]`` says which traces of the module are pinned)."""
@@ -178,7 +184,7 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
             out.append(f"  \\/ e.a = {tla_string(op)} /\\ {_ident(op)}(e.p)")
     else:
         out.append("  FALSE")
-    variables = list(glue.variables)
+    variables = list(glue.variables) + _claimed(glue, traces)
     out.append("")
     out.append("TrCheck(e) ==")
     for v in variables:
@@ -241,7 +247,7 @@ def render_module(glue: Glue, name: str, traces: list[list[Micro]], inits: list[
             old = f"TrOld(e, \"{v}\", {v})" if snap else v
             cmp_parts.append(f'IF "{v}" \\in DOMAIN e.s THEN TrCmp_{v}(TrApply({old}, e.s.{v})) '
                              f'ELSE IF "{v}" \\in e.u THEN TrCmp_{v}({v}) ELSE <<>>')
-            t = glue.variables[v]
+            t = glue.variables.get(v)
             if isinstance(t, Set):  # the elements on one side only
                 extra = f", ToString({v}' \\ L), ToString(L \\ {v}')"
             elif isinstance(t, Fun):  # the arguments where they differ, and both sides there

@@ -3,17 +3,27 @@
 A segment starts from the full state logged by the step before its cut: the trace module pins
 ``TrInit`` to that state (``traces.generate``: a *pinned* trace), so TLC judges every step of every
 segment, and the segments' verdicts together are the whole trace's verdict. That holds only where
-the logged state *is* the spec's full state. A cut is therefore allowed only
+the pinned state *is* the spec's full state. A cut is therefore allowed only
 
 * after a step that logs every variable the glue knows, and
-* in a spec whose other variables are all *bound counters*: variables read only in a bound
-  ``x < MaxX`` (or ``<=``) whose constant the glue sets to at least ``BOUND`` (far above any trace),
-  written only by ``x' = <expression over x>``, and set to ``0`` in ``Init``. A counter's value
-  then changes nothing a trace can do, so a segment starts it at ``0``.
+* in a spec whose other variables are each either
 
-:func:`cut_counters` decides the second condition from the spec's text, conservatively: any
-other occurrence of an unlogged variable (a ghost read by a guard, a counter compared with
-anything but a big bound) makes the spec uncuttable, and its traces are checked whole.
+  - *derived* by the glue (``Glue.ghosts``) from the logged steps before the cut. The derived value
+    is a claim, not a fact: the segment that ends at the cut also checks it against the spec's own
+    value after its last step, so a wrong derivation rejects that segment (and the trace is then
+    checked whole), never pins a state the spec cannot reach; or
+  - *bound counters* or *write-only ghosts*: variables read only in a bound ``x < MaxX`` (or
+    ``<=``) whose constant the glue sets to at least ``BOUND`` (far above any trace), written only
+    by ``x' = <expression over x>``, and set to ``0``, ``{}`` or ``<<>>`` in ``Init``. Such a
+    variable's value changes nothing a trace can do, so a segment starts it at its ``Init`` value.
+
+:func:`cut_counters` decides the second condition from the spec's text, conservatively: any other
+occurrence of an unlogged, underived variable (a ghost read by a guard, a counter compared with
+anything but a big bound) makes the spec uncuttable, and its traces are checked whole. Only the
+text a trace step can evaluate is read: the spec up to the end of ``Next`` and of every operator
+the glue's templates call (TLA+ defines before use, so nothing later is reachable from them) and
+the templates themselves; ``Init`` is replaced by the pinned state, and the properties and type
+invariants that follow ``Next`` are never evaluated by the trace spec.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from traces.tla import RenderError, naming
 
 if TYPE_CHECKING:
     from traces.check import Prepared
+    from traces.generate import Micro
 
 BOUND = 1_000_000  # a counter's bound must be set at least this high for a cut to reset it
 _CUTS: dict[tuple[str, str], tuple[dict[str, str] | None, str]] = {}
@@ -55,12 +66,23 @@ def _line_at(text: str, at: int) -> str:
     return text[text.rfind("\n", 0, at) + 1:text.find("\n", at)].strip()[:120]
 
 
+_EMPTY = r"(0\b|\{\s*\}|<<\s*>>)"  # the Init values a counter or write-only ghost may start from
+
+
+def initial_value(text: str, var: str) -> str | None:
+    """The value ``Init`` gives ``var`` in the spec ``text`` when it is ``0``, ``{}`` or ``<<>>``."""
+    lo, hi = _definition(text, "Init")
+    m = re.search(rf"\b{var}\s*=\s*{_EMPTY}", text[lo:hi])
+    return re.sub(r"\s+", "", m.group(1)) if m else None
+
+
 def counter_problem(text: str, var: str, constants: dict[str, str]) -> str | None:
-    """Why ``var`` is not a bound counter of the spec ``text`` (comments removed), or None."""
+    """Why ``var`` is not a bound counter or a write-only ghost of the spec ``text`` (comments
+    removed), or None."""
     body = _strip_unchanged(text)
     lo, hi = _definition(body, "Init")
-    if not re.search(rf"\b{var}\s*=\s*0\b", body[lo:hi]):
-        return f"{var} is not set to 0 in Init"
+    if initial_value(body, var) is None:
+        return f"{var} is not set to 0 in Init (nor to {{}} or <<>>)"
     for m in re.finditer(rf"\b{var}'", body):
         if not re.match(r"\s*=[^=]", body[m.end():]):
             return f"{var}' is read: {_line_at(body, m.start())}"
@@ -80,9 +102,21 @@ def counter_problem(text: str, var: str, constants: dict[str, str]) -> str | Non
     return None
 
 
+def action_text(glue: Glue) -> str:
+    """What a trace step of ``glue`` can evaluate: the spec text (comments removed) up to the end
+    of ``Next`` and of every top-level operator the templates name, then the templates."""
+    text = spec_text(glue)
+    templates = "\n".join(glue.templates.values())
+    end = 0
+    for name in {"Init", "Next"} | set(re.findall(r"[A-Za-z_]\w*", templates)):
+        end = max(end, _definition(text, name)[1])
+    return text[:end] + "\n" + templates
+
+
 def cut_counters(glue: Glue, constants: dict[str, str]) -> tuple[dict[str, str] | None, str]:
-    """The values a cut gives the spec variables the glue does not log (``{counter: "0"}``), or
-    None and the reason when some unlogged variable is not a bound counter."""
+    """The values a cut gives the spec variables the glue neither logs nor derives (their
+    ``Init`` values), or None and the reason when one of them is not a bound counter or a
+    write-only ghost."""
     key = (glue.protocol, repr(sorted(constants.items())))
     if key not in _CUTS:
         _CUTS[key] = _cut_counters(glue, constants)
@@ -91,15 +125,17 @@ def cut_counters(glue: Glue, constants: dict[str, str]) -> tuple[dict[str, str] 
 
 def _cut_counters(glue: Glue, constants: dict[str, str]) -> tuple[dict[str, str] | None, str]:
     try:
-        text = spec_text(glue)
-        unlogged = [v for v in declared_variables(glue) if v not in glue.variables]
+        text = action_text(glue)
+        unlogged = [v for v in declared_variables(glue) if v not in glue.variables and v not in glue.ghosts]
     except GlueError as exc:
         return None, str(exc)
+    out: dict[str, str] = {}
     for v in unlogged:
         why = counter_problem(text, v, constants)
         if why is not None:
             return None, f"spec {glue.module}: {why}"
-    return {v: "0" for v in unlogged}, ""
+        out[v] = initial_value(_strip_unchanged(text), v) or "0"
+    return out, ""
 
 
 @attrs.frozen
@@ -135,31 +171,72 @@ def plan_cuts(p: Prepared, size: int) -> list[Cut]:
 
 
 def segments(p: Prepared, size: int) -> list[Prepared]:
-    """The segments of ``p`` (each a pinned ``Prepared``), or ``[]`` when ``p`` is not cut: it is
-    short, its spec has unlogged variables other than bound counters, or no step logs them all."""
+    """The segments of ``p`` (each but the first a pinned ``Prepared``), or ``[]`` when ``p`` is
+    not cut: it is short, its spec has unlogged variables the glue does not derive other than
+    bound counters, no step logs every variable, or a state at a cut cannot be rendered."""
     counters, _ = cut_counters(p.glue, p.constants)
     if counters is None:
         return []
     cuts = plan_cuts(p, size)
     if not cuts:
         return []
-    out = [attrs.evolve(p, micros=p.micros[:cuts[0].micro], events=p.events[:cuts[0].event], stop=None)]
-    for k, c in enumerate(cuts):
-        end = cuts[k + 1] if k + 1 < len(cuts) else Cut(len(p.events), len(p.micros))
-        pinned = _pinned_state(p, p.events[c.event - 1].state, counters)
+    ghosts = _ghosts_at(p, cuts)
+    if ghosts is None:
+        return []
+    bounds = [Cut(0, 0), *cuts, Cut(len(p.events), len(p.micros))]
+    out: list[Prepared] = []
+    for k in range(len(bounds) - 1):
+        start, end = bounds[k], bounds[k + 1]
+        micros = p.micros[start.micro:end.micro]
+        if k < len(cuts):
+            micros[-1] = _claiming(micros[-1], ghosts[k])
+        if k == 0:
+            out.append(attrs.evolve(p, micros=micros, events=p.events[:end.event], stop=None))
+            continue
+        pinned = _pinned_state(p, p.events[start.event - 1].state, {**counters, **ghosts[k - 1]})
         if pinned is None:
             return []
         init, names = pinned
-        out.append(attrs.evolve(p, micros=p.micros[c.micro:end.micro], events=p.events[c.event:end.event],
-                                init=init, stop=None, names={**p.names, **names}, pinned=True))
+        out.append(attrs.evolve(p, micros=micros, events=p.events[start.event:end.event], init=init, stop=None,
+                                names={**p.names, **names}, pinned=True))
     return out
 
 
-def _pinned_state(p: Prepared, state: dict[str, Any], counters: dict[str, str]
+def _ghosts_at(p: Prepared, cuts: list[Cut]) -> list[dict[str, str]] | None:
+    """The glue's derived ghost values at each cut, rendered (None if they cannot be derived)."""
+    if not p.glue.ghosts:
+        return [{} for _ in cuts]
+    ops: dict[int, list[str]] = {}
+    for m in p.micros:
+        ops.setdefault(m.line, []).append(m.op)
+    per_event = [ops.get(ev.line, []) for ev in p.events]
+    ends = [c.event for c in cuts]
+    out: list[dict[str, str]] = [{} for _ in cuts]
+    try:
+        with naming() as names:
+            for var, (t, derive) in p.glue.ghosts.items():
+                for k, value in enumerate(derive(p.events, per_event, ends)):
+                    out[k][var] = t.render(value, f"{p.trace.path}: {var} derived at a cut")
+    except (GlueError, RenderError):
+        return None
+    if names:  # a ghost's value would need a named value of its own: not worth a cut
+        return None
+    return out
+
+
+def _claiming(m: Micro, ghosts: dict[str, str]) -> Micro:
+    """The last micro-step before a cut, also checking the derived ghosts against the spec's."""
+    if not ghosts:
+        return m
+    assert m.check is not None  # the last part of a logged step
+    return attrs.evolve(m, check={**m.check, **{v: f'<<"set", {x}>>' for v, x in ghosts.items()}})
+
+
+def _pinned_state(p: Prepared, state: dict[str, Any], unlogged: dict[str, str]
                   ) -> tuple[dict[str, str], dict[str, str]] | None:
     try:
         with naming() as names:
             init = p.glue.render_state(state, f"{p.trace.path}: cut state")
     except (GlueError, RenderError):
         return None
-    return {**init, **counters}, names
+    return {**init, **unlogged}, names

@@ -10,7 +10,10 @@ A :class:`Glue` says, for one protocol,
   is checked after the last one);
 * the TLA+ operator each spec step calls (``templates``: an expression over the parameter tuple
   ``p``), and optional named guards evaluated only for diagnostics ("message in network");
-* the CONSTANTS of a run from the trace header.
+* the CONSTANTS of a run from the trace header;
+* optionally, how to derive spec variables the trace does not log (``ghosts``) from the logged
+  steps before a cut (``traces.segment``): a derived value is only a claim, which TLC checks
+  against the spec's own value at the last step before the cut.
 
 The registry maps the header's ``protocol`` field to a glue. Built-in glues are imported lazily.
 """
@@ -22,7 +25,7 @@ import importlib.util
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import attrs
 
@@ -47,6 +50,9 @@ class GlueError(Exception):
     """The step cannot be translated (bad args for the action); message says which field."""
 
 
+Derive = Callable[[Sequence[Event], Sequence[Sequence[str]], Sequence[int]], list[Any]]
+
+
 @attrs.define
 class Glue:
     protocol: str
@@ -59,6 +65,9 @@ class Glue:
     guards: dict[str, dict[str, str]] = attrs.field(factory=dict)  # op -> {label: TLA+ expr over p}
     extra_modules: tuple[str, ...] = ()  # modules the generated module must EXTEND besides `module`
     variants: tuple[str, ...] = ()  # bug-variant CONSTANT names (always FALSE when checking)
+    # unlogged spec variable -> (its type, its value after the first k logged steps for each k of
+    # ``ends``: derive(events, ops, ends), ``ops[i]`` the spec operators of ``events[i]``)
+    ghosts: dict[str, tuple[T, Derive]] = attrs.field(factory=dict)
 
     def render_state(self, state: dict[str, Any], where: str) -> dict[str, str]:
         """Render the logged variables this glue knows; unknown names raise GlueError."""

@@ -12,7 +12,7 @@ Translation choices (each is a fact about the spec, not a change to it):
 * The message handlers of the spec do not test ``m \\in messages`` (``Next`` quantifies over the
   network), so the trace spec adds that conjunct: a delivered message must be in flight.
 * The bounds that keep TLC's state space finite (``MaxEpoch``, ``MaxLogLen``, ``MaxRestarts``,
-  ``MaxInFlight``) are set far above anything a trace reaches, ``MaxFaults`` is unbounded, and
+  ``MaxInFlight``, ``MaxFaults``) are set far above anything a trace reaches, and
   ``Duplication`` is on (the simulator's network may deliver a copy and keep another).  The bug
   switches are FALSE: traces are always checked against the correct protocol.
 * Snapshots: ``snapshots[n]`` is a set of ``[end, epoch, values]`` records (values as the log's
@@ -22,6 +22,14 @@ Translation choices (each is a fact about the spec, not a change to it):
   answers carry ``mleader`` (``Nil`` for null) and snapshot answers ``mvoters``.  ``Voters`` is the
   bootstrap voter set of the header, ``Observers`` its ``Observers`` (default none),
   ``KRaftVersion`` is 1, ``UpdateVoters`` TRUE and ``MaxVoterChanges`` a ``Max*`` bound.
+* The ghost ``committed`` is not logged; for a cut (``traces.segment``) the glue derives it from
+  the logged states as ``CommitGhost`` grows it: a leader's high watermark rises only in the
+  steps that call ``CommitGhost`` (Flush, HandleFetchRequest), and is reset to 0 whenever a node
+  becomes leader, so after every step the prefix is extended with the records of any leader whose
+  high watermark passed it.  TLC checks the derived value at the step before each cut.
+  ``elected`` and ``coverage`` are write-only ghosts and the other unlogged variables bound
+  counters: a cut starts them at their ``Init`` values, which is why ``MaxFaults`` is a bound
+  (set far above any trace) rather than ``Unbounded``.
 * ``RestartWithDiskLoss`` is the spec action of that name (a disk loss under the simulator's
   precondition, ``KRaftPlugin.can_lose_disk``); ``MaxDiskLosses`` is a ``Max*`` bound and so is
   set far above any trace.
@@ -30,7 +38,7 @@ Translation choices (each is a fact about the spec, not a change to it):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from kraft.core.declaration import Action
 from kraft.quorum.node import QuorumNode as N
@@ -179,6 +187,32 @@ def translate(ev: Event) -> list[SpecStep]:
     return [SpecStep(action.spec, tuple(params))]
 
 
+def committed(events: Sequence[Event], ops: Sequence[Sequence[str]], ends: Sequence[int]) -> list[Any]:
+    """The spec's ``committed`` after the first ``k`` logged steps, for each ``k`` of ``ends``
+    (increasing): ``CommitGhost`` applied after every step to a leader whose high watermark
+    passed the prefix (its record at offset ``o`` is ``log[n][o - logStartOffset[n]]``)."""
+    prefix: list[Any] = []
+    state: dict[str, Any] = {}
+    out: list[Any] = []
+    todo = iter(ends)
+    end = next(todo, None)
+    for i, ev in enumerate(events):
+        if end is None:
+            break
+        state.update(ev.state)
+        for n, r in state.get("role", {}).items():
+            hw = state["highWatermark"][n]
+            if r == "Leader" and hw > len(prefix):
+                start = state["logStartOffset"][n]
+                if start > len(prefix):
+                    raise GlueError(f"line {ev.line}: leader {n}'s log starts past the committed prefix")
+                prefix += state["log"][n][len(prefix) - start:hw - start]
+        while end is not None and end == i + 1:
+            out.append(list(prefix))
+            end = next(todo, None)
+    return out
+
+
 def constants(header: dict[str, Any]) -> dict[str, str]:
     c = header.get("constants") or {}
     voters = c.get("Voters", [1, 2, 3])
@@ -204,7 +238,7 @@ def constants(header: dict[str, Any]) -> dict[str, str]:
         "MaxDiskLosses": str(BIG),
         "MaxSnapshots": str(BIG),
         "MaxInFlight": str(BIG),
-        "MaxFaults": "<- Unbounded",
+        "MaxFaults": str(BIG),
         "CalmTimeouts": "FALSE",
         "PreVote": "TRUE" if pre else "FALSE",
         "Duplication": "TRUE",
@@ -223,4 +257,5 @@ GLUE = Glue(
     constants=constants,
     guards=GUARDS,
     variants=PROTOCOL.variant_names,
+    ghosts={"committed": (Seq(ENTRY), committed)},
 )

@@ -42,12 +42,18 @@ Translation choices (docs/contracts.md, "Replication conformance"):
 * Not logged (spec only): the bound counters ``restarts``, ``controlledShutdowns``, ... (the
   implementation has no such counters) and the ghost ``metadataBatchEnds``; the trace spec leaves
   them to TLC.
+* Cuts (``traces.segment``): the counters start a segment at 0; the glue derives the two ghosts
+  at a cut from the logged steps before it, and TLC checks both at the step before the cut:
+  ``nextValue`` is one more than the number of ``Produce`` steps (the only action that moves it,
+  by one), and ``metadataBatchEnds`` holds ``N + 1`` (the bootstrap records of ``N`` brokers)
+  and where each batch appended since ends (a controller action appends its records as one
+  batch, ``AppendMetadata``; a composed step's batches are told apart by their shapes).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from kraft.core.declaration import Action
 from kraft.replication.broker import Broker as B
@@ -306,6 +312,74 @@ def translate(ev: Event) -> list[SpecStep]:
     return steps
 
 
+def next_value(events: Sequence[Event], ops: Sequence[Sequence[str]], ends: Sequence[int]) -> list[Any]:
+    """The spec's ``nextValue`` after the first ``k`` logged steps, for each ``k`` of ``ends``."""
+    return [1 + sum(o.count(PRODUCE) for o in ops[:k]) for k in ends]
+
+
+# what each controller action appends (spec/PartitionReplication.tla): a fencing, its partition
+# change then the FenceBroker record; these, their own record then at most one partition change;
+# HandleAlterPartitionRequest, at most one partition change
+_FENCING = ("FenceBroker", "CleanShutdown")
+_LEAD = {"UnfenceBroker": "UnfenceBroker", "ControlledShutdown": "ControlledShutdown",
+         "RestartBroker": "RegisterBroker", "RestartBrokerWithDiskLoss": "RegisterBroker",
+         "RegisterStopped": "RegisterBroker"}
+_ALTER = "HandleAlterPartitionRequest"
+
+
+def _batches(records: Sequence[Any], ops: Sequence[str]) -> list[int]:
+    """Where the batches end in the records one composed step appended (offsets into
+    ``records``), the step's actions taking theirs in order by the shapes above; a change that
+    may be either of two actions' goes to the later one when it is a HandleAlterPartitionRequest.
+    GlueError when the records do not fit."""
+    kinds = [r.get("type") if isinstance(r, dict) else None for r in records]
+    ends: list[int] = []
+    j = 0
+    for k, op in enumerate(ops):
+        start = j
+        if op in _FENCING:
+            j += 1 if kinds[j:j + 1] == ["PartitionChange"] else 0
+            if kinds[j:j + 1] != ["FenceBroker"]:
+                raise GlueError(f"{op} appended no FenceBroker record")
+            j += 1
+        elif op in _LEAD:
+            if kinds[j:j + 1] != [_LEAD[op]]:
+                raise GlueError(f"{op} appended no {_LEAD[op]} record")
+            j += 1
+            if kinds[j:j + 1] == ["PartitionChange"] and _ALTER not in ops[k + 1:]:
+                j += 1
+        elif op == _ALTER and kinds[j:j + 1] == ["PartitionChange"]:
+            j += 1
+        if j > start:
+            ends.append(j)
+    if j != len(records):
+        raise GlueError("the records a composed step appended do not fit its actions")
+    return ends
+
+
+def batch_ends(events: Sequence[Event], ops: Sequence[Sequence[str]], ends: Sequence[int]) -> list[Any]:
+    """The spec's ``metadataBatchEnds`` after the first ``k`` logged steps, for each ``k`` of
+    ``ends``: where the bootstrap batch ends (after ``N`` registrations and the partition), then
+    where each step's batches end (a step of one spec action appends one batch; a composed step's
+    are told apart by ``_batches``).  Only a claim: TLC checks it at the step before each cut."""
+    if not events or "running" not in events[0].state:
+        raise GlueError("the first step does not log running: the brokers are unknown")
+    seen = len(events[0].state["running"]) + 1
+    found = {seen}
+    out: list[Any] = []
+    todo = list(ends)
+    for i, ev in enumerate(events[:max(ends, default=0)]):
+        log = ev.state.get("metadataLog", ())
+        if len(log) > seen:
+            tail = log[seen:]
+            found |= {seen + e for e in (_batches(tail, ops[i]) if len(ops[i]) > 1 else [len(tail)])}
+            seen = len(log)
+        while todo and todo[0] == i + 1:
+            out.append(sorted(found))
+            todo.pop(0)
+    return out
+
+
 def constants(header: dict[str, Any]) -> dict[str, str]:
     VALUES.reset()  # a new trace (see _Values)
     c = header.get("constants") or {}
@@ -338,4 +412,5 @@ GLUE = Glue(
     constants=constants,
     guards=GUARDS,
     variants=VARIANTS,
+    ghosts={"nextValue": (INT, next_value), "metadataBatchEnds": (Set(INT), batch_ends)},
 )
