@@ -9,7 +9,7 @@ import json
 import attrs
 import pytest
 
-from tests.traces.helpers import lines_of, without_variable, write
+from tests.traces.helpers import lines_of, simulate_trace, without_variable, write
 from traces.check import Options, _check_segment, check_paths, plan
 from traces.protocols import complete_constants, get_glue
 from traces.segment import counter_problem, cut_counters, segments
@@ -61,16 +61,47 @@ def test_no_cut_where_the_state_is_not_logged_completely(relay, tmp_path):
 
 
 def test_which_specs_may_be_cut():
-    """Groups' only unlogged variable is a fault counter under a far bound; KRaft's `committed`
-    ghost is read by the guard of a disk loss and replication's `nextValue` is the produced value,
-    so their traces are checked whole."""
+    """Groups' only unlogged variable is a fault counter under a far bound; KRaft and replication
+    leave their ghosts to the glue's derivation, and the rest are counters or write-only ghosts.
+    Without the derivation, KRaft's `committed` (read by the guard of a disk loss) and
+    replication's `metadataBatchEnds` (read by the replay's targets) forbid a cut."""
     groups = get_glue("groups")
     consts = complete_constants(groups, groups.constants({"constants": {"Clients": ["c1", "c2"]}}))
     assert cut_counters(groups, consts) == ({"faults": "0"}, "")
     for proto, var in (("kraft", "committed"), ("replication", "metadataBatchEnds")):
         glue = get_glue(proto)
-        counters, why = cut_counters(glue, complete_constants(glue, glue.constants({})))
+        consts = complete_constants(glue, glue.constants({}))
+        counters, why = cut_counters(glue, consts)
+        assert counters is not None and var not in counters and set(counters.values()) <= {"0", "{}"}, why
+        underived = attrs.evolve(glue, protocol=f"{proto}-underived", ghosts={})
+        counters, why = cut_counters(underived, consts)
         assert counters is None and var in why, why
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("protocol,seed,steps,size", [("kraft", 1, 1200, 250), ("replication", 1, 1500, 200)])
+def test_kraft_and_replication_traces_are_cut(tmp_path, protocol, seed, steps, size):
+    """A KRaft and a replication run cut into segments: every segment is accepted from its pinned
+    state (derived ghosts included), and a derived ghost changed at a cut is rejected by the
+    segment that ends there."""
+    lines = simulate_trace(tmp_path / "run", protocol, seed, steps)
+    opts = attrs.evolve(SEG, segment=size)
+    (batch,), _ = plan([write(tmp_path / "t.ndjson", lines)], opts)
+    segs = segments(batch[0], size)
+    assert len(segs) >= 2 and all(s.pinned for s in segs[1:])
+    ghosts = set(batch[0].glue.ghosts)
+    assert ghosts <= set(segs[1].init) and ghosts <= set(segs[0].micros[-1].check)
+    assert all(_check_segment(s, opts)[0] for s in segs)
+    last = segs[0].micros[-1]
+    wrong = {"nextValue": lambda c: c.replace('<<"set", ', '<<"set", 1 + ', 1),
+             "metadataBatchEnds": lambda c: c.replace('<<"set", ', '<<"set", {999} \\cup ', 1),
+             "committed": lambda c: '<<"set", <<>>>>'}
+    for var in ghosts:
+        claim = last.check[var]
+        changed = wrong[var](claim)
+        assert changed != claim
+        bad = attrs.evolve(last, check={**last.check, var: changed})
+        assert not _check_segment(attrs.evolve(segs[0], micros=[*segs[0].micros[:-1], bad]), opts)[0], var
 
 
 SPEC = """
