@@ -55,7 +55,7 @@ def _strip_unchanged(text: str) -> str:
 
 def _definition(text: str, name: str) -> tuple[int, int]:
     """Where the top-level definition ``name == ...`` starts and ends in ``text`` ((0, 0) if absent)."""
-    m = re.search(rf"^{name}\s*==", text, flags=re.M)
+    m = re.search(rf"^{name}(\([^)]*\))?\s*==", text, flags=re.M)
     if not m:
         return 0, 0
     nxt = re.search(r"^[A-Za-z_]\w*(\([^)]*\))?\s*==|^-{4,}|^={4,}", text[m.end():], flags=re.M)
@@ -104,11 +104,14 @@ def counter_problem(text: str, var: str, constants: dict[str, str]) -> str | Non
 
 def action_text(glue: Glue) -> str:
     """What a trace step of ``glue`` can evaluate: the spec text (comments removed) up to the end
-    of ``Next`` and of every top-level operator the templates name, then the templates."""
+    of ``Next``, of every top-level operator the templates name and of every ``RECURSIVE`` one,
+    then the templates."""
     text = spec_text(glue)
     templates = "\n".join(glue.templates.values())
+    names = {"Init", "Next"} | set(re.findall(r"[A-Za-z_]\w*", templates))
+    names |= set(re.findall(r"^RECURSIVE\s+([A-Za-z_]\w*)", text, flags=re.M))  # may be defined after use
     end = 0
-    for name in {"Init", "Next"} | set(re.findall(r"[A-Za-z_]\w*", templates)):
+    for name in names:
         end = max(end, _definition(text, name)[1])
     return text[:end] + "\n" + templates
 

@@ -11,8 +11,9 @@ import pytest
 
 from tests.traces.helpers import lines_of, simulate_trace, without_variable, write
 from traces.check import Options, _check_segment, check_paths, plan
-from traces.protocols import complete_constants, get_glue
+from traces.protocols import Glue, complete_constants, get_glue
 from traces.segment import counter_problem, cut_counters, segments
+from traces.tla import INT
 
 SEG = Options(batch=64, jobs=2, segment=40)
 
@@ -61,13 +62,17 @@ def test_no_cut_where_the_state_is_not_logged_completely(relay, tmp_path):
 
 
 def test_which_specs_may_be_cut():
-    """Groups' only unlogged variable is a fault counter under a far bound; KRaft and replication
+    """Groups' and the consumer protocol's unlogged variables are counters under far bounds; KRaft and replication
     leave their ghosts to the glue's derivation, and the rest are counters or write-only ghosts.
     Without the derivation, KRaft's `committed` (read by the guard of a disk loss) and
     replication's `metadataBatchEnds` (read by the replay's targets) forbid a cut."""
     groups = get_glue("groups")
     consts = complete_constants(groups, groups.constants({"constants": {"Clients": ["c1", "c2"]}}))
     assert cut_counters(groups, consts) == ({"faults": "0"}, "")
+    proto = get_glue("consumer-protocol")  # its type invariant's subChanges \in 0..Max... is no step's
+    consts = complete_constants(proto, proto.constants(
+        {"constants": {"Clients": ["c1", "c2"], "NumTopics": 1, "PartitionsPerTopic": 2}}))
+    assert cut_counters(proto, consts) == ({"subChanges": "0", "faults": "0"}, "")
     for proto, var in (("kraft", "committed"), ("replication", "metadataBatchEnds")):
         glue = get_glue(proto)
         consts = complete_constants(glue, glue.constants({}))
@@ -79,17 +84,20 @@ def test_which_specs_may_be_cut():
 
 
 @pytest.mark.tlc
-@pytest.mark.parametrize("protocol,seed,steps,size", [("kraft", 1, 1200, 250), ("replication", 1, 1500, 200)])
+@pytest.mark.parametrize("protocol,seed,steps,size", [
+    ("kraft", 1, 1200, 250), ("replication", 1, 1500, 200),
+    pytest.param("consumer-protocol", 1, 1500, 200, marks=pytest.mark.slow)])
 def test_kraft_and_replication_traces_are_cut(tmp_path, protocol, seed, steps, size):
-    """A KRaft and a replication run cut into segments: every segment is accepted from its pinned
-    state (derived ghosts included), and a derived ghost changed at a cut is rejected by the
-    segment that ends there."""
+    """A KRaft, a replication and a consumer-protocol run cut into segments: every segment is
+    accepted from its pinned state (derived ghosts included), and a derived ghost changed at a cut
+    is rejected by the segment that ends there."""
     lines = simulate_trace(tmp_path / "run", protocol, seed, steps)
     opts = attrs.evolve(SEG, segment=size)
     (batch,), _ = plan([write(tmp_path / "t.ndjson", lines)], opts)
     segs = segments(batch[0], size)
     assert len(segs) >= 2 and all(s.pinned for s in segs[1:])
     ghosts = set(batch[0].glue.ghosts)
+    assert bool(ghosts) == (protocol != "consumer-protocol")
     assert ghosts <= set(segs[1].init) and ghosts <= set(segs[0].micros[-1].check)
     assert all(_check_segment(s, opts)[0] for s in segs)
     last = segs[0].micros[-1]
@@ -123,3 +131,33 @@ def test_a_counter_is_only_bounded_and_counted():
     assert "read outside a bound" in counter_problem(SPEC + "Leak == x' = n\n", "n", big)
     assert "is read" in counter_problem(SPEC + "Next == x' = n' /\\ n' = n + 1\n", "n", big)
     assert "not set to 0 in Init" in counter_problem(SPEC.replace("n = 0", "n = 1"), "n", big)
+
+
+CUT_SPEC = """---- MODULE {name} ----
+EXTENDS Naturals
+CONSTANT MaxN
+VARIABLES x, n, g
+Init == x = 0 /\\ n = 0 /\\ g = {{}}
+Step == /\\ n < MaxN /\\ x' = x + 1 /\\ n' = n + 1 /\\ g' = g \\cup {{x}}
+{extra}Next == Step
+TypeOK == n \\in 0..MaxN /\\ g \\subseteq Nat /\\ x >= Cardinality(g)
+====
+"""
+
+
+def _cut_glue(tmp_path, name: str, extra: str = "", template: str = "Step") -> Glue:
+    d = tmp_path / name
+    d.mkdir()
+    (d / f"{name}.tla").write_text(CUT_SPEC.format(name=name, extra=extra))
+    return Glue(f"cut-{name}", name, d, {"x": INT}, {"Step": template}, lambda ev: [], lambda h: {})
+
+
+def test_only_what_a_step_evaluates_is_read(tmp_path):
+    """The type invariant after Next reads the counter and the write-only ghost, but no trace step
+    evaluates it; a ghost read by an action, in the spec or in a glue template, forbids a cut."""
+    big = {"MaxN": "1000000"}
+    assert cut_counters(_cut_glue(tmp_path, "Plain"), big) == ({"n": "0", "g": "{}"}, "")
+    counters, why = cut_counters(_cut_glue(tmp_path, "Guarded", extra="Skip == g = {} /\\ Step\n"), big)
+    assert counters is None and "g is read outside a bound" in why, why
+    counters, why = cut_counters(_cut_glue(tmp_path, "Templated", template="Step /\\ 3 \\notin g"), big)
+    assert counters is None and "g is read outside a bound" in why, why
