@@ -98,6 +98,7 @@ class Prepared:
     events: list[Event]  # the spec events that became micro-steps (index = event order)
     names: dict[str, str] = attrs.field(factory=dict)  # named values of the micro-steps (traces.tla.Named)
     pinned: bool = False  # a segment of a cut trace: its initial state is ``init``, every variable given
+    parts: list[Prepared] = attrs.field(factory=list)  # its segments, when it is cut (see plan)
 
     @property
     def key(self) -> str:
@@ -504,6 +505,8 @@ def plan(paths: Iterable[str | Path], opts: Options, glue: Glue | None = None
         if isinstance(p, TraceResult):
             done.append(p)
         else:
+            # cut now: a glue may render values by the trace just translated (replication's renaming)
+            p.parts = segments(p, opts.segment)
             groups.setdefault(p.key, []).append(p)
     batches = []
     for g in groups.values():
@@ -547,9 +550,8 @@ def _cut_long(batches: list[list[Prepared]], opts: Options
     for b in batches:
         rest = []
         for p in b:
-            segs = segments(p, opts.segment)
-            if segs:
-                cut.append((p, segs))
+            if p.parts:
+                cut.append((p, p.parts))
             else:
                 rest.append(p)
         if rest:

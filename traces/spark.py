@@ -56,7 +56,7 @@ def check_with_spark(paths: list[Path], opts: Options, *, master: str = "local[*
     from pyspark.sql import types as T  # optional: pyspark
 
     session = get_session(master, app_name="kraft-conform", light_jvm=True)  # TLC runs in the workers
-    batches, done = plan(paths, opts)
+    batches, done = plan(paths, attrs.evolve(opts, segment=0))  # the executors check whole traces
     work = [([p.trace.path for p in b], {"timeout": opts.timeout, "heap": opts.heap,
                                           "diagnose": opts.diagnose, "witness": opts.witness},
              tuple(glue_targets)) for b in batches]

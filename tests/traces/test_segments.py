@@ -161,3 +161,18 @@ def test_only_what_a_step_evaluates_is_read(tmp_path):
     assert counters is None and "g is read outside a bound" in why, why
     counters, why = cut_counters(_cut_glue(tmp_path, "Templated", template="Step /\\ 3 \\notin g"), big)
     assert counters is None and "g is read outside a bound" in why, why
+
+
+def test_cut_states_are_rendered_by_their_own_trace(tmp_path):
+    """Replication renames client values by each trace's order of produces, so a trace's cut
+    states are rendered right after the trace is read: cut later, after another trace was read,
+    the same segments would carry the other trace's names."""
+    opts = attrs.evolve(SEG, segment=200)
+    one = write(tmp_path / "one.ndjson", simulate_trace(tmp_path / "one", "replication", 1, 1500))
+    two = write(tmp_path / "two.ndjson", simulate_trace(tmp_path / "two", "replication", 2, 1500))
+    (alone,), _ = plan([one], opts)
+    (both,), _ = plan([one, two], opts)
+    inits = [s.init for s in alone[0].parts]
+    assert len(inits) >= 2 and [s.init for s in both[0].parts] == inits
+    late = segments(both[0], opts.segment)
+    assert [s.init for s in late] != inits
