@@ -220,7 +220,7 @@ def _ghosts_at(p: Prepared, cuts: list[Cut]) -> list[dict[str, str]] | None:
             for var, (t, derive) in p.glue.ghosts.items():
                 for k, value in enumerate(derive(p.events, per_event, ends)):
                     out[k][var] = t.render(value, f"{p.trace.path}: {var} derived at a cut")
-    except (GlueError, RenderError):
+    except (GlueError, RenderError, LookupError, TypeError, ValueError):  # not derivable: no cut
         return None
     if names:  # a ghost's value would need a named value of its own: not worth a cut
         return None
