@@ -94,6 +94,8 @@ class _Message(T):
 
 
 MESSAGE = Named(_Message())  # stated once per module: traces.tla.Named
+# a snapshot stays in its node's set (and is copied to the others) for many steps: stated once too
+SNAPSHOT = Named(Rec({"end": INT, "epoch": INT, "values": Seq(VALUE), "voters": Set(NODE)}))
 
 VARIABLES: dict[str, T] = {
     "currentEpoch": Fun(NODE, INT),
@@ -109,7 +111,7 @@ VARIABLES: dict[str, T] = {
     "messages": Set(MESSAGE),
     "awaitingLeader": Fun(NODE, BOOL),
     "logStartOffset": Fun(NODE, INT),
-    "snapshots": Fun(NODE, Set(Rec({"end": INT, "epoch": INT, "values": Seq(VALUE), "voters": Set(NODE)}))),
+    "snapshots": Fun(NODE, Set(SNAPSHOT)),
 }
 
 # the TLA+ type of each action argument, by the spec's parameter name (kraft.quorum.protocol)
