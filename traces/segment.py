@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from traces.protocols import Glue, GlueError, declared_variables, spec_text
-from traces.tla import RenderError, naming
+from traces.tla import NAME_RE, RenderError, naming
 
 if TYPE_CHECKING:
     from traces.check import Prepared
@@ -194,15 +194,33 @@ def segments(p: Prepared, size: int) -> list[Prepared]:
         if k < len(cuts):
             micros[-1] = _claiming(micros[-1], ghosts[k])
         if k == 0:
-            out.append(attrs.evolve(p, micros=micros, events=p.events[:end.event], stop=None))
+            out.append(attrs.evolve(p, micros=micros, events=p.events[:end.event], stop=None,
+                                    names=_used(p.names, micros, {})))
             continue
         pinned = _pinned_state(p, p.events[start.event - 1].state, {**counters, **ghosts[k - 1]})
         if pinned is None:
             return []
         init, names = pinned
         out.append(attrs.evolve(p, micros=micros, events=p.events[start.event:end.event], init=init, stop=None,
-                                names={**p.names, **names}, pinned=True))
+                                names=_used({**p.names, **names}, micros, init), pinned=True))
     return out
+
+
+def _used(names: dict[str, str], micros: list[Micro], init: dict[str, str]) -> dict[str, str]:
+    """The named values a segment's module must define: those its records and initial state use
+    (and those their definitions use)."""
+    used = set(NAME_RE.findall(" ".join(init.values())))
+    for m in micros:
+        used.update(NAME_RE.findall(" ".join(m.params)))
+        if m.check:
+            used.update(NAME_RE.findall(" ".join(m.check.values())))
+    todo = list(used)
+    while todo:
+        for n in NAME_RE.findall(names.get(todo.pop(), "")):
+            if n not in used:
+                used.add(n)
+                todo.append(n)
+    return {k: v for k, v in names.items() if k in used}
 
 
 def _ghosts_at(p: Prepared, cuts: list[Cut]) -> list[dict[str, str]] | None:
