@@ -89,8 +89,9 @@ def test_which_specs_may_be_cut():
     pytest.param("consumer-protocol", 1, 1500, 200, marks=pytest.mark.slow)])
 def test_kraft_and_replication_traces_are_cut(tmp_path, protocol, seed, steps, size):
     """A KRaft, a replication and a consumer-protocol run cut into segments: every segment is
-    accepted from its pinned state (derived ghosts included), and a derived ghost changed at a cut
-    is rejected by the segment that ends there."""
+    accepted from its pinned state (derived ghosts included); a derived ghost changed at a cut is
+    rejected by the segment that ends there, and changed in a pinned state by the segment that
+    starts there."""
     lines = simulate_trace(tmp_path / "run", protocol, seed, steps)
     opts = attrs.evolve(SEG, segment=size)
     (batch,), _ = plan([write(tmp_path / "t.ndjson", lines)], opts)
@@ -110,6 +111,13 @@ def test_kraft_and_replication_traces_are_cut(tmp_path, protocol, seed, steps, s
         assert changed != claim
         bad = attrs.evolve(last, check={**last.check, var: changed})
         assert not _check_segment(attrs.evolve(segs[0], micros=[*segs[0].micros[:-1], bad]), opts)[0], var
+    # a pinned ghost changed: the produced value no longer matches, or the next cut's claim fails
+    pinned = {"nextValue": lambda c: f"{c} + 1",
+              "committed": lambda c: f'<<[epoch |-> 99, value |-> "LeaderChange", voters |-> {{}}]>> \\o {c}'}
+    for var in ghosts & set(pinned):
+        assert var != "committed" or len(segs) >= 3  # segment 1 ends at a claim
+        seg = attrs.evolve(segs[1], init={**segs[1].init, var: pinned[var](segs[1].init[var])})
+        assert not _check_segment(seg, opts)[0], var
 
 
 SPEC = """
