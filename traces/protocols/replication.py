@@ -68,7 +68,7 @@ from kraft.controller.protocol import (
     UNFENCE_BROKER,
     UNFENCED,
 )
-from kraft.replication.protocol import PROTOCOL
+from kraft.replication.protocol import PROTOCOL, REGISTER_STOPPED
 from traces.protocols import Glue, GlueError, SpecStep, UnknownAction
 from traces.schema import Event
 from traces.tla import BOOL, INT, STR, Fun, Named, Rec, RenderError, Seq, Set, T
@@ -320,11 +320,13 @@ def next_value(events: Sequence[Event], ops: Sequence[Sequence[str]], ends: Sequ
 # what each controller action appends (spec/PartitionReplication.tla): a fencing, its partition
 # change then the FenceBroker record; these, their own record then at most one partition change;
 # HandleAlterPartitionRequest, at most one partition change
-_FENCING = ("FenceBroker", "CleanShutdown")
-_LEAD = {"UnfenceBroker": "UnfenceBroker", "ControlledShutdown": "ControlledShutdown",
-         "RestartBroker": "RegisterBroker", "RestartBrokerWithDiskLoss": "RegisterBroker",
-         "RegisterStopped": "RegisterBroker"}
-_ALTER = "HandleAlterPartitionRequest"
+_FENCING = (PROTOCOL.spec_name(C.fence_broker), PROTOCOL.spec_name(B.clean_shutdown))
+_LEAD = {PROTOCOL.spec_name(C.unfence_broker): UNFENCE_BROKER,
+         PROTOCOL.spec_name(C.controlled_shutdown): CONTROLLED_SHUTDOWN_RECORD,
+         PROTOCOL.spec_name(B.restart_broker): REGISTER_BROKER,
+         PROTOCOL.spec_name(B.restart_broker_with_disk_loss): REGISTER_BROKER,
+         REGISTER_STOPPED: REGISTER_BROKER}
+_ALTER = PROTOCOL.spec_name(C.handle_alter_partition_request)
 
 
 def _batches(records: Sequence[Any], ops: Sequence[str]) -> list[int]:
@@ -338,17 +340,17 @@ def _batches(records: Sequence[Any], ops: Sequence[str]) -> list[int]:
     for k, op in enumerate(ops):
         start = j
         if op in _FENCING:
-            j += 1 if kinds[j:j + 1] == ["PartitionChange"] else 0
-            if kinds[j:j + 1] != ["FenceBroker"]:
-                raise GlueError(f"{op} appended no FenceBroker record")
+            j += 1 if kinds[j:j + 1] == [PARTITION_CHANGE] else 0
+            if kinds[j:j + 1] != [FENCE_BROKER]:
+                raise GlueError(f"{op} appended no {FENCE_BROKER} record")
             j += 1
         elif op in _LEAD:
             if kinds[j:j + 1] != [_LEAD[op]]:
                 raise GlueError(f"{op} appended no {_LEAD[op]} record")
             j += 1
-            if kinds[j:j + 1] == ["PartitionChange"] and _ALTER not in ops[k + 1:]:
+            if kinds[j:j + 1] == [PARTITION_CHANGE] and _ALTER not in ops[k + 1:]:
                 j += 1
-        elif op == _ALTER and kinds[j:j + 1] == ["PartitionChange"]:
+        elif op == _ALTER and kinds[j:j + 1] == [PARTITION_CHANGE]:
             j += 1
         if j > start:
             ends.append(j)
